@@ -1,0 +1,73 @@
+r"""Divergences: exact KL, the path KL of a schedule or grid, and its per-step parts.
+
+Path KL of the fixed-cardinality sampler (LZ25, CCL25; DESIGN.md §2, THEORY.md §2):
+
+.. math::
+
+    \mathrm{KL}_{\text{path}}(k) = \sum_t \sum_{m = s_t}^{s_t + k_t - 1}
+    \bigl(\varphi_{s_t} - \varphi_m\bigr) = \sum_t k_t \varphi_{s_t} - H(X),
+
+a left-Riemann-sum error of the profile; each step's term is the expected total
+correlation :math:`\mathbb{E}\,\mathrm{TC}(X_{B_t} \mid X_{A_t})` of that step. For a grid
+of the Bernoulli-subset sampler it is :math:`\sum_j \Gamma_{umask}(t_j, t_{j+1})` (W26;
+exact initialization and completion add nothing). By data processing
+:math:`\mathrm{KL}(p \,\|\, q) \le \mathrm{KL}_{\text{path}}`.
+
+Proofs: proofs/path_kl_identity.md, proofs/kl_le_path_kl.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import rel_entr
+
+from .joint import Joint
+from .schedules import Grid, Schedule, check_schedule
+from .ugc import as_profile, gamma_umask
+
+__all__ = ["kl", "path_kl", "step_path_kl"]
+
+
+def kl(p: Joint, q: Joint) -> float:
+    r""":math:`\mathrm{KL}(p \,\|\, q) = \sum_x p(x) \log(p(x)/q(x))` in nats.
+
+    Support rules: terms with p(x) = 0 are 0; any x with q(x) = 0 < p(x) gives ``inf``.
+    Computed term by term with ``rel_entr`` (never as cross-entropy minus entropy). ``q`` may
+    be sub-normalized (a sampler law with lost mass); p must not be.
+    """
+    for name, x in (("p", p), ("q", q)):
+        if not isinstance(x, Joint):
+            raise ValueError(f"{name}: expected a mdmtheory.Joint, got {type(x).__name__}")
+    if p.table.shape != q.table.shape:
+        raise ValueError(f"q: shape {q.table.shape} does not match p's {p.table.shape}")
+    if p.lost:
+        raise ValueError("p: has lost mass; the first argument must be a normalized law")
+    return float(np.sum(rel_entr(p.table, q.table)))
+
+
+def step_path_kl(p, plan) -> np.ndarray:
+    r"""Expected total correlation of each step: the per-step parts of the path KL.
+
+    ``p`` is a :class:`Joint` or a :class:`Profile`; ``plan`` a :class:`Schedule` (term t is
+    :math:`\sum_{m=s_t}^{s_t+k_t-1} (\varphi_{s_t} - \varphi_m)`) or a :class:`Grid` (term j
+    is :math:`\Gamma_{umask}(t_j, t_{j+1})`).
+    """
+    prof = as_profile(p)
+    if isinstance(plan, Grid):
+        t = plan.times
+        return np.array([gamma_umask(prof, t[j], t[j + 1]) for j in range(plan.steps)])
+    sched = check_schedule(plan if isinstance(plan, Schedule) else Schedule(plan), prof.d)
+    phi = prof.values
+    return np.array(
+        [float(np.sum(phi[s] - phi[s : s + k])) for s, k in zip(sched.starts, sched.sizes)]
+    )
+
+
+def path_kl(p, plan) -> float:
+    r"""Path KL of a schedule or grid (sum of :func:`step_path_kl`).
+
+    With a cross-entropy profile c (a model's loss curve) this is the Riemann defect
+    :math:`\sum_t k_t c(s_t) - \sum_i c(i)`, which differs from the model's path KL by the
+    schedule-independent :math:`\sum_i \varepsilon(i)`.
+    """
+    return float(np.sum(step_path_kl(p, plan)))

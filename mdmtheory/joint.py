@@ -1,0 +1,170 @@
+r"""Joint laws on :math:`[K]^d`: a validated dense probability table.
+
+A :class:`Joint` is an immutable record holding a float64 table of shape ``(K,)*d``.
+Positions are numbered ``0 .. d-1``; a set of positions A is often passed as a bitmask
+``sum(1 << j for j in A)`` (bit j is position j).
+
+A sampler law may be *sub-normalized*: when a factorized step produces a partial sequence
+:math:`x_A` with :math:`p(x_A) = 0` the exact conditionals are undefined, and the mass that
+reached it is kept apart as ``lost`` (DESIGN.md §6). The table then sums to
+``1 - lost``. Data laws have ``lost == 0``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+import numpy as np
+
+__all__ = ["Joint", "NORMALIZATION_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions"]
+
+#: Largest allowed deviation of ``table.sum() + lost`` from 1.
+NORMALIZATION_TOL = 1e-9
+#: Largest dense table (K**d entries) accepted for exact work (2**24, 128 MiB of float64).
+MAX_OUTCOMES = 1 << 24
+
+
+def positions_to_mask(positions: Iterable[int], d: int, *, name: str = "positions") -> int:
+    """Bitmask of a set of positions, validating that each lies in ``0 .. d-1``."""
+    mask = 0
+    for j in positions:
+        if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer)):
+            raise ValueError(f"{name}: positions must be integers, got {j!r}")
+        if not 0 <= int(j) < d:
+            raise ValueError(f"{name}: position {j} is outside 0..{d - 1}")
+        mask |= 1 << int(j)
+    return mask
+
+
+def mask_to_positions(mask: int, d: int) -> tuple[int, ...]:
+    """Sorted positions of a bitmask."""
+    return tuple(j for j in range(d) if mask >> j & 1)
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class Joint:
+    r"""A probability law :math:`p` on :math:`[K]^d` as a dense float64 table.
+
+    Parameters
+    ----------
+    table : array_like, shape ``(K,)*d``
+        Probabilities, ``K >= 2``, ``d >= 1``. Entries must be finite and non-negative and
+        sum to ``1 - lost`` within :data:`NORMALIZATION_TOL`; nothing is renormalized.
+    lost : float, keyword-only
+        Mass kept apart by a sampler at zero-probability prefixes (0 for data laws).
+
+    Examples
+    --------
+    >>> p = Joint([[0.5, 0.0], [0.0, 0.5]])
+    >>> p.d, p.K
+    (2, 2)
+    >>> p.marginal([1])
+    array([0.5, 0.5])
+    """
+
+    table: np.ndarray
+    lost: float
+
+    def __init__(self, table, *, lost: float = 0.0):
+        try:
+            arr = np.array(table, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"table: cannot be read as a float64 array ({exc})") from None
+        if arr.ndim == 0:
+            raise ValueError("table: expected an array of shape (K,)*d with d >= 1, got a scalar")
+        K = arr.shape[0]
+        if K < 2 or any(n != K for n in arr.shape):
+            raise ValueError(
+                f"table: every axis must have the same length K >= 2 (one axis per position), "
+                f"got shape {arr.shape}"
+            )
+        if arr.size > MAX_OUTCOMES:
+            raise ValueError(
+                f"table: K**d = {arr.size} outcomes exceeds the exact limit {MAX_OUTCOMES}; "
+                "use a structured family or the Monte Carlo estimators for larger laws"
+            )
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("table: contains NaN or infinite entries")
+        if np.any(arr < 0):
+            raise ValueError(f"table: contains negative entries (min {arr.min():.3g})")
+        lost = float(lost)
+        if not (np.isfinite(lost) and 0.0 <= lost <= 1.0):
+            raise ValueError(f"lost: must be a mass in [0, 1], got {lost}")
+        total = float(arr.sum())
+        if abs(total + lost - 1.0) > NORMALIZATION_TOL:
+            raise ValueError(
+                f"table: sums to {total!r} (+ lost {lost!r}), expected 1 within "
+                f"{NORMALIZATION_TOL}; normalize it yourself (nothing is renormalized silently)"
+            )
+        arr.setflags(write=False)
+        object.__setattr__(self, "table", arr)
+        object.__setattr__(self, "lost", lost)
+
+    # -- shape -------------------------------------------------------------------------
+    @property
+    def d(self) -> int:
+        """Number of positions."""
+        return self.table.ndim
+
+    @property
+    def K(self) -> int:
+        """Alphabet size."""
+        return self.table.shape[0]
+
+    @property
+    def full_mask(self) -> int:
+        return (1 << self.d) - 1
+
+    def __repr__(self) -> str:
+        extra = f", lost={self.lost:.3g}" if self.lost else ""
+        return f"Joint(d={self.d}, K={self.K}{extra})"
+
+    # -- marginals and conditionals -----------------------------------------------------
+    def marginal(self, positions: Iterable[int]) -> np.ndarray:
+        """Marginal table of ``X_A``, axes in the order the positions are given."""
+        pos = list(positions)
+        positions_to_mask(pos, self.d, name="positions")
+        if len(set(pos)) != len(pos):
+            raise ValueError(f"positions: repeated entries in {pos}")
+        rest = tuple(j for j in range(self.d) if j not in pos)
+        m = self.table.sum(axis=rest) if rest else np.array(self.table)
+        order = np.argsort(np.argsort(pos)) if pos else []
+        return np.transpose(m, order) if pos else m
+
+    def conditional(self, j: int, given: Mapping[int, int] | None = None) -> np.ndarray:
+        r""":math:`p(x_j \mid x_A)` as a length-K vector, for the revealed values ``given``.
+
+        Raises ValueError when :math:`p(x_A) = 0`: the prefix is unreachable and the
+        conditional is undefined (see :meth:`conditional_table` for all prefixes at once).
+        """
+        given = dict(given or {})
+        positions_to_mask(list(given) + [j], self.d, name="j/given")
+        if j in given:
+            raise ValueError(f"j: position {j} is already revealed in given")
+        for i, v in given.items():
+            if not (isinstance(v, (int, np.integer)) and 0 <= v < self.K):
+                raise ValueError(f"given: value {v!r} at position {i} is not a token in 0..{self.K - 1}")
+        A = sorted(given)
+        joint = self.marginal(A + [j])[tuple(given[i] for i in A)]
+        mass = joint.sum()
+        if mass <= 0:
+            raise ValueError(f"given: the prefix {given} has probability 0 (unreachable); "
+                             "the conditional is undefined there")
+        return joint / mass
+
+    def conditional_table(self, j: int, given: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+        r"""All conditionals :math:`p(x_j \mid x_A)` at once.
+
+        Returns ``(cond, reachable)``: ``cond`` has shape ``(K,)*(|A|+1)`` (axes: A in
+        increasing order, then x_j); ``reachable`` has shape ``(K,)*|A|`` and is False
+        where :math:`p(x_A) = 0`; those rows of ``cond`` are 0 (undefined, never NaN).
+        """
+        A = sorted(given)
+        if j in A:
+            raise ValueError(f"j: position {j} is already in given")
+        joint = self.marginal(A + [j])
+        mass = joint.sum(axis=-1)
+        reachable = mass > 0
+        cond = np.divide(joint, mass[..., None], out=np.zeros_like(joint), where=reachable[..., None])
+        return cond, reachable
