@@ -1,5 +1,19 @@
-"""Samplers: planners, the exact law engine and (later) Monte Carlo simulation."""
+"""Samplers: planners, the exact law engine and Monte Carlo simulation."""
 
+from .adaptive import (
+    ConfidencePlanner,
+    DilatedPlanner,
+    EntropyBudgetPlanner,
+    EntropyPlanner,
+    LeftToRightPlanner,
+    MarginPlanner,
+    PositionCalibratedPlanner,
+    SemiAutoregressivePlanner,
+    ThresholdPlanner,
+    background_frequency,
+    dilated_levels,
+    llada_step_sizes,
+)
 from .engine import ExactRun, exact_run, sampler_law
 from .planners import (
     PLANNERS,
@@ -10,6 +24,7 @@ from .planners import (
     register_planner,
     resolve_planner,
 )
+from .simulate import KLEstimate, Simulation, estimate_kl, simulate
 
 __all__ = [
     "ExactRun",
@@ -22,4 +37,20 @@ __all__ = [
     "StepContext",
     "register_planner",
     "resolve_planner",
+    "LeftToRightPlanner",
+    "ConfidencePlanner",
+    "MarginPlanner",
+    "EntropyPlanner",
+    "SemiAutoregressivePlanner",
+    "ThresholdPlanner",
+    "EntropyBudgetPlanner",
+    "DilatedPlanner",
+    "PositionCalibratedPlanner",
+    "llada_step_sizes",
+    "dilated_levels",
+    "background_frequency",
+    "Simulation",
+    "KLEstimate",
+    "simulate",
+    "estimate_kl",
 ]

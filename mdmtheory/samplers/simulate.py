@@ -1,0 +1,256 @@
+r"""Monte Carlo simulation of planner-driven samplers, and Monte Carlo KL estimates.
+
+Works from a *conditional oracle* (:mod:`mdmtheory.structured`): a dense
+:class:`~mdmtheory.Joint` or a structured law such as
+:class:`~mdmtheory.structured.MarkovChainLaw`, so d in the hundreds is fine. Randomness comes
+only from ``np.random.default_rng(seed)``.
+
+* :func:`simulate` runs the factorized sampler: at step t every :math:`j \in B_t` is drawn
+  independently from :math:`p(x_j \mid x_{A_t})`; the samples follow the sampler's law q.
+  A sample that reaches a prefix with :math:`p(x_A) = 0` stops there and is counted as lost
+  (DESIGN.md §6).
+* :func:`estimate_kl` draws :math:`x \sim p` exactly, follows the planner's path for x and
+  sums the pointwise per-step total correlation
+
+  .. math::
+
+      L(x) = \sum_t \Bigl[\log p(x_{B_t} \mid x_{A_t})
+             - \sum_{j \in B_t} \log p(x_j \mid x_{A_t})\Bigr].
+
+  For a deterministic planner :math:`L(x) = \log p(x)/q(x)` (the path of x is unique), so
+  :math:`\mathbb{E}_p L = \mathrm{KL}(p \,\|\, q)`; for a random planner (random order drawn
+  along the way) :math:`\mathbb{E} L` is the trajectory (path) KL, an upper bound on
+  KL(p‖q) that is what can be estimated without evaluating q. The interval is
+  :math:`\bar L \pm z\, s/\sqrt n` (normal approximation).
+
+Planners: the deterministic planners of :mod:`mdmtheory.samplers.adaptive` (their ``select``
+method) and :class:`~mdmtheory.samplers.planners.RandomPlanner` (``"random"``).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from ..schedules import Grid, Schedule
+from ..structured import as_oracle
+from .planners import RandomPlanner, resolve_planner
+
+__all__ = ["Simulation", "KLEstimate", "simulate", "estimate_kl", "STDERR_FLOOR"]
+
+#: Smallest standard error used by :meth:`KLEstimate.zscore` (rounding of the log-ratios).
+STDERR_FLOOR = 1e-12
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """Samples of a sampler and where each position was revealed.
+
+    Attributes
+    ----------
+    samples : (n, d) int64 tokens; rows of lost samples hold -1 at positions never drawn.
+    lost : (n,) bool, the sample hit a prefix with p(x_A) = 0 (its remaining steps undefined).
+    reveal_step : (n, d) int64, the step (1-based) at which each position was revealed, 0 if
+        never (lost samples).
+    steps : (n,) int64, number of steps each sample took.
+    """
+
+    samples: np.ndarray
+    lost: np.ndarray
+    reveal_step: np.ndarray
+    steps: np.ndarray
+
+
+@dataclass(frozen=True)
+class KLEstimate:
+    r"""Monte Carlo estimate of KL(p‖q) (deterministic planners) or of the path KL (random).
+
+    Attributes
+    ----------
+    value : the sample mean :math:`\bar L`.
+    stderr : :math:`s / \sqrt n` (s the sample standard deviation, ddof = 1).
+    ci : (low, high), :math:`\bar L \pm z \cdot \mathrm{stderr}` at ``level``.
+    level : confidence level of ``ci``.
+    n : number of samples.
+    kind : ``"kl"`` (deterministic planner: estimates KL(p‖q)) or ``"path_kl"``.
+    log_ratios : (n,) the per-sample :math:`L(x)`.
+    step_means : (n_steps,) mean per-step term (estimates the expected TC of each step; 0
+        for steps a sample did not take).
+    reveal_step : (n, d) step at which each position was revealed along the path.
+    steps : (n,) number of steps of each path.
+    """
+
+    value: float
+    stderr: float
+    ci: tuple[float, float]
+    level: float
+    n: int
+    kind: str
+    log_ratios: np.ndarray
+    step_means: np.ndarray
+    reveal_step: np.ndarray
+    steps: np.ndarray
+
+    def zscore(self, exact: float) -> float:
+        """(value - exact) / stderr, the stderr floored at :data:`STDERR_FLOOR`.
+
+        The floor is the rounding level of the summed log-ratios: a planner that is exact
+        (KL = 0, every log-ratio ~1e-16) must not give a huge z from rounding noise.
+        """
+        return float((self.value - exact) / max(self.stderr, STDERR_FLOOR))
+
+
+def _check_n_seed(n, seed):
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n < 2:
+        raise ValueError(f"n: expected an integer >= 2 (number of samples), got {n!r}")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed: expected a non-negative integer (explicit seed), got {seed!r}")
+    return int(n), int(seed)
+
+
+def _setup(law, plan, planner):
+    oracle = as_oracle(law)
+    if isinstance(plan, Grid):
+        raise ValueError("plan: Monte Carlo simulation takes a Schedule or None (Grids: use the exact engine)")
+    planner = resolve_planner(planner)
+    is_random = isinstance(planner, RandomPlanner)
+    if not is_random and not hasattr(planner, "select"):
+        raise ValueError(
+            f"planner: {getattr(planner, 'name', planner)!r} has no Monte Carlo select(); "
+            "use 'random' or a planner from mdmtheory.samplers.adaptive"
+        )
+    if plan is None:
+        if getattr(planner, "needs_schedule", True):
+            raise ValueError(f"plan: planner {getattr(planner, 'name', planner)!r} needs a Schedule")
+        sizes = [None] * oracle.d
+    else:
+        if not isinstance(plan, Schedule):
+            plan = Schedule(plan)
+        if plan.d != oracle.d:
+            raise ValueError(f"plan: schedule sizes sum to {plan.d}, expected d={oracle.d}")
+        sizes = list(plan.sizes)
+    return oracle, planner, is_random, sizes
+
+
+def _choose(planner, is_random, step, size, probs, free, rng):
+    if is_random:
+        keys = np.where(free, rng.random(free.shape), np.inf)
+        order = np.argsort(keys, axis=1, kind="stable")[:, :size]
+        chosen = np.zeros(free.shape, dtype=bool)
+        np.put_along_axis(chosen, order, True, axis=1)
+    else:
+        chosen = np.asarray(planner.select(step, size, probs, free), dtype=bool)
+    if chosen.shape != free.shape or np.any(chosen & ~free):
+        raise ValueError("planner: select() returned positions that are not masked")
+    counts = chosen.sum(axis=1)
+    if np.any(counts == 0):
+        raise ValueError("planner: select() proposed an empty reveal set")
+    if size is not None and np.any(counts != size):
+        raise ValueError(f"planner: select() proposed a step of the wrong size (expected {size})")
+    return chosen
+
+
+def simulate(law, plan=None, planner="random", *, n: int, seed: int) -> Simulation:
+    """Draw n samples of the factorized sampler (see the module docstring).
+
+    Parameters
+    ----------
+    law : a :class:`~mdmtheory.Joint` or a conditional oracle (e.g. MarkovChainLaw).
+    plan : a Schedule, or None for planners that choose their own sizes.
+    planner : ``"random"``, a registered name, or a planner object with ``select``.
+    n, seed : number of samples; seed of ``np.random.default_rng``.
+    """
+    n, seed = _check_n_seed(n, seed)
+    oracle, planner, is_random, sizes = _setup(law, plan, planner)
+    rng = np.random.default_rng(seed)
+    d, K = oracle.d, oracle.K
+    x = np.zeros((n, d), dtype=np.int64)
+    revealed = np.zeros((n, d), dtype=bool)
+    lost = np.zeros(n, dtype=bool)
+    reveal_step = np.zeros((n, d), dtype=np.int64)
+    steps = np.zeros(n, dtype=np.int64)
+    for t, size in enumerate(sizes):
+        rows = np.flatnonzero(~lost & ~revealed.all(axis=1))
+        if rows.size == 0:
+            break
+        xs, rv = x[rows], revealed[rows]
+        reach = oracle.log_marginal(xs, rv) > -np.inf
+        lost[rows[~reach]] = True
+        rows, xs, rv = rows[reach], xs[reach], rv[reach]
+        if rows.size == 0:
+            continue
+        probs = oracle.conditionals(xs, rv)
+        chosen = _choose(planner, is_random, t, size, probs, ~rv, rng)
+        cdf = np.cumsum(probs, axis=-1)
+        u = rng.random(xs.shape)
+        draw = (cdf <= u[..., None] * cdf[..., -1:]).sum(axis=-1)
+        x[rows] = np.where(chosen, draw, xs)
+        revealed[rows] = rv | chosen
+        reveal_step[rows] = np.where(chosen, t + 1, reveal_step[rows])
+        steps[rows] = t + 1
+    if not (lost | revealed.all(axis=1)).all():
+        raise ValueError("plan: some samples still have masked positions after the last step")
+    samples = np.where(revealed, x, -1)
+    return Simulation(samples=samples, lost=lost, reveal_step=reveal_step, steps=steps)
+
+
+def estimate_kl(law, plan=None, planner="random", *, n: int, seed: int, level: float = 0.95) -> KLEstimate:
+    r"""Monte Carlo estimate of KL(p‖q) (deterministic planner) or of the path KL (random).
+
+    See the module docstring: x ~ p exactly, then the pointwise per-step TC summed along the
+    planner's path for x. Returns a :class:`KLEstimate` with a normal confidence interval.
+    """
+    n, seed = _check_n_seed(n, seed)
+    if not (isinstance(level, numbers.Real) and 0 < level < 1):
+        raise ValueError(f"level: expected a confidence level in (0, 1), got {level!r}")
+    oracle, planner, is_random, sizes = _setup(law, plan, planner)
+    rng = np.random.default_rng(seed)
+    d = oracle.d
+    x = oracle.sample(n, rng)
+    revealed = np.zeros((n, d), dtype=bool)
+    reveal_step = np.zeros((n, d), dtype=np.int64)
+    steps = np.zeros(n, dtype=np.int64)
+    terms = np.zeros((len(sizes), n))
+    log_pA = np.zeros(n)
+    ar = np.arange(n)
+    for t, size in enumerate(sizes):
+        rows = np.flatnonzero(~revealed.all(axis=1))
+        if rows.size == 0:
+            terms = terms[:t]
+            break
+        xs, rv = x[rows], revealed[rows]
+        probs = oracle.conditionals(xs, rv)
+        chosen = _choose(planner, is_random, t, size, probs, ~rv, rng)
+        own = probs[ar[: rows.size, None], np.arange(d)[None, :], xs]  # p(x_j | x_A) at the true x_j
+        with np.errstate(divide="ignore"):
+            log_single = np.where(chosen, np.log(np.where(chosen, own, 1.0)), 0.0).sum(axis=1)
+        new = rv | chosen
+        log_pAB = oracle.log_marginal(xs, new)
+        terms[t, rows] = (log_pAB - log_pA[rows]) - log_single
+        log_pA[rows] = log_pAB
+        revealed[rows] = new
+        reveal_step[rows] = np.where(chosen, t + 1, reveal_step[rows])
+        steps[rows] = t + 1
+    if not revealed.all():
+        raise ValueError("plan: some paths still have masked positions after the last step")
+    L = terms.sum(axis=0)
+    if not np.all(np.isfinite(L)):  # x ~ p exactly: every factor along its own path is positive
+        raise ValueError("law: a sample x ~ p has a zero conditional along its path (inconsistent oracle)")
+    value = float(L.mean())
+    stderr = float(L.std(ddof=1) / np.sqrt(n))
+    z = float(norm.ppf(0.5 + level / 2))
+    return KLEstimate(
+        value=value,
+        stderr=stderr,
+        ci=(value - z * stderr, value + z * stderr),
+        level=float(level),
+        n=n,
+        kind="path_kl" if is_random or not getattr(planner, "deterministic", False) else "kl",
+        log_ratios=L,
+        step_means=terms.mean(axis=1),
+        reveal_step=reveal_step,
+        steps=steps,
+    )
