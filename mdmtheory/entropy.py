@@ -144,10 +144,15 @@ def subset_entropies(p: Joint) -> np.ndarray:
 def _as_entropies(x) -> np.ndarray:
     if isinstance(x, Joint):
         return subset_entropies(x)
-    H = np.asarray(x, dtype=np.float64)
+    try:
+        H = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        H = np.zeros(0)
     n = H.shape[0] if H.ndim == 1 else 0
     if H.ndim != 1 or n < 2 or n & (n - 1):
         raise ValueError("p: expected a Joint or a vector of 2**d subset entropies")
+    if not np.all(np.isfinite(H)):
+        raise ValueError("p: the subset entropies contain NaN or infinite entries")
     return H
 
 

@@ -225,6 +225,8 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
                     raise ValueError("planner: proposed an empty reveal set")
                 if size is not None and bin(B).count("1") != size:
                     raise ValueError(f"planner: proposed {bin(B).count('1')} tokens at a step of size {size}")
+                if not np.all(np.asarray(w, dtype=np.float64) >= 0):
+                    raise ValueError(f"planner: proposed a negative or NaN weight for B={B:#b}")
                 total_w = total_w + w
                 if np.all(np.asarray(w) == 0):
                     continue
@@ -234,7 +236,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
                 if trajectory:
                     piw = pis[A] * w
                     _add(new_pi, A | B, piw)
-                    if B:
+                    if B & (B - 1):  # |B| >= 2; one token has TC = 0 exactly
                         pAB = marg(A | B)
                         kl = float(np.sum(piw * rel_entr(pAB, product(B, prod_p))))
                         step_kl[t + 1] += kl

@@ -1,0 +1,317 @@
+"""Bad input raises ValueError naming the argument (DESIGN.md §6); nothing is silently
+clipped, renormalized or turned into NaN."""
+
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from mdmtheory.divergence import kl, path_kl, step_path_kl
+from mdmtheory.entropy import entropy, entropy_coefficients, subset_entropies, total_correlation
+from mdmtheory.joint import NORMALIZATION_TOL, Joint
+from mdmtheory.profile import Profile, information_profile
+from mdmtheory.samplers.engine import exact_run, sampler_law
+from mdmtheory.samplers.planners import RandomPlanner, resolve_planner
+from mdmtheory.schedules import Grid, Schedule, check_schedule
+
+joint_mod = importlib.import_module("mdmtheory.joint")
+engine_mod = importlib.import_module("mdmtheory.samplers.engine")
+
+
+def uniform(K, d):
+    return Joint(np.full((K,) * d, float(K) ** -d))
+
+
+# -- Joint -------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "table",
+    [
+        1.0,  # scalar
+        np.float64(0.5),
+        [],  # empty axis
+        [1.0],  # K = 1
+        np.ones((1, 1)),  # K = 1, d = 2
+        np.full((2, 3), 1 / 6),  # unequal axes
+        np.full((3, 2, 3), 1 / 18),
+        [[0.5], [0.25, 0.25]],  # ragged
+        "abc",
+        [[0.6, -0.1], [0.25, 0.25]],  # negative
+        [[np.nan, 0.5], [0.25, 0.25]],
+        [[np.inf, 0.5], [0.25, 0.25]],
+        [[0.5, 0.5], [0.25, 0.25]],  # sums to 1.5
+        [[0.25, 0.25], [0.25, 0.25 - 2e-9]],  # off by 2e-9 > NORMALIZATION_TOL
+        [[0.25, 0.25], [0.25, 0.25 + 2e-9]],
+        np.zeros((2, 2)),
+    ],
+)
+def test_joint_rejects_bad_tables(table):
+    with pytest.raises(ValueError, match=r"^table: "):
+        Joint(table)
+
+
+@pytest.mark.parametrize("off", [5e-10, -5e-10, 0.9 * NORMALIZATION_TOL])
+def test_joint_accepts_within_tolerance_without_renormalizing(off):
+    raw = np.array([[0.25, 0.25], [0.25, 0.25 + off]])
+    p = Joint(raw)
+    assert np.array_equal(p.table, raw)  # the stored table is the input, bit for bit
+    assert p.table.sum() == raw.sum() != 1.0
+    assert p.table.dtype == np.float64 and not p.table.flags.writeable
+    raw[0, 0] = 0.0  # the record holds its own copy
+    assert p.table[0, 0] == 0.25
+
+
+@pytest.mark.parametrize("lost", [-0.1, 1.5, math.nan, math.inf])
+def test_joint_rejects_bad_lost(lost):
+    with pytest.raises(ValueError, match=r"^lost: "):
+        Joint([0.5, 0.5], lost=lost)
+
+
+def test_joint_lost_must_complete_the_mass():
+    Joint([0.25, 0.5], lost=0.25)  # fine
+    with pytest.raises(ValueError, match=r"^table: .*lost"):
+        Joint([0.25, 0.5], lost=0.5)
+
+
+def test_joint_size_limit(monkeypatch):
+    monkeypatch.setattr(joint_mod, "MAX_OUTCOMES", 8)
+    Joint(np.full((2,) * 3, 1 / 8))
+    with pytest.raises(ValueError, match=r"^table: .*exceeds the exact limit"):
+        Joint(np.full((2,) * 4, 1 / 16))
+
+
+def test_joint_marginal_and_conditional_arguments():
+    p = Joint(np.array([[0.5, 0.0], [0.0, 0.5]]))
+    with pytest.raises(ValueError, match=r"^positions: "):
+        p.marginal([2])
+    with pytest.raises(ValueError, match=r"^positions: "):
+        p.marginal([0, 0])
+    with pytest.raises(ValueError, match=r"^given: .*probability 0"):
+        Joint(np.array([[1.0, 0.0], [0.0, 0.0]])).conditional(1, {0: 1})
+    with pytest.raises(ValueError, match=r"^given: "):
+        p.conditional(1, {0: 2})
+    with pytest.raises(ValueError, match=r"^j: "):
+        p.conditional(0, {0: 1})
+
+
+# -- entropies and profiles ---------------------------------------------------------------
+def test_entropies_refuse_lost_mass():
+    q = Joint([0.25, 0.5], lost=0.25)
+    for f in (subset_entropies, entropy, total_correlation, information_profile):
+        with pytest.raises(ValueError, match=r"^p: .*lost"):
+            f(q)
+    with pytest.raises(ValueError, match=r"^p: .*lost"):
+        path_kl(q, Schedule((1,)))
+
+
+@pytest.mark.parametrize(
+    "bad", [np.zeros(3), np.zeros((2, 2)), np.zeros(1), [1.0, "x"], [0.0, math.nan], [0.0, math.inf], None]
+)
+def test_entropy_functionals_refuse_bad_vectors(bad):
+    with pytest.raises(ValueError, match=r"^p: "):
+        entropy_coefficients(bad)
+
+
+def test_subset_entropies_refuse_non_joint():
+    with pytest.raises(ValueError, match=r"^p: "):
+        subset_entropies(np.full((2, 2), 0.25))
+
+
+@pytest.mark.parametrize("values", [[], [[0.1, 0.2]], [0.1, math.nan], [math.inf], "ab", 0.3])
+def test_profile_rejects_bad_values(values):
+    with pytest.raises(ValueError, match=r"^values: "):
+        Profile(values)
+
+
+@pytest.mark.parametrize("e", [[0.1, 0.5], [0.0], [[0.0, 1.0]]])
+def test_profile_from_bad_entropy_coefficients(e):
+    with pytest.raises(ValueError, match=r"^e: "):
+        Profile.from_entropy_coefficients(e)
+
+
+# -- schedules and grids ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "sizes",
+    [(), (2, 0, 1), (3, -1), (1.5, 1.5), (True, 1), (None, 1), ("a",), ("2",), ([1, 2],), 3, None, (math.nan,), (math.inf,)],
+)
+def test_schedule_rejects_bad_sizes(sizes):
+    with pytest.raises(ValueError, match=r"^sizes: "):
+        Schedule(sizes)
+
+
+def test_schedule_accepts_integral_numbers():
+    assert Schedule((np.int64(2), 1.0, np.float64(3.0))).sizes == (2, 1, 3)
+    assert Schedule(np.array([1, 2])).sizes == (1, 2)
+
+
+def test_schedule_must_sum_to_d():
+    p = uniform(2, 4)
+    for sizes in [(2, 1), (3, 2)]:
+        with pytest.raises(ValueError, match=r"^schedule: .*expected d=4"):
+            check_schedule(sizes, 4)
+        with pytest.raises(ValueError, match=r"^schedule: .*expected d=4"):
+            exact_run(p, Schedule(sizes))
+        with pytest.raises(ValueError, match=r"^schedule: .*expected d=4"):
+            path_kl(p, Schedule(sizes))
+        with pytest.raises(ValueError, match=r"^schedule: .*expected d=4"):
+            step_path_kl(information_profile(p), sizes)
+
+
+@pytest.mark.parametrize("d,steps,name", [(0, 1, "d"), (2.0, 1, "d"), (3, 0, "steps"), (3, 4, "steps"), (3, 1.0, "steps")])
+def test_schedule_constant_arguments(d, steps, name):
+    with pytest.raises(ValueError, match=rf"^{name}: "):
+        Schedule.constant(d, steps)
+
+
+@pytest.mark.parametrize(
+    "times",
+    [
+        (0.5,),
+        (),
+        0.5,
+        (0.0, 0.5, 0.5),
+        (0.0, 0.7, 0.3, 1.0),
+        (1.0, 0.0),
+        (-0.1, 0.5),
+        (0.0, 1.1),
+        (0.0, math.nan),
+        (0.0, math.inf),
+        ((0.0, 1.0),),
+        ("a", "b"),
+    ],
+)
+def test_grid_rejects_bad_times(times):
+    with pytest.raises(ValueError, match=r"^times: "):
+        Grid(times)
+
+
+def test_grid_uniform_steps():
+    with pytest.raises(ValueError, match=r"^steps: "):
+        Grid.uniform(0)
+
+
+# -- the engine ---------------------------------------------------------------------------
+def test_engine_refuses_bad_laws(monkeypatch):
+    with pytest.raises(ValueError, match=r"^p: "):
+        exact_run(np.full((2, 2), 0.25), Schedule((2,)))
+    with pytest.raises(ValueError, match=r"^p: .*lost"):
+        exact_run(Joint([0.25, 0.5], lost=0.25), Schedule((1,)))
+    monkeypatch.setattr(engine_mod, "MAX_STATE_ENTRIES", 3**3)
+    exact_run(uniform(2, 3), Schedule((3,)))  # (K+1)^d = 27: at the limit, fine
+    with pytest.raises(ValueError, match=r"^p: .*\(K\+1\)\*\*d = 81.*Monte Carlo"):
+        exact_run(uniform(2, 4), Schedule((4,)))
+    with pytest.raises(ValueError, match=r"^p: .*Monte Carlo"):
+        sampler_law(uniform(2, 4), Grid((0.0, 1.0)))
+
+
+@pytest.mark.parametrize("planner", ["nope", "Random", 3, None, object()])
+def test_unknown_planners(planner):
+    with pytest.raises(ValueError, match=r"^planner: "):
+        resolve_planner(planner)
+    with pytest.raises(ValueError, match=r"^planner: "):
+        sampler_law(uniform(2, 3), Schedule((2, 1)), planner=planner)
+
+
+def test_grid_needs_a_bernoulli_planner():
+    with pytest.raises(ValueError, match=r"^planner: .*Grid"):
+        sampler_law(uniform(2, 3), Grid((0.0, 1.0)), planner=RandomPlanner())
+
+
+def test_random_planner_needs_a_schedule():
+    with pytest.raises(ValueError, match=r"^plan: "):
+        exact_run(uniform(2, 3), None, "random")
+
+
+@dataclass(frozen=True)
+class BadPlanner:
+    """A planner whose moves break one rule of the protocol."""
+
+    fault: str
+    name: str = "bad"
+    needs_schedule: bool = True
+    allows_empty: bool = False
+
+    def moves(self, ctx):
+        if self.fault == "overlap":  # always position 0, revealed after the first step
+            yield 1, 1.0
+        elif self.fault == "outside":
+            yield 1 << ctx.d, 1.0
+        elif self.fault == "size":
+            yield sum(1 << j for j in ctx.free[: ctx.size + 1]), 1.0
+        elif self.fault == "empty":
+            yield 0, 1.0
+        elif self.fault == "weights":
+            for B, w in RandomPlanner().moves(ctx):
+                yield B, 0.9 * w
+        elif self.fault in ("negative", "nan"):  # weights summing to 1, one of them invalid
+            moves = list(RandomPlanner().moves(ctx))  # 3 moves of weight 1/3 at step 0
+            bad = 0.5 if self.fault == "negative" else math.nan
+            if len(moves) > 1:
+                moves[0], moves[1] = (moves[0][0], moves[0][1] + bad), (moves[1][0], moves[1][1] - bad)
+            yield from moves
+        elif self.fault == "array-weights":  # 1/2 where x_0 = 0 once position 0 is revealed
+            w = np.ones(ctx.shape)
+            if ctx.revealed & 1:
+                w[(0,) + (slice(None),) * (ctx.d - 1)] = 0.5
+            for B, v in RandomPlanner().moves(ctx):
+                yield B, v * w
+
+
+@pytest.mark.parametrize(
+    "fault,message",
+    [
+        ("overlap", "overlapping"),
+        ("outside", ""),
+        ("size", "tokens at a step of size"),
+        ("empty", "empty"),
+        ("weights", "do not sum to 1"),
+        ("array-weights", "do not sum to 1"),
+        ("negative", "negative or NaN weight"),
+        ("nan", "negative or NaN weight"),
+    ],
+)
+def test_planners_with_bad_moves(fault, message):
+    with pytest.raises(ValueError, match=rf"^planner: .*{message}"):
+        exact_run(uniform(2, 3), Schedule((1, 1, 1)), BadPlanner(fault))
+
+
+@dataclass(frozen=True)
+class IdlePlanner:
+    """Chooses its own sizes and never reveals anything."""
+
+    name: str = "idle"
+    needs_schedule: bool = False
+    allows_empty: bool = True
+
+    def moves(self, ctx):
+        yield 0, 1.0
+
+
+def test_planner_that_never_finishes():
+    with pytest.raises(ValueError, match=r"^planner: .*still has masked positions"):
+        exact_run(uniform(2, 2), None, IdlePlanner())
+
+
+# -- divergences --------------------------------------------------------------------------
+def test_kl_arguments():
+    p2, p3 = uniform(2, 2), uniform(2, 3)
+    with pytest.raises(ValueError, match=r"^q: .*shape"):
+        kl(p2, p3)
+    with pytest.raises(ValueError, match=r"^q: .*shape"):
+        kl(p2, uniform(3, 2))
+    with pytest.raises(ValueError, match=r"^p: "):
+        kl(p2.table, p2)
+    with pytest.raises(ValueError, match=r"^q: "):
+        kl(p2, p2.table)
+    with pytest.raises(ValueError, match=r"^p: .*lost"):
+        kl(Joint([0.25, 0.5], lost=0.25), uniform(2, 1))
+
+
+def test_path_kl_arguments():
+    with pytest.raises(ValueError, match=r"^p: "):
+        path_kl(np.full((2, 2), 0.25), Schedule((2,)))
+    with pytest.raises(ValueError, match=r"^sizes: "):
+        path_kl(uniform(2, 2), (2, 0))
