@@ -94,7 +94,11 @@ def _compute(table: np.ndarray) -> np.ndarray:
     while m > 0 and (K + 1) ** m > BLOCK_ENTRIES // 16:
         m -= 1
     r = d - m
-    chunk = max(1, BLOCK_ENTRIES // (K + 1) ** m)
+    # batches are K**n_kept rows: a chunk that is a power of K divides every larger batch,
+    # so no padding is needed and the kernel compiles for at most log_K(chunk) + 1 shapes
+    chunk = 1
+    while chunk * K * (K + 1) ** m <= BLOCK_ENTRIES:
+        chunk *= K
     H = np.empty(1 << d, dtype=np.float64)
     tail_masks = np.arange(1 << m) << r
 
@@ -102,8 +106,6 @@ def _compute(table: np.ndarray) -> np.ndarray:
         out = None
         for start in range(0, rows.shape[0], chunk):
             part = rows[start : start + chunk]
-            if part.shape[0] < chunk and rows.shape[0] > chunk:  # pad: zeros add nothing
-                part = np.concatenate([part, np.zeros((chunk - part.shape[0],) + part.shape[1:])])
             with x64():
                 res = np.asarray(_block_entropies(jnp.asarray(part), K))
             out = res if out is None else out + res

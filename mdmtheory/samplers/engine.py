@@ -223,21 +223,34 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
                     raise ValueError(f"planner: proposed B={B:#b} overlapping the revealed set {A:#b}")
                 if B == 0 and not allows_empty:
                     raise ValueError("planner: proposed an empty reveal set")
-                if size is not None and bin(B).count("1") != size:
-                    raise ValueError(f"planner: proposed {bin(B).count('1')} tokens at a step of size {size}")
-                if not np.all(np.asarray(w, dtype=np.float64) >= 0):
-                    raise ValueError(f"planner: proposed a negative or NaN weight for B={B:#b}")
-                total_w = total_w + w
-                if np.all(np.asarray(w) == 0):
-                    continue
+                if size is not None and B.bit_count() != size:
+                    raise ValueError(f"planner: proposed {B.bit_count()} tokens at a step of size {size}")
+                if isinstance(w, float):  # fast path: x-independent weight
+                    if not w >= 0.0:
+                        raise ValueError(f"planner: proposed a negative or NaN weight for B={B:#b}")
+                    total_w += w
+                    if w == 0.0:
+                        continue
+                else:
+                    w = np.asarray(w, dtype=np.float64)
+                    if not np.all(w >= 0):
+                        raise ValueError(f"planner: proposed a negative or NaN weight for B={B:#b}")
+                    total_w = total_w + w
+                    if not w.any():
+                        continue
                 mw = product(B, prod) * w
-                _add(new, A | B, mw)
+                key = A | B
+                prev = new.get(key)
+                if prev is None:
+                    new[key] = mw
+                else:
+                    prev += mw  # both have the full keepdims shape of A | B
                 moved[B] = moved.get(B, 0.0) + float(mw.sum())
                 if trajectory:
                     piw = pis[A] * w
-                    _add(new_pi, A | B, piw)
+                    _add(new_pi, key, piw)
                     if B & (B - 1):  # |B| >= 2; one token has TC = 0 exactly
-                        pAB = marg(A | B)
+                        pAB = marg(key)
                         kl = float(np.sum(piw * rel_entr(pAB, product(B, prod_p))))
                         step_kl[t + 1] += kl
             bad = np.abs(np.asarray(total_w) - 1.0) > _WEIGHT_TOL
