@@ -56,7 +56,7 @@ def step_path_kl(p, plan) -> np.ndarray:
     if isinstance(plan, Grid):
         t = plan.times
         return np.array([gamma_umask(prof, t[j], t[j + 1]) for j in range(plan.steps)])
-    sched = check_schedule(plan if isinstance(plan, Schedule) else Schedule(plan), prof.d)
+    sched = check_schedule(plan, prof.d, name="plan")
     phi = prof.values
     return np.array(
         [float(np.sum(phi[s] - phi[s : s + k])) for s, k in zip(sched.starts, sched.sizes)]

@@ -183,12 +183,15 @@ class Schedule:
         return f"Schedule({self.sizes})"
 
 
-def check_schedule(schedule, d: int) -> Schedule:
-    """Coerce ``schedule`` to a :class:`Schedule` and check that it sums to ``d``."""
+def check_schedule(schedule, d: int, *, name: str = "schedule") -> Schedule:
+    """Coerce ``schedule`` to a :class:`Schedule` and check that it sums to ``d``.
+
+    ``name`` is the caller's argument name, used in the error message.
+    """
     if not isinstance(schedule, Schedule):
         schedule = Schedule(schedule)
     if schedule.d != d:
-        raise ValueError(f"schedule: sizes sum to {schedule.d}, expected d={d}")
+        raise ValueError(f"{name}: schedule sizes sum to {schedule.d}, expected d={d}")
     return schedule
 
 

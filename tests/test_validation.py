@@ -152,11 +152,12 @@ def test_schedule_must_sum_to_d():
     for sizes in [(2, 1), (3, 2)]:
         with pytest.raises(ValueError, match=r"^schedule: .*expected d=4"):
             check_schedule(sizes, 4)
-        with pytest.raises(ValueError, match=r"^schedule: .*expected d=4"):
+        # the message names the caller's argument (plan) and the fix (sum to d)
+        with pytest.raises(ValueError, match=r"^plan: .*expected d=4"):
             exact_run(p, Schedule(sizes))
-        with pytest.raises(ValueError, match=r"^schedule: .*expected d=4"):
+        with pytest.raises(ValueError, match=r"^plan: .*expected d=4"):
             path_kl(p, Schedule(sizes))
-        with pytest.raises(ValueError, match=r"^schedule: .*expected d=4"):
+        with pytest.raises(ValueError, match=r"^plan: .*expected d=4"):
             step_path_kl(information_profile(p), sizes)
 
 

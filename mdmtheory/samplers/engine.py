@@ -160,9 +160,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
                 raise ValueError(f"plan: planner {getattr(planner_obj, 'name', planner)!r} needs a Schedule")
             sizes = [None] * d  # at least one token per step: d steps at most
         else:
-            if not isinstance(plan, Schedule):
-                plan = Schedule(plan)
-            sizes = list(check_schedule(plan, d).sizes)
+            sizes = list(check_schedule(plan, d, name="plan").sizes)
     allows_empty = bool(getattr(planner_obj, "allows_empty", False))
     n_cols = len(sizes) + 1 + int(complete)
     reveal = np.zeros((d, n_cols))
