@@ -1,12 +1,17 @@
 """mdmtheory: exact, symbolic and Monte Carlo verification of masked diffusion theory.
 
-Public API (DESIGN.md §4). Modules: joint, families, entropy, profile, schedules,
-samplers, divergence, ugc, bounds.
+Top level: the public API of DESIGN.md §4 and the names most users need. Submodules hold
+the rest (``mt.ugc``, ``mt.bounds``, ``mt.optimal``, ``mt.schedules``, ``mt.samplers``,
+``mt.diagnostics``, ``mt.structured``, ``mt.dyadic``); ``mt.symbolic`` (sympy),
+``mt.tightness`` and ``mt.testing`` (hypothesis, a test extra) load on first use.
 """
 
-from . import families
+import importlib
+
+from . import bounds, diagnostics, dyadic, families, optimal, samplers, schedules, structured, ugc
+from .bounds import Bound, compare
 from .divergence import kl, path_kl, step_path_kl
-from .entropy import (
+from .entropies import (
     card_gain_coefficients,
     dual_total_correlation,
     entropy,
@@ -18,20 +23,58 @@ from .entropy import (
     tse_complexity,
 )
 from .joint import Joint
+from .optimal import optimal_grid, optimal_schedule, pareto_frontier
 from .profile import Profile, information_profile
-from .samplers import ExactRun, exact_run, sampler_law
+from .samplers import (
+    ConfidencePlanner,
+    DilatedPlanner,
+    EntropyBudgetPlanner,
+    EntropyPlanner,
+    ExactRun,
+    LeftToRightPlanner,
+    MarginPlanner,
+    PositionCalibratedPlanner,
+    RandomPlanner,
+    SemiAutoregressivePlanner,
+    ThresholdPlanner,
+    estimate_kl,
+    exact_run,
+    register_planner,
+    sampler_law,
+    simulate,
+)
 from .schedules import Grid, Schedule
 
 __version__ = "0.1.0"
 
+_LAZY = ("symbolic", "tightness", "testing")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'mdmtheory' has no attribute {name!r}")
+
+
 __all__ = [
+    # submodules
+    "bounds",
+    "diagnostics",
+    "dyadic",
     "families",
+    "optimal",
+    "samplers",
+    "schedules",
+    "structured",
+    "ugc",
+    # records
     "Joint",
     "Profile",
     "Schedule",
     "Grid",
     "ExactRun",
-    "information_profile",
+    "Bound",
+    # entropies and the profile
     "subset_entropies",
     "entropy",
     "entropy_coefficients",
@@ -41,9 +84,29 @@ __all__ = [
     "sum_mutual_information",
     "tse_complexity",
     "card_gain_coefficients",
+    "information_profile",
+    # samplers
     "sampler_law",
     "exact_run",
+    "simulate",
+    "estimate_kl",
+    "register_planner",
+    "RandomPlanner",
+    "LeftToRightPlanner",
+    "ConfidencePlanner",
+    "MarginPlanner",
+    "EntropyPlanner",
+    "SemiAutoregressivePlanner",
+    "ThresholdPlanner",
+    "EntropyBudgetPlanner",
+    "DilatedPlanner",
+    "PositionCalibratedPlanner",
+    # divergences, bounds, schedules
     "kl",
     "path_kl",
     "step_path_kl",
+    "compare",
+    "optimal_schedule",
+    "pareto_frontier",
+    "optimal_grid",
 ]

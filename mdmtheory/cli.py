@@ -14,7 +14,7 @@ import numpy as np
 from . import families
 from .bounds import riemann_bound
 from .divergence import kl, path_kl
-from .entropy import dual_total_correlation, entropy, total_correlation
+from .entropies import dual_total_correlation, entropy, total_correlation
 from .profile import information_profile
 from .samplers import sampler_law
 from .schedules import Schedule

@@ -58,12 +58,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
-from scipy.stats import binom
 
 from .joint import Joint
 from .profile import Profile, information_profile
 from .schedules import Grid, Schedule, _int_arg, _real_arg
-from .ugc import gain
+from .ugc import gain, gain_derivative
 
 __all__ = [
     "optimal_schedule",
@@ -618,21 +617,6 @@ def lagrangian_frontier(profile, max_steps: int) -> LagrangianFrontier:
 
 
 # -- Bernoulli grids: gain polynomial helpers ------------------------------------------------
-def _hcard(prof: Profile) -> np.ndarray:
-    phi = prof.values
-    return prof.d * (phi[0] - phi)
-
-
-def _gain_derivative(prof: Profile, t: np.ndarray) -> np.ndarray:
-    r""":math:`h'(t) = (d-1)\sum_{j=0}^{d-2}\binom{d-2}{j}t^j(1-t)^{d-2-j}(h^{card}_{j+1} - h^{card}_j)`."""
-    d = prof.d
-    t = np.asarray(t, dtype=np.float64)
-    if d <= 1:
-        return np.zeros_like(t)
-    inc = np.diff(_hcard(prof))
-    return (d - 1) * (binom.pmf(np.arange(d - 1), d - 2, t[..., None]) @ inc)
-
-
 def _gauss_nodes(prof: Profile) -> tuple[np.ndarray, np.ndarray]:
     n = prof.d // 2 + 2  # exact for polynomials of degree <= d + 3
     return np.polynomial.legendre.leggauss(n)
@@ -653,7 +637,7 @@ def _ugc_cumulative(prof: Profile, tau: np.ndarray) -> np.ndarray:
     x, w = _gauss_nodes(prof)
     a, b = tau[:-1], tau[1:]
     u = a[:, None] + (b - a)[:, None] * (x[None, :] + 1) / 2
-    pieces = (b - a) / 2 * ((u * (1 - u) * _gain_derivative(prof, u)) @ w)
+    pieces = (b - a) / 2 * ((u * (1 - u) * gain_derivative(prof, u)) @ w)
     return np.concatenate([[0.0], np.cumsum(pieces)])
 
 
@@ -678,7 +662,7 @@ def _sqrt_mass(prof: Profile, start: float, stop: float, n: int = 4096) -> tuple
     x, w = np.polynomial.legendre.leggauss(8)
     a, b = u[:-1], u[1:]
     v = a[:, None] + (b - a)[:, None] * (x[None, :] + 1) / 2
-    hp = _gain_derivative(prof, v)
+    hp = gain_derivative(prof, v)
     pieces = (b - a) / 2 * (np.sqrt(np.maximum(hp, 0.0)) @ w)
     return u, np.concatenate([[0.0], np.cumsum(pieces)])
 
@@ -777,7 +761,7 @@ def optimal_grid(
         u = a[:, None] + (b - a)[:, None] * (x_n[None, :] + 1) / 2
         ht = gain(prof, t)
         J = float(np.sum((b - a) / 2 * ((gain(prof, u) - ht[:-1, None]) @ w_n)))
-        hp = _gain_derivative(prof, t)
+        hp = gain_derivative(prof, t)
         g = np.zeros(steps + 1)
         g[1:-1] = (ht[1:-1] - ht[:-2]) - (t[2:] - t[1:-1]) * hp[1:-1]
         # t_j = start + span * P_j, P_j = sum_{i<=j} p_i (j = 1..N-1): dJ/dp_i = span sum_{j>=i} g_j

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .entropy import entropy_coefficients
+from .entropies import entropy_coefficients
 from .joint import Joint
 
 __all__ = ["Profile", "information_profile"]

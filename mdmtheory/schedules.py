@@ -106,6 +106,8 @@ class Schedule:
     sizes: tuple[int, ...]
 
     def __init__(self, sizes):
+        if isinstance(sizes, Schedule):
+            sizes = sizes.sizes
         try:
             raw = list(sizes)
         except TypeError:

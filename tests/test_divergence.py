@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mdmtheory.divergence import kl, path_kl, step_path_kl
-from mdmtheory.entropy import entropy
+from mdmtheory.entropies import entropy
 from mdmtheory.joint import Joint
 from mdmtheory.profile import Profile, information_profile
 from mdmtheory.samplers.engine import exact_run

@@ -28,7 +28,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mdmtheory.divergence import kl, path_kl, step_path_kl
-from mdmtheory.entropy import total_correlation
+from mdmtheory.entropies import total_correlation
 from mdmtheory.joint import Joint
 from mdmtheory.samplers.engine import exact_run, sampler_law
 from mdmtheory.schedules import Grid, Schedule

@@ -1,4 +1,4 @@
-"""Tests of mdmtheory.entropy: all 2^d subset entropies and the functionals built on them.
+"""Tests of mdmtheory.entropies: all 2^d subset entropies and the functionals built on them.
 
 Every expected value comes from a reference written here -- marginals built by
 enumerating outcomes (itertools.product), entropies as -sum p log p by hand -- from the
@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mdmtheory.entropy import (
+from mdmtheory.entropies import (
     card_gain_coefficients,
     dual_total_correlation,
     entropy,
@@ -33,8 +33,7 @@ from mdmtheory.entropy import (
 )
 from mdmtheory.joint import Joint
 
-# ``mdmtheory.entropy`` is shadowed by the re-exported function of the same name
-entropy_mod = importlib.import_module("mdmtheory.entropy")
+entropy_mod = importlib.import_module("mdmtheory.entropies")
 LOG2 = math.log(2.0)
 TOL = 1e-12
 

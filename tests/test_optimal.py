@@ -17,9 +17,9 @@ from scipy import integrate, optimize
 
 import mdmtheory as mt
 from mdmtheory.families import markov_chain_entropy_coefficients
+from mdmtheory.ugc import gain_derivative
 from mdmtheory.optimal import (
     _envelope_hull,
-    _gain_derivative,
     _grid_defects,
     _hull_sequential,
     _ugc_cumulative,
@@ -283,7 +283,7 @@ def hprime_fd(prof, t, h=1e-5):
 def test_gain_derivative_and_ugc_helpers():
     prof = markov_profile(6)
     t = np.linspace(0.05, 0.95, 7)
-    assert np.allclose(_gain_derivative(prof, t), [hprime_fd(prof, x) for x in t], rtol=1e-7)
+    assert np.allclose(gain_derivative(prof, t), [hprime_fd(prof, x) for x in t], rtol=1e-7)
     tau = np.array([0.1, 0.3, 0.55, 0.9])
     cum = _ugc_cumulative(prof, tau)
     for i in range(1, 4):  # H(a, b) = int t(1-t) h'(t) dt, by quadrature of the finite difference

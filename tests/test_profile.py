@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import hypergeom
 
-from mdmtheory.entropy import (
+from mdmtheory.entropies import (
     dual_total_correlation,
     entropy,
     sum_mutual_information,

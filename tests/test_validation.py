@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mdmtheory.divergence import kl, path_kl, step_path_kl
-from mdmtheory.entropy import entropy, entropy_coefficients, subset_entropies, total_correlation
+from mdmtheory.entropies import entropy, entropy_coefficients, subset_entropies, total_correlation
 from mdmtheory.joint import NORMALIZATION_TOL, Joint
 from mdmtheory.profile import Profile, information_profile
 from mdmtheory.samplers.engine import exact_run, sampler_law
