@@ -18,11 +18,12 @@ for :func:`xorsat`, :math:`\sum_i H(X_i)` for :func:`product`.
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 from scipy.special import entr
 
+from ._validate import int_arg as _int_arg
+from ._validate import real_arg as _real_arg
 from .joint import MAX_OUTCOMES, NORMALIZATION_TOL, Joint
 
 __all__ = [
@@ -43,25 +44,6 @@ __all__ = [
 
 
 # -- argument validation ------------------------------------------------------------------
-def _int_arg(value, name: str, minimum: int) -> int:
-    """An integer argument ``>= minimum`` (bools and floats are refused)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
-    if int(value) < minimum:
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value}")
-    return int(value)
-
-
-def _real_arg(value, name: str) -> float:
-    """A finite real scalar."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name}: expected a finite real number, got {value}")
-    return value
-
-
 def _float_array(value, name: str, ndim: int, what: str) -> np.ndarray:
     """A finite float64 array with ``ndim`` axes (``what`` describes the expected shape)."""
     try:

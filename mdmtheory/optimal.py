@@ -61,7 +61,9 @@ from scipy import optimize
 
 from .joint import Joint
 from .profile import Profile, information_profile
-from .schedules import Grid, Schedule, _int_arg, _real_arg
+from ._validate import int_arg as _int_arg
+from ._validate import real_arg as _real_arg
+from .schedules import Grid, Schedule
 from .ugc import gain, gain_derivative
 
 __all__ = [

@@ -42,6 +42,9 @@ from typing import Callable
 
 import numpy as np
 
+from ._validate import int_arg as _int_arg
+from ._validate import real_arg as _real_arg
+
 __all__ = [
     "Schedule",
     "Grid",
@@ -60,25 +63,6 @@ __all__ = [
     "schedule_to_grid",
     "grid_to_schedule",
 ]
-
-
-def _int_arg(value, name: str, minimum: int, maximum: int | None = None, hint: str = "") -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name}: expected an integer, got {value!r}{hint}")
-    value = int(value)
-    if value < minimum or (maximum is not None and value > maximum):
-        rng = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
-        raise ValueError(f"{name}: expected an integer {rng}, got {value}{hint}")
-    return value
-
-
-def _real_arg(value, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name}: expected a real number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise ValueError(f"{name}: expected a finite number, got {value}")
-    return value
 
 
 def _loads(text, name: str, key: str):

@@ -32,7 +32,8 @@ from typing import Protocol
 
 import numpy as np
 
-from .families import _initial_law, _int_arg, _transition, markov_chain, markov_chain_entropy_coefficients
+from ._validate import int_arg as _int_arg
+from .families import _initial_law, _transition, markov_chain, markov_chain_entropy_coefficients
 from .joint import Joint
 
 __all__ = ["ConditionalOracle", "TableLaw", "MarkovChainLaw", "as_oracle"]

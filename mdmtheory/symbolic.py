@@ -50,6 +50,7 @@ import numpy as np
 import sympy as sp
 from sympy.calculus.euler import euler_equations
 
+from ._validate import int_arg as _int_arg
 from .joint import NORMALIZATION_TOL, Joint, positions_to_mask
 from .profile import Profile
 from .schedules import Grid, Schedule, check_schedule
@@ -180,14 +181,6 @@ def _check_interval(expr: sp.Expr, name: str, lo, hi, *, open_lo: bool = False) 
     if below is sp.true or (expr > hi) is sp.true:
         bracket = "(" if open_lo else "["
         raise ValueError(f"{name}: must lie in {bracket}{lo}, {hi}], got {expr}")
-
-
-def _int_arg(value, name: str, minimum: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value!r}")
-    if int(value) < minimum:
-        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value}")
-    return int(value)
 
 
 def _entropy_of(probabilities) -> sp.Expr:
