@@ -151,7 +151,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
         t0 = plan.times[0]
         complete = plan.times[-1] < 1.0
         if t0 > 0.0:  # exact initialization: A ~ Bernoulli(t_0) per position, x_A ~ p_A
-            weights = {A: t0 ** bin(A).count("1") * (1.0 - t0) ** (d - bin(A).count("1")) for A in range(full + 1)}
+            weights = {A: t0 ** A.bit_count() * (1.0 - t0) ** (d - A.bit_count()) for A in range(full + 1)}
             states = {A: w * marg(A) for A, w in weights.items()}
     else:
         planner_obj = resolve_planner(planner)
@@ -189,6 +189,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
             reach = pA > 0
             lost += float(np.where(reach, 0.0, m).sum())
             m = np.where(reach, m, 0.0)
+            m_total = float(m.sum())
             free = tuple(j for j in range(d) if not A >> j & 1)
             if size is not None and size > len(free):
                 raise ValueError(f"plan: step {t} asks for {size} tokens, only {len(free)} are masked")
@@ -243,7 +244,9 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
                     new[key] = mw
                 else:
                     prev += mw  # both have the full keepdims shape of A | B
-                moved[B] = moved.get(B, 0.0) + float(mw.sum())
+                # mass moved by B: the conditionals sum to 1 on reachable x_A, where m lives
+                mass_b = w * m_total if isinstance(w, float) else float((m * w).sum())
+                moved[B] = moved.get(B, 0.0) + mass_b
                 if trajectory:
                     piw = pis[A] * w
                     _add(new_pi, key, piw)
