@@ -59,12 +59,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from .joint import Joint
-from .profile import Profile, information_profile
+from .profile import Profile
 from ._validate import int_arg as _int_arg
 from ._validate import real_arg as _real_arg
 from .schedules import Grid, Schedule
-from .ugc import gain, gain_derivative
+from .ugc import as_profile, gain, gain_derivative
 
 __all__ = [
     "optimal_schedule",
@@ -87,14 +86,7 @@ MONOTONE_TOL = 1e-12
 
 # -- profiles -------------------------------------------------------------------------------
 def _as_profile(profile) -> Profile:
-    if isinstance(profile, Profile):
-        return profile
-    if isinstance(profile, Joint):
-        return information_profile(profile)
-    try:
-        return Profile(profile)
-    except ValueError as exc:
-        raise ValueError(f"profile: expected a Joint, a Profile or a finite vector ({exc})") from None
+    return as_profile(profile, name="profile", vectors=True)
 
 
 def _monotone_gap(c: np.ndarray) -> float:

@@ -69,13 +69,22 @@ __all__ = [
 MONOTONE_TOL = 1e-12
 
 
-def as_profile(x) -> Profile:
-    """The exact profile of a Joint, or a Profile as it is."""
+def as_profile(x, *, name: str = "p", vectors: bool = False) -> Profile:
+    """The exact profile of a Joint, or a Profile as it is.
+
+    ``vectors=True`` also accepts a plain finite vector of profile values (e.g. a model's
+    cross-entropy curve). ``name`` is the caller's argument name, used in errors.
+    """
     if isinstance(x, Profile):
         return x
     if isinstance(x, Joint):
         return information_profile(x)
-    raise ValueError(f"p: expected a mdmtheory.Joint or Profile, got {type(x).__name__}")
+    if vectors:
+        try:
+            return Profile(x)
+        except ValueError as exc:
+            raise ValueError(f"{name}: expected a Joint, a Profile or a finite vector ({exc})") from None
+    raise ValueError(f"{name}: expected a mdmtheory.Joint or Profile, got {type(x).__name__}")
 
 
 def _times(t, name: str = "t") -> np.ndarray:
