@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import rel_entr
 
 from .joint import Joint
-from .schedules import Grid, Schedule, check_schedule
+from .schedules import Grid, check_schedule
 from .ugc import as_profile, gamma_umask
 
 __all__ = ["kl", "path_kl", "step_path_kl"]

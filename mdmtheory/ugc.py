@@ -179,9 +179,7 @@ def gain(p, t):
     r"""Gain polynomial :math:`h(t)` in Bernstein form (vectorized over t)."""
     hcard = gain_coefficients(p)
     d = hcard.shape[0]
-    t = _times(t)
-    j = np.arange(d)
-    return bernstein_basis(d - 1, t) @ hcard
+    return bernstein_basis(d - 1, _times(t)) @ hcard
 
 
 def _gain_derivative(prof: Profile, t: np.ndarray, *, strict: bool = False) -> np.ndarray:

@@ -38,7 +38,7 @@ import numpy as np
 from scipy.special import rel_entr
 
 from ..joint import Joint
-from ..schedules import Grid, Schedule, check_schedule
+from ..schedules import Grid, check_schedule
 from .planners import BernoulliPlanner, StepContext, resolve_planner
 
 __all__ = ["ExactRun", "exact_run", "sampler_law", "MAX_STATE_ENTRIES"]

@@ -166,7 +166,7 @@ def simulate(law, plan=None, planner="random", *, n: int, seed: int) -> Simulati
     n, seed = _check_n_seed(n, seed)
     oracle, planner, is_random, sizes = _setup(law, plan, planner)
     rng = np.random.default_rng(seed)
-    d, K = oracle.d, oracle.K
+    d = oracle.d
     x = np.zeros((n, d), dtype=np.int64)
     revealed = np.zeros((n, d), dtype=bool)
     lost = np.zeros(n, dtype=bool)

@@ -47,7 +47,7 @@ def joint_cond(table, B, A, x):
 
 def state_tc(table, A, B, x):
     """TC(X_B | X_A = x_A) = KL(p(x_B | x_A) || prod_j p(x_j | x_A)), by enumerating x_B."""
-    d, K = table.ndim, table.shape[0]
+    d = table.ndim
     Bs = sorted(B)
     sub = marginal(table, set(A) | set(B))[tuple(x[k] if k in A else slice(None) if k in B else 0 for k in range(d))]
     sub = sub / sub.sum()  # law of x_B given x_A, axes in increasing position order
