@@ -175,6 +175,7 @@ def riemann_bound(p, schedule) -> Bound:
     """
     prof = as_profile(p)
     sched = _schedule(schedule, prof.d)
+    _increments(prof, strict=True)  # the telescoping needs a non-increasing profile
     phi = prof.values
     value = (sched.max_size - 1) * float(phi[0] - phi[-1])
     return Bound(
@@ -200,6 +201,7 @@ def lc25_bound(p, schedule) -> Bound:
     """
     prof = as_profile(p)
     sched = _schedule(schedule, prof.d)
+    _increments(prof, strict=True)  # stated for exact (non-increasing) profiles
     phi = prof.values
     k = sched.max_size
     factor = (1 << (k - 1).bit_length()) - 1  # 2^ceil(log2 k) - 1
@@ -301,7 +303,11 @@ def lc25_lower_bound_corrected(p, max_size: int, *, reading: str = "revealed") -
 
 
 def _max_size_arg(max_size, d: int) -> int:
-    if isinstance(max_size, (bool, np.bool_)) or not float(max_size).is_integer() or not 1 <= int(max_size) <= d:
+    try:
+        ok = not isinstance(max_size, (bool, np.bool_)) and float(max_size).is_integer()
+    except (TypeError, ValueError):
+        ok = False
+    if not ok or not 1 <= int(max_size) <= d:
         raise ValueError(f"max_size: expected an integer in 1..d={d}, got {max_size!r}")
     return int(max_size)
 

@@ -27,6 +27,7 @@ from typing import Iterable, Mapping
 import numpy as np
 from scipy.stats import rankdata
 
+from ._validate import int_arg
 from .divergence import kl
 from .joint import Joint
 from .samplers.engine import exact_run
@@ -207,9 +208,17 @@ def comparison_table(laws: Mapping[str, Joint], planners, steps: Iterable[int]) 
     if not named:
         raise ValueError("planners: pass at least one planner")
     objs = {name: resolve_planner(pl) for name, pl in named.items()}
-    Ts = [int(T) for T in steps]
-    if not Ts or any(T < 1 for T in Ts):
-        raise ValueError(f"steps: expected positive step counts, got {Ts}")
+    try:
+        Ts = [int_arg(T, "steps", 1) for T in steps]
+    except TypeError:
+        raise ValueError(f"steps: expected a sequence of positive step counts, got {steps!r}") from None
+    if not Ts:
+        raise ValueError("steps: expected at least one step count")
+    for lname, p in laws.items():
+        if not isinstance(p, Joint):
+            raise ValueError(f"laws: {lname!r} is a {type(p).__name__}, expected a Joint")
+    if all(T > p.d for p in laws.values() for T in Ts):
+        raise ValueError("steps: every step count exceeds every law's d; choose T <= d")
     rows, values, losts = [], [], []
     for lname, p in laws.items():
         if not isinstance(p, Joint):

@@ -88,7 +88,10 @@ class Joint:
             raise ValueError("table: contains NaN or infinite entries")
         if np.any(arr < 0):
             raise ValueError(f"table: contains negative entries (min {arr.min():.3g})")
-        lost = float(lost)
+        try:
+            lost = float(lost)
+        except (TypeError, ValueError):
+            raise ValueError(f"lost: expected a mass in [0, 1], got {lost!r}") from None
         if not (np.isfinite(lost) and 0.0 <= lost <= 1.0):
             raise ValueError(f"lost: must be a mass in [0, 1], got {lost}")
         total = float(arr.sum())
@@ -112,10 +115,6 @@ class Joint:
         """Alphabet size."""
         return self.table.shape[0]
 
-    @property
-    def full_mask(self) -> int:
-        return (1 << self.d) - 1
-
     def __repr__(self) -> str:
         extra = f", lost={self.lost:.3g}" if self.lost else ""
         return f"Joint(d={self.d}, K={self.K}{extra})"
@@ -123,7 +122,10 @@ class Joint:
     # -- marginals and conditionals -----------------------------------------------------
     def marginal(self, positions: Iterable[int]) -> np.ndarray:
         """Marginal table of ``X_A``, axes in the order the positions are given."""
-        pos = list(positions)
+        try:
+            pos = list(positions)
+        except TypeError:
+            raise ValueError(f"positions: expected an iterable of positions, e.g. [j], got {positions!r}") from None
         positions_to_mask(pos, self.d, name="positions")
         if len(set(pos)) != len(pos):
             raise ValueError(f"positions: repeated entries in {pos}")
@@ -138,6 +140,8 @@ class Joint:
         Raises ValueError when :math:`p(x_A) = 0`: the prefix is unreachable and the
         conditional is undefined (see :meth:`conditional_table` for all prefixes at once).
         """
+        if given is not None and not isinstance(given, Mapping):
+            raise ValueError(f"given: expected a mapping {{position: token}}, got {given!r}")
         given = dict(given or {})
         positions_to_mask(list(given) + [j], self.d, name="j/given")
         if j in given:

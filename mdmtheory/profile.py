@@ -54,7 +54,12 @@ class Profile:
     @classmethod
     def from_entropy_coefficients(cls, e) -> "Profile":
         r"""Profile from :math:`e_0 = 0, e_1, \dots, e_d` (differences)."""
-        e = np.asarray(e, dtype=np.float64)
+        try:
+            e = np.asarray(e, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"e: expected a float vector e_0..e_d, got {e!r}") from None
+        if not np.all(np.isfinite(e)):
+            raise ValueError("e: contains NaN or infinite entries")
         if e.ndim != 1 or e.shape[0] < 2:
             raise ValueError(f"e: expected e_0..e_d (length d+1 >= 2), got shape {e.shape}")
         if e[0] != 0.0:

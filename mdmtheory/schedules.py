@@ -501,6 +501,9 @@ def sqrt_rule_schedule(profile, steps: int, *, tol: float = 1e-12) -> Schedule:
     KL. Source: Lavenant & Zanella (2025), arXiv 2510.25544, square-root
     information-profile rule.
     """
+    tol = _real_arg(tol, "tol")
+    if tol < 0:
+        raise ValueError(f"tol: expected a non-negative tolerance, got {tol}")
     phi = _profile_values(profile)
     d = phi.shape[0]
     steps = _int_arg(steps, "steps", 1, d, f" (a schedule of d={d} tokens has at most d steps)")
@@ -625,6 +628,7 @@ def grid_to_schedule(grid, d: int) -> Schedule:
             f"grid: {grid.steps} steps plus {m0} + {mN} exact boundary tokens need {T} > d={d} card steps; "
             "use a coarser grid"
         )
-    middle = d * t[1:-1]
+    # rounding the boundary counts can overtake an interior target: keep the targets ordered
+    middle = np.clip(d * t[1:-1], m0, d - mN)
     targets = np.concatenate([np.arange(m0 + 1), middle, d - mN + np.arange(mN + 1)])
     return round_cumulative(targets, d)

@@ -137,9 +137,11 @@ class TableLaw:
         return out
 
     def sample(self, n, rng):
-        flat = self.joint.table.ravel()
+        cdf = np.cumsum(self.joint.table.ravel())
         u = rng.random(n)
-        idx = np.minimum(np.searchsorted(np.cumsum(flat), u * flat.sum(), side="right"), flat.size - 1)
+        # scale by cdf[-1], not by a differently rounded sum: u * cdf[-1] < cdf[-1] always, so
+        # the search never runs past the end onto a zero-probability outcome
+        idx = np.searchsorted(cdf, u * cdf[-1], side="right")
         return np.stack(np.unravel_index(idx, self.joint.table.shape), axis=1).astype(np.int64)
 
 

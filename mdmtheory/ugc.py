@@ -88,14 +88,20 @@ def as_profile(x, *, name: str = "p", vectors: bool = False) -> Profile:
 
 
 def _times(t, name: str = "t") -> np.ndarray:
-    t = np.asarray(t, dtype=np.float64)
+    try:
+        t = np.asarray(t, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected reveal times in [0, 1], got {t!r}") from None
     if np.any(~np.isfinite(t)) or np.any(t < 0) or np.any(t > 1):
         raise ValueError(f"{name}: reveal times must lie in [0, 1]")
     return t
 
 
 def _interval(a, b, name: str = "a, b") -> tuple[float, float]:
-    a, b = float(a), float(b)
+    try:
+        a, b = float(a), float(b)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected reveal times 0 <= a <= b <= 1, got a={a!r}, b={b!r}") from None
     if not (0.0 <= a <= b <= 1.0):
         raise ValueError(f"{name}: need 0 <= a <= b <= 1, got a={a}, b={b}")
     return a, b
@@ -120,7 +126,10 @@ def log_odds(t):
 
 def from_log_odds(lam):
     r""":math:`r = e^\lambda/(1 + e^\lambda)`, the reveal time of log-odds :math:`\lambda`."""
-    lam = np.asarray(lam, dtype=np.float64)
+    try:
+        lam = np.asarray(lam, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"lam: expected real log-odds, got {lam!r}") from None
     if np.any(np.isnan(lam)):
         raise ValueError("lam: contains NaN")
     out = np.where(lam >= 0, 1.0 / (1.0 + np.exp(-np.abs(lam))), np.exp(-np.abs(lam)) / (1.0 + np.exp(-np.abs(lam))))
@@ -250,7 +259,11 @@ def ugc_card(p, a: int, b: int) -> float:
 
 def _card_pair(a, b, d: int) -> tuple[int, int]:
     for name, v in (("a", a), ("b", b)):
-        if isinstance(v, (bool, np.bool_)) or not float(v).is_integer():
+        try:
+            integral = not isinstance(v, (bool, np.bool_)) and float(v).is_integer()
+        except (TypeError, ValueError):
+            integral = False
+        if not integral:
             raise ValueError(f"{name}: expected an integer count of revealed tokens, got {v!r}")
     a, b = int(a), int(b)
     if not (0 <= a <= b <= d):
@@ -396,8 +409,7 @@ def gamma_umask(p, a: float, b: float) -> float:
     Gauss–Legendre quadrature with enough nodes to integrate the degree-(d-1) polynomial
     exactly; the integrand is non-negative (h is non-decreasing), so nothing cancels.
     """
-    if not (0.0 <= a <= b <= 1.0):
-        raise ValueError(f"a, b: need 0 <= a <= b <= 1, got a={a}, b={b}")
+    a, b = _interval(a, b)
     prof = as_profile(p)
     if b == a:
         return 0.0

@@ -319,12 +319,17 @@ def test_proposition1_block_grid(p, cuts, extra):
         assert np.min(np.abs(np.array(b.plan.times) - e)) < 1e-12
 
 
+def _repeated3_gamma(a, b):
+    """Closed form Gamma_umask(a, b) = ∫_a^b (h(u) - h(a)) du for the repeated bit, d = 3."""
+    h = lambda t: 3 * LOG2 * (2 * t - t * t)  # noqa: E731
+    Hint = lambda t: 3 * LOG2 * (t * t - t**3 / 3)  # antiderivative of h
+    return Hint(b) - Hint(a) - (b - a) * h(a)
+
+
 def _repeated3_gamma_and_C():
     """Closed forms for the repeated bit, d = 3, on [1/3, 2/3]: h(t) = 3 log 2 (2t - t^2)."""
     a, b = 1 / 3, 2 / 3
-    h = lambda t: 3 * LOG2 * (2 * t - t * t)  # noqa: E731
-    Hint = lambda t: 3 * LOG2 * (t * t - t**3 / 3)  # antiderivative of h
-    gamma = Hint(b) - Hint(a) - (b - a) * h(a)  # ∫_a^b (h(u) - h(a)) du
+    gamma = _repeated3_gamma(a, b)
     # H(a, b) = ∫ t(1-t) h'(t) dt, h' = 6 log 2 (1 - t): antiderivative of 6 log2 (t - 2t^2 + t^3)
     G = lambda t: 6 * LOG2 * (t * t / 2 - 2 * t**3 / 3 + t**4 / 4)  # noqa: E731
     H = G(b) - G(a)
@@ -350,6 +355,20 @@ def test_proposition1_lower_bound_as_stated():
     assert gamma == pytest.approx(5 / 27 * LOG2, abs=1e-14)
     assert C == pytest.approx(13 / 27 * LOG2**2, abs=1e-14)
     assert gamma >= C  # the claim: optimal 1-step error >= C(P)/1
+
+
+@pytest.mark.xfail(strict=True, reason="W26 Prop. 1 lower bound C(P)/N fails inside its own hypothesis: repeated bit d=3, N=8 on [1/3, 2/3]")
+def test_proposition1_lower_bound_as_stated_inside_its_hypothesis():
+    """Prop. 1 assumes N >= 2(K + 2 log(psi(T)/psi(t_0))) = 2(1 + 2 log 4) = 7.55 here, so
+    N = 8 qualifies. The uniform 8-step grid on [1/3, 2/3] already has error
+    sum_j Gamma(t_j, t_{j+1}) = 0.0144 (closed form), so the optimum is <= 0.0144, while
+    C(P)/N = (13/27)(log 2)^2 / 8 = 0.0289."""
+    N = 8
+    assert N >= 2 * (1 + 2 * np.log(4.0))
+    t = np.linspace(1 / 3, 2 / 3, N + 1)
+    uniform_error = sum(_repeated3_gamma(t[j], t[j + 1]) for j in range(N))
+    _, C = _repeated3_gamma_and_C()
+    assert uniform_error >= C / N  # the claim (optimal <= uniform_error) would need this
 
 
 @given(joints(min_d=3, max_d=4), st.lists(st.floats(0.3, 0.7), max_size=2, unique=True), grids(interior=True, max_steps=6))
@@ -504,3 +523,27 @@ def test_vacuous_factors_are_infinite_not_nan():
     flat = mt.Profile([0.5, 0.5, 0.5])  # independent coordinates: h = 0 exactly
     assert B.w26_lemma4(flat, 0.0, 1.0).value == 0.0  # H = 0: no defect, bound 0
     assert B.w26_theorem1_card(flat, (1, 2)).value == 0.0
+
+
+def test_bad_scalars_raise_value_errors_naming_the_argument():
+    p = mt.families.parity(3)
+    cases = [
+        (lambda: U.gamma_umask(p, None, 0.5), "^a, b:"),
+        (lambda: U.ugc(p, "a", 0.5), "^a, b:"),
+        (lambda: U.gain(p, "x"), "^t:"),
+        (lambda: U.ugc_density(p, "x"), "^lam:"),
+        (lambda: B.w26_lemma5(p, None, 3), "^a:"),
+        (lambda: B.lc25_lower_bound(p, None), "^max_size:"),
+        (lambda: B.lc25_lower_bound(p, "x"), "^max_size:"),
+    ]
+    for call, pattern in cases:
+        with pytest.raises(ValueError, match=pattern):
+            call()
+
+
+def test_profile_bounds_refuse_increasing_profiles():
+    # a cross-entropy profile that increases would give a negative "upper bound"
+    prof = mt.Profile([0.1, 0.5, 0.2])
+    for bound in (B.riemann_bound, B.lc25_bound):
+        with pytest.raises(ValueError, match="^p: the profile increases"):
+            bound(prof, (3,))

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import mdmtheory as mt
 from mdmtheory.families import markov_chain_entropy_coefficients
 from mdmtheory.optimal import optimal_schedule, schedule_path_kl
 from mdmtheory.profile import Profile
@@ -345,3 +346,20 @@ def test_family_arguments_are_validated():
         dilated_plan(8, 8, base=1)
     with pytest.raises(ValueError, match="block"):
         dilated_plan(8, 9)
+
+
+def test_grid_to_schedule_when_boundary_rounding_overtakes_interior_times():
+    # m_0 = round(10 * 0.06) = 1 > 10 * 0.07: the interior target must not fall below it
+    from mdmtheory.schedules import grid_to_schedule
+
+    for times in [(0.06, 0.07, 1.0), (0.0, 0.93, 0.94)]:
+        s = grid_to_schedule(mt.Grid(times), 10)
+        assert s.d == 10 and min(s.sizes) >= 1 and s.steps == 3
+
+
+def test_sqrt_rule_rejects_bad_tolerance():
+    from mdmtheory.schedules import sqrt_rule_schedule
+
+    for tol in (float("nan"), -1.0, "x"):
+        with pytest.raises(ValueError, match="^tol:"):
+            sqrt_rule_schedule([0.1, 0.5, 0.2, 0.0], 2, tol=tol)

@@ -139,8 +139,13 @@ def test_mc_kl_matches_exact_for_deterministic_planners(lname, k):
     # the per-step means estimate the engine's per-step parts (the trajectory KL's columns)
     n_steps = len(est.step_means)
     assert np.all(np.abs(est.step_means - run.step_kl[1 : n_steps + 1]) < 6 * est.stderr + 1e-12)
+    # the interval is the two-sided normal interval at est.level around the mean
+    from scipy.stats import norm
+
     lo, hi = est.ci
-    assert lo < est.value < hi or est.stderr == 0
+    z = norm.ppf(0.5 + est.level / 2)
+    assert (lo + hi) / 2 == pytest.approx(est.value, abs=1e-12)
+    assert (hi - lo) / 2 == pytest.approx(z * est.stderr, rel=1e-9, abs=1e-15)
 
 
 def test_mc_path_kl_of_random_planner_matches_exact():

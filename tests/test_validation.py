@@ -292,7 +292,8 @@ class IdlePlanner:
 
 
 def test_planner_that_never_finishes():
-    with pytest.raises(ValueError, match=r"^planner: .*still has masked positions"):
+    # a planner allowed to reveal nothing could loop forever without a Grid's completion
+    with pytest.raises(ValueError, match=r"^plan: .*Grid"):
         exact_run(uniform(2, 2), None, IdlePlanner())
 
 
@@ -316,3 +317,40 @@ def test_path_kl_arguments():
         path_kl(np.full((2, 2), 0.25), Schedule((2,)))
     with pytest.raises(ValueError, match=r"^sizes: "):
         path_kl(uniform(2, 2), (2, 0))
+
+
+# -- regressions from review: wrong types raise ValueErrors naming the argument ------------------
+def test_wrong_types_name_the_argument():
+    from mdmtheory.profile import Profile
+    from mdmtheory.samplers import BernoulliPlanner, ConfidencePlanner
+
+    p = Joint(np.full((2, 2, 2), 0.125))
+    cases = [
+        (lambda: Joint(np.full((2, 2), 0.25), lost=None), "^lost:"),
+        (lambda: p.marginal(3), "^positions:"),
+        (lambda: p.conditional(1, [0]), "^given:"),
+        (lambda: Profile.from_entropy_coefficients("ab"), "^e:"),
+        (lambda: Profile.from_entropy_coefficients([0.0, np.nan]), "^e:"),
+        (lambda: exact_run(p, Schedule((1, 1, 1)), ConfidencePlanner), "^planner: pass an instance"),
+        (lambda: exact_run(p, None, BernoulliPlanner((0.5, 1.0))), "^plan: .*Grid"),
+        (lambda: BernoulliPlanner((1.5,)), "^betas:"),
+    ]
+    for call, pattern in cases:
+        with pytest.raises(ValueError, match=pattern):
+            call()
+
+
+def test_marginal_and_conditionals_with_unsorted_positions():
+    rng = np.random.default_rng(3)
+    t = rng.random((3, 3, 3, 3))
+    t /= t.sum()
+    p = Joint(t)
+    # marginal over (2, 0): axes in the order given, by direct summation
+    ref = t.sum(axis=(1, 3)).T
+    assert np.allclose(p.marginal([2, 0]), ref, atol=1e-15)
+    # conditional of position 1 given x_3 = 1, x_0 = 0, by direct slicing
+    joint = t[0, :, :, 1].sum(axis=1)
+    assert np.allclose(p.conditional(1, {3: 1, 0: 0}), joint / joint.sum(), atol=1e-15)
+    cond, reach = p.conditional_table(1, [3, 0])
+    assert cond.shape == (3, 3, 3) and reach.all()
+    assert np.allclose(cond[0, 1], joint / joint.sum(), atol=1e-15)  # axes: sorted A = (0, 3), then x_1

@@ -52,8 +52,6 @@ arXiv 2506.19037, eqs. 8–9); PC-Sampler (Huang et al. 2025, arXiv 2508.13021).
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
@@ -61,6 +59,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import entr
 
+from .._validate import int_arg, real_arg
 from ..joint import NORMALIZATION_TOL, Joint
 from ..schedules import Schedule
 from .planners import StepContext, register_planner
@@ -185,15 +184,10 @@ def _group_by_mask(chosen: np.ndarray, shape: tuple[int, ...]):
 def _pos_int(value, name: str, *, allow_none: bool = False):
     if value is None and allow_none:
         return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name}: expected a positive integer, got {value!r}")
-    return int(value)
+    return int_arg(value, name, 1)
 
 
-def _finite(value, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
-    return float(value)
+_finite = real_arg
 
 
 # -- base class --------------------------------------------------------------------------

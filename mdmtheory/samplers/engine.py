@@ -155,6 +155,11 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
             states = {A: w * marg(A) for A, w in weights.items()}
     else:
         planner_obj = resolve_planner(planner)
+        if getattr(planner_obj, "allows_empty", False):
+            raise ValueError(
+                "plan: a planner that may reveal nothing in a step (Bernoulli) needs a Grid; "
+                "pass mt.Grid(times) as plan"
+            )
         if plan is None:
             if getattr(planner_obj, "needs_schedule", True):
                 raise ValueError(f"plan: planner {getattr(planner_obj, 'name', planner)!r} needs a Schedule")
@@ -218,7 +223,9 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
 
             total_w = 0.0
             for B, w in planner_obj.moves(ctx):
-                if B & A or B & ~full:
+                if B & ~full:
+                    raise ValueError(f"planner: proposed B={B:#b} with positions outside 0..{d - 1}")
+                if B & A:
                     raise ValueError(f"planner: proposed B={B:#b} overlapping the revealed set {A:#b}")
                 if B == 0 and not allows_empty:
                     raise ValueError("planner: proposed an empty reveal set")

@@ -100,6 +100,12 @@ class BernoulliPlanner:
     needs_schedule: bool = False
     allows_empty: bool = True
 
+    def __post_init__(self):
+        betas = tuple(float(b) for b in self.betas)
+        if not betas or not all(0.0 <= b <= 1.0 for b in betas):  # NaN fails too
+            raise ValueError(f"betas: reveal probabilities must lie in [0, 1], got {self.betas!r}")
+        object.__setattr__(self, "betas", betas)
+
     def moves(self, ctx: StepContext):
         beta = self.betas[ctx.step]
         n = len(ctx.free)
@@ -135,6 +141,8 @@ def resolve_planner(planner) -> Planner:
                 f"planner: unknown name {planner!r}; known: {sorted(PLANNERS)} "
                 "(or pass an object with a moves(ctx) method)"
             ) from None
+    if isinstance(planner, type):
+        raise ValueError(f"planner: pass an instance, e.g. {planner.__name__}(), not the class")
     if not hasattr(planner, "moves"):
         raise ValueError(f"planner: expected a name or an object with moves(ctx), got {planner!r}")
     return planner

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from ..schedules import Grid, Schedule
-from ..structured import as_oracle
+from ..schedules import Grid, check_schedule
+from ..structured import _inverse_cdf, as_oracle
 from .planners import RandomPlanner, resolve_planner
 
 __all__ = ["Simulation", "KLEstimate", "simulate", "estimate_kl", "STDERR_FLOOR"]
@@ -127,11 +127,7 @@ def _setup(law, plan, planner):
             raise ValueError(f"plan: planner {getattr(planner, 'name', planner)!r} needs a Schedule")
         sizes = [None] * oracle.d
     else:
-        if not isinstance(plan, Schedule):
-            plan = Schedule(plan)
-        if plan.d != oracle.d:
-            raise ValueError(f"plan: schedule sizes sum to {plan.d}, expected d={oracle.d}")
-        sizes = list(plan.sizes)
+        sizes = list(check_schedule(plan, oracle.d, name="plan").sizes)
     return oracle, planner, is_random, sizes
 
 
@@ -184,9 +180,7 @@ def simulate(law, plan=None, planner="random", *, n: int, seed: int) -> Simulati
             continue
         probs = oracle.conditionals(xs, rv)
         chosen = _choose(planner, is_random, t, size, probs, ~rv, rng)
-        cdf = np.cumsum(probs, axis=-1)
-        u = rng.random(xs.shape)
-        draw = (cdf <= u[..., None] * cdf[..., -1:]).sum(axis=-1)
+        draw = _inverse_cdf(probs, rng.random(xs.shape))
         x[rows] = np.where(chosen, draw, xs)
         revealed[rows] = rv | chosen
         reveal_step[rows] = np.where(chosen, t + 1, reveal_step[rows])

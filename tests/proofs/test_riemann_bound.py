@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
@@ -89,7 +90,10 @@ def test_monotonicity_is_needed():
     sched = mt.Schedule((3,))
     assert brute_path_kl(prof.values, sched.sizes) == 1.0
     assert mt.path_kl(prof, sched) == 1.0
-    assert riemann_bound(prof, sched).value == 0.0  # the bound's formula, violated
+    phi = prof.values
+    assert (sched.max_size - 1) * (phi[0] - phi[-1]) == 0.0  # the bound's formula, violated
+    with pytest.raises(ValueError, match="^p: the profile increases"):
+        riemann_bound(prof, sched)  # so the package refuses non-monotone profiles
 
 
 def test_step_lemma_symbolic():
