@@ -279,3 +279,21 @@ def test_bad_input():
         simulate(p, None, BernoulliPlanner((0.5, 1.0)), n=10, seed=0)
     with pytest.raises(ValueError, match="level"):
         estimate_kl(p, mt.Schedule((3,)), n=10, seed=0, level=1.5)
+
+
+def test_markov_chain_law_to_joint_and_entropy_coefficients():
+    """The structured chain's dense table is the chain's path probability by enumeration,
+    and its entropy coefficients are the subset-entropy means of that table."""
+    import itertools
+
+    from mdmtheory.structured import MarkovChainLaw
+
+    P = np.array([[0.7, 0.3], [0.4, 0.6]])
+    pi = np.array([4 / 7, 3 / 7])  # stationary: pi P = pi
+    law = MarkovChainLaw(P, 4)
+    table = law.to_joint().table
+    for x in itertools.product(range(2), repeat=4):
+        ref = pi[x[0]] * np.prod([P[x[i], x[i + 1]] for i in range(3)])
+        assert table[x] == pytest.approx(ref, abs=1e-15)
+    e = law.entropy_coefficients()
+    assert np.allclose(e, mt.entropy_coefficients(mt.Joint(table)), atol=1e-12)
