@@ -192,19 +192,24 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
                 continue
             pA = marg(A)
             reach = pA > 0
-            lost += float(np.where(reach, 0.0, m).sum())
-            m = np.where(reach, m, 0.0)
+            all_reach = bool(reach.all())
+            if not all_reach:  # mass at zero-probability prefixes cannot continue
+                lost += float(np.where(reach, 0.0, m).sum())
+                m = np.where(reach, m, 0.0)
             m_total = float(m.sum())
             free = tuple(j for j in range(d) if not A >> j & 1)
             if size is not None and size > len(free):
                 raise ValueError(f"plan: step {t} asks for {size} tokens, only {len(free)} are masked")
             conds: dict[int, np.ndarray] = {}
 
-            def cond(j, A=A, pA=pA, reach=reach, conds=conds):
+            def cond(j, A=A, pA=pA, reach=reach, all_reach=all_reach, conds=conds):
                 c = conds.get(j)
                 if c is None:
                     pAj = marg(A | (1 << j))
-                    c = np.divide(pAj, pA, out=np.zeros(pAj.shape), where=reach)
+                    if all_reach:
+                        c = pAj / pA
+                    else:
+                        c = np.divide(pAj, pA, out=np.zeros(pAj.shape), where=reach)
                     conds[j] = c
                 return c
 
