@@ -23,33 +23,12 @@ from scipy.special import xlogy
 import mdmtheory as mt
 from mdmtheory import bounds as B
 from mdmtheory import ugc as U
+from reference import compositions, make_table
 
 LOG2 = math.log(2.0)
 
 
 # -- strategies and references -----------------------------------------------------------
-def make_table(d, K, seed, mode):
-    rng = np.random.default_rng(seed)
-    n = K**d
-    if mode == "dirichlet":
-        t = rng.dirichlet(np.full(n, 0.5))
-    elif mode == "sparse":
-        t = rng.dirichlet(np.full(n, 0.05))
-        t[rng.random(n) < 0.3] = 0.0
-        if t.sum() == 0:
-            t[0] = 1.0
-        t /= t.sum()
-    elif mode == "near_independent":
-        prod = np.ones(())
-        for _ in range(d):
-            prod = np.multiply.outer(prod, rng.dirichlet(np.ones(K)))
-        t = 0.98 * prod.ravel() + 0.02 * rng.dirichlet(np.ones(n))
-    else:
-        t = rng.dirichlet(np.full(n, 5.0)) ** 8
-        t /= t.sum()
-    return t.reshape((K,) * d)
-
-
 @st.composite
 def joints(draw, min_d=2, max_d=4):
     d = draw(st.integers(min_d, max_d))
@@ -84,19 +63,6 @@ def grids(draw, interior=False, max_steps=4):
     if not interior and draw(st.booleans()):
         pts[0] = 0.0
     return mt.Grid(pts)
-
-
-def compositions(d):
-    for cuts in itertools.product((0, 1), repeat=d - 1):
-        out, k = [], 1
-        for c in cuts:
-            if c:
-                out.append(k)
-                k = 1
-            else:
-                k += 1
-        out.append(k)
-        yield tuple(out)
 
 
 def scale_of(p):

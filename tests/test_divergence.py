@@ -21,19 +21,10 @@ from mdmtheory.joint import Joint
 from mdmtheory.profile import Profile, information_profile
 from mdmtheory.samplers.engine import exact_run
 from mdmtheory.schedules import Grid, Schedule
+from reference import random_table
 
 LOG2 = math.log(2.0)
 TOL = 1e-12
-
-
-def random_table(K, d, seed, *, zeros=0.0, alpha=1.0):
-    rng = np.random.default_rng(seed)
-    w = rng.dirichlet(np.full(K**d, alpha))
-    if zeros:
-        w[rng.random(K**d) < zeros] = 0.0
-    if w.sum() == 0:
-        w[0] = 1.0
-    return (w / w.sum()).reshape((K,) * d)
 
 
 def brute_kl(P, Q) -> float:

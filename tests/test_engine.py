@@ -32,6 +32,7 @@ from mdmtheory.entropies import total_correlation
 from mdmtheory.joint import Joint
 from mdmtheory.samplers.engine import exact_run, sampler_law
 from mdmtheory.schedules import Grid, Schedule
+from reference import random_table
 
 TOL = 1e-12
 
@@ -127,16 +128,6 @@ def brute_bernoulli(table, times):
             f = f * np.divide(P.table, P(A), out=np.zeros(P.table.shape), where=P(A) > 0)
         q += w * f
     return q, lost, tc
-
-
-def random_table(K, d, seed, *, zeros=0.0, alpha=1.0):
-    rng = np.random.default_rng(seed)
-    w = rng.dirichlet(np.full(K**d, alpha))
-    if zeros:
-        w[rng.random(K**d) < zeros] = 0.0
-    if w.sum() == 0:
-        w[0] = 1.0
-    return (w / w.sum()).reshape((K,) * d)
 
 
 def sparse_table(K, d, seed, n_support):

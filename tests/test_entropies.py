@@ -32,6 +32,7 @@ from mdmtheory.entropies import (
     tse_complexity,
 )
 from mdmtheory.joint import Joint
+from reference import random_table
 
 entropy_mod = importlib.import_module("mdmtheory.entropies")
 LOG2 = math.log(2.0)
@@ -52,20 +53,6 @@ def brute_subset_entropies(table) -> np.ndarray:
             marg[tuple(x[j] for j in S)] += float(table[x])
         out[mask] = -sum(v * math.log(v) for v in marg.values() if v > 0)
     return out
-
-
-def random_table(K, d, seed, *, zeros=0.0, tiny=0.0, alpha=1.0):
-    """Dirichlet table with a fraction of exact zeros and of tiny (1e-13..1e-300) entries."""
-    rng = np.random.default_rng(seed)
-    w = rng.dirichlet(np.full(K**d, alpha))
-    if zeros:
-        w[rng.random(K**d) < zeros] = 0.0
-    if tiny:
-        sel = rng.random(K**d) < tiny
-        w[sel] = 10.0 ** rng.uniform(-300, -13, size=int(sel.sum()))
-    if w.sum() == 0:
-        w[0] = 1.0
-    return (w / w.sum()).reshape((K,) * d)
 
 
 def gf2_rank(rows) -> int:

@@ -24,6 +24,7 @@ import mdmtheory as mt
 from mdmtheory import symbolic as S
 from mdmtheory import ugc
 from mdmtheory.bounds import riemann_bound
+from reference import brute_profile, compositions as _compositions
 
 R = sp.Rational
 TOL = 1e-12
@@ -42,21 +43,6 @@ def brute_H(table: np.ndarray, positions) -> float:
     m = table.sum(axis=rest) if rest else table
     m = m[m > 0]
     return float(-(m * np.log(m)).sum())
-
-
-def brute_profile(table: np.ndarray) -> np.ndarray:
-    """f(i) = mean over |A| = i, j not in A of H(X_j | X_A), by enumeration."""
-    d = table.ndim
-    out = np.zeros(d)
-    for i in range(d):
-        vals = []
-        for A in itertools.combinations(range(d), i):
-            HA = brute_H(table, A)
-            for j in range(d):
-                if j not in A:
-                    vals.append(brute_H(table, A + (j,)) - HA)
-        out[i] = np.mean(vals)
-    return out
 
 
 def brute_path_kl(table: np.ndarray, sizes) -> float:
@@ -543,19 +529,6 @@ def test_power_law_discrete_optimum_follows_geometric_positions():
 # ----------------------------------------------------------------------------------------
 # Riemann bound by telescoping
 # ----------------------------------------------------------------------------------------
-def _compositions(d):
-    for cuts in itertools.product((0, 1), repeat=d - 1):
-        sizes, k = [], 1
-        for c in cuts:
-            if c:
-                sizes.append(k)
-                k = 1
-            else:
-                k += 1
-        sizes.append(k)
-        yield tuple(sizes)
-
-
 @pytest.mark.parametrize("d", [1, 2, 3, 4, 5, 6])
 def test_riemann_certificate_all_schedules(d):
     for sizes in _compositions(d):

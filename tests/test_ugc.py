@@ -21,33 +21,12 @@ from scipy.special import xlogy
 
 import mdmtheory as mt
 from mdmtheory import ugc as U
+from reference import make_table
 
 LOG2 = math.log(2.0)
 
 
 # -- references -------------------------------------------------------------------------
-def make_table(d, K, seed, mode):
-    rng = np.random.default_rng(seed)
-    n = K**d
-    if mode == "dirichlet":
-        t = rng.dirichlet(np.full(n, 0.5))
-    elif mode == "sparse":  # near-degenerate: most mass on few outcomes, many exact zeros
-        t = rng.dirichlet(np.full(n, 0.05))
-        t[rng.random(n) < 0.3] = 0.0
-        if t.sum() == 0:
-            t[0] = 1.0
-        t /= t.sum()
-    elif mode == "near_independent":
-        prod = np.ones(())
-        for _ in range(d):
-            prod = np.multiply.outer(prod, rng.dirichlet(np.ones(K)))
-        t = 0.98 * prod.ravel() + 0.02 * rng.dirichlet(np.ones(n))
-    else:  # peaked
-        t = rng.dirichlet(np.full(n, 5.0)) ** 8
-        t /= t.sum()
-    return t.reshape((K,) * d)
-
-
 @st.composite
 def joints(draw, max_d=4):
     d = draw(st.integers(2, max_d))

@@ -10,11 +10,11 @@ import numpy as np
 import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
-from scipy.special import xlogy
 
 import mdmtheory as mt
 from mdmtheory.testing import joints
 from mdmtheory.ugc import gain, gain_coefficients, gain_derivative
+from reference import subset_entropy as H
 
 JOINTS = joints(d=(1, 4), K=(2, 3), max_outcomes=81)
 # t in [0, 1]; values below 1e-300 are mapped to 0: scipy's binom.pmf (used by ugc.gain) raises
@@ -23,16 +23,6 @@ TIMES = st.lists(
     st.floats(min_value=0.0, max_value=1.0, allow_nan=False).map(lambda x: 0.0 if x < 1e-300 else x),
     min_size=1, max_size=5,
 )
-
-
-def marginal(table, keep):
-    drop = tuple(k for k in range(table.ndim) if k not in keep)
-    return table.sum(axis=drop, keepdims=True) if drop else table
-
-
-def H(table, S):
-    m = marginal(table, set(S)) if S else np.ones(1)
-    return float(-np.sum(xlogy(m, m)))
 
 
 def mutual_informations(table):

@@ -23,11 +23,7 @@ from mdmtheory.samplers.adaptive import (
     ThresholdPlanner,
 )
 from mdmtheory.testing import joint_and_schedule, joints
-
-
-def marginal(table, keep):
-    drop = tuple(k for k in range(table.ndim) if k not in keep)
-    return table.sum(axis=drop, keepdims=True) if drop else table
+from reference import marginal
 
 
 def cond_vec(table, j, A, x):

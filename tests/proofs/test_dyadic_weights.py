@@ -26,17 +26,13 @@ from mdmtheory.dyadic import (
 )
 from mdmtheory.testing import intervals, joints
 from mdmtheory.ugc import gain, ugc
+from reference import marginal
 
 A_EX, B_EX = 0.3, 0.31  # the documented counterexample interval (THEORY.md §5)
 
 
 def odds(t):
     return t / (1 - t)
-
-
-def marginal(table, keep):
-    drop = tuple(k for k in range(table.ndim) if k not in keep)
-    return table.sum(axis=drop, keepdims=True) if drop else table
 
 
 def entropy(table, S):

@@ -17,11 +17,7 @@ from scipy.special import rel_entr, xlogy
 
 import mdmtheory as mt
 from mdmtheory.testing import joint_and_grid, joint_and_schedule, joints
-
-
-def marginal(table, keep):
-    drop = tuple(k for k in range(table.ndim) if k not in keep)
-    return table.sum(axis=drop, keepdims=True) if drop else table
+from reference import marginal
 
 
 def cond(table, B, A):

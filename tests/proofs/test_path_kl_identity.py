@@ -18,13 +18,9 @@ from scipy.special import xlogy
 
 import mdmtheory as mt
 from mdmtheory.testing import grids, joint_and_grid, joint_and_schedule, joints
+from reference import compositions, marginal
 
 SMALL = dict(d=(2, 4), K=(2, 3), max_outcomes=81)
-
-
-def marginal(table, keep):
-    drop = tuple(k for k in range(table.ndim) if k not in keep)
-    return table.sum(axis=drop, keepdims=True) if drop else table
 
 
 class Logs:
@@ -98,18 +94,6 @@ def test_step_terms_are_expected_tc(case):
                 vals.append(sum(cond_entropy(t, [j], A) for j in B) - cond_entropy(t, B, A))
         assert abs(steps[idx] - np.mean(vals)) <= 1e-10 * max(1.0, d * math.log(p.K))
         assert steps[idx] >= -1e-12
-
-
-def compositions(d):
-    for cuts in itertools.product([0, 1], repeat=d - 1):
-        sizes, run = [], 1
-        for c in cuts:
-            if c:
-                sizes.append(run)
-                run = 1
-            else:
-                run += 1
-        yield tuple(sizes + [run])
 
 
 def test_telescoping_symbolic():

@@ -17,14 +17,9 @@ from scipy.special import xlogy
 
 import mdmtheory as mt
 from mdmtheory.testing import joints
+from reference import brute_profile, marginal
 
 JOINTS = joints(d=(1, 4), K=(2, 3), max_outcomes=81)
-
-
-def marginal(table, keep):
-    """Marginal in keepdims form (length K on the kept axes, 1 elsewhere)."""
-    drop = tuple(k for k in range(table.ndim) if k not in keep)
-    return table.sum(axis=drop, keepdims=True) if drop else table
 
 
 def cond_entropy(table, j, A):
@@ -37,15 +32,6 @@ def cond_entropy(table, j, A):
 
 def joint_entropy(table):
     return float(-np.sum(xlogy(table, table)))
-
-
-def brute_profile(table):
-    d = table.ndim
-    phi = []
-    for m in range(d):
-        vals = [cond_entropy(table, j, A) for A in itertools.combinations(range(d), m) for j in range(d) if j not in A]
-        phi.append(np.mean(vals))
-    return np.array(phi)
 
 
 def tol(p):

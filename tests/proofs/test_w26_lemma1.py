@@ -8,22 +8,12 @@ import math
 import numpy as np
 import sympy as sp
 from hypothesis import given
-from scipy.special import xlogy
 
 import mdmtheory as mt
 from mdmtheory.dyadic import w26_lemma1
 from mdmtheory.testing import intervals, joints
 from mdmtheory.ugc import ugc
-
-
-def marginal(table, keep):
-    drop = tuple(k for k in range(table.ndim) if k not in keep)
-    return table.sum(axis=drop, keepdims=True) if drop else table
-
-
-def H(table, S):
-    m = marginal(table, set(S)) if S else np.ones(1)
-    return float(-np.sum(xlogy(m, m)))
+from reference import subset_entropy as H
 
 
 def brute_gain(table):
