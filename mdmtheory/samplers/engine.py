@@ -138,7 +138,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     ones = np.ones((1,) * d)
 
     # ---- plan: sizes per step, initial states, completion --------------------------
-    states: dict[int, np.ndarray] = {0: ones}
+    start = {0: 1.0}  # P(A revealed before the first step)
     complete = False
     if isinstance(plan, Grid):
         if planner not in ("random", "bernoulli"):
@@ -151,8 +151,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
         t0 = plan.times[0]
         complete = plan.times[-1] < 1.0
         if t0 > 0.0:  # exact initialization: A ~ Bernoulli(t_0) per position, x_A ~ p_A
-            weights = {A: t0 ** A.bit_count() * (1.0 - t0) ** (d - A.bit_count()) for A in range(full + 1)}
-            states = {A: w * marg(A) for A, w in weights.items()}
+            start = {A: t0 ** A.bit_count() * (1.0 - t0) ** (d - A.bit_count()) for A in range(full + 1)}
     else:
         planner_obj = resolve_planner(planner)
         if getattr(planner_obj, "allows_empty", False):
@@ -172,7 +171,8 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     finish = np.zeros(n_cols)
     step_kl = np.zeros(n_cols) if trajectory else None
     # exact path measure pi(A | x_A): the initialization is exact, so pi = P(A) there
-    pis = {A: float(states[A].sum() / marg(A).sum()) * ones for A in states} if trajectory else {}
+    states: dict[int, np.ndarray] = {A: w * (marg(A) if A else ones) for A, w in start.items()}
+    pis = {A: w * ones for A, w in start.items()} if trajectory else {}
     for A, m in states.items():  # column 0: tokens drawn at initialization
         for j in range(d):
             if A >> j & 1:
