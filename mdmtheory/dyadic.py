@@ -57,7 +57,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import rel_entr
 
-from .joint import Joint
+from .joint import Joint, Marginals
 from .ugc import gain
 
 __all__ = [
@@ -253,23 +253,6 @@ def _check_law(p) -> Joint:
     return p
 
 
-class _Marginals:
-    """Keepdims marginals of a table, each summed from a cached parent."""
-
-    def __init__(self, table: np.ndarray):
-        self.full = (1 << table.ndim) - 1
-        self.cache = {self.full: table}
-
-    def __call__(self, mask: int) -> np.ndarray:
-        arr = self.cache.get(mask)
-        if arr is None:
-            missing = ~mask & self.full
-            j = (missing & -missing).bit_length() - 1
-            arr = self(mask | (1 << j)).sum(axis=j, keepdims=True)
-            self.cache[mask] = arr
-        return arr
-
-
 def expected_dyadic_estimate(p: Joint, a: float, b: float, *, weights: str = "corrected") -> float:
     r"""Exact :math:`\mathbb E Q` by enumerating the nested reveal sets.
 
@@ -320,7 +303,7 @@ def expected_dyadic_estimate(p: Joint, a: float, b: float, *, weights: str = "co
             f"p: the exact expectation needs d*3**(d-1)*K**d = {cost} table entries, above "
             f"{MAX_EXACT_PAIRS}; use dyadic_estimate (Monte Carlo) for larger laws"
         )
-    marg = _Marginals(p.table)
+    marg = Marginals(p.table)
     lo, hi = v[:-1], v[1:]
     total = np.zeros(w.shape[0])
     for i in range(d):
@@ -344,7 +327,7 @@ def expected_dyadic_estimate(p: Joint, a: float, b: float, *, weights: str = "co
     return float(np.dot(w, total))
 
 
-def _conditional_rows(marg: _Marginals, i: int, A: int, xs: np.ndarray) -> np.ndarray:
+def _conditional_rows(marg: Marginals, i: int, A: int, xs: np.ndarray) -> np.ndarray:
     """Rows p(x_i = . | x_A) for the samples ``xs`` (shape (m, d)), shape (m, K)."""
     d = xs.shape[1]
     arr = np.moveaxis(marg(A | (1 << i)), i, -1)
@@ -433,7 +416,7 @@ def dyadic_estimate(
     U = rng.random((m, d))
     v = dyadic_grid(a, b)
     w = dyadic_weights(v, weights)
-    marg = _Marginals(p.table)
+    marg = Marginals(p.table)
     bits = 1 << np.arange(d)
     Q = np.zeros(m)
     for i in range(d):

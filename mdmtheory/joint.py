@@ -17,7 +17,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-__all__ = ["Joint", "NORMALIZATION_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions"]
+__all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions"]
 
 #: Largest allowed deviation of ``table.sum() + lost`` from 1.
 NORMALIZATION_TOL = 1e-9
@@ -172,3 +172,23 @@ class Joint:
         reachable = mass > 0
         cond = np.divide(joint, mass[..., None], out=np.zeros_like(joint), where=reachable[..., None])
         return cond, reachable
+
+
+class Marginals:
+    """Marginals of a table by bitmask, in keepdims form (length K on the axes of the set,
+    1 elsewhere), each summed from a cached parent with one more position, never from the
+    full table. Memory: at most (K+1)**d entries when every subset is requested.
+    """
+
+    def __init__(self, table: np.ndarray):
+        self.full = (1 << table.ndim) - 1
+        self.cache = {self.full: table}
+
+    def __call__(self, mask: int) -> np.ndarray:
+        arr = self.cache.get(mask)
+        if arr is None:
+            missing = ~mask & self.full
+            j = (missing & -missing).bit_length() - 1  # lowest position not in mask
+            arr = self(mask | (1 << j)).sum(axis=j, keepdims=True)
+            self.cache[mask] = arr
+        return arr

@@ -34,7 +34,7 @@ import numpy as np
 
 from ._validate import int_arg as _int_arg
 from .families import _initial_law, _transition, markov_chain, markov_chain_entropy_coefficients
-from .joint import Joint
+from .joint import Joint, Marginals
 
 __all__ = ["ConditionalOracle", "TableLaw", "MarkovChainLaw", "as_oracle"]
 
@@ -73,13 +73,14 @@ class TableLaw:
     """Conditional oracle of a dense :class:`~mdmtheory.Joint` (marginals cached per subset)."""
 
     joint: Joint
-    _cache: dict = field(default_factory=dict, repr=False)
+    _marginals: Marginals = field(init=False, repr=False)
 
     def __post_init__(self):
         if not isinstance(self.joint, Joint):
             raise ValueError(f"joint: expected a mdmtheory.Joint, got {type(self.joint).__name__}")
         if self.joint.lost:
             raise ValueError("joint: has lost mass; a data law must be normalized")
+        object.__setattr__(self, "_marginals", Marginals(self.joint.table))
 
     @property
     def d(self) -> int:
@@ -89,20 +90,9 @@ class TableLaw:
     def K(self) -> int:
         return self.joint.K
 
-    def _marg(self, mask: int) -> np.ndarray:
-        """Marginal of the positions in mask, axes in increasing position order."""
-        arr = self._cache.get(mask)
-        if arr is None:
-            full = (1 << self.d) - 1
-            if mask == full:
-                arr = self.joint.table
-            else:
-                missing = ~mask & full
-                j = (missing & -missing).bit_length() - 1
-                parent = self._marg(mask | (1 << j))
-                arr = parent.sum(axis=bin(mask & ((1 << j) - 1)).count("1"))
-            self._cache[mask] = arr
-        return arr
+    def _index(self, A: int, x: np.ndarray, rows: np.ndarray) -> tuple:
+        """Index of a keepdims marginal of A at the revealed values of the given rows."""
+        return tuple(x[rows, i] if A >> i & 1 else 0 for i in range(self.d))
 
     def _groups(self, revealed):
         masks = (revealed.astype(np.int64) << np.arange(self.d, dtype=np.int64)).sum(axis=1)
@@ -113,15 +103,15 @@ class TableLaw:
         x, revealed = _check_batch(x, revealed, self.d, self.K)
         out = np.zeros(x.shape + (self.K,))
         for A, rows in self._groups(revealed):
-            pos = [i for i in range(self.d) if A >> i & 1]
-            idx = tuple(x[rows, i] for i in pos)
-            pA = self._marg(A)[idx] if pos else np.full(rows.size, 1.0)
+            idx = self._index(A, x, rows)
+            pA = np.broadcast_to(self._marginals(A)[idx], (rows.size,))
             reach = pA > 0
             for j in range(self.d):
                 if A >> j & 1:
                     continue
-                m = np.moveaxis(self._marg(A | (1 << j)), sum(1 for i in pos if i < j), -1)
-                joint = m[idx] if pos else np.broadcast_to(m, (rows.size, self.K))
+                # keepdims marginal with x_j's axis moved last: (rows, K) after indexing
+                m = np.moveaxis(self._marginals(A | (1 << j)), j, -1)
+                joint = np.broadcast_to(m[idx[:j] + idx[j + 1 :]], (rows.size, self.K))
                 out[rows, j] = np.divide(joint, pA[:, None], out=np.zeros(joint.shape), where=reach[:, None])
         return out
 
@@ -130,8 +120,7 @@ class TableLaw:
         out = np.zeros(x.shape[0])
         for A, rows in self._groups(revealed):
             if A:
-                pos = [i for i in range(self.d) if A >> i & 1]
-                pA = self._marg(A)[tuple(x[rows, i] for i in pos)]
+                pA = self._marginals(A)[self._index(A, x, rows)]
                 with np.errstate(divide="ignore"):
                     out[rows] = np.log(pA)
         return out

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import rel_entr
 
-from ..joint import Joint
+from ..joint import Joint, Marginals
 from ..schedules import Grid, check_schedule
 from .planners import BernoulliPlanner, StepContext, resolve_planner
 
@@ -83,24 +83,6 @@ class ExactRun:
         return float((t * self.step_counts).sum() / self.step_counts.sum())
 
 
-class _Marginals:
-    """Marginals in keepdims form, each summed from a cached parent (one more position)."""
-
-    def __init__(self, table: np.ndarray):
-        self.d = table.ndim
-        self.full = (1 << self.d) - 1
-        self.cache = {self.full: table}
-
-    def __call__(self, mask: int) -> np.ndarray:
-        arr = self.cache.get(mask)
-        if arr is None:
-            missing = ~mask & self.full
-            j = (missing & -missing).bit_length() - 1  # lowest position not in mask
-            arr = self(mask | (1 << j)).sum(axis=j, keepdims=True)
-            self.cache[mask] = arr
-        return arr
-
-
 def _check_size(p: Joint) -> None:
     n = (p.K + 1) ** p.d
     if n > MAX_STATE_ENTRIES:
@@ -134,7 +116,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     _check_size(p)
     d, K = p.d, p.K
     full = (1 << d) - 1
-    marg = _Marginals(p.table)
+    marg = Marginals(p.table)
     ones = np.ones((1,) * d)
 
     # ---- plan: sizes per step, initial states, completion --------------------------
