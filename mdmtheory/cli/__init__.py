@@ -1,0 +1,76 @@
+"""Command line: ``mdmtheory <command> [options]``, a thin layer over the library.
+
+``mdmtheory`` alone (or ``python -m mdmtheory``, ``make demo``) runs the main job. Every
+command has ``--json`` (prints exactly the dict its ``run`` returned) and ``--quiet``; every
+user error is one line on stderr and exit code 2. See :mod:`mdmtheory.cli._common` for how a
+command module is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ._common import UsageError, dumps
+
+__all__ = ["main", "COMMANDS"]
+
+# command name -> module under mdmtheory.cli (imported only when used)
+COMMANDS = {
+    "demo": "demo",
+}
+
+
+def _load(name: str):
+    return importlib.import_module(f".{COMMANDS[name]}", __name__)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``mdmtheory CMD: error: ...`` on stderr, exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="mdmtheory",
+        description="Exact and Monte Carlo verification of masked-diffusion theory.",
+        epilog="Run 'mdmtheory COMMAND --help' for an example of each command.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        mod = _load(name)
+        p = sub.add_parser(
+            name,
+            help=mod.HELP,
+            description=mod.HELP,
+            epilog=f"example:\n  {mod.EXAMPLE}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        mod.add_arguments(p)
+        p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+        p.add_argument("--quiet", action="store_true", help="no progress bars")
+        p.set_defaults(_module=mod)
+    return parser
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        argv = ["demo", *argv]  # bare `mdmtheory [--d N]` runs the main job
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    mod = args._module
+    try:
+        result = mod.run(args)
+    except (UsageError, ValueError, FileNotFoundError, OSError) as exc:
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"mdmtheory {args.command}: error: {msg}", file=sys.stderr)
+        return 2
+    print(dumps(result) if args.json else mod.render(result))
+    return 0
