@@ -94,7 +94,7 @@ def empirical_bernstein_radius(values, value_range: float, confidence: float) ->
     --------
     >>> r = empirical_bernstein_radius(np.array([0.0, 1.0] * 50), 1.0, 0.95)
     >>> round(r, 4)
-    0.3468
+    0.2234
     """
     z = np.asarray(values, dtype=np.float64)
     n = z.shape[0]
