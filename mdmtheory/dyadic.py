@@ -55,9 +55,11 @@ from itertools import product as _iproduct
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import rel_entr
+from scipy.special import rel_entr, xlogy
 
+from ._validate import int_arg as _int_arg
 from .joint import Joint, Marginals
+from .structured import as_oracle, loo_conditionals
 from .ugc import gain
 
 __all__ = [
@@ -72,7 +74,13 @@ __all__ = [
     "expected_dyadic_estimate",
     "dyadic_estimate",
     "MAX_EXACT_PAIRS",
+    "FORMS",
+    "dyadic_terms",
+    "oracle_samples",
 ]
+
+#: Per-sample forms of the estimator: W26's KL of conditionals, or the entropy difference.
+FORMS = ("kl", "entropy")
 
 #: The two weight conventions: W26's stated ``v_{j+1} - v_j`` and the corrected ``v_j (1 - v_{j+1})``.
 WEIGHTS = ("stated", "corrected")
@@ -355,7 +363,7 @@ def _check_samples(p: Joint, samples) -> np.ndarray:
 
 
 def dyadic_estimate(
-    p: Joint,
+    p,
     a: float,
     b: float,
     *,
@@ -363,8 +371,20 @@ def dyadic_estimate(
     seed: int = 0,
     samples=None,
     weights: str = "corrected",
+    form: str = "kl",
+    batch: int = 256,
 ) -> DyadicEstimate:
-    r"""Monte Carlo dyadic estimator :math:`Q` of :math:`H(a, b)` (W26 §4), exact conditionals.
+    r"""Monte Carlo dyadic estimator :math:`Q` of :math:`H(a, b)` (W26 §4), from samples.
+
+    ``p`` is a :class:`~mdmtheory.Joint` or any conditional oracle (an object with ``d``,
+    ``K`` and ``conditionals(x, revealed)``; ``sample(n, rng)`` too when ``samples`` is
+    None): :class:`~mdmtheory.structured.MixtureOfProductsLaw`,
+    :class:`~mdmtheory.structured.HiddenMarkovLaw`,
+    :class:`~mdmtheory.structured.MarkovChainLaw`, or a model through
+    ``mdmtheory.bridge.ModelOracle`` (then the conditionals are the model's, and Q
+    estimates the model's dyadic quantity). See :func:`dyadic_terms` for ``form``
+    (``"kl"``: W26's per-sample KL; ``"entropy"``: the bounded form with the same mean,
+    oracles only). For a Joint with ``form="kl"`` the original table-indexing path runs.
 
     Each clean sample gets one uniform vector U (the coupled reveal trajectory of the module
     docstring); :math:`Q` sums, over the dyadic intervals and the positions, the KL between
@@ -385,6 +405,10 @@ def dyadic_estimate(
         Clean samples; each must have p(x) > 0.
     weights : {"corrected", "stated"}
 
+    form : {"kl", "entropy"}
+    batch : int
+        Samples per call of the oracle (oracle path).
+
     Returns
     -------
     DyadicEstimate
@@ -397,7 +421,13 @@ def dyadic_estimate(
     >>> exact = expected_dyadic_estimate(p, 0.1, 0.9)
     >>> bool(abs(est.mean - exact) < 5 * est.stderr)
     True
+    >>> law = mt.structured.MarkovChainLaw([[0.9, 0.1], [0.2, 0.8]], d=4)
+    >>> est = dyadic_estimate(law, 0.1, 0.9, n=4000, seed=1, form="entropy")
+    >>> bool(abs(est.mean - exact) < 5 * est.stderr)
+    True
     """
+    if not isinstance(p, Joint) or form != "kl":
+        return _oracle_estimate(p, a, b, n=n, seed=seed, samples=samples, weights=weights, form=form, batch=batch)
     p = _check_law(p)
     a, b = _check_interval(a, b)
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -430,4 +460,95 @@ def dyadic_estimate(
             rows.append(C)
         for j in range(w.shape[0]):
             Q += w[j] * rel_entr(rows[j + 1], rows[j]).sum(axis=1)
+    return DyadicEstimate(values=Q, grid=v, weights=w, kind=weights)
+
+
+# -- any conditional oracle ---------------------------------------------------------------------
+def _entropy_rows(c: np.ndarray) -> np.ndarray:
+    return -np.sum(xlogy(c, c), axis=-1)
+
+
+def dyadic_terms(law, xs: np.ndarray, U: np.ndarray, grid, *, form: str = "kl") -> tuple[np.ndarray, np.ndarray]:
+    r"""Per-sample, per-interval dyadic terms :math:`\sum_i T_{ij}` and the reveal counts.
+
+    With :math:`C_j = ` :func:`~mdmtheory.structured.loo_conditionals` at the reveal set
+    :math:`\{k : U_k \le v_j\}` (row i is :math:`\mu_i(\cdot, X_{v_j|i})`):
+
+    * ``form="kl"`` (W26 §4): :math:`T_{ij} = \mathrm{KL}(C_{j+1,i} \,\|\, C_{j,i})`;
+    * ``form="entropy"``: :math:`T_{ij} = H(C_{j,i}) - H(C_{j+1,i})`. With exact
+      conditionals its expectation is the same conditional mutual information
+      :math:`I(X_i; X_{B} \mid X_A) = H(X_i \mid X_A) - H(X_i \mid X_{A'})` (THEORY.md §5),
+      and each term lies in :math:`[-\log K, \log K]`, so Q is bounded *surely* — what the
+      empirical-Bernstein radius needs, with no truncation. (Our addition, not W26's.)
+
+    Returns ``(T, counts)``: T of shape (n, J) (summed over positions i) and counts (n, J)
+    of positions revealed inside each interval (:math:`|\{k : v_j < U_k \le v_{j+1}\}|`).
+    """
+    if form not in FORMS:
+        raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
+    v = np.asarray(grid, dtype=np.float64)
+    prev = None
+    T = np.zeros((xs.shape[0], v.shape[0] - 1))
+    for j, vj in enumerate(v):
+        C = loo_conditionals(law, xs, U <= vj)
+        if prev is not None:
+            if form == "kl":
+                T[:, j - 1] = rel_entr(C, prev).sum(axis=(1, 2))
+            else:
+                T[:, j - 1] = (_entropy_rows(prev) - _entropy_rows(C)).sum(axis=1)
+        prev = C
+    counts = np.stack([((U > lo) & (U <= hi)).sum(axis=1) for lo, hi in zip(v[:-1], v[1:])], axis=1)
+    return T, counts
+
+
+def _check_oracle(law):
+    if isinstance(law, Joint):
+        _check_law(law)
+        return as_oracle(law)
+    if not all(hasattr(law, a) for a in ("d", "K", "conditionals")):
+        raise ValueError(
+            f"law: expected a mdmtheory.Joint or a conditional oracle (d, K, conditionals(x, revealed)), "
+            f"got {type(law).__name__}"
+        )
+    return law
+
+
+def oracle_samples(law, samples, n, rng: np.random.Generator) -> np.ndarray:
+    """Validated clean samples (n, d): the given ones, or n drawn by ``law.sample(n, rng)``."""
+    d, K = int(law.d), int(law.K)
+    if samples is None:
+        n = _int_arg(n, "n", 2)
+        if not hasattr(law, "sample"):
+            raise ValueError("samples: this oracle cannot sample (no .sample); pass clean samples (n, d)")
+        return np.asarray(law.sample(n, rng), dtype=np.intp)
+    try:
+        xs = np.asarray(samples)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"samples: cannot be read as an integer array of shape (n, d) ({exc})") from None
+    if xs.ndim != 2 or xs.shape[1] != d or xs.shape[0] < 2:
+        raise ValueError(f"samples: expected shape (n, d={d}) with n >= 2, got {xs.shape}")
+    if xs.dtype.kind == "f" and np.all(np.isfinite(xs)) and np.all(xs == np.round(xs)):
+        xs = xs.astype(np.intp)
+    if xs.dtype.kind not in "iu" or xs.min() < 0 or xs.max() >= K:
+        raise ValueError(f"samples: tokens must be integers in 0..{K - 1}")
+    xs = xs.astype(np.intp)
+    if hasattr(law, "log_marginal") and np.any(np.isneginf(law.log_marginal(xs, np.ones(xs.shape, bool)))):
+        raise ValueError("samples: contain a sequence with p(x) = 0; clean samples must come from p")
+    return xs
+
+
+def _oracle_estimate(law, a, b, *, n, seed, samples, weights, form, batch) -> DyadicEstimate:
+    law = _check_oracle(law)
+    a, b = _check_interval(a, b)
+    seed = _int_arg(seed, "seed", 0)
+    batch = _int_arg(batch, "batch", 1)
+    rng = np.random.default_rng(seed)
+    xs = oracle_samples(law, samples, n, rng)
+    U = rng.random(xs.shape)
+    v = dyadic_grid(a, b)
+    w = dyadic_weights(v, weights)
+    Q = np.empty(xs.shape[0])
+    for s in range(0, xs.shape[0], batch):
+        T, _ = dyadic_terms(law, xs[s : s + batch], U[s : s + batch], v, form=form)
+        Q[s : s + batch] = T @ w
     return DyadicEstimate(values=Q, grid=v, weights=w, kind=weights)

@@ -36,7 +36,17 @@ from ._validate import int_arg as _int_arg
 from .families import _initial_law, _transition, markov_chain, markov_chain_entropy_coefficients
 from .joint import Joint, Marginals
 
-__all__ = ["ConditionalOracle", "TableLaw", "MarkovChainLaw", "as_oracle"]
+__all__ = [
+    "ConditionalOracle",
+    "TableLaw",
+    "MarkovChainLaw",
+    "MixtureOfProductsLaw",
+    "HiddenMarkovLaw",
+    "as_oracle",
+    "loo_conditionals",
+    "ProfileEstimate",
+    "estimate_profile",
+]
 
 
 class ConditionalOracle(Protocol):
@@ -252,3 +262,409 @@ def as_oracle(law) -> ConditionalOracle:
         f"law: expected a mdmtheory.Joint or a conditional oracle (d, K, conditionals, "
         f"log_marginal, sample), got {type(law).__name__}"
     )
+
+
+# -- leave-one-out conditionals: what the dyadic estimator needs --------------------------------
+def loo_conditionals(law, x, revealed, *, max_rows: int = 1 << 16) -> np.ndarray:
+    r"""Row j is :math:`p(x_j = \cdot \mid x_{A \setminus \{j\}})` for *every* position j.
+
+    For a masked j this is the ordinary conditional; for a revealed j it is the conditional
+    with j itself forced masked (the :math:`X_{t|i}` of W26 §4). Laws that can do better
+    provide a ``loo_conditionals(x, revealed)`` method (Markov chains, mixtures of
+    products and hidden Markov models here: one pass for all j); any other oracle (a
+    :class:`TableLaw`, a model seen through ``mdmtheory.bridge.ModelOracle``) needs only
+    ``conditionals(x, revealed)``: every row is expanded into one copy per revealed
+    position with that position masked, and the copies go through ``conditionals`` in
+    batches of at most ``max_rows`` rows.
+
+    Parameters
+    ----------
+    law : conditional oracle (anything with ``d``, ``K`` and ``conditionals``)
+    x : (n, d) int array; values at unrevealed positions are ignored
+    revealed : (n, d) bool array
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, d, K)
+    """
+    own = getattr(law, "loo_conditionals", None)
+    if own is not None:
+        return own(x, revealed)
+    x = np.asarray(x)
+    revealed = np.asarray(revealed, dtype=bool)
+    d = int(law.d)
+    if x.ndim != 2 or x.shape[1] != d or revealed.shape != x.shape:
+        raise ValueError(f"x, revealed: expected two (n, d={d}) arrays, got {x.shape} and {revealed.shape}")
+    n = x.shape[0]
+    out = np.array(law.conditionals(x, revealed), dtype=np.float64, copy=True)
+    rows, cols = np.nonzero(revealed)
+    for s in range(0, rows.size, max_rows):
+        r, c = rows[s : s + max_rows], cols[s : s + max_rows]
+        rev = revealed[r].copy()
+        rev[np.arange(r.size), c] = False
+        cond = np.asarray(law.conditionals(x[r], rev), dtype=np.float64)
+        out[r, c] = cond[np.arange(r.size), c]
+    if out.shape[:2] != (n, d):
+        raise ValueError(f"law: conditionals returned shape {out.shape}, expected (n={n}, d={d}, K)")
+    return out
+
+
+def _markov_loo(self, x, revealed):
+    """Leave-one-out conditionals of a Markov chain: nearest revealed neighbours other than j."""
+    x, revealed = _check_batch(x, revealed, self.d, self.K)
+    d, K = self.d, self.K
+    n = x.shape[0]
+    j = np.arange(d)[None, :]
+    left, right = self._neighbours(revealed)
+    # exclusive neighbours: the inclusive ones of j - 1 and j + 1
+    left = np.concatenate([np.full((n, 1), -1), left[:, :-1]], axis=1)
+    right = np.concatenate([right[:, 1:], np.full((n, 1), d)], axis=1)
+    has_l, has_r = left >= 0, right < d
+    xl = np.take_along_axis(x, np.clip(left, 0, d - 1), axis=1)
+    xr = np.take_along_axis(x, np.clip(right, 0, d - 1), axis=1)
+    fwd = self._fwd_table[np.where(has_l, (j - left) * K + xl, d * K + j)]
+    bwd = self._bwd_table[np.where(has_r, (right - j) * K + xr, d * K)]
+    un = fwd * bwd
+    z = un.sum(axis=-1, keepdims=True)
+    reach = np.all(self._factors(x, revealed) > 0, axis=1)
+    ok = (z > 0) & reach[:, None, None]
+    return np.divide(un, z, out=np.zeros(un.shape), where=ok)
+
+
+MarkovChainLaw.loo_conditionals = _markov_loo
+
+
+def _prob_array(value, name: str, ndim: int, last_axis_sums: bool = True) -> np.ndarray:
+    try:
+        a = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: cannot be read as a float array ({exc})") from None
+    if a.ndim != ndim:
+        raise ValueError(f"{name}: expected a {ndim}-d array, got shape {a.shape}")
+    if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError(f"{name}: entries must be finite and non-negative")
+    if last_axis_sums and not np.allclose(a.sum(axis=-1), 1.0, rtol=0, atol=1e-9):
+        raise ValueError(f"{name}: each row (last axis) must sum to 1 within 1e-9; normalize it first")
+    a.setflags(write=False)
+    return a
+
+
+def _logsumexp(a: np.ndarray, axis: int = -1) -> np.ndarray:
+    """log Σ exp along ``axis``; -inf for an all -inf slice (no warnings, no NaN)."""
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.sum(np.exp(a - m), axis=axis)) + np.squeeze(m, axis=axis)
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class MixtureOfProductsLaw:
+    r"""Mixture of M product laws: :math:`p(x) = \sum_m w_m \prod_k \pi_{m,k}(x_k)`, any d.
+
+    The posterior over components given the revealed tokens,
+    :math:`\log p(m \mid x_A) = \log w_m + \sum_{k \in A} \log \pi_{m,k}(x_k) - \log p(x_A)`,
+    gives every conditional,
+    :math:`p(x_j = v \mid x_A) = \sum_m p(m \mid x_A)\, \pi_{m,j}(v)` (all in log space; the
+    per-component log-likelihoods are one matrix product of the one-hot revealed tokens
+    with :math:`\log \pi`). Cost :math:`O(n M d K)` per call, in chunks of rows.
+
+    Parameters
+    ----------
+    weights : (M,) mixture weights, summing to 1.
+    probs : (M, d, K) per-component, per-position token laws (rows sum to 1).
+    """
+
+    weights: np.ndarray
+    probs: np.ndarray
+    _logw: np.ndarray
+    _logp: np.ndarray  # (d K, M): log pi_{m,k}(v) at row k K + v (-inf allowed)
+    _finite: bool
+
+    def __init__(self, weights, probs):
+        w = _prob_array(weights, "weights", 1)
+        P = _prob_array(probs, "probs", 3)
+        if P.shape[0] != w.shape[0]:
+            raise ValueError(f"probs: expected shape (M={w.shape[0]}, d, K), got {P.shape}")
+        with np.errstate(divide="ignore"):
+            logw = np.log(w)
+            logp = np.ascontiguousarray(np.log(P).reshape(P.shape[0], -1).T)
+        for name, v in (("weights", w), ("probs", P), ("_logw", logw), ("_logp", logp)):
+            v.setflags(write=False)
+            object.__setattr__(self, name, v)
+        object.__setattr__(self, "_finite", bool(np.all(np.isfinite(logp)) and np.all(np.isfinite(logw))))
+
+    @property
+    def d(self) -> int:
+        return self.probs.shape[1]
+
+    @property
+    def K(self) -> int:
+        return self.probs.shape[2]
+
+    @property
+    def M(self) -> int:
+        return self.probs.shape[0]
+
+    def __repr__(self) -> str:
+        return f"MixtureOfProductsLaw(M={self.M}, d={self.d}, K={self.K})"
+
+    def _chunk(self) -> int:
+        return max(1, (1 << 22) // max(1, self.M * self.d))
+
+    def _loglik(self, x, revealed) -> np.ndarray:
+        """(n, M): log w_m + Σ_{k in A} log π_{m,k}(x_k); -inf where a revealed token is impossible."""
+        n, d, K = x.shape[0], self.d, self.K
+        cols = np.arange(d) * K + x  # (n, d)
+        out = np.empty((n, self.M))
+        if self._finite:  # one matrix product of the one-hot revealed tokens with log pi
+            step = max(1, (1 << 22) // max(1, self.M))
+            for s in range(0, n, step):
+                c, r = cols[s : s + step], revealed[s : s + step]
+                onehot = np.zeros((c.shape[0], d * K))
+                np.put_along_axis(onehot, c, r.astype(np.float64), axis=1)
+                out[s : s + c.shape[0]] = self._logw + onehot @ self._logp
+            return out
+        for s in range(0, n, self._chunk()):
+            c, r = cols[s : s + self._chunk()], revealed[s : s + self._chunk()]
+            g = self._logp[c]  # (b, d, M)
+            out[s : s + c.shape[0]] = self._logw + np.where(r[..., None], g, 0.0).sum(axis=1)
+        return out
+
+    def log_marginal(self, x, revealed):
+        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        return _logsumexp(self._loglik(x, revealed), axis=1)
+
+    def _posterior_mix(self, L: np.ndarray):
+        """Σ_m softmax(L)_m π_m, shape (n, d K); rows with p(x_A) = 0 are 0."""
+        lz = _logsumexp(L, axis=1)
+        ok = np.isfinite(lz)
+        post = np.exp(L - np.where(ok, lz, 0.0)[:, None]) * ok[:, None]
+        return post @ self.probs.reshape(self.M, -1), ok
+
+    def conditionals(self, x, revealed):
+        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        mix, _ = self._posterior_mix(self._loglik(x, revealed))
+        out = mix.reshape(x.shape[0], self.d, self.K)
+        out[revealed] = 0.0
+        return out
+
+    def loo_conditionals(self, x, revealed):
+        r"""Row j: :math:`p(x_j \mid x_{A\setminus\{j\}})`, from :math:`\log p(m \mid x_A)` minus j's own term."""
+        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        n, d, K, M = x.shape[0], self.d, self.K, self.M
+        out = np.zeros((n, d, K))
+        step = max(1, self._chunk() // 2)
+        P = self.probs  # (M, d, K)
+        for s in range(0, n, step):
+            xs, rs = x[s : s + step], revealed[s : s + step]
+            g = self._logp[np.arange(d) * K + xs]  # (b, d, M)
+            gr = np.where(rs[..., None], g, 0.0)
+            fin = np.isfinite(gr)
+            gf = np.where(fin, gr, 0.0)
+            # finite part and count of impossible revealed tokens, so that removing j's own
+            # term is exact also when it is log 0 = -inf (never -inf - -inf)
+            F = self._logw + gf.sum(axis=1)  # (b, M)
+            ninf = (~fin).sum(axis=1)  # (b, M)
+            Lj = F[:, None, :] - gf  # (b, d, M)
+            Lj = np.where((ninf[:, None, :] - ~fin) == 0, Lj, -np.inf)
+            lz = _logsumexp(Lj, axis=2)  # (b, d)
+            ok = np.isfinite(lz)
+            post = np.exp(Lj - np.where(ok, lz, 0.0)[..., None]) * ok[..., None]  # (b, d, M)
+            out[s : s + xs.shape[0]] = np.matmul(post.transpose(1, 0, 2), P.transpose(1, 0, 2)).transpose(1, 0, 2)
+        return out
+
+    def sample(self, n, rng):
+        n = _int_arg(n, "n", 0)
+        comp = _inverse_cdf(np.broadcast_to(self.weights, (n, self.M)), rng.random(n))
+        return _inverse_cdf(self.probs[comp], rng.random((n, self.d))).astype(np.int64)
+
+    def to_joint(self) -> Joint:
+        """The dense table :math:`\\sum_m w_m \\bigotimes_k \\pi_{m,k}` (small d only)."""
+        if self.K**self.d > 1 << 22:
+            raise ValueError(f"d: the dense table has K**d = {self.K ** self.d} entries; keep K**d <= {1 << 22}")
+        t = self.weights.copy()
+        for k in range(self.d):
+            t = t[..., None] * self.probs[(slice(None),) + (None,) * k + (k,)]
+        return Joint(t.sum(axis=0))
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class HiddenMarkovLaw:
+    r"""Hidden Markov model :math:`Z_0 \to \dots \to Z_{d-1}` (S states), :math:`X_j \mid Z_j \sim E(Z_j, \cdot)`.
+
+    Conditionals by forward–backward restricted to the revealed positions (an unrevealed
+    position contributes emission likelihood 1):
+    :math:`\alpha_j(s) \propto p(x_{A \cap [0, j)}, Z_j = s)`,
+    :math:`\beta_j(s) \propto p(x_{A \cap (j, d)} \mid Z_j = s)` and
+
+    .. math:: p(x_j = v \mid x_{A \setminus \{j\}}) \propto \sum_s \alpha_j(s)\,\beta_j(s)\,E(s, v),
+
+    which is the conditional of a masked j and the leave-one-out conditional of a revealed
+    one. Scaled recursions (each step normalized), :math:`\log p(x_A) = \sum_j \log c_j`.
+    Cost :math:`O(n d S^2)`, one Python loop over positions.
+
+    Parameters
+    ----------
+    initial : (S,) law of :math:`Z_0`.
+    transition : (S, S) row-stochastic matrix.
+    emission : (S, K) row-stochastic matrix.
+    d : sequence length (>= 1).
+    """
+
+    initial: np.ndarray
+    transition: np.ndarray
+    emission: np.ndarray
+    d: int
+
+    def __init__(self, initial, transition, emission, d: int):
+        pi = _prob_array(initial, "initial", 1)
+        T = _prob_array(transition, "transition", 2)
+        E = _prob_array(emission, "emission", 2)
+        S = pi.shape[0]
+        if T.shape != (S, S):
+            raise ValueError(f"transition: expected shape (S={S}, S={S}), got {T.shape}")
+        if E.shape[0] != S:
+            raise ValueError(f"emission: expected shape (S={S}, K), got {E.shape}")
+        object.__setattr__(self, "initial", pi)
+        object.__setattr__(self, "transition", T)
+        object.__setattr__(self, "emission", E)
+        object.__setattr__(self, "d", _int_arg(d, "d", 1))
+
+    @property
+    def K(self) -> int:
+        return self.emission.shape[1]
+
+    @property
+    def S(self) -> int:
+        return self.initial.shape[0]
+
+    def __repr__(self) -> str:
+        return f"HiddenMarkovLaw(S={self.S}, d={self.d}, K={self.K})"
+
+    def _passes(self, x, revealed):
+        """Scaled forward predictions α_j, backward β_j (n, d, S) and log c_j (n, d); reachability."""
+        n, d, S = x.shape[0], self.d, self.S
+        e = np.where(revealed[..., None], self.emission.T[x], 1.0)  # (n, d, S)
+        alpha = np.empty((n, d, S))
+        logc = np.zeros((n, d))
+        reach = np.ones(n, dtype=bool)
+        a = np.broadcast_to(self.initial, (n, S)).copy()
+        for j in range(d):
+            alpha[:, j] = a
+            f = a * e[:, j]
+            c = f.sum(axis=1)
+            good = c > 0
+            reach &= good
+            with np.errstate(divide="ignore"):
+                logc[:, j] = np.log(c)
+            f = np.divide(f, c[:, None], out=a.copy(), where=good[:, None])  # unreachable: keep going
+            a = f @ self.transition
+        beta = np.empty((n, d, S))
+        b = np.ones((n, S))
+        for j in range(d - 1, -1, -1):
+            beta[:, j] = b
+            g = (e[:, j] * b) @ self.transition.T
+            z = g.sum(axis=1, keepdims=True)
+            b = np.divide(g, z, out=np.ones_like(g), where=z > 0)
+        return alpha, beta, logc, reach
+
+    def loo_conditionals(self, x, revealed):
+        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        alpha, beta, _, reach = self._passes(x, revealed)
+        un = (alpha * beta) @ self.emission  # (n, d, K)
+        z = un.sum(axis=-1, keepdims=True)
+        ok = (z > 0) & reach[:, None, None]
+        return np.divide(un, z, out=np.zeros(un.shape), where=ok)
+
+    def conditionals(self, x, revealed):
+        out = self.loo_conditionals(x, revealed)
+        out[np.asarray(revealed, dtype=bool)] = 0.0
+        return out
+
+    def log_marginal(self, x, revealed):
+        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        _, _, logc, reach = self._passes(x, revealed)
+        return np.where(reach, logc.sum(axis=1), -np.inf)
+
+    def sample(self, n, rng):
+        n = _int_arg(n, "n", 0)
+        z = np.empty((n, self.d), dtype=np.int64)
+        z[:, 0] = _inverse_cdf(np.broadcast_to(self.initial, (n, self.S)), rng.random(n))
+        for j in range(1, self.d):
+            z[:, j] = _inverse_cdf(self.transition[z[:, j - 1]], rng.random(n))
+        return _inverse_cdf(self.emission[z], rng.random((n, self.d))).astype(np.int64)
+
+    def to_joint(self) -> Joint:
+        """The dense table, by the forward recursion over all prefixes (small d only)."""
+        if self.K**self.d * self.S > 1 << 22:
+            raise ValueError(f"d: the dense table has K**d = {self.K ** self.d} entries; too large")
+        # f[x_0..x_j, s] = p(x_0..x_j, Z_j = s)
+        f = self.initial[None, :] * self.emission.T  # (K, S)
+        for _ in range(1, self.d):
+            f = (f @ self.transition)[..., None, :] * self.emission.T  # (..., K, S)
+        return Joint(f.sum(axis=-1))
+
+
+# -- the information profile of a law given by its conditionals (Monte Carlo) -----------------
+@dataclass(frozen=True)
+class ProfileEstimate:
+    r"""Monte Carlo information profile :math:`\hat\varphi_j` with standard errors (nats).
+
+    ``values[j]`` estimates :math:`\varphi_j` (j = 0..d-1), ``stderr[j]`` its standard
+    error, ``per_sample`` (n, d) the per-sample values (for batch means / bootstrap).
+    """
+
+    values: np.ndarray
+    stderr: np.ndarray
+    per_sample: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.per_sample.shape[0])
+
+    def gain_coefficients(self) -> tuple[np.ndarray, np.ndarray]:
+        r""":math:`\hat h^{card}_j = d(\hat\varphi_0 - \hat\varphi_j)` and their standard errors (paired)."""
+        d = self.values.shape[0]
+        diff = d * (self.per_sample[:, :1] - self.per_sample)
+        return diff.mean(axis=0), diff.std(axis=0, ddof=1) / np.sqrt(self.n)
+
+
+def estimate_profile(law, n: int, *, seed: int = 0, batch: int = 4096) -> ProfileEstimate:
+    r"""Monte Carlo :math:`\varphi_j = \text{mean}_{|A| = j,\, i \notin A} H(X_i \mid X_A)` from the conditionals.
+
+    Per clean sample :math:`X \sim p` one uniform random order π; for every level j,
+    :math:`A = \{\pi_1, \dots, \pi_j\}` and the value
+    :math:`\frac{1}{d-j}\sum_{i \notin A} H\bigl(p(\cdot \mid X_A)_i\bigr)` — the entropy of
+    the exact conditional, whose mean over X is :math:`H(X_i \mid X_A)` (a Rao–Blackwellized
+    form of :math:`\mathbb E[-\log p(X_i \mid X_A)]`). Nested sets along one order give
+    common random numbers across levels, so differences :math:`\varphi_0 - \varphi_j` (the
+    gain coefficients) have small variance. Cost: n·d rows of ``conditionals``.
+
+    Parameters
+    ----------
+    law : conditional oracle with ``sample`` (or a Joint)
+    n : int
+        Number of clean samples (>= 2).
+    seed : int
+    batch : int
+        Rows per ``conditionals`` call.
+    """
+    law = as_oracle(law)
+    n = _int_arg(n, "n", 2)
+    batch = _int_arg(batch, "batch", 1)
+    rng = np.random.default_rng(_int_arg(seed, "seed", 0))
+    d = int(law.d)
+    xs = np.asarray(law.sample(n, rng))
+    order = np.argsort(rng.random((n, d)), axis=1)
+    rank = np.argsort(order, axis=1)  # rank[r, k]: position of k in the order
+    rows_x = np.repeat(xs, d, axis=0)
+    levels = np.tile(np.arange(d), n)
+    rev_all = np.repeat(rank, d, axis=0) < levels[:, None]  # A = the first j of the order
+    vals = np.empty(n * d)
+    for s in range(0, n * d, batch):
+        c = law.conditionals(rows_x[s : s + batch], rev_all[s : s + batch])
+        ent = -np.sum(np.where(c > 0, c * np.log(np.where(c > 0, c, 1.0)), 0.0), axis=-1)
+        ent[rev_all[s : s + batch]] = 0.0
+        vals[s : s + batch] = ent.sum(axis=1) / (d - levels[s : s + batch])
+    per = vals.reshape(n, d)
+    return ProfileEstimate(values=per.mean(axis=0), stderr=per.std(axis=0, ddof=1) / np.sqrt(n), per_sample=per)

@@ -1,0 +1,351 @@
+r"""Certified schedules from samples (W26 §4.3, §6.3): a step count N and a grid with KL ≤ ε.
+
+W26 = Wainwright (2026), *The data geometry of masking diffusion* (THEORY.md §3, §5). The
+paper's text was not available to us; this module follows THEORY.md's summary of
+Theorem 2 / Proposition 2 and says below where a step is **our reading**.
+
+**1. Estimator.** On the interval :math:`[t_0, T]` (default W26's canonical
+:math:`[1/d, 1 - 1/d]`) the dyadic grid :math:`v_0 < \dots < v_J` and, per clean sample, the
+coupled dyadic quantity :math:`Q = \sum_j w_j \sum_i T_{ij}`
+(:func:`mdmtheory.dyadic.dyadic_terms`). With the corrected weights
+:math:`w_j = v_j(1 - v_{j+1})` (default), :math:`\mathbb E Q \le H(t_0, T) \le 2\,\mathbb E Q`
+[V]; W26's stated weights :math:`w_j = v_{j+1} - v_j` (``weights="stated"``) break the
+upper half on a partial last interval (THEORY.md §5), and with them the certificate can
+fail (tests/test_certificate.py, strict xfail).
+
+**2. High-probability upper bound** :math:`B_\alpha \ge \mathbb E Q` with probability
+:math:`\ge 1 - \alpha` (``confidence`` = :math:`1 - \alpha`): the empirical-Bernstein
+bound of Maurer & Pontil (2009, *Empirical Bernstein bounds and sample variance
+penalization*, Theorem 4) for n iid variables with values in an interval of length R,
+
+.. math::
+
+    \mathbb E Z \le \bar Z_n + \sqrt{\frac{2 V_n \log(2/\alpha)}{n}}
+      + \frac{7 R \log(2/\alpha)}{3(n-1)},
+
+:math:`V_n` the sample variance. It needs a sure range, so Q is **truncated** (our reading
+of W26's "truncated estimator"; the truncation rule is ours):
+
+* ``form="kl"`` (W26's per-sample KL): the interval sum :math:`S_j = \sum_i T_{ij}` is
+  cut at :math:`c_j = d(m_j \log K + \tau)`, :math:`m_j` the number of positions revealed in
+  interval j. With exact conditionals :math:`T_{ij} \le -\log p(x_B \mid x_A)` pointwise
+  (:math:`p(v \mid x_A) \ge p(x_B \mid x_A)\, p(v \mid x_{A \cup B})`), and
+  :math:`P(-\log p(X_B \mid X_A) > |B|\log K + s) \le e^{-s}`, so the truncation lowers
+  the mean by at most :math:`d e^{-\tau}` per interval; that bias
+  :math:`d e^{-\tau}\sum_j w_j` is added to :math:`B_\alpha` (``tail``, default 1e-3 nats,
+  sets τ). Range :math:`R = d^2 \log K \max_j w_j + d\tau\sum_j w_j`.
+* ``form="entropy"`` (ours): :math:`T_{ij} = H(C_{j,i}) - H(C_{j+1,i})`, the same mean with
+  exact conditionals, surely in a range of length
+  :math:`R = 2 d \log K \sum_j (c_j)_+` (:math:`c` the differences of the weights); no
+  truncation, no bias term. Usually a much smaller R, hence a smaller radius.
+
+**3. Complexity and step count.** The estimated complexity
+:math:`\hat C = L\,\bar Q` and its upper bound :math:`\hat C^+ = L B_\alpha`,
+:math:`L = \log(\psi(T)/\psi(t_0))` (:math:`= 2\log(d-1)` on the canonical interval); with
+probability :math:`\ge 1-\alpha`, :math:`C_{ugc} = L\,H(t_0, T) \le 2\hat C^+`. W26's
+certified count :math:`N = \lceil 8 \hat C^+/\varepsilon \rceil` (``rule="w26"``; also at
+least :math:`\lceil L \rceil`) with the geometric grid Geo(ρ) on :math:`[t_0, T]`,
+:math:`\rho = e^{L/N} - 1` (:func:`mdmtheory.schedules.geometric_grid`); exact draws before
+:math:`t_0` and after T (the package's grids do this), so W26 Theorem 1 has no boundary
+terms and gives, on the event :math:`\mathbb E Q \le B_\alpha`,
+
+.. math::
+
+    \mathrm{KL}(p \,\|\, q_{\mathrm{Geo}}) \le \rho\, H(t_0, T) \le \rho \cdot 2 B_\alpha
+    =: \text{bound} \le \varepsilon .
+
+Our reading of W26's constant 8 = 2 (the sandwich :math:`H \le 2\mathbb E Q`) × 2
+(Corollary 1, :math:`\rho \le 2L/N`) × 2 (slack). ``rule="tight"`` takes instead the least
+N with :math:`\rho\cdot 2B_\alpha \le \varepsilon`,
+:math:`N = \lceil L/\log(1 + \varepsilon/(2B_\alpha)) \rceil` — the same guarantee.
+With stated weights W26's :math:`(q-p)B_\alpha` is :math:`\sum_j w_j B_\alpha` here.
+
+The certificate is exact-conditional: from a model (``mdmtheory.bridge.ModelOracle``) it
+certifies the sampler run with the *model's* conditionals against the model's own law.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import int_arg as _int_arg
+from ._validate import real_arg as _real_arg
+from .dyadic import FORMS, WEIGHTS, dyadic_grid, dyadic_terms, dyadic_weights, oracle_samples, psi
+from .dyadic import _check_oracle
+from .schedules import Grid, geometric_grid
+
+__all__ = ["Certificate", "certify", "empirical_bernstein_radius", "RULES"]
+
+#: Step-count rules: W26's ``ceil(8 C+/eps)`` or the least N whose bound is <= eps.
+RULES = ("w26", "tight")
+
+
+def empirical_bernstein_radius(values, value_range: float, confidence: float) -> float:
+    r"""Maurer–Pontil (2009, Thm 4) one-sided radius: :math:`\mathbb E Z \le \bar Z + r` w.p. ≥ confidence.
+
+    :math:`r = \sqrt{2 V_n \log(2/\alpha)/n} + 7R\log(2/\alpha)/(3(n-1))`, :math:`V_n` the
+    sample variance (ddof 1), R the length of an interval that surely holds every value.
+
+    Examples
+    --------
+    >>> r = empirical_bernstein_radius(np.array([0.0, 1.0] * 50), 1.0, 0.95)
+    >>> round(r, 4)
+    0.2234
+    """
+    z = np.asarray(values, dtype=np.float64)
+    n = z.shape[0]
+    if z.ndim != 1 or n < 2:
+        raise ValueError(f"values: expected at least 2 values, got shape {z.shape}")
+    conf = _confidence(confidence)
+    log_term = math.log(2.0 / (1.0 - conf))
+    var = float(z.var(ddof=1))
+    return math.sqrt(2.0 * var * log_term / n) + 7.0 * float(value_range) * log_term / (3.0 * (n - 1))
+
+
+def _confidence(confidence) -> float:
+    c = _real_arg(confidence, "confidence")
+    if not 0.0 < c < 1.0:
+        raise ValueError(f"confidence: expected a probability in (0, 1), e.g. 0.95, got {c}")
+    return c
+
+
+@dataclass(frozen=True)
+class Certificate:
+    r"""A certified schedule (see the module docstring for every symbol).
+
+    Attributes
+    ----------
+    steps : int
+        N, the certified number of steps.
+    grid : Grid
+        Geo(ρ) on ``interval`` with N steps (exact draws before :math:`t_0`, after T).
+    bound : float
+        :math:`\rho \cdot 2 B_\alpha` (nats): with probability ≥ ``confidence`` the KL of
+        the sampler on ``grid`` is at most this, and it is ≤ ``eps``.
+    confidence : float
+    eps : float
+    estimate : float
+        :math:`\bar Q` (truncated for ``form="kl"``), an estimate of :math:`\mathbb E Q`.
+    stderr : float
+        Its standard error.
+    upper : float
+        :math:`B_\alpha` = estimate + radius + tail bias.
+    radius : float
+        The empirical-Bernstein radius.
+    complexity : float
+        :math:`\hat C = L\bar Q`.
+    complexity_upper : float
+        :math:`\hat C^+ = L B_\alpha` (:math:`C_{ugc} \le 2\hat C^+` w.p. ≥ confidence).
+    span : float
+        :math:`L = \log(\psi(T)/\psi(t_0))`.
+    interval : tuple of float
+        :math:`(t_0, T)`.
+    n : int
+        Number of clean samples used.
+    weights, form, rule : str
+    truncated : float
+        Fraction of (sample, interval) terms cut by the truncation (``form="kl"``).
+    """
+
+    steps: int
+    grid: Grid
+    bound: float
+    confidence: float
+    eps: float
+    estimate: float
+    stderr: float
+    upper: float
+    radius: float
+    complexity: float
+    complexity_upper: float
+    span: float
+    interval: tuple
+    n: int
+    weights: str
+    form: str
+    rule: str
+    truncated: float
+
+    @property
+    def times(self) -> tuple[float, ...]:
+        return self.grid.times
+
+    def to_dict(self) -> dict:
+        """JSON-ready: ``"times"`` (readable by ``mt.Grid``), ``"steps"``, ``"bound"``, ``"confidence"``, …"""
+        out = {
+            "times": list(self.grid.times),
+            "steps": self.steps,
+            "bound": self.bound,
+            "confidence": self.confidence,
+            "eps": self.eps,
+        }
+        for k in ("estimate", "stderr", "upper", "radius", "complexity", "complexity_upper", "span"):
+            out[k] = float(getattr(self, k))
+        out.update(interval=list(self.interval), n=self.n, weights=self.weights, form=self.form, rule=self.rule,
+                   truncated=self.truncated)
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+
+def _interval(interval, d: int) -> tuple[float, float]:
+    if interval is None:
+        if d < 3:
+            raise ValueError(f"interval: the canonical interval (1/d, 1 - 1/d) needs d >= 3 (d={d}); give interval")
+        return 1.0 / d, 1.0 - 1.0 / d
+    try:
+        a, b = (float(v) for v in interval)
+    except (TypeError, ValueError):
+        raise ValueError(f"interval: expected a pair (t0, T) with 0 < t0 < T < 1, got {interval!r}") from None
+    if not (math.isfinite(a) and math.isfinite(b) and 0.0 < a < b < 1.0):
+        raise ValueError(f"interval: expected 0 < t0 < T < 1, got ({a}, {b})")
+    return a, b
+
+
+def _range_entropy(w: np.ndarray, d: int, K: int) -> float:
+    c = np.concatenate([[w[0]], np.diff(w), [-w[-1]]])
+    return 2.0 * d * math.log(K) * float(np.sum(np.maximum(c, 0.0)))
+
+
+def certify(
+    law,
+    samples_or_n,
+    eps: float,
+    *,
+    confidence: float = 0.95,
+    weights: str = "corrected",
+    form: str = "kl",
+    rule: str = "w26",
+    interval=None,
+    tail: float = 1e-3,
+    seed: int = 0,
+    batch: int = 256,
+) -> Certificate:
+    r"""A certified step count and grid with KL ≤ ``eps`` w.p. ≥ ``confidence`` (W26 Thm 2, our reading).
+
+    Parameters
+    ----------
+    law : Joint or conditional oracle
+        Supplies the conditionals: a :class:`~mdmtheory.Joint`, a law from
+        :mod:`mdmtheory.structured`, or a model through ``mdmtheory.bridge.ModelOracle``
+        (only ``d``, ``K`` and ``conditionals(x, revealed)`` are needed when samples are
+        given).
+    samples_or_n : int or array_like (n, d)
+        Clean samples (outcome indices 0..K−1), or how many to draw with ``law.sample``.
+    eps : float
+        Target KL in nats (> 0).
+    confidence : float
+        :math:`1 - \alpha` in (0, 1).
+    weights : {"corrected", "stated"}
+    form : {"kl", "entropy"}
+        Per-sample form of Q (module docstring, step 2).
+    rule : {"w26", "tight"}
+        Step-count rule (module docstring, step 3).
+    interval : (t0, T), optional
+        Default ``(1/d, 1 - 1/d)``.
+    tail : float
+        ``form="kl"`` only: the truncation bias allowance in nats added to
+        :math:`B_\alpha` (sets :math:`\tau = \log(d\sum_j w_j/\mathrm{tail})`).
+    seed : int
+        Seeds the reveal times U (and the samples when drawn).
+    batch : int
+        Samples per oracle call.
+
+    Returns
+    -------
+    Certificate
+        ``to_dict()`` is what ``mdmtheory design DATA --certify EPS --json`` prints:
+        ``"times"`` (t_0 … t_N), ``"steps"``, ``"bound"``, ``"confidence"`` and the rest.
+
+    Examples
+    --------
+    >>> import mdmtheory as mt
+    >>> p = mt.families.repeated(4)
+    >>> cert = certify(p, 4000, 0.05, seed=1, form="entropy")
+    >>> cert.steps, round(cert.bound, 4)
+    (67, 0.0126)
+    >>> bool(mt.kl(p, mt.sampler_law(p, mt.Grid(cert.to_dict()["times"]))) <= 0.05)
+    True
+    """
+    law = _check_oracle(law)
+    d, K = int(law.d), int(law.K)
+    eps = _real_arg(eps, "eps")
+    if eps <= 0:
+        raise ValueError(f"eps: expected a target KL > 0 (nats), got {eps}")
+    conf = _confidence(confidence)
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights: expected one of {WEIGHTS}, got {weights!r}")
+    if form not in FORMS:
+        raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
+    if rule not in RULES:
+        raise ValueError(f"rule: expected one of {RULES}, got {rule!r}")
+    tail = _real_arg(tail, "tail")
+    if tail <= 0:
+        raise ValueError(f"tail: expected a truncation allowance > 0 (nats), got {tail}")
+    seed = _int_arg(seed, "seed", 0)
+    batch = _int_arg(batch, "batch", 1)
+    t0, T = _interval(interval, d)
+    rng = np.random.default_rng(seed)
+    if isinstance(samples_or_n, (int, np.integer)) and not isinstance(samples_or_n, (bool, np.bool_)):
+        xs = oracle_samples(law, None, samples_or_n, rng)
+    else:
+        xs = oracle_samples(law, samples_or_n, None, rng)
+    n = xs.shape[0]
+    U = rng.random(xs.shape)
+    v = dyadic_grid(t0, T)
+    w = dyadic_weights(v, weights)
+    W = float(w.sum())
+    Q = np.empty(n)
+    cut = 0
+    if form == "kl":
+        tau = max(0.0, math.log(d * W / tail))
+        bias = d * math.exp(-tau) * W
+        R = d * d * math.log(K) * float(w.max()) + d * tau * W
+    else:
+        tau, bias, R = 0.0, 0.0, _range_entropy(w, d, K)
+    for s in range(0, n, batch):
+        Tm, m = dyadic_terms(law, xs[s : s + batch], U[s : s + batch], v, form=form)
+        if form == "kl":
+            c = d * (m * math.log(K) + tau)
+            cut += int(np.sum(Tm > c))
+            Tm = np.minimum(Tm, c)
+        Q[s : s + batch] = Tm @ w
+    mean = float(Q.mean())
+    radius = empirical_bernstein_radius(Q, R, conf)
+    upper = mean + radius + bias
+    L = float(math.log(psi(T) / psi(t0)))
+    if upper <= 0:  # independent positions: nothing to correct, one step is exact
+        N = 1
+    elif rule == "w26":
+        N = max(math.ceil(8.0 * L * upper / eps), math.ceil(L))
+    else:
+        N = max(1, math.ceil(L / math.log1p(eps / (2.0 * upper)) - 1e-12))
+    bound = math.expm1(L / N) * 2.0 * max(upper, 0.0)
+    while bound > eps:  # rounding guard; never taken by the rules' arithmetic
+        N += 1
+        bound = math.expm1(L / N) * 2.0 * upper
+    return Certificate(
+        steps=N,
+        grid=geometric_grid(t0, T, steps=N),
+        bound=float(bound),
+        confidence=conf,
+        eps=eps,
+        estimate=mean,
+        stderr=float(Q.std(ddof=1) / math.sqrt(n)),
+        upper=float(upper),
+        radius=float(radius),
+        complexity=L * mean,
+        complexity_upper=L * float(upper),
+        span=L,
+        interval=(t0, T),
+        n=n,
+        weights=weights,
+        form=form,
+        rule=rule,
+        truncated=cut / max(1, n * (v.shape[0] - 1)),
+    )
