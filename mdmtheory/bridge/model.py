@@ -106,9 +106,11 @@ class MaskedModel:
         self.model = model
         self.forwards = 0
         self._vocab = None
+        if vocab is None and isinstance(model, ExactModel):
+            vocab = range(model.K)
         if vocab is not None:
             try:
-                v = np.asarray(vocab)
+                v = np.asarray(list(vocab) if isinstance(vocab, range) else vocab)
             except (TypeError, ValueError):
                 raise ValueError(f"vocab: expected a sequence of token ids, got {vocab!r}") from None
             if v.ndim != 1 or v.shape[0] < 1 or v.dtype.kind not in "iu" or v.min() < 0:
