@@ -122,7 +122,7 @@ class MaskedModel:
                     f"vocab: contains the mask id {self.mask_id}; the mask is never an outcome "
                     "(drop it from vocab or fix mask_id)"
                 )
-            self._vocab = torch.as_tensor(v.astype(np.int64), device=self.device)
+            self._set_vocab(v)
 
     # -- vocabulary ------------------------------------------------------------------------
     def resolve(self, d: int) -> None:
@@ -134,7 +134,12 @@ class MaskedModel:
         keep = [i for i in range(V) if i != self.mask_id]
         if not keep:
             raise ValueError("model: its logits have no column besides the mask")
-        self._vocab = torch.as_tensor(keep, dtype=torch.long, device=self.device)
+        self._set_vocab(np.array(keep, dtype=np.int64))
+
+    def _set_vocab(self, v: np.ndarray) -> None:
+        v = np.asarray(v, dtype=np.int64)
+        self._vocab = torch.as_tensor(v, device=self.device)
+        self._contiguous = bool(np.array_equal(v, np.arange(v[0], v[0] + v.shape[0])))
 
     @property
     def K(self) -> int:
@@ -191,7 +196,11 @@ class MaskedModel:
         logits = self._call(ids)
         if self.shift:
             logits = torch.cat([logits[:, :1], logits[:, :-1]], dim=1)
-        logits = logits.index_select(-1, self._vocab)
+        lo, K = int(self._vocab[0]), self.K
+        if self._contiguous:  # a view, no copy of (B, d, V)
+            logits = logits[..., lo : lo + K]
+        else:
+            logits = logits.index_select(-1, self._vocab)
         return logits.to(torch.float64 if logits.dtype == torch.float64 else torch.float32)
 
     def _batches(self, n: int):
