@@ -76,8 +76,6 @@ def main(argv=None) -> int:
     args.batch = args.batch or (8 if args.quick else 32)
     npl = args.n_per_level or (4 if args.quick else 64)
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() and not args.quick else "cpu"))
-    if device.type == "cpu":
-        torch.set_num_threads(max(1, min(4, torch.get_num_threads())))
     model, dtype = build(args, device)
     n_params = sum(p.numel() for p in model.parameters())
     V, d, B = args.vocab, args.d, args.batch
