@@ -437,6 +437,21 @@ def test_every_bound_has_a_status():
     assert not hasattr(B, "w26_proposition1_lower") and not hasattr(B, "lc25_lower_bound")
 
 
+def test_theorem3_expansion_on_the_whole_interval():
+    """Derived here (docs/theory.md §3): on [0, 1] the equal-sqrt(h')-mass grid has
+    N * error -> (int_0^1 sqrt(h'))^2 / 2 (exact steps from t_0 = 0 to t_N = 1)."""
+    p = mt.Joint(make_table(4, 2, 4, "dirichlet"))
+    f = lambda t: math.sqrt(U.gain_derivative(p, t))  # noqa: E731
+    total = integrate.quad(f, 0.0, 1.0, epsabs=0, epsrel=1e-13)[0]
+    assert U.gain_derivative(p, 0.0) > 0 and U.gain_derivative(p, 1.0) > 0
+    errs = []
+    for N in (8, 32, 128):
+        cum = lambda x: integrate.quad(f, 0.0, x, epsabs=0, epsrel=1e-13)[0]  # noqa: E731
+        ts = [0.0] + [optimize.brentq(lambda x: cum(x) - k * total / N, 0.0, 1.0, xtol=1e-15) for k in range(1, N)] + [1.0]
+        errs.append(abs(N * mt.path_kl(p, mt.Grid(ts)) / (total**2 / 2) - 1))
+    assert errs[1] < errs[0] / 3 and errs[2] < errs[1] / 3 and errs[2] < 2e-3
+
+
 # -- UGC aggregates --------------------------------------------------------------------------
 @given(joints(max_d=5))
 def test_ugc_aggregate_bounds(p):
