@@ -136,7 +136,7 @@ def test_card_bounds_hold(p, data):
 
 
 def test_lc25_theorem1_sweep_at_least_736_checks():
-    """THEORY.md reports LC25 Theorem 1 held on 736 exact checks: re-verify on >= 736
+    """docs/theory.md reports LC25 Theorem 1 held on 736 exact checks: re-verify on >= 736
     (law, schedule) pairs — families and random laws, d = 2..5, every schedule."""
     laws = [mt.families.repeated(d) for d in (2, 3, 4, 5)] + [mt.families.parity(d) for d in (2, 3, 4, 5)]
     laws += [mt.families.repeated(3, K=3), mt.families.noisy_repeated_bit(4, 0.1)]
