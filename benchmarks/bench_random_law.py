@@ -2,7 +2,7 @@
 
 The random-order fixed-cardinality sampler with schedule k = (k_1, ..., k_T) draws a
 uniform permutation of [d], cuts it into blocks B_1, ..., B_T of sizes k_t and draws the
-tokens of B_t independently from :math:`p(x_j \\mid x_{A_t})` (DESIGN.md §2). Its law is
+tokens of B_t independently from :math:`p(x_j \\mid x_{A_t})` (docs/design.md §2). Its law is
 
 .. math::
 

@@ -13,7 +13,7 @@ that import peak, not their own work.
   :math:`\\varphi` non-increasing.
 * ``law``: ``sampler_law(p, Schedule((2,)*(d//2)))`` for d = 8, 10, 12, 14 (random order,
   two tokens per step). Target: d = 14 in <= 60 s. Checked: table + lost = 1, and
-  :math:`0 \\le KL(p\\|q) \\le KL_{path}` (data processing, DESIGN.md §2).
+  :math:`0 \\le KL(p\\|q) \\le KL_{path}` (data processing, docs/design.md §2).
 * ``bernoulli``: ``sampler_law(p, Grid.uniform(N))`` for d = 4..10, N = 4 and N = d // 2.
   Checked: table + lost = 1; for d <= 6 the law equals a brute-force reference written
   here (enumeration of all N^d assignments of positions to reveal steps).

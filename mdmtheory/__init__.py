@@ -1,6 +1,6 @@
 """mdmtheory: exact, symbolic and Monte Carlo verification of masked diffusion theory.
 
-Top level: the public API of DESIGN.md §4 and the names most users need. Submodules hold
+Top level: the public API of docs/design.md §4 and the names most users need. Submodules hold
 the rest (``mt.ugc``, ``mt.bounds``, ``mt.optimal``, ``mt.schedules``, ``mt.samplers``,
 ``mt.diagnostics``, ``mt.structured``, ``mt.dyadic``); ``mt.symbolic`` (sympy),
 ``mt.tightness`` and ``mt.testing`` (hypothesis, a test extra) load on first use.

@@ -1,25 +1,27 @@
-r"""Published bounds on the factorization error, one function each, with their source.
+r"""Bounds on the factorization error, one function each, with their source and status.
 
 Every function returns a :class:`Bound`: its value (nats), the quantity it bounds, its
 kind (``"upper"``: value >= quantity; ``"lower"``: value <= quantity; ``"asymptotic"``:
-an asymptotic value, not an inequality) and metadata — source paper, theorem or equation,
-assumptions — so that a table can show it beside the exact value. Items marked [P] in
-THEORY.md are claims the test-suite checks, not facts; where an exact check refuted a
-claim, the stated form is kept (its test is a strict xfail with the counterexample) and a
-corrected form sits beside it.
+an asymptotic value, not an inequality), its **status** — ``"paper"`` (the statement as
+the cited paper gives it), ``"paper, via summary"`` (a paper's statement known to us only
+from third-party summaries), ``"our reading"`` (our interpretation of an ambiguous
+statement: a conjecture checked here, never reported as the paper's result) or
+``"derived here"`` (proved in ``proofs/`` or in the docstring) — and metadata (source
+paper with section/equation, assumptions), so that a table can show it beside the exact
+value. Every formula, its source and its status: docs/theory.md.
 
 :func:`compare` evaluates, for a joint law and a plan (schedule or grid), the exact KL of
 the output law, the path KL and every applicable bound, in one table.
 
 Papers: LC25 = Li & Cai, arXiv 2505.21400; W26 = Wainwright, *The data geometry of
-masking diffusion* (2026); DHW26 = Dmitriev et al. Formulas: THEORY.md §2–3.
+masking diffusion* (2026); DHW26 = Dmitriev et al. Formulas: docs/theory.md §2–3.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -47,18 +49,25 @@ __all__ = [
     "UPPER",
     "LOWER",
     "ASYMPTOTIC",
+    "PAPER",
+    "SUMMARY",
+    "OUR_READING",
+    "DERIVED",
+    "STATUSES",
     "riemann_bound",
     "lc25_bound",
-    "lc25_lower_bound",
-    "lc25_lower_bound_corrected",
+    "worst_path_kl",
+    "lc25_lower_our_reading",
     "w26_lemma4",
     "w26_lemma5",
     "w26_theorem1",
     "w26_theorem1_card",
     "w26_corollary1",
     "w26_proposition1",
-    "w26_proposition1_lower",
-    "w26_proposition1_lower_corrected",
+    "BlockAllocation",
+    "w26_block_objective_min",
+    "w26_proposition1_dp_lower",
+    "optimal_grid_error_lower",
     "w26_theorem3",
     "ugc_total_bound",
     "dhw_sandwich",
@@ -70,6 +79,9 @@ __all__ = [
 ]
 
 UPPER, LOWER, ASYMPTOTIC = "upper", "lower", "asymptotic"
+#: Status of a bound's statement (:attr:`Bound.status`, the ``status`` column of tables).
+PAPER, SUMMARY, OUR_READING, DERIVED = "paper", "paper, via summary", "our reading", "derived here"
+STATUSES = (PAPER, SUMMARY, OUR_READING, DERIVED)
 #: Relative tolerance of :meth:`Bound.holds` and :func:`compare` (see there for the scale).
 HOLD_RTOL = 1e-12
 
@@ -91,6 +103,8 @@ class Bound:
         ``"asymptotic"`` (a limit statement: no finite inequality is claimed).
     plan : the schedule or grid the bound refers to, when the bound builds it (Geo(ρ),
         the block grid of Proposition 1); else None.
+    status : where the statement comes from: ``"paper"``, ``"paper, via summary"``,
+        ``"our reading"`` or ``"derived here"`` (:data:`STATUSES`); ``""`` if unlabelled.
     """
 
     name: str
@@ -101,6 +115,13 @@ class Bound:
     assumptions: tuple[str, ...] = field(default_factory=tuple)
     kind: str = UPPER
     plan: Any = None
+    status: str = ""
+
+    def __post_init__(self):
+        if self.kind not in (UPPER, LOWER, ASYMPTOTIC):
+            raise ValueError(f"kind: expected one of {(UPPER, LOWER, ASYMPTOTIC)}, got {self.kind!r}")
+        if self.status not in STATUSES + ("",):
+            raise ValueError(f"status: expected one of {STATUSES} (or ''), got {self.status!r}")
 
     def holds(self, exact: float, *, scale: float = 0.0, rtol: float = HOLD_RTOL) -> bool | None:
         """Whether the bound holds against the exact quantity, within
@@ -162,7 +183,7 @@ def _is_geometric(grid: Grid, rtol: float = 1e-9) -> bool:
 
 # -- LZ25 / CCL25 / LC25: fixed-cardinality sampler --------------------------------------
 def riemann_bound(p, schedule) -> Bound:
-    r"""Riemann bound (THEORY.md §2, [D]):
+    r"""Riemann bound (derived here; docs/theory.md §2):
 
     .. math::
 
@@ -182,9 +203,10 @@ def riemann_bound(p, schedule) -> Bound:
         name="riemann",
         value=value,
         bounds="path_kl",
-        source="THEORY.md §2 (derived from LZ25/CCL25's profile identity)",
+        source="derived here from LZ25/CCL25's profile identity (proofs/riemann_bound.md)",
         statement="KL_path(k) <= ((k_max - 1)/d) * sum_i I(X_i; X_-i)",
         assumptions=("exact profile (non-increasing)",),
+        status=DERIVED,
     )
 
 
@@ -197,7 +219,11 @@ def lc25_bound(p, schedule) -> Bound:
         \sum_i I(X_i; X_{-i}).
 
     Coincides with :func:`riemann_bound` when :math:`k_{\max}` is a power of two and is
-    looser otherwise, so it also bounds the path KL.
+    looser otherwise, so it also bounds the path KL. LC25's left side (the KL given the
+    reveal sets, averaged over them) is the path KL, which is >= the output-law KL; the
+    package checks both. **Read from third-party summaries** of LC25 (its primary text was
+    not available to us; no equation number): status ``"paper, via summary"``. Held on
+    every exact check here (docs/theory.md §2).
     """
     prof = as_profile(p)
     sched = _schedule(schedule, prof.d)
@@ -209,16 +235,17 @@ def lc25_bound(p, schedule) -> Bound:
         name="lc25_theorem1",
         value=factor * float(phi[0] - phi[-1]),
         bounds="kl",
-        source="Li & Cai 2025 (LC25, arXiv 2505.21400), Theorem 1",
+        source="Li & Cai 2025 (LC25, arXiv 2505.21400), Theorem 1 (read from third-party summaries)",
         statement="KL(p||q_k) <= ((2^ceil(log2 k_max) - 1)/d) * sum_i I(X_i; X_-i) (+ training error, 0 here)",
         assumptions=("random-order fixed-cardinality sampler", "exact conditionals (training error 0)"),
+        status=SUMMARY,
     )
 
 
 def _lc25_levels(hcard: np.ndarray, reading: str) -> float:
     r""":math:`\sum_{j \ge 0} 2^{-j} h^{card}_{m_j}` with :math:`m_j` the revealed count of
-    level j (see :func:`lc25_lower_bound`); the geometric tail after the sizes saturate is
-    summed in closed form."""
+    level j (see :func:`lc25_lower_our_reading`); the geometric tail after the sizes
+    saturate is summed in closed form."""
     d = hcard.shape[0]
     if d == 1:
         return 0.0
@@ -232,73 +259,94 @@ def _lc25_levels(hcard: np.ndarray, reading: str) -> float:
         j += 1
 
 
-def lc25_lower_bound(p, max_size: int, *, reading: str = "revealed") -> Bound:
-    r"""LC25 lower bound (THEORY.md §2, [P]), as stated:
+def worst_path_kl(p, max_size: int) -> float:
+    r"""The largest path KL over the schedules whose largest step is exactly ``max_size``:
 
-    .. math::
+    .. math:: \max_{k:\ k_{\max} = s} \mathrm{KL}_{\text{path}}(k)
+              = \max_k \sum_t \sum_{m=s_t}^{s_t+k_t-1} (\varphi_{s_t} - \varphi_m),
 
-        \max_{k:\ k_{\max} = s} \mathrm{KL}(p \,\|\, q_k) \;\ge\; \frac{s}{16 d}
-        \sum_i \sum_{j \ge 0} 2^{-j}\, \mathbb{E}\, I\bigl(X_i; X \circ W_j^{(-i)}\bigr).
-
-    **Reading** (the statement in THEORY.md is ambiguous; the paper was not available):
-    :math:`W_j^{(-i)}` is a uniformly random subset of :math:`[d]\setminus\{i\}` of size
-    :math:`\min(2^j, d-1)` ("growing size"), and "some schedule" is the worst schedule
-    whose largest step is s. Then :math:`\sum_i \mathbb{E} I(X_i; X_W) = h^{card}_{|W|}`.
-    ``reading="revealed"`` (default) takes :math:`X \circ W` to be X revealed on W;
-    ``reading="masked"`` takes it to be X with W masked (revealed on the complement of
-    :math:`W \cup \{i\}`, size :math:`d - 1 - |W|`).
-
-    **Fails** on exact checks (strict xfails in tests/test_bounds.py): at s = 1 for every
-    law with dependence (the sampler is then exact, error 0), and at s = 2 against the
-    output-law KL of near-deterministic laws, under both readings. See
-    :func:`lc25_lower_bound_corrected`.
+    by dynamic programming over the revealed count (state: revealed count and whether a
+    step of size s has been taken), :math:`O(d\,s)`. The quantity that
+    :func:`lc25_lower_our_reading` is compared with.
     """
     prof = as_profile(p)
     d = prof.d
     s = _max_size_arg(max_size, d)
-    if reading not in ("revealed", "masked"):
-        raise ValueError(f"reading: expected 'revealed' or 'masked', got {reading!r}")
-    value = s / (16 * d) * _lc25_levels(gain_coefficients(prof), reading)
-    return Bound(
-        name="lc25_lower",
-        value=value,
-        bounds=f"max_kl(k_max={s})",
-        source="Li & Cai 2025 (LC25, arXiv 2505.21400), lower bound (as quoted in THEORY.md §2)",
-        statement="some schedule with k_max = s has KL >= (s/(16 d)) sum_i sum_j 2^-j E I(X_i; X o W_j^(-i))",
-        assumptions=(f"reading: X o W = X {reading} on W, |W_j| = min(2^j, d-1)",),
-        kind=LOWER,
-    )
+    phi = np.asarray(prof.values, dtype=np.float64)
+    cum = np.concatenate([[0.0], np.cumsum(phi)])
+
+    def gamma(a: int, b: int) -> float:  # one step's defect: (b - a) phi_a - sum_{m<b} phi_m
+        return (b - a) * float(phi[a]) - float(cum[b] - cum[a])
+
+    # best[a][f]: max defect from a revealed to d, f = a step of size s was taken already
+    best = np.full((d + 1, 2), -math.inf)
+    best[d, 1] = 0.0
+    for a in range(d - 1, -1, -1):
+        for f in (0, 1):
+            for k in range(1, min(s, d - a) + 1):
+                nxt = best[a + k, 1 if (f or k == s) else 0]
+                if nxt > -math.inf:
+                    best[a, f] = max(best[a, f], gamma(a, a + k) + nxt)
+    return float(best[0, 0])
 
 
-def lc25_lower_bound_corrected(p, max_size: int, *, reading: str = "revealed") -> Bound:
-    r"""LC25 lower bound, corrected: same value, stated for the **path KL** and for
-    :math:`s = k_{\max} \ge 2`:
+def lc25_lower_our_reading(p, max_size: int, *, reading: str = "revealed") -> Bound:
+    r"""**Our reading** of the LC25 lower bound (Li & Cai 2025, arXiv 2505.21400), a
+    conjecture checked here, not LC25's theorem:
 
     .. math::
 
         \max_{k:\ k_{\max} = s} \mathrm{KL}_{\text{path}}(k) \;\ge\; \frac{s}{16 d}
-        \sum_i \sum_{j \ge 0} 2^{-j}\, \mathbb{E}\, I\bigl(X_i; X \circ W_j^{(-i)}\bigr)
-        \quad (s \ge 2), \qquad 0 \ (s = 1).
+        \sum_i \sum_{j \ge 0} 2^{-j}\, \mathbb{E}\, I\bigl(X_i; X_{W_j^{(-i)}}\bigr)
+        \qquad (2 \le s \le d).
 
-    Two exact refutations of the stated form (tests/test_bounds.py, strict xfails):
-    (i) s = 1: the sampler is exact (KL = 0) while the right side is positive for any law
-    with dependence; (ii) s = 2, d = 3: near-deterministic laws whose output-law KL is much
-    smaller than their path KL (ratio 2.6 at KL ~ 1e-3 under the "revealed" reading, 4.2 at
-    KL ~ 1e-7 under the "masked" one). Against the path KL (which is >= KL, and is the
-    quantity LZ25/CCL25 make exact) the value held on every exact check here (hypothesis
-    over random and near-degenerate laws, d <= 5, both readings, and the tightness search:
-    best ratio 0.375 at d = 3), but it is **not proved** here.
+    **Where the statement comes from.** Only third-party summaries of LC25 were available
+    to us (no section or equation number); they give "for some masking schedule, error
+    >= (k_max/(16 d)) sum_i sum_{j>=0} 2^-j E I(X_i; X o W_j^(-i))" with "random subsets
+    W_j of increasing size", and define neither W_j, the operation o, the error, nor the
+    quantifiers. Read literally at k_max = 1 it contradicts LC25's own Theorem 1 (whose
+    bound is 0 there), so the literal reading cannot be the theorem; every choice below is
+    ours:
+
+    * :math:`W_j^{(-i)}` is a uniformly random subset of :math:`[d]\setminus\{i\}` of size
+      :math:`\min(2^j, d-1)`; then :math:`\sum_i \mathbb E\, I(X_i; X_W) = h^{card}_{|W|}`;
+    * ``reading="revealed"`` (default): :math:`X \circ W` is X revealed on W;
+      ``reading="masked"``: X with W masked (revealed on the complement of
+      :math:`W \cup \{i\}`, of size :math:`d - 1 - |W|`);
+    * the error is the **path KL** (LC25 Theorem 1's left side, the KL given the reveal
+      sets averaged over them, is the path KL), "some schedule" is the worst schedule whose
+      largest step is s (:func:`worst_path_kl`), and :math:`s \ge 2` (at s = 1 the sampler
+      is exact).
+
+    Status: held on every exact check here (hypothesis over random and near-degenerate
+    laws, d <= 5, both readings; tightness search: best ratio 0.375 at d = 3), **not
+    proved**. Against the output-law KL instead of the path KL it fails at s = 2 on
+    near-deterministic laws (tests/test_bounds.py), which says nothing about LC25.
+    docs/theory.md §2.
     """
-    b = lc25_lower_bound(p, max_size, reading=reading)
-    s = int(max_size)
+    prof = as_profile(p)
+    d = prof.d
+    s = _max_size_arg(max_size, d)
+    if s < 2:
+        raise ValueError(
+            f"max_size: our reading of the LC25 lower bound is for k_max >= 2 (at k_max = 1 the sampler is exact), got {s}"
+        )
+    if reading not in ("revealed", "masked"):
+        raise ValueError(f"reading: expected 'revealed' or 'masked', got {reading!r}")
+    value = s / (16 * d) * _lc25_levels(gain_coefficients(prof), reading)
     return Bound(
-        name="lc25_lower_corrected",
-        value=0.0 if s == 1 else b.value,
+        name="lc25_lower_our_reading",
+        value=value,
         bounds=f"max_path_kl(k_max={s})",
-        source=b.source + "; corrected here: path KL, k_max >= 2 (empirical, not proved)",
-        statement="some schedule with k_max = s >= 2 has KL_path >= (s/(16 d)) sum_i sum_j 2^-j E I(X_i; X o W_j^(-i))",
-        assumptions=b.assumptions + ("k_max >= 2 (else the bound is 0)", "bounds the path KL, not the output-law KL"),
+        source="our reading of Li & Cai 2025 (LC25, arXiv 2505.21400) lower bound, from third-party summaries",
+        statement="max over schedules with k_max = s >= 2 of KL_path >= (s/(16 d)) sum_i sum_j 2^-j E I(X_i; X o W_j^(-i))",
+        assumptions=(
+            f"our reading: X o W = X {reading} on W, |W_j| = min(2^j, d-1), W uniform",
+            "error = path KL; 'some schedule' = the worst schedule with k_max = s",
+            "conjecture: checked on exact examples, not proved",
+        ),
         kind=LOWER,
+        status=OUR_READING,
     )
 
 
@@ -314,7 +362,8 @@ def _max_size_arg(max_size, d: int) -> int:
 
 # -- W26: one-step lemmas -----------------------------------------------------------------
 def w26_lemma4(p, a: float, b: float) -> Bound:
-    r"""W26 Lemma 4: :math:`\Gamma_{umask}(a, b) \le (\psi(b)/\psi(a) - 1)\, H(a, b)`.
+    r"""W26 Lemma 4: :math:`\Gamma_{umask}(a, b) \le (\psi(b)/\psi(a) - 1)\, H(a, b)`
+    (statement as transcribed from W26; verified here, docs/theory.md §3).
 
     ``inf`` when a = 0 or b = 1 (:math:`\psi(0) = 0`, :math:`\psi(1) = \infty`) unless
     H(a, b) = 0 (then :math:`h' \equiv 0` on [a, b] and the defect is 0).
@@ -330,11 +379,13 @@ def w26_lemma4(p, a: float, b: float) -> Bound:
         source="Wainwright 2026 (W26), Lemma 4",
         statement="Gamma_umask(a, b) <= (psi(b)/psi(a) - 1) * H(a, b)",
         assumptions=("0 < a <= b < 1 for a finite value",),
+        status=PAPER,
     )
 
 
 def w26_lemma5(p, a: int, b: int) -> Bound:
-    r"""W26 Lemma 5 (card analogue of Lemma 4), integers :math:`0 \le a \le b \le d`:
+    r"""W26 Lemma 5 (card analogue of Lemma 4; verified here, docs/theory.md §3), integers
+    :math:`0 \le a \le b \le d`:
 
     .. math::
 
@@ -359,6 +410,7 @@ def w26_lemma5(p, a: int, b: int) -> Bound:
         source="Wainwright 2026 (W26), Lemma 5",
         statement="Gamma_card(a, b) <= (psi(b/d)/psi((a+1)/d) - 1) * H^card(a, b)",
         assumptions=("b < d for a finite value when b - a >= 2",),
+        status=PAPER,
     )
 
 
@@ -372,9 +424,9 @@ def w26_theorem1(p, grid) -> Bound:
         H(t_j, t_{j+1}) + \text{init} + \text{completion}.
 
     The boundary terms are 0 here (exact initialization below :math:`t_0`, exact completion
-    above :math:`t_N`, DESIGN.md §3). It is the sum of Lemma 4 over the steps, so it bounds
+    above :math:`t_N`, docs/design.md §3). It is the sum of Lemma 4 over the steps, so it bounds
     the path KL :math:`\sum_j \Gamma_{umask}(t_j, t_{j+1})` (>= KL of the output law).
-    ``inf`` when :math:`t_0 = 0` or :math:`t_N = 1`.
+    ``inf`` when :math:`t_0 = 0` or :math:`t_N = 1`. Verified here (docs/theory.md §3).
     """
     prof = as_profile(p)
     g = _grid(grid)
@@ -388,6 +440,7 @@ def w26_theorem1(p, grid) -> Bound:
         statement="KL <= sum_j (psi(t_{j+1})/psi(t_j) - 1) H(t_j, t_{j+1}) + boundary terms (0 here)",
         assumptions=("Bernoulli-subset sampler", "exact initialization and completion", "0 < t_0, t_N < 1 for a finite value"),
         plan=g,
+        status=PAPER,
     )
 
 
@@ -413,6 +466,7 @@ def w26_theorem1_card(p, schedule) -> Bound:
         statement="KL_path(k) <= sum_t (psi(s_{t+1}/d)/psi((s_t+1)/d) - 1) H^card(s_t, s_{t+1})",
         assumptions=("random-order fixed-cardinality sampler",),
         plan=sched,
+        status=PAPER,
     )
 
 
@@ -441,7 +495,8 @@ def w26_corollary1(p, plan, *, start: float | None = None, stop: float | None = 
     ``plan``: a step count N (the Geo(ρ) grid on [start, stop], default the canonical
     interval, is built by a private helper and returned as ``Bound.plan``) or a
     :class:`Grid` that is geometric in log-odds (else ValueError). Boundary terms are 0
-    (exact initialization/completion). Bounds the path KL of that grid.
+    (exact initialization/completion). Bounds the path KL of that grid. Verified here
+    (docs/theory.md §3).
     """
     prof = as_profile(p)
     if isinstance(plan, Grid):
@@ -467,6 +522,7 @@ def w26_corollary1(p, plan, *, start: float | None = None, stop: float | None = 
         statement="Geo(rho) grid: KL <= (2 H(t_0, T)/N) log(psi(T)/psi(t_0)) + boundary terms (0 here)",
         assumptions=("N >= log(psi(T)/psi(t_0))", "exact initialization and completion"),
         plan=grid,
+        status=PAPER,
     )
 
 
@@ -485,7 +541,9 @@ def _steps_arg(steps) -> int:
 
 
 def w26_proposition1(p, edges, steps: int) -> Bound:
-    r"""W26 Proposition 1 (block schedule), upper bound.
+    r"""W26 Proposition 1 (block schedule), upper bound (W26 §4.2, eqs. 25–28b, read from
+    the paper; verified here, docs/theory.md §3). Its lower part (28c) is
+    :func:`w26_proposition1_dp_lower`.
 
     Blocks :math:`[\tau_{k-1}, \tau_k]`, k = 1..K, of log-odds length :math:`S_k` and UGC
     :math:`H_k`; budget :math:`N \ge 2\{K + 2\log(\psi(\tau_K)/\psi(\tau_0))\}`;
@@ -525,34 +583,103 @@ def w26_proposition1(p, edges, steps: int) -> Bound:
         name="w26_proposition1",
         value=4.0 * C / N,
         bounds="path_kl",
-        source="Wainwright 2026 (W26), Proposition 1",
+        source="Wainwright 2026 (W26), §4.2, Proposition 1 (read from the paper)",
         statement="block grid with sum_k N_k <= N steps: KL <= 4 C(P)/N + boundary terms (0 here)",
         assumptions=("N >= 2(K + 2 log(psi(T)/psi(t_0)))", "exact initialization and completion"),
         plan=grid,
+        status=PAPER,
     )
 
 
-def w26_proposition1_lower(p, edges, steps: int) -> Bound:
-    r"""W26 Proposition 1, lower bound as stated (THEORY.md §3): the optimal N-step error
-    on :math:`[\tau_0, \tau_K]` is at least :math:`C(\mathcal P)/N`.
+class BlockAllocation(NamedTuple):
+    """Result of :func:`w26_block_objective_min`: the minimum of W26's block objective and
+    one allocation (steps per block) that attains it."""
 
-    **Fails** (tests/test_bounds.py, strict xfail): :math:`C(\mathcal P) \ge P_{ugc}` for
-    every partition (Cauchy–Schwarz on each block), so the claim would give
-    :math:`N \cdot \mathrm{opt}_N \ge P_{ugc}`, contradicting Theorem 3
-    (:math:`N \cdot \mathrm{opt}_N \to P_{ugc}/2`); concrete grids beat it already at
-    d = 3. See :func:`w26_proposition1_lower_corrected`.
+    value: float
+    steps: tuple[int, ...]
+
+
+def _block_terms(S: np.ndarray, H: np.ndarray, n: np.ndarray) -> np.ndarray:
+    r""":math:`(e^{S_k/n} - 1) H_k` for every block k (rows) and step count n (columns);
+    0 where :math:`H_k = 0` (whatever the factor)."""
+    with np.errstate(over="ignore"):
+        f = np.expm1(S[:, None] / n[None, :])
+    return np.where(H[:, None] > 0, f * H[:, None], 0.0)
+
+
+def w26_block_objective_min(p, edges, steps: int) -> BlockAllocation:
+    r"""The minimum of W26's block objective over step allocations (the DP (26b) of W26
+    §4.2): blocks :math:`[\tau_{k-1}, \tau_k]`, k = 1..K, of log-odds length :math:`S_k`
+    and UGC :math:`H_k`,
+
+    .. math::
+
+        \min_{N_1 + \dots + N_K = N,\ N_k \ge 1} \sum_k \bigl(e^{S_k/N_k} - 1\bigr) H_k,
+
+    exact, by dynamic programming over blocks (:math:`O(K N^2)`). It is the guarantee that
+    W26's Theorem 1 gives to the grid with :math:`N_k` equal log-odds steps in block k
+    (:math:`e^{S_k/N_k} = \psi(t_{j+1})/\psi(t_j)`), minimized over allocations; the
+    quantity bounded below by :func:`w26_proposition1_dp_lower`. Needs N >= K.
+    """
+    prof = as_profile(p)
+    N = _steps_arg(steps)
+    _, _, S, H = _block_data(prof, edges)
+    K = S.shape[0]
+    if N < K:
+        raise ValueError(f"steps: the block objective needs at least one step per block, N >= K = {K}, got {N}")
+    n = np.arange(1, N + 1, dtype=np.float64)
+    terms = _block_terms(S, H, n)  # terms[k, n - 1]
+    # F[m] = min objective of the blocks so far with m steps in all (inf where infeasible)
+    F = np.full(N + 1, math.inf)
+    F[0] = 0.0
+    choice = np.zeros((K, N + 1), dtype=np.int64)
+    for k in range(K):
+        G = np.full(N + 1, math.inf)
+        for m in range(k + 1, N + 1):
+            cand = F[m - 1 :: -1][: m] + terms[k, : m]  # cand[i] = F[m - 1 - i] + f_k(i + 1)
+            i = int(np.argmin(cand))
+            G[m], choice[k, m] = cand[i], i + 1
+        F = G
+    alloc, m = [], N
+    for k in range(K - 1, -1, -1):
+        alloc.append(int(choice[k, m]))
+        m -= alloc[-1]
+    return BlockAllocation(float(F[N]), tuple(alloc[::-1]))
+
+
+def w26_proposition1_dp_lower(p, edges, steps: int) -> Bound:
+    r"""W26 Proposition 1, eq. (28c), as stated (W26 §4.2, read from the paper's text): a
+    lower bound on the **guarantee**, not on the sampling error,
+
+    .. math::
+
+        \min_{N_1 + \dots + N_K = N} \sum_k \bigl(e^{S_k/N_k} - 1\bigr) H_k
+        \;\ge\; \frac{C(\mathcal P)}{N}, \qquad
+        C(\mathcal P) = \Bigl(\sum_k \sqrt{S_k H_k}\Bigr)^2,
+
+    the left side being the minimum of the DP (26b) (:func:`w26_block_objective_min`).
+    Proof: :math:`e^x - 1 \ge x` and Cauchy–Schwarz,
+    :math:`\sum_k S_k H_k / N_k \ge (\sum_k \sqrt{S_k H_k})^2 / \sum_k N_k`. W26 states no
+    finite-N lower bound on the optimal sampling error itself; that reading is false (the
+    optimal N-step error can sit below :math:`C(\mathcal P)/N`, docs/theory.md §3), and
+    :func:`optimal_grid_error_lower` is a lower bound on that error derived here.
+    Needs N >= K (one step per block at least).
     """
     prof = as_profile(p)
     N = _steps_arg(steps)
     tau = _edges(edges)
+    K = tau.shape[0] - 1
+    if N < K:
+        raise ValueError(f"steps: the block objective needs at least one step per block, N >= K = {K}, got {N}")
     return Bound(
-        name="w26_proposition1_lower",
+        name="w26_proposition1_dp_lower",
         value=partition_complexity(prof, tau) / N,
-        bounds=f"optimal_path_kl(N={N}, [{tau[0]:.6g}, {tau[-1]:.6g}])",
-        source="Wainwright 2026 (W26), Proposition 1 (lower bound, as quoted in THEORY.md §3)",
-        statement="min over N-step grids on [tau_0, tau_K] of KL >= C(P)/N",
-        assumptions=("refuted by exact checks: see w26_proposition1_lower_corrected",),
+        bounds=f"w26_block_objective_min(N={N})",
+        source="Wainwright 2026 (W26), §4.2, Proposition 1, eq. (28c) (read from the paper)",
+        statement="min over sum_k N_k = N of sum_k (exp(S_k/N_k) - 1) H_k (DP 26b) >= C(P)/N",
+        assumptions=("N_k >= 1 steps per block, sum_k N_k = N", "bounds the guarantee, not the sampling error"),
         kind=LOWER,
+        status=PAPER,
     )
 
 
@@ -586,26 +713,28 @@ def _bernstein_min(coef: np.ndarray, a: float, b: float) -> float:
     return float(sub.min())
 
 
-def w26_proposition1_lower_corrected(p, edges, steps: int) -> Bound:
-    r"""A certified lower bound on the optimal N-step error, in place of the refuted
-    :math:`C(\mathcal P)/N` (derived here, [D]):
+def optimal_grid_error_lower(p, edges, steps: int) -> Bound:
+    r"""A lower bound on the **optimal N-step grid error**, derived here (not a published
+    result; proof: proofs/optimal_grid_error_lower.md):
 
     .. math::
 
         \min_{N\text{-step grids on } [\tau_0, \tau_K]} \sum_j \Gamma_{umask}(t_j, t_{j+1})
         \;\ge\; \frac{\bigl(\sum_k \sqrt{m_k}\, L_k\bigr)^2}{2(N + K - 1)},
 
-    with :math:`L_k = \tau_k - \tau_{k-1}` and :math:`m_k \le \min_{[\tau_{k-1}, \tau_k]} h'`
-    (the smallest Bernstein coefficient of h' on the block, exact arithmetic of the
-    convex-hull property).
+    for any partition :math:`\tau_0 < \dots < \tau_K` of the grid's interval, with
+    :math:`L_k = \tau_k - \tau_{k-1}` and :math:`m_k \le \min_{[\tau_{k-1}, \tau_k]} h'`
+    (the smallest Bernstein coefficient of h' on the block: the convex-hull property).
 
-    Proof: cut every grid step at the block edges; at most N + K - 1 pieces. On a piece
-    [c, e] of step [t_j, t_{j+1}] inside block k, :math:`t_{j+1} - u \ge e - u` and
-    :math:`h' \ge m_k`, so its contribution to :math:`\Gamma_{umask}` is at least
-    :math:`m_k (e - c)^2/2`. With :math:`n_k` pieces in block k,
-    :math:`\sum_k m_k L_k^2/(2 n_k) \ge (\sum_k \sqrt{m_k} L_k)^2/(2\sum_k n_k)` by
-    Cauchy–Schwarz. Refining the partition (K << N) tends to :math:`P/(2N)` of Theorem 3
-    on the t-scale: :math:`\sum_k \sqrt{m_k} L_k \to \int \sqrt{h'}`.
+    Proof sketch: cut every grid step at the block edges (at most N + K − 1 pieces); a piece
+    [c, e] inside block k contributes at least :math:`m_k (e - c)^2/2` to
+    :math:`\Gamma_{umask} = \int (t_{j+1} - u) h'(u)\,du`; Cauchy–Schwarz over the pieces.
+    Refining the partition (K << N) tends to W26 Theorem 3's :math:`P/(2N)` on the t-scale.
+
+    Why it exists: (28c) of W26 Proposition 1 (:func:`w26_proposition1_dp_lower`) is easily
+    misread as "optimal error >= C(P)/N", which is false (repeated bit, d = 3, N = 1 on
+    [1/3, 2/3]: optimal error (5/27) log 2 = 0.128 < C(P) = (13/27) (log 2)^2 = 0.231;
+    docs/theory.md §3). This is a true finite-N lower bound of the same kind.
     """
     prof = as_profile(p)
     N = _steps_arg(steps)
@@ -619,13 +748,14 @@ def w26_proposition1_lower_corrected(p, edges, steps: int) -> Bound:
         m = np.array([max(0.0, _bernstein_min(coef, tau[k], tau[k + 1])) for k in range(K)])
         value = float(np.sum(np.sqrt(m) * np.diff(tau)) ** 2 / (2 * (N + K - 1)))
     return Bound(
-        name="w26_proposition1_lower_corrected",
+        name="optimal_grid_error_lower",
         value=value,
         bounds=f"optimal_path_kl(N={N}, [{tau[0]:.6g}, {tau[-1]:.6g}])",
-        source="derived here (replaces W26 Proposition 1's lower bound C(P)/N, refuted)",
+        source="derived here (proofs/optimal_grid_error_lower.md)",
         statement="min over N-step grids of KL_path >= (sum_k sqrt(min_k h') L_k)^2 / (2(N + K - 1))",
         assumptions=("grids from tau_0 to tau_K with exact initialization and completion",),
         kind=LOWER,
+        status=DERIVED,
     )
 
 
@@ -636,7 +766,8 @@ def w26_theorem3(p, steps: int, *, start: float | None = None, stop: float | Non
 
     :math:`P_{ugc} = (\int_a^b \sqrt{h'})^2` on [start, stop] (default the canonical
     interval). At finite N the optimum can lie below :math:`P_{ugc}/(2N)`; test the
-    convergence of N times the optimal error, not an inequality.
+    convergence of N times the optimal error, not an inequality. Source: W26 §5.1,
+    eqs. (41a–b) and (58), read from the paper (docs/theory.md §3).
     """
     prof = as_profile(p)
     N = _steps_arg(steps)
@@ -645,10 +776,11 @@ def w26_theorem3(p, steps: int, *, start: float | None = None, stop: float | Non
         name="w26_theorem3",
         value=fine_complexity(prof, (a, b)) / (2 * N),
         bounds=f"optimal_path_kl(N={N}, [{a:.6g}, {b:.6g}])",
-        source="Wainwright 2026 (W26), Theorem 3",
+        source="Wainwright 2026 (W26), §5.1, Theorem 3, eqs. (41a-b), (58) (read from the paper)",
         statement="optimal N-step error = P_ugc/(2N) + o(1/N)  (asymptotic, N -> infinity)",
         assumptions=("asymptotic statement: no finite-N inequality",),
         kind=ASYMPTOTIC,
+        status=PAPER,
     )
 
 
@@ -663,20 +795,23 @@ def _tc_dtc(prof) -> tuple[float, float]:
 
 
 def ugc_total_bound(p) -> Bound:
-    r""":math:`H(0, 1) \le \min(TC, DTC)` (W26; THEORY.md §3)."""
+    r""":math:`H(0, 1) \le \min(TC, DTC)`, derived here (docs/theory.md §3): pointwise
+    :math:`t(1-t) \le \min(t, 1-t)` under :math:`\int h'` with
+    :math:`TC = \int_0^1 (1-t) h'` and :math:`DTC = \int_0^1 t h'`."""
     prof = as_profile(p)
     tc, dtc = _tc_dtc(prof)
     return Bound(
         name="ugc_total",
         value=min(tc, dtc),
         bounds="ugc(0, 1)",
-        source="Wainwright 2026 (W26), UGC aggregates (THEORY.md §3)",
+        source="derived here from W26's UGC and the aggregates TC, DTC (docs/theory.md §3)",
         statement="H(0, 1) <= min(TC, DTC)",
+        status=DERIVED,
     )
 
 
 def dhw_sandwich(p) -> tuple[Bound, Bound]:
-    r"""DHW26 effective TC against the UGC (THEORY.md §3):
+    r"""DHW26 effective TC against the UGC, derived here (docs/theory.md §3):
 
     .. math:: H(0, 1) \le \mathrm{DHW} \le \frac{e}{e-1} H(0, 1).
 
@@ -684,22 +819,24 @@ def dhw_sandwich(p) -> tuple[Bound, Bound]:
     :math:`t(1-t) \le t\min\{1, -\log t\} \le \frac{e}{e-1} t(1-t)` on [0, 1].
     """
     H = _ugc(as_profile(p), 0.0, 1.0)
-    src = "Dmitriev et al. (DHW26) effective total correlation vs W26's UGC (THEORY.md §3)"
+    src = "derived here: DHW26's effective total correlation vs W26's UGC (docs/theory.md §3)"
     return (
-        Bound(name="dhw_lower", value=H, bounds="dhw", source=src, statement="H(0, 1) <= DHW", kind=LOWER),
-        Bound(name="dhw_upper", value=math.e / (math.e - 1) * H, bounds="dhw", source=src, statement="DHW <= (e/(e-1)) H(0, 1)"),
+        Bound(name="dhw_lower", value=H, bounds="dhw", source=src, statement="H(0, 1) <= DHW", kind=LOWER, status=DERIVED),
+        Bound(name="dhw_upper", value=math.e / (math.e - 1) * H, bounds="dhw", source=src, statement="DHW <= (e/(e-1)) H(0, 1)", status=DERIVED),
     )
 
 
 def dhw_tc_bound(p) -> Bound:
-    r""":math:`\mathrm{DHW} \le \min(TC, DTC)` (THEORY.md §3)."""
+    r""":math:`\mathrm{DHW} \le \min(TC, DTC)`, derived here (docs/theory.md §3):
+    :math:`t\min\{1, -\log t\} \le \min(t, 1 - t)` on [0, 1]."""
     tc, dtc = _tc_dtc(as_profile(p))
     return Bound(
         name="dhw_tc",
         value=min(tc, dtc),
         bounds="dhw",
-        source="Dmitriev et al. (DHW26), effective total correlation (THEORY.md §3)",
+        source="derived here: DHW26's effective total correlation (docs/theory.md §3)",
         statement="DHW <= min(TC, DTC)",
+        status=DERIVED,
     )
 
 
@@ -709,7 +846,9 @@ class ComparisonRow:
     """One row of :func:`compare`: an exact quantity (kind ``"exact"``) or a bound.
 
     ``slack`` = bound / exact (inf when exact = 0 < bound, 1 when both are 0; None for exact
-    rows); ``holds`` is None for exact and asymptotic rows.
+    rows); ``holds`` is None for exact and asymptotic rows; ``status`` is the bound's
+    :attr:`Bound.status` (``"paper"``, ``"paper, via summary"``, ``"our reading"``,
+    ``"derived here"``; ``"exact"`` for exact rows).
     """
 
     name: str
@@ -720,6 +859,7 @@ class ComparisonRow:
     slack: float | None
     holds: bool | None
     source: str = ""
+    status: str = ""
 
 
 @dataclass(frozen=True)
@@ -754,7 +894,8 @@ class Comparison:
         return all(r.holds is not False for r in self.rows)
 
     def __str__(self) -> str:
-        head = ("name", "kind", "quantity", "value", "exact", "slack", "holds")
+        cols = ("name", "kind", "status", "quantity", "value", "exact", "slack", "holds")
+        head = cols
 
         def fmt(x):
             if x is None:
@@ -765,9 +906,9 @@ class Comparison:
                 return f"{x:.6g}"
             return str(x)
 
-        body = [tuple(fmt(getattr(r, f)) for f in ("name", "kind", "quantity", "value", "exact", "slack", "holds")) for r in self.rows]
+        body = [tuple(fmt(getattr(r, f) or None) if f == "status" else fmt(getattr(r, f)) for f in cols) for r in self.rows]
         widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
-        lines = ["  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in [head] + body]
+        lines = ["  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in [head] + body]
         title = f"compare: plan={self.plan!r}, planner={self.planner!r}"
         return "\n".join([title, lines[0], "-" * len(lines[0])] + lines[1:])
 
@@ -781,7 +922,7 @@ def _slack(value: float, exact: float) -> float:
 def _row(bound: Bound, exact: float | None, scale: float) -> ComparisonRow:
     holds = None if exact is None else bound.holds(exact, scale=scale)
     slack = None if exact is None else _slack(bound.value, exact)
-    return ComparisonRow(bound.name, bound.kind, bound.bounds, float(bound.value), exact, slack, holds, bound.source)
+    return ComparisonRow(bound.name, bound.kind, bound.bounds, float(bound.value), exact, slack, holds, bound.source, bound.status)
 
 
 def compare(p, plan, planner: str = "random") -> Comparison:
@@ -801,10 +942,16 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     ``HOLD_RTOL * max(|bound|, |exact|, d log K)`` (d log K, the largest possible
     :math:`\sum_i H(X_i)`, is the problem's scale: KL and entropies carry absolute rounding
     errors ~1e-16 even for nearly deterministic laws, so rounding of a zero quantity is not
-    a violation). Schedule rows: data processing, Riemann, LC25
-    Theorem 1, W26 Theorem 1 (card). Grid rows: data processing, W26 Theorem 1, Corollary 1
-    (geometric grids), Proposition 1's lower bound as stated and corrected on the single
-    block [t_0, t_N] (a lower bound on the *optimal* error, checked against this grid:
+    a violation). Each row carries the bound's status (``paper``, ``paper, via summary``,
+    ``our reading``, ``derived here``), printed in the table.
+
+    Schedule rows: data processing, Riemann, LC25 Theorem 1, W26 Theorem 1 (card), and
+    (k_max >= 2) *our reading* of the LC25 lower bound, whose exact column is the worst path
+    KL over all schedules with this plan's k_max (:func:`worst_path_kl`), not this plan's.
+    Grid rows: data processing, W26 Theorem 1, Corollary 1 (geometric grids), and on the
+    single block [t_0, t_N]: W26 Proposition 1's (28c) (exact column: the minimum of the
+    block objective, :func:`w26_block_objective_min`), the lower bound on the optimal
+    error derived here (:func:`optimal_grid_error_lower`, checked against this grid:
     necessary, not sufficient), Theorem 3 (asymptotic, no verdict). Law rows: H(0,1) <=
     min(TC, DTC) and the DHW26 sandwich.
     """
@@ -820,24 +967,30 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     prof = as_profile(p)
     scale = p.d * math.log(p.K)
     rows = [
-        ComparisonRow("kl", "exact", "kl", kl_exact, None, None, None, "exact output law (mdmtheory.sampler_law)"),
-        ComparisonRow("path_kl", "exact", "path_kl", path, None, None, None, "trajectory KL (mdmtheory.exact_run)"),
+        ComparisonRow("kl", "exact", "kl", kl_exact, None, None, None, "exact output law (mdmtheory.sampler_law)", "exact"),
+        ComparisonRow("path_kl", "exact", "path_kl", path, None, None, None, "trajectory KL (mdmtheory.exact_run)", "exact"),
     ]
-    dp = Bound("data_processing", path, "kl", "data processing inequality (THEORY.md §2)", "KL(p||q) <= KL_path")
+    dp = Bound(
+        "data_processing", path, "kl", "data processing inequality (proofs/kl_le_path_kl.md)", "KL(p||q) <= KL_path", status=DERIVED
+    )
     rows.append(_row(dp, kl_exact, scale))
     is_random = planner == "random" or getattr(planner, "name", None) == "random"
     exact_of = {"path_kl": path, "kl": kl_exact}
     if isinstance(plan, Schedule) and is_random:
         for b in (riemann_bound(prof, plan), lc25_bound(prof, plan), w26_theorem1_card(prof, plan)):
             rows.append(_row(b, exact_of[b.bounds], scale))
+        s = plan.max_size
+        if s >= 2:
+            rows.append(_row(lc25_lower_our_reading(prof, s), worst_path_kl(prof, s), scale))
     elif isinstance(plan, Grid):
         rows.append(_row(w26_theorem1(prof, plan), path, scale))
         t0, tN, N = plan.times[0], plan.times[-1], plan.steps
         if _is_geometric(plan) and N >= float(log_odds(tN) - log_odds(t0)):
             rows.append(_row(w26_corollary1(prof, plan), path, scale))
         if 0.0 < t0 and tN < 1.0:
-            rows.append(_row(w26_proposition1_lower(prof, (t0, tN), N), path, scale))
-            rows.append(_row(w26_proposition1_lower_corrected(prof, (t0, tN), N), path, scale))
+            block = (t0, tN)
+            rows.append(_row(w26_proposition1_dp_lower(prof, block, N), w26_block_objective_min(prof, block, N).value, scale))
+            rows.append(_row(optimal_grid_error_lower(prof, block, N), path, scale))
             rows.append(_row(w26_theorem3(prof, N, start=t0, stop=tN), None, scale))
     H01 = _ugc(prof, 0.0, 1.0)
     dhw = effective_total_correlation(prof)

@@ -1,6 +1,6 @@
 r"""Divergences: exact KL, the path KL of a schedule or grid, and its per-step parts.
 
-Path KL of the fixed-cardinality sampler (LZ25, CCL25; DESIGN.md §2, THEORY.md §2):
+Path KL of the fixed-cardinality sampler (LZ25, CCL25; docs/design.md §2, docs/theory.md §2):
 
 .. math::
 

@@ -1,6 +1,6 @@
 r"""W26 §4: the dyadic estimator of the unmasking growth complexity :math:`H(a, b)`.
 
-Notation of THEORY.md §3 and §5 (W26 = Wainwright 2026, *The data geometry of masking
+Notation of docs/theory.md §3 and §5 (W26 = Wainwright 2026, *The data geometry of masking
 diffusion*, §4). :math:`\psi(t) = t/(1-t)` are the reveal odds,
 :math:`h(t) = \sum_i \mathbb E\, I(X_i; X_{A_{i,t}})` the gain polynomial, and the UGC of
 an interval :math:`0 < a < b < 1` is
@@ -9,7 +9,7 @@ an interval :math:`0 < a < b < 1` is
 
     H(a, b) = \int_a^b t(1-t)\, h'(t)\, dt
 
-(THEORY.md writes :math:`H(p, q)`; here the endpoints are ``a, b`` because ``p`` is the
+(docs/theory.md writes :math:`H(p, q)`; here the endpoints are ``a, b`` because ``p`` is the
 law, as everywhere in the package). :math:`H(a, b)` itself is :func:`mdmtheory.ugc.ugc`.
 
 **Dyadic grid.** :math:`a = v_0 < v_1 < \dots < v_J = b` with
@@ -39,12 +39,15 @@ Its expectation is, per interval and position, a conditional mutual information:
     = I(X_i; X_{A' \setminus A} \mid X_A), \qquad
     \mathbb E\, Q = \sum_j w_j \bigl(h(v_{j+1}) - h(v_j)\bigr).
 
-**Weights.** W26 states :math:`w_j = v_{j+1} - v_j` and claims
-:math:`\mathbb E Q \le H(a, b) \le 2\,\mathbb E Q` ([P]). That fails on the last, partial
-interval (THEORY.md §5; e.g. ``a = 0.3, b = 0.31``: one partial interval, where
-:math:`H / \mathbb E Q \approx 21`). The corrected weights
+**Weights.** W26 §4, eq. (32c) (read from the paper) states :math:`w_j = v_{j+1} - v_j`
+and claims :math:`\mathbb E Q \le H(a, b) \le 2\,\mathbb E Q` for arbitrary
+:math:`0 < a < b < 1`. The lower half always holds; the upper half fails on the last,
+partial interval (docs/theory.md §5; e.g. ``a = 0.3, b = 0.31``: one partial interval,
+where :math:`H / \mathbb E Q \approx 21`). The corrected weights
 :math:`w_j = v_j (1 - v_{j+1})` satisfy :math:`\mathbb E Q' \le H(a, b) \le 2\,\mathbb E Q'`
 for every :math:`0 < a < b < 1`; on full dyadic intervals the two weights coincide.
+W26's Proposition 2(A) and Theorem 2 use (32c) and inherit the gap: with the corrected
+weights their :math:`(q - p) B_\alpha` becomes :math:`(\sum_j w_j) B_\alpha`.
 Proof: proofs/dyadic_weights.md (tests/proofs/test_dyadic_weights.py).
 """
 

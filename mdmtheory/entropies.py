@@ -2,7 +2,7 @@ r"""All :math:`2^d` subset entropies in one pass, and the quantities derived fro
 
 ``subset_entropies(p)[mask]`` is :math:`H(X_S)` in nats, with S the positions whose bits
 are set in ``mask`` (bit j is position j). Everything else in this module is a cheap
-functional of that vector (THEORY.md §1):
+functional of that vector (docs/theory.md §1):
 
 .. math::
 
@@ -181,7 +181,7 @@ def entropy(p) -> float:
 
 
 def entropy_coefficients(p) -> np.ndarray:
-    r""":math:`e_m`, m = 0..d: mean entropy of a uniformly random m-subset (THEORY.md §1)."""
+    r""":math:`e_m`, m = 0..d: mean entropy of a uniformly random m-subset (docs/theory.md §1)."""
     H = _as_entropies(p)
     d = _dim(H)
     sums = np.bincount(popcounts(d), weights=H, minlength=d + 1)
@@ -226,7 +226,7 @@ def card_gain_coefficients(p) -> np.ndarray:
     r"""Card gain coefficients :math:`h^{card}_j = d(\varphi_0 - \varphi_j)`, j = 0..d-1.
 
     :math:`h^{card}_j = \sum_i` mean over uniform j-subsets B of :math:`[d]\setminus\{i\}`
-    of :math:`I(X_i; X_B)` (W26; THEORY.md §1).
+    of :math:`I(X_i; X_B)` (W26; docs/theory.md §1).
     """
     e = entropy_coefficients(p)
     phi = np.diff(e)

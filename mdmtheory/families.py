@@ -1,4 +1,4 @@
-r"""Named distributions on :math:`[K]^d` with closed forms (THEORY.md §6).
+r"""Named distributions on :math:`[K]^d` with closed forms (docs/theory.md §6).
 
 Every family is a function that validates its arguments and returns a :class:`Joint`.
 Positions are numbered ``0 .. d-1`` (the first axis of the table is position 0); all
@@ -362,7 +362,7 @@ def markov_chain_entropy_coefficients(transition, d: int, initial=None) -> np.nd
     computed in :math:`O(d^2 + dK^3)` time and :math:`O(d)` memory without the
     :math:`K^d` table (weights by a ratio recurrence, see :func:`_gap_weights`). In
     particular :math:`e_d = H(\pi) + (d-1) h_1`, and the information profile is
-    :math:`f(i) = e_{i+1} - e_i` (DESIGN.md §2).
+    :math:`f(i) = e_{i+1} - e_i` (docs/design.md §2).
 
     Parameters
     ----------

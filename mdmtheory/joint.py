@@ -6,7 +6,7 @@ Positions are numbered ``0 .. d-1``; a set of positions A is often passed as a b
 
 A sampler law may be *sub-normalized*: when a factorized step produces a partial sequence
 :math:`x_A` with :math:`p(x_A) = 0` the exact conditionals are undefined, and the mass that
-reached it is kept apart as ``lost`` (DESIGN.md §6). The table then sums to
+reached it is kept apart as ``lost`` (docs/design.md §6). The table then sums to
 ``1 - lost``. Data laws have ``lost == 0``.
 """
 

@@ -1,6 +1,6 @@
 r"""Optimal schedules: exact card schedules, the steps/path-KL frontier, optimal Bernoulli grids.
 
-**Card sampler** (DESIGN.md §2, THEORY.md §4). For a profile c (the exact information
+**Card sampler** (docs/design.md §2, docs/theory.md §4). For a profile c (the exact information
 profile φ, or a model's cross-entropy profile) and T steps, minimize
 
 .. math::
@@ -35,7 +35,7 @@ specialization of Monge DP to affine costs):
   structure: :func:`optimal_schedule` then runs the plain exact DP in
   :math:`O(T d^2)` (:func:`_dp_layers`).
 
-**Bernoulli sampler** (THEORY.md §3, W26). For a grid :math:`t_0 < \dots < t_N` the path
+**Bernoulli sampler** (docs/theory.md §3, W26). For a grid :math:`t_0 < \dots < t_N` the path
 KL is :math:`\sum_j \Gamma_{umask}(t_j, t_{j+1})`,
 :math:`\Gamma_{umask}(a, b) = \int_a^b (h(u) - h(a))\,du`, exact from the gain polynomial
 h. :func:`optimal_grid` minimizes it over the interior times (L-BFGS-B on softmax
@@ -307,7 +307,7 @@ def _layers(c: np.ndarray, T: int, method: str) -> np.ndarray:
 
 
 def optimal_schedule(profile, steps: int, *, method: str = "auto", tol: float = MONOTONE_TOL) -> Schedule:
-    r"""The T-step card schedule of least path KL, exact (DESIGN.md §2).
+    r"""The T-step card schedule of least path KL, exact (docs/design.md §2).
 
     Minimizes :math:`\sum_t k_t c(s_t)` over all compositions of d into T = ``steps``
     parts, equivalently the path KL :math:`\sum_t k_t c(s_t) - \sum_i c(i)`.
@@ -662,7 +662,7 @@ def _sqrt_mass(prof: Profile, start: float, stop: float, n: int = 4096) -> tuple
 
 
 def equal_mass_grid(profile, steps: int, *, start: float | None = None, stop: float | None = None) -> Grid:
-    r"""The grid with equal :math:`\sqrt{h'}` mass per step (W26 Theorem 3; THEORY.md §3).
+    r"""The grid with equal :math:`\sqrt{h'}` mass per step (W26 Theorem 3; docs/theory.md §3).
 
     .. math:: \int_{t_j}^{t_{j+1}} \sqrt{h'(t)}\,dt = \frac1N \int_{t_0}^{t_N} \sqrt{h'(t)}\,dt,
 
@@ -810,7 +810,7 @@ def block_partition(
     block never raises :math:`\sum_k\sqrt{S_k H_k}`, so more blocks never hurt; the
     number of blocks is what Proposition 1 limits (:func:`block_grid`). Default interval:
     the canonical :math:`[1/d, 1 - 1/d]`; needs 0 < start < stop < 1.
-    Source: W26, Proposition 1 and the block DP of its §5 (THEORY.md §3–4).
+    Source: W26, Proposition 1 and the block DP of its §5 (docs/theory.md §3–4).
     """
     prof = _as_profile(profile)
     start, stop = _interval_args(prof, start, stop)

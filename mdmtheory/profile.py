@@ -1,4 +1,4 @@
-r"""The information profile :math:`\varphi` (DESIGN.md §2, THEORY.md §1).
+r"""The information profile :math:`\varphi` (docs/design.md §2, docs/theory.md §1).
 
 .. math::
 

@@ -2,17 +2,17 @@ r"""Schedules of the fixed-cardinality sampler and reveal-time grids of the Bern
 
 * :class:`Schedule` — sizes :math:`k = (k_1, \dots, k_T)`, :math:`k_t \ge 1`,
   :math:`\sum_t k_t = d`; :math:`s_t = k_1 + \dots + k_{t-1}` tokens are revealed before
-  step t (DESIGN.md §2).
+  step t (docs/design.md §2).
 * :class:`Grid` — reveal times :math:`0 \le t_0 < \dots < t_N \le 1`; step j reveals each
   still-masked position with probability
   :math:`\beta_j = (t_{j+1} - t_j)/(1 - t_j)`; positions with :math:`U_i \le t_0` are drawn
   exactly at the start and those with :math:`U_i > t_N` are completed exactly
-  (DESIGN.md §3, THEORY.md §3).
+  (docs/design.md §3, docs/theory.md §3).
 * :class:`BlockPlan` — a planner order as well as sizes: blocks of positions processed in
   order, each with its own step sizes (LLaDA semi-autoregressive blocks, dilated DUS
   rounds).
 
-Families (THEORY.md §4): :meth:`Schedule.constant`, :func:`linear_schedule`,
+Families (docs/theory.md §4): :meth:`Schedule.constant`, :func:`linear_schedule`,
 :func:`cosine_schedule` (MaskGIT) and the general :func:`masking_schedule`,
 :func:`loglinear_grid` (MDLM), :func:`geometric_grid` (W26 Geo(ρ)) and
 :func:`geometric_schedule`, :func:`sqrt_rule_schedule` (LZ25), :func:`dilated_plan` (DUS),
@@ -493,7 +493,7 @@ def sqrt_rule_schedule(profile, steps: int, *, tol: float = 1e-12) -> Schedule:
     :math:`[m, m+1]` is the decrement :math:`\varphi_m - \varphi_{m+1}` (m <= d − 2; the
     last token reuses the last decrement), W is piecewise linear, the level crossings are
     rounded by :func:`round_cumulative` (flat stretches of φ are crossed at their left
-    end). Continuum error ≈ :math:`(\int\sqrt{-\varphi'})^2/(2T)` (DESIGN.md §2).
+    end). Continuum error ≈ :math:`(\int\sqrt{-\varphi'})^2/(2T)` (docs/design.md §2).
 
     ``profile``: a Joint, a Profile or a vector; it must be non-increasing: increments up
     to ``tol`` × max|φ| (rounding) count as 0, larger ones raise (smooth or fit a
@@ -549,7 +549,7 @@ def dilated_plan(d: int, block: int, base: int = 2) -> BlockPlan:
     :math:`a^{R-1}`). With a = 2 and B = 8: offsets {0, 4}, {2, 6}, {1, 3, 5, 7}. Every
     round is non-empty since :math:`a^{R-1} < B`. Each round is one step whose positions
     are fixed by the plan (a block of the :class:`BlockPlan` with a single step). The last
-    block is shorter when ``block`` does not divide d. Source: THEORY.md §4 (DUS).
+    block is shorter when ``block`` does not divide d. Source: docs/theory.md §4 (DUS).
     """
     d = _int_arg(d, "d", 1)
     block = _int_arg(block, "block", 1, d)

@@ -18,10 +18,10 @@ The same quantities as the numeric package, as exact sympy expressions:
   with the numeric JAX results to float64 precision.
 * **Derivations** (functions returning sympy expressions; each docstring states the
   result): :func:`repeated_symbol_closed_forms`, :func:`parity_closed_forms` and
-  :func:`markov_chain_closed_forms` for a symbolic number of positions d (THEORY.md §6);
+  :func:`markov_chain_closed_forms` for a symbolic number of positions d (docs/theory.md §6);
   :func:`square_root_rule` (Euler–Lagrange solution of the continuum schedule problem)
   and :func:`power_law_schedule` (the geometric schedule of a :math:`1/s` profile);
-  :func:`riemann_bound_certificate` (the Riemann bound by telescoping, THEORY.md §2).
+  :func:`riemann_bound_certificate` (the Riemann bound by telescoping, docs/theory.md §2).
 
 All logs are natural. Entropy terms are :math:`-q \log q` over the entries of a marginal
 that are not identically zero; at a parameter value where an entry vanishes (a boundary
@@ -460,7 +460,7 @@ def two_state_markov_chain(a, b, d: int) -> SymbolicJoint:
         P^g = \mathbf 1 \pi + \lambda^g (I - \mathbf 1 \pi),\ \lambda = 1 - a - b.
 
     Entropies use :math:`H(X_S) = H(\pi) + \sum_k h_{s_{k+1}-s_k}` with
-    :math:`h_g = H(X_g \mid X_0) = \sum_x \pi_x H(P^g(x, \cdot))` (THEORY.md §6), so any
+    :math:`h_g = H(X_g \mid X_0) = \sum_x \pi_x H(P^g(x, \cdot))` (docs/theory.md §6), so any
     d works without the :math:`2^d` table. Numeric twin:
     ``mdmtheory.families.markov_chain([[1-a, a], [b, 1-b]], d)``.
 
@@ -782,7 +782,7 @@ def entropy(p: SymbolicJoint) -> sp.Expr:
 
 
 def entropy_coefficients(p: SymbolicJoint) -> tuple:
-    r""":math:`e_m = \binom{d}{m}^{-1}\sum_{|S|=m} H(X_S)`, m = 0..d (THEORY.md §1).
+    r""":math:`e_m = \binom{d}{m}^{-1}\sum_{|S|=m} H(X_S)`, m = 0..d (docs/theory.md §1).
 
     Exchangeable families: :math:`e_m = H(X_{[m]})`. Stationary chains: the gap formula
     :math:`e_m = H(\pi) + \sum_{g=1}^{d-m+1} \frac{(d-g)\binom{d-g-1}{m-2}}{\binom{d}{m}} h_g`
@@ -882,7 +882,7 @@ def step_path_kl(p, plan) -> tuple:
     r"""Per-step parts of the path KL (``p``: joint or profile; ``plan``: Schedule, sizes, Grid).
 
     Schedule: term t is :math:`\sum_{m=s_t}^{s_t+k_t-1} (\varphi_{s_t} - \varphi_m)`
-    (THEORY.md §2). Grid (times converted to their exact rationals): term j is
+    (docs/theory.md §2). Grid (times converted to their exact rationals): term j is
     :func:`gamma_umask` :math:`(t_j, t_{j+1})`.
     """
     phi = _profile_of(p)
@@ -915,7 +915,7 @@ def _bernstein(n: int, j: int, t) -> sp.Expr:
 
 
 def gain(p, t=TIME) -> sp.Expr:
-    r"""Gain polynomial in Bernstein form (W26; THEORY.md §3):
+    r"""Gain polynomial in Bernstein form (W26; docs/theory.md §3):
 
     .. math:: h(t) = \sum_{j=0}^{d-1} \binom{d-1}{j} t^j (1-t)^{d-1-j} h^{card}_j,
               \qquad h^{card}_j = d(\varphi_0 - \varphi_j).
@@ -977,7 +977,7 @@ def ugc(p, a, b) -> sp.Expr:
 def ugc_card(p, a: int, b: int) -> sp.Expr:
     r"""Card UGC :math:`H^{card}(a, b) = \sum_{j=a+1}^{b-1} \frac jd (1 - \frac jd)(h^{card}_j - h^{card}_{j-1})`.
 
-    Integers :math:`0 \le a < b \le d` (THEORY.md §3; :math:`H(0,1) = \frac{d}{d+1} H^{card}(0, d)`).
+    Integers :math:`0 \le a < b \le d` (docs/theory.md §3; :math:`H(0,1) = \frac{d}{d+1} H^{card}(0, d)`).
     """
     hc = card_gain_coefficients(p)
     d = len(hc)
@@ -1225,7 +1225,7 @@ def repeated_symbol_closed_forms(symbol_entropy=None) -> ClosedForms:
 
     Input: :math:`H(X_S) = H_w` for every non-empty S (``symbol_entropy``, default
     :math:`\log K` with ``K = Symbol('K', integer=True, positive=True)``, the uniform
-    case). Derived (THEORY.md §6):
+    case). Derived (docs/theory.md §6):
 
     .. math::
 
@@ -1263,7 +1263,7 @@ def _repeated_symbol_derivation() -> ClosedForms:
 def parity_closed_forms() -> ClosedForms:
     r"""Global parity on d bits (:math:`X_d` = XOR of the others), derived by sympy for d >= 2.
 
-    Input: :math:`H(X_S) = \min(|S|, d-1) \log 2`. Derived (THEORY.md §6):
+    Input: :math:`H(X_S) = \min(|S|, d-1) \log 2`. Derived (docs/theory.md §6):
 
     .. math::
 

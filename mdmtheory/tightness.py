@@ -255,11 +255,11 @@ def targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
     * ``w26_corollary1``: Geo(ρ) grids on [1/d, 1-1/d] with N = ceil(L)..ceil(L)+3 (d >= 3).
     * ``w26_proposition1``: the block grid of one and two blocks on the canonical interval,
       N = ceil(2(K + 2L)) (d >= 3).
-    * ``w26_proposition1_lower`` (stated, refuted) and ``..._corrected``: lower bound on the
-      optimal N-step error against Geo grids with N = 1..4 on [1/d, 1-1/d] (a ratio > 1
-      refutes the lower bound, since the optimum is <= any grid) (d >= 3).
-    * ``lc25_lower``: stated lower bound (reading "revealed") against the worst path KL
-      over schedules with k_max = s, s = 2..d.
+    * ``optimal_grid_error_lower`` (derived here): lower bound on the optimal N-step error
+      against Geo grids with N = 1..4 on [1/d, 1-1/d] (a ratio > 1 would refute it, since
+      the optimum is <= any grid) (d >= 3).
+    * ``lc25_lower_our_reading``: our reading of the LC25 lower bound (reading "revealed")
+      against the worst path KL over schedules with k_max = s, s = 2..d.
     * ``ugc_total``, ``dhw_lower``, ``dhw_upper``, ``dhw_tc``: the UGC aggregates.
     """
     if not (isinstance(d, int) and 2 <= d <= MAX_D):
@@ -361,28 +361,14 @@ def targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
         out["w26_proposition1"] = _prop1_target(d, K, partitions, L)
         geo_small = [_b._geo_grid(lo, hi, n) for n in range(1, 5)]
 
-        def c_single(phi):
-            return L * jax_ugc(phi, lo, hi)
-
-        out["w26_proposition1_lower"] = TightnessTarget(
-            "w26_proposition1_lower", _b.LOWER, "W26 Prop. 1 lower bound C(P)/N (one block, canonical interval) vs Geo grids N = 1..4", d, K,
+        out["optimal_grid_error_lower"] = TightnessTarget(
+            "optimal_grid_error_lower", _b.LOWER, "lower bound on the optimal grid error (derived here, one block) vs Geo grids N = 1..4", d, K,
             lambda phi: (
-                jnp.stack([c_single(phi) / g.steps for g in geo_small]),
+                jnp.stack([_jax_optimal_grid_error_lower(phi, lo, hi, g.steps) for g in geo_small]),
                 jnp.stack([jax_path_kl(phi, g) for g in geo_small]),
             ),
             lambda p: (
-                np.array([_b.w26_proposition1_lower(information_profile(p), (lo, hi), g.steps).value for g in geo_small]),
-                np.array([_path_kl(information_profile(p), g) for g in geo_small]),
-            ),
-        )
-        out["w26_proposition1_lower_corrected"] = TightnessTarget(
-            "w26_proposition1_lower_corrected", _b.LOWER, "corrected Prop. 1 lower bound (one block) vs Geo grids N = 1..4", d, K,
-            lambda phi: (
-                jnp.stack([_jax_corrected_lower(phi, lo, hi, g.steps) for g in geo_small]),
-                jnp.stack([jax_path_kl(phi, g) for g in geo_small]),
-            ),
-            lambda p: (
-                np.array([_b.w26_proposition1_lower_corrected(information_profile(p), (lo, hi), g.steps).value for g in geo_small]),
+                np.array([_b.optimal_grid_error_lower(information_profile(p), (lo, hi), g.steps).value for g in geo_small]),
                 np.array([_path_kl(information_profile(p), g) for g in geo_small]),
             ),
         )
@@ -400,14 +386,14 @@ def targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
             j += 1
         return s / (16 * d) * total
 
-    out["lc25_lower"] = TightnessTarget(
-        "lc25_lower", _b.LOWER, "LC25 lower bound (reading 'revealed') vs worst path KL with k_max = s, s = 2..d", d, K,
+    out["lc25_lower_our_reading"] = TightnessTarget(
+        "lc25_lower_our_reading", _b.LOWER, "LC25 lower bound, our reading ('revealed') vs worst path KL with k_max = s, s = 2..d", d, K,
         lambda phi: (
             jnp.stack([lc25_low(phi, s) for s in by_kmax]),
             jnp.stack([jnp.max(jnp.stack([_card_path(phi, c) for c in cs])) for cs in by_kmax.values()]),
         ),
         lambda p: (
-            np.array([_b.lc25_lower_bound(information_profile(p), s).value for s in by_kmax]),
+            np.array([_b.lc25_lower_our_reading(information_profile(p), s).value for s in by_kmax]),
             np.array([max(_path_kl(information_profile(p), Schedule(c)) for c in cs) for cs in by_kmax.values()]),
         ),
     )
@@ -440,8 +426,8 @@ def targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
     return out
 
 
-def _jax_corrected_lower(phi, lo: float, hi: float, N: int):
-    """Single-block corrected Prop. 1 lower bound: min Bernstein coefficient of h' on [lo, hi]."""
+def _jax_optimal_grid_error_lower(phi, lo: float, hi: float, N: int):
+    """Single-block :func:`mdmtheory.bounds.optimal_grid_error_lower`: min Bernstein coefficient of h' on [lo, hi]."""
     d = phi.shape[0]
     c = (d - 1) * d * (phi[:-1] - phi[1:])
     n = d - 2

@@ -1,6 +1,6 @@
 r"""The unmasking growth complexity (UGC) of W26: gain polynomial, UGC, complexities, defects.
 
-Notation of THEORY.md §3. With :math:`A_{i,t}` including each position of
+Notation of docs/theory.md §3. With :math:`A_{i,t}` including each position of
 :math:`[d]\setminus\{i\}` independently with probability t,
 
 .. math::
@@ -154,7 +154,7 @@ def gain_coefficients(p) -> np.ndarray:
     r"""Bernstein coefficients :math:`h^{card}_j = d(\varphi_0 - \varphi_j)`, j = 0..d-1.
 
     :math:`h^{card}_j = \sum_i` mean over uniform j-subsets B of :math:`[d]\setminus\{i\}` of
-    :math:`I(X_i; X_B)` (W26; THEORY.md §1). :math:`h^{card}_0 = 0`,
+    :math:`I(X_i; X_B)` (W26; docs/theory.md §1). :math:`h^{card}_0 = 0`,
     :math:`h^{card}_{d-1} = TC + DTC`.
     """
     phi = as_profile(p).values
@@ -230,7 +230,7 @@ def _ugc(prof: Profile, a: float, b: float) -> float:
 
 
 def ugc(p, a: float, b: float) -> float:
-    r"""UGC :math:`H(a, b) = \int_a^b t(1-t) h'(t)\, dt` (W26, eq. of the UGC; THEORY §3).
+    r"""UGC :math:`H(a, b) = \int_a^b t(1-t) h'(t)\, dt` (W26, eq. of the UGC; docs/theory.md §3).
 
     Exact: Gauss–Legendre with :math:`\lfloor d/2 \rfloor + 2` nodes integrates the
     degree-d polynomial integrand exactly, and the integrand is non-negative for an exact
@@ -243,7 +243,7 @@ def ugc(p, a: float, b: float) -> float:
 
 def ugc_card(p, a: int, b: int) -> float:
     r"""Card UGC :math:`H^{card}(a, b) = \sum_{j=a+1}^{b-1} \frac{j}{d}\bigl(1-\frac{j}{d}\bigr)
-    (h^{card}_j - h^{card}_{j-1})`, integers :math:`0 \le a \le b \le d` (W26; THEORY §3).
+    (h^{card}_j - h^{card}_{j-1})`, integers :math:`0 \le a \le b \le d` (W26; docs/theory.md §3).
 
     :math:`H(0, 1) = \frac{d}{d+1} H^{card}(0, d)`.
     """
@@ -374,7 +374,7 @@ def effective_total_correlation(p) -> float:
     :math:`\int_0^1 t \min\{1, -\log t\}\, h'(t)\, dt`.
 
     :math:`H(0,1) \le \mathrm{DHW} \le \frac{e}{e-1} H(0, 1)` and
-    :math:`\mathrm{DHW} \le \min(TC, DTC)` (THEORY §3). On :math:`[0, 1/e]` the integrand is
+    :math:`\mathrm{DHW} \le \min(TC, DTC)` (docs/theory.md §3). On :math:`[0, 1/e]` the integrand is
     a polynomial (exact Gauss–Legendre); on :math:`[1/e, 1]` it is analytic (Gauss–Legendre
     with :math:`\max(64, 2d)` nodes, converged to rounding).
     """
@@ -423,7 +423,7 @@ def gamma_umask(p, a: float, b: float) -> float:
 def gamma_card(p, a: int, b: int) -> float:
     r"""Card one-step defect :math:`\Gamma_{card}(a, b) = (b - a)\varphi_a - (e_b - e_a)
     = \sum_{m=a}^{b-1} (\varphi_a - \varphi_m)`: the expected total correlation of one
-    fixed-cardinality step revealing b - a tokens after a (THEORY §2)."""
+    fixed-cardinality step revealing b - a tokens after a (docs/theory.md §2)."""
     prof = as_profile(p)
     a, b = _card_pair(a, b, prof.d)
     if b == a:

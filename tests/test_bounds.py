@@ -1,10 +1,13 @@
-"""Every published bound against the exact quantity it bounds (THEORY.md §2–3).
+"""Every bound of mdmtheory.bounds against the exact quantity it bounds (docs/theory.md §2–3).
 
 Exact quantities: KL(p‖q) of the output law (exact engine), the path KL, the one-step
-defects. Random joints include near-degenerate ones (sparse tables with exact zeros,
-nearly independent, peaked); schedules are random compositions and grids random increasing
-times. A published claim that fails is kept as a strict xfail holding a concrete
-counterexample; its corrected form is tested beside it.
+defects, the minimum of W26's block objective (by enumerating allocations). Random joints
+include near-degenerate ones (sparse tables with exact zeros, nearly independent, peaked);
+schedules are random compositions and grids random increasing times. Statements are tested
+as their source gives them (status "paper"); "our reading" items are conjecture checks;
+the counterexample to the tempting misreading of W26 Prop. 1 (28c) is a plain test of a
+true statement. The lower bound on the optimal grid error derived here is tested in
+tests/proofs/test_optimal_grid_error_lower.py.
 """
 
 from __future__ import annotations
@@ -133,7 +136,7 @@ def test_card_bounds_hold(p, data):
 
 
 def test_lc25_theorem1_sweep_at_least_736_checks():
-    """THEORY.md reports LC25 Theorem 1 held on 736 exact checks: re-verify on >= 736
+    """docs/theory.md reports LC25 Theorem 1 held on 736 exact checks: re-verify on >= 736
     (law, schedule) pairs — families and random laws, d = 2..5, every schedule."""
     laws = [mt.families.repeated(d) for d in (2, 3, 4, 5)] + [mt.families.parity(d) for d in (2, 3, 4, 5)]
     laws += [mt.families.repeated(3, K=3), mt.families.noisy_repeated_bit(4, 0.1)]
@@ -173,27 +176,47 @@ def test_riemann_attained_by_repeated_bit():
     assert mt.path_kl(p, sched) == pytest.approx(LOG2, abs=1e-13)
 
 
-# -- LC25 lower bound ----------------------------------------------------------------------
-@given(joints(max_d=4), st.integers(1, 4), st.sampled_from(["revealed", "masked"]))
-def test_lc25_lower_value_matches_enumeration(p, s, reading):
+# -- LC25 lower bound: our reading (a conjecture check, not a check of LC25) ----------------
+@given(joints(max_d=4), st.integers(2, 4), st.sampled_from(["revealed", "masked"]))
+def test_lc25_our_reading_value_matches_enumeration(p, s, reading):
     s = min(s, p.d)
     ref = lc25_lower_reference(p.table, s, reading)
-    assert B.lc25_lower_bound(p, s, reading=reading).value == pytest.approx(ref, abs=1e-12)
+    b = B.lc25_lower_our_reading(p, s, reading=reading)
+    assert b.value == pytest.approx(ref, abs=1e-12)
+    assert b.status == B.OUR_READING and b.kind == B.LOWER and "our reading" in b.source
 
 
-@pytest.mark.xfail(strict=True, reason="LC25 lower bound as stated fails at k_max = 1: the sampler is exact (KL = 0)")
-def test_lc25_lower_bound_fails_at_kmax_1():
-    p = mt.families.repeated(3)  # every law with dependence is a counterexample
-    lb = lc25_lower_reference(p.table, 1, "revealed")
-    assert lb > 0.05  # 3 log 2 * (1 + 1/2 + ...)/48 > 0
-    assert max_kl(p, 1) >= lb  # the claim: some schedule with k_max = 1 has KL >= lb
+@given(joints(max_d=5), st.integers(1, 5))
+def test_worst_path_kl_matches_enumeration(p, s):
+    s = min(s, p.d)
+    assert B.worst_path_kl(p, s) == pytest.approx(max_kl(p, s, path=True), abs=1e-12)
 
 
-#: d = 3 bits, near-deterministic; KL of every k_max = 2 schedule ~1.0e-3, stated bound
-#: ("revealed" reading) 2.6e-3 (the path KL is 7.0e-3: the claim holds for the path KL).
-LC25_REVEALED_COUNTEREXAMPLE = [9.2e-03, 9.8e-01, 4.5e-06, 4.3e-03, 3.8e-05, 4.3e-03, 2.5e-05, 5.6e-03]
-#: KL of every k_max = 2 schedule ~1.04e-7, stated bound ("masked" reading) 4.3e-7.
-LC25_MASKED_COUNTEREXAMPLE = [1.8e-10, 0.0, 1.0, 5.3e-06, 0.0, 0.0, 5.3e-06, 1.1e-06]
+@given(joints(max_d=5), st.integers(2, 5), st.sampled_from(["revealed", "masked"]))
+def test_lc25_our_reading_holds_against_worst_path_kl(p, s, reading):
+    """Conjecture check: holds on every law tried (not proved)."""
+    s = min(s, p.d)
+    if s < 2:
+        return
+    b = B.lc25_lower_our_reading(p, s, reading=reading)
+    assert holds(b, max_kl(p, s, path=True), p)
+
+
+def test_lc25_our_reading_is_for_kmax_at_least_2():
+    """At k_max = 1 the sampler is exact: the literal reading (positive right side) would
+    contradict LC25's own Theorem 1, so our reading excludes it."""
+    p = mt.families.repeated(3)
+    assert lc25_lower_reference(p.table, 1, "revealed") > 0.05
+    assert max_kl(p, 1) == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="^max_size: our reading"):
+        B.lc25_lower_our_reading(p, 1)
+
+
+#: d = 3 bits, near-deterministic; KL of every k_max = 2 schedule ~1.0e-3, the value of
+#: our reading ("revealed") 2.6e-3, the worst path KL 7.0e-3.
+LC25_REVEALED_EXAMPLE = [9.2e-03, 9.8e-01, 4.5e-06, 4.3e-03, 3.8e-05, 4.3e-03, 2.5e-05, 5.6e-03]
+#: KL of every k_max = 2 schedule ~1.04e-7, value of our reading ("masked") 4.3e-7.
+LC25_MASKED_EXAMPLE = [1.8e-10, 0.0, 1.0, 5.3e-06, 0.0, 0.0, 5.3e-06, 1.1e-06]
 
 
 def _law(values):
@@ -201,38 +224,17 @@ def _law(values):
     return mt.Joint((t / t.sum()).reshape((2, 2, 2)))
 
 
-@pytest.mark.xfail(strict=True, reason="LC25 lower bound ('revealed' reading) exceeds the worst output-law KL at k_max = 2 (d = 3)")
-def test_lc25_lower_bound_revealed_fails_at_kmax_2():
-    p = _law(LC25_REVEALED_COUNTEREXAMPLE)
-    lb = lc25_lower_reference(p.table, 2, "revealed")
-    assert lb == pytest.approx(2.64e-3, rel=0.01)
-    assert max_kl(p, 2) >= lb
-
-
-@pytest.mark.xfail(strict=True, reason="LC25 lower bound ('masked' reading) exceeds the worst output-law KL at k_max = 2 (d = 3)")
-def test_lc25_lower_bound_masked_fails_at_kmax_2():
-    p = _law(LC25_MASKED_COUNTEREXAMPLE)
-    lb = lc25_lower_reference(p.table, 2, "masked")
-    assert lb == pytest.approx(4.3e-7, rel=0.01)
-    assert max_kl(p, 2) >= lb
-
-
-def test_lc25_counterexamples_hold_for_path_kl():
-    for values, reading in ((LC25_REVEALED_COUNTEREXAMPLE, "revealed"), (LC25_MASKED_COUNTEREXAMPLE, "masked")):
+def test_lc25_our_reading_needs_the_path_kl():
+    """Why our reading compares with the path KL: against the output-law KL the same value
+    fails at k_max = 2 on near-deterministic laws (under both readings of X o W); against
+    the path KL it holds. A statement about our reading, not about LC25."""
+    for values, reading, value in ((LC25_REVEALED_EXAMPLE, "revealed", 2.64e-3), (LC25_MASKED_EXAMPLE, "masked", 4.3e-7)):
         p = _law(values)
-        b = B.lc25_lower_bound_corrected(p, 2, reading=reading)
-        assert holds(b, max_kl(p, 2, path=True), p)
-        assert max_kl(p, 2) < b.value  # the output-law KL is what breaks it
-
-
-@given(joints(max_d=5), st.integers(1, 5), st.sampled_from(["revealed", "masked"]))
-def test_lc25_lower_corrected_holds(p, s, reading):
-    s = min(s, p.d)
-    b = B.lc25_lower_bound_corrected(p, s, reading=reading)
-    assert b.kind == B.LOWER
-    if s == 1:
-        assert b.value == 0.0
-    assert holds(b, max_kl(p, s, path=True), p)
+        b = B.lc25_lower_our_reading(p, 2, reading=reading)
+        assert b.value == pytest.approx(lc25_lower_reference(p.table, 2, reading), abs=1e-15)
+        assert b.value == pytest.approx(value, rel=0.01)
+        assert max_kl(p, 2) < b.value  # output-law KL: below the value
+        assert holds(b, max_kl(p, 2, path=True), p)  # path KL: above it
 
 
 # -- Bernoulli-subset sampler (W26) --------------------------------------------------------
@@ -292,15 +294,18 @@ def _repeated3_gamma(a, b):
     return Hint(b) - Hint(a) - (b - a) * h(a)
 
 
+def _repeated3_H(a, b):
+    """H(a, b) = ∫ t(1-t) h'(t) dt for the repeated bit, d = 3, h' = 6 log 2 (1 - t):
+    antiderivative of 6 log 2 (t - 2t^2 + t^3)."""
+    G = lambda t: 6 * LOG2 * (t * t / 2 - 2 * t**3 / 3 + t**4 / 4)  # noqa: E731
+    return G(b) - G(a)
+
+
 def _repeated3_gamma_and_C():
     """Closed forms for the repeated bit, d = 3, on [1/3, 2/3]: h(t) = 3 log 2 (2t - t^2)."""
     a, b = 1 / 3, 2 / 3
-    gamma = _repeated3_gamma(a, b)
-    # H(a, b) = ∫ t(1-t) h'(t) dt, h' = 6 log 2 (1 - t): antiderivative of 6 log2 (t - 2t^2 + t^3)
-    G = lambda t: 6 * LOG2 * (t * t / 2 - 2 * t**3 / 3 + t**4 / 4)  # noqa: E731
-    H = G(b) - G(a)
-    C = 2 * LOG2 * H  # lambda-length log((2/3)/(1/3)) - log((1/3)/(2/3)) = 2 log 2
-    return gamma, C
+    C = 2 * LOG2 * _repeated3_H(a, b)  # lambda-length log((2/3)/(1/3)) - log((1/3)/(2/3)) = 2 log 2
+    return _repeated3_gamma(a, b), C
 
 
 def test_repeated3_closed_forms_match_package():
@@ -308,56 +313,92 @@ def test_repeated3_closed_forms_match_package():
     gamma, C = _repeated3_gamma_and_C()
     assert U.gamma_umask(p, 1 / 3, 2 / 3) == pytest.approx(gamma, abs=1e-13)
     assert U.coarse_complexity(p) == pytest.approx(C, abs=1e-13)
-    assert B.w26_proposition1_lower(p, (1 / 3, 2 / 3), 1).value == pytest.approx(C, abs=1e-13)
+    assert B.w26_proposition1_dp_lower(p, (1 / 3, 2 / 3), 1).value == pytest.approx(C, abs=1e-13)
 
 
-@pytest.mark.xfail(strict=True, reason="W26 Prop. 1 lower bound C(P)/N fails: repeated bit d=3, N=1 on [1/3, 2/3]")
-def test_proposition1_lower_bound_as_stated():
-    """With N = 1 the only grid on [1/3, 2/3] is the interval itself, so the optimal error
-    is Gamma(1/3, 2/3) = (5/27) log 2 = 0.1284 nats, while
-    C(P)/N = 2 log 2 * H(1/3, 2/3) = (13/27) (log 2)^2 = 0.2313 nats. In general C(P) >= P_ugc for every
-    partition, so the claim would contradict Theorem 3 (N * optimum -> P_ugc / 2)."""
+# -- W26 Proposition 1, eq. (28c): a lower bound on the DP's minimum block objective --------
+def block_objective_reference(p, edges, N):
+    """min over allocations N_1 + ... + N_K = N (N_k >= 1) of sum_k (e^{S_k/N_k} - 1) H_k,
+    by enumerating every allocation; S_k from the log-odds written here, H_k = H(tau_{k-1},
+    tau_k) by quadrature of t(1-t) h'(t) with h' from the Bernstein form of the brute-force
+    card gains."""
+    tau = np.array(edges, dtype=np.float64)
+    lam = np.log(tau / (1 - tau))
+    S = np.diff(lam)
+    d = p.d
+    hcard = [0.0] + [sum(np.mean([mi(p.table, i, W) for W in itertools.combinations([x for x in range(d) if x != i], j)]) for i in range(d)) for j in range(1, d)]
+    from scipy.stats import binom
+
+    def hprime(t):  # derivative of sum_j C(d-1, j) t^j (1-t)^(d-1-j) hcard_j
+        n = d - 1
+        return n * sum(binom.pmf(j, n - 1, t) * (hcard[j + 1] - hcard[j]) for j in range(n)) if n >= 1 else 0.0
+
+    H = np.array([integrate.quad(lambda t: t * (1 - t) * hprime(t), tau[k], tau[k + 1], epsabs=0, epsrel=1e-13)[0] for k in range(len(S))])
+    K = len(S)
+    best, arg = math.inf, None
+    for c in compositions(N):
+        if len(c) != K:
+            continue
+        v = sum((math.expm1(S[k] / c[k]) * H[k]) if H[k] > 0 else 0.0 for k in range(K))
+        if v < best:
+            best, arg = v, c
+    C = float(np.sum(np.sqrt(S * np.maximum(H, 0.0))) ** 2)
+    return best, arg, C
+
+
+@given(joints(min_d=2, max_d=4), st.lists(st.floats(0.05, 0.95), min_size=2, max_size=4, unique=True), st.integers(0, 5))
+def test_w26_proposition1_dp_lower_holds(p, pts, extra):
+    """(28c) as stated, against the minimum of the block objective by enumeration."""
+    edges = sorted(pts)
+    if min(np.diff(edges)) < 1e-3:
+        return
+    K = len(edges) - 1
+    N = K + extra
+    ref, alloc, C = block_objective_reference(p, edges, N)
+    got = B.w26_block_objective_min(p, edges, N)
+    assert got.value == pytest.approx(ref, rel=1e-9, abs=1e-14)
+    assert sum(got.steps) == N and len(got.steps) == K and min(got.steps) >= 1
+    b = B.w26_proposition1_dp_lower(p, edges, N)
+    assert b.kind == B.LOWER and b.status == B.PAPER and "28c" in b.source
+    assert b.value == pytest.approx(C / N, rel=1e-9, abs=1e-14)
+    assert holds(b, ref, p)
+
+
+def test_w26_block_objective_min_against_enumeration_fixed_cases():
+    p = mt.Joint(make_table(4, 2, 7, "dirichlet"))
+    for edges, N in (((0.2, 0.5, 0.8), 2), ((0.2, 0.5, 0.8), 7), ((0.1, 0.3, 0.6, 0.9), 9), ((0.25, 0.75), 4)):
+        ref, alloc, C = block_objective_reference(p, edges, N)
+        got = B.w26_block_objective_min(p, edges, N)
+        assert got.value == pytest.approx(ref, rel=1e-10)
+        assert got.steps == alloc
+        assert B.w26_proposition1_dp_lower(p, edges, N).value <= got.value
+    with pytest.raises(ValueError, match="^steps: .*N >= K = 3"):
+        B.w26_block_objective_min(p, (0.2, 0.4, 0.6, 0.8), 2)
+    with pytest.raises(ValueError, match="^steps: .*N >= K = 3"):
+        B.w26_proposition1_dp_lower(p, (0.2, 0.4, 0.6, 0.8), 2)
+
+
+def test_optimal_error_can_sit_below_c_over_n():
+    """Why (28c) is not a lower bound on the sampling error: repeated bit, d = 3, on
+    [1/3, 2/3]. N = 1: the only grid is the interval, error Gamma(1/3, 2/3) = (5/27) log 2
+    = 0.128, while C(P)/N = (13/27) (log 2)^2 = 0.231. N = 8 (inside Prop. 1's hypothesis
+    N >= 2(1 + 2 log 4) = 7.55): the uniform grid already has error 0.0144 < C(P)/8 =
+    0.0289. Meanwhile (28c) holds: the block objective's minimum is >= C(P)/N."""
+    p = mt.families.repeated(3)
     gamma, C = _repeated3_gamma_and_C()
     assert gamma == pytest.approx(5 / 27 * LOG2, abs=1e-14)
     assert C == pytest.approx(13 / 27 * LOG2**2, abs=1e-14)
-    assert gamma >= C  # the claim: optimal 1-step error >= C(P)/1
-
-
-@pytest.mark.xfail(strict=True, reason="W26 Prop. 1 lower bound C(P)/N fails inside its own hypothesis: repeated bit d=3, N=8 on [1/3, 2/3]")
-def test_proposition1_lower_bound_as_stated_inside_its_hypothesis():
-    """Prop. 1 assumes N >= 2(K + 2 log(psi(T)/psi(t_0))) = 2(1 + 2 log 4) = 7.55 here, so
-    N = 8 qualifies. The uniform 8-step grid on [1/3, 2/3] already has error
-    sum_j Gamma(t_j, t_{j+1}) = 0.0144 (closed form), so the optimum is <= 0.0144, while
-    C(P)/N = (13/27)(log 2)^2 / 8 = 0.0289."""
+    assert gamma < C  # optimal 1-step error < C(P)/1
+    assert mt.path_kl(p, mt.Grid((1 / 3, 2 / 3))) == pytest.approx(gamma, abs=1e-13)
     N = 8
     assert N >= 2 * (1 + 2 * np.log(4.0))
     t = np.linspace(1 / 3, 2 / 3, N + 1)
     uniform_error = sum(_repeated3_gamma(t[j], t[j + 1]) for j in range(N))
-    _, C = _repeated3_gamma_and_C()
-    assert uniform_error >= C / N  # the claim (optimal <= uniform_error) would need this
-
-
-@given(joints(min_d=3, max_d=4), st.lists(st.floats(0.3, 0.7), max_size=2, unique=True), grids(interior=True, max_steps=6))
-def test_proposition1_lower_corrected_holds(p, cuts, grid):
-    lo, hi = grid.times[0], grid.times[-1]
-    edges = [lo] + sorted(c for c in cuts if lo + 1e-3 < c < hi - 1e-3) + [hi]
-    b = B.w26_proposition1_lower_corrected(p, edges, grid.steps)
-    assert holds(b, mt.path_kl(p, grid), p)  # optimal <= this grid
-
-
-def test_bernstein_min_is_a_lower_bound():
-    rng = np.random.default_rng(0)
-    for _ in range(50):
-        coef = rng.normal(size=rng.integers(1, 7))
-        n = coef.shape[0] - 1
-        a, b = np.sort(rng.uniform(0, 1, 2))
-        t = np.linspace(a, b, 401)
-        from scipy.stats import binom
-
-        vals = binom.pmf(np.arange(n + 1), n, t[:, None]) @ coef
-        m = B._bernstein_min(coef, a, b)
-        assert m <= vals.min() + 1e-12
-        assert m >= coef.min() - 1e-12  # never below the global coefficient minimum
+    assert uniform_error == pytest.approx(mt.path_kl(p, mt.Grid(t)), abs=1e-13)
+    assert uniform_error < C / N  # optimal <= uniform < C(P)/N
+    for n in (1, N):
+        assert math.expm1(2 * LOG2 / n) * _repeated3_H(1 / 3, 2 / 3) >= C / n  # (28c), one block
+        assert B.w26_block_objective_min(p, (1 / 3, 2 / 3), n).value == pytest.approx(math.expm1(2 * LOG2 / n) * _repeated3_H(1 / 3, 2 / 3), rel=1e-12)
 
 
 def test_theorem3_is_asymptotic_and_converges():
@@ -377,6 +418,37 @@ def test_theorem3_is_asymptotic_and_converges():
         ratio = N * mt.path_kl(p, mt.Grid(ts)) / (P / 2)
         assert B.w26_theorem3(p, N, start=lo, stop=hi).value == pytest.approx(P / (2 * N), rel=1e-12)
         errs.append(abs(ratio - 1))
+    assert errs[1] < errs[0] / 3 and errs[2] < errs[1] / 3 and errs[2] < 2e-3
+
+
+def test_every_bound_has_a_status():
+    p = mt.Joint(make_table(4, 2, 3, "dirichlet"))
+    sched, grid = mt.Schedule((2, 1, 1)), mt.Grid((0.25, 0.5, 0.75))
+    made = [
+        B.riemann_bound(p, sched), B.lc25_bound(p, sched), B.lc25_lower_our_reading(p, 2), B.w26_lemma4(p, 0.2, 0.4),
+        B.w26_lemma5(p, 0, 2), B.w26_theorem1(p, grid), B.w26_theorem1_card(p, sched), B.w26_corollary1(p, 3),
+        B.w26_proposition1(p, (0.25, 0.75), 11), B.w26_proposition1_dp_lower(p, (0.25, 0.5, 0.75), 4),
+        B.optimal_grid_error_lower(p, (0.25, 0.75), 2), B.w26_theorem3(p, 4), B.ugc_total_bound(p),
+        *B.dhw_sandwich(p), B.dhw_tc_bound(p),
+    ]
+    for b in made:
+        assert b.status in B.STATUSES, b.name
+        assert (b.status == B.OUR_READING) == ("our reading" in b.source), b.name
+    assert not hasattr(B, "w26_proposition1_lower") and not hasattr(B, "lc25_lower_bound")
+
+
+def test_theorem3_expansion_on_the_whole_interval():
+    """Derived here (docs/theory.md §3): on [0, 1] the equal-sqrt(h')-mass grid has
+    N * error -> (int_0^1 sqrt(h'))^2 / 2 (exact steps from t_0 = 0 to t_N = 1)."""
+    p = mt.Joint(make_table(4, 2, 4, "dirichlet"))
+    f = lambda t: math.sqrt(U.gain_derivative(p, t))  # noqa: E731
+    total = integrate.quad(f, 0.0, 1.0, epsabs=0, epsrel=1e-13)[0]
+    assert U.gain_derivative(p, 0.0) > 0 and U.gain_derivative(p, 1.0) > 0
+    errs = []
+    for N in (8, 32, 128):
+        cum = lambda x: integrate.quad(f, 0.0, x, epsabs=0, epsrel=1e-13)[0]  # noqa: E731
+        ts = [0.0] + [optimize.brentq(lambda x: cum(x) - k * total / N, 0.0, 1.0, xtol=1e-15) for k in range(1, N)] + [1.0]
+        errs.append(abs(N * mt.path_kl(p, mt.Grid(ts)) / (total**2 / 2) - 1))
     assert errs[1] < errs[0] / 3 and errs[2] < errs[1] / 3 and errs[2] < 2e-3
 
 
@@ -400,12 +472,18 @@ def test_compare_schedule_table():
     table = B.compare(p, sched)
     assert table.kl == pytest.approx(mt.kl(p, mt.sampler_law(p, sched)), abs=1e-15)
     assert table.path_kl == pytest.approx(mt.path_kl(p, sched), abs=1e-14)
-    assert {"data_processing", "riemann", "lc25_theorem1", "w26_theorem1_card", "ugc_total", "dhw_lower", "dhw_upper", "dhw_tc"} <= set(table.names)
+    assert {"data_processing", "riemann", "lc25_theorem1", "w26_theorem1_card", "lc25_lower_our_reading", "ugc_total", "dhw_lower", "dhw_upper", "dhw_tc"} <= set(table.names)
     r = table.row("riemann")
     assert r.value == pytest.approx(B.riemann_bound(p, sched).value)
     assert r.exact == table.path_kl and r.slack == pytest.approx(r.value / r.exact) and r.holds
     assert table.row("lc25_theorem1").exact == table.kl
+    assert table.row("lc25_theorem1").status == B.SUMMARY
+    lc = table.row("lc25_lower_our_reading")
+    assert lc.status == "our reading" and lc.exact == pytest.approx(B.worst_path_kl(p, 2), abs=1e-15)
     assert table.all_hold
+    for line in str(table).splitlines()[3:]:
+        name = line.split()[0]
+        assert table.row(name).status and (table.row(name).status in line)
     text = str(table)
     assert "slack" in text and "riemann" in text and len(text.splitlines()) == len(table.rows) + 3
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -413,14 +491,19 @@ def test_compare_schedule_table():
     assert isinstance(table.rows, tuple)
 
 
-def test_compare_grid_table_flags_refuted_lower_bound():
+def test_compare_grid_table():
     p = mt.families.repeated(3)
     table = B.compare(p, mt.Grid((1 / 3, 2 / 3)))
-    assert table.row("w26_proposition1_lower").holds is False  # the refuted claim shows
-    assert table.row("w26_proposition1_lower_corrected").holds is True
+    row = table.row("w26_proposition1_dp_lower")
+    assert row.status == B.PAPER and row.holds is True
+    assert row.exact == pytest.approx(B.w26_block_objective_min(p, (1 / 3, 2 / 3), 1).value, abs=1e-15)
+    assert row.value > table.path_kl  # C(P)/N above this (optimal) grid's error: not a bound on it
+    assert table.row("optimal_grid_error_lower").holds is True
+    assert table.row("optimal_grid_error_lower").status == B.DERIVED
     assert table.row("w26_theorem3").holds is None
     assert table.row("w26_theorem1").holds
-    assert not table.all_hold
+    assert table.all_hold
+    assert "derived here" in str(table) and "paper" in str(table)
     geo = B.w26_corollary1(mt.Joint(make_table(4, 2, 2, "dirichlet")), 3).plan
     t2 = B.compare(mt.Joint(make_table(4, 2, 2, "dirichlet")), geo)
     assert "w26_corollary1" in t2.names and t2.row("w26_corollary1").holds
@@ -466,9 +549,15 @@ def test_bound_errors():
     with pytest.raises(ValueError, match="schedule"):
         B.riemann_bound(p, (2, 1))
     with pytest.raises(ValueError, match="max_size"):
-        B.lc25_lower_bound(p, 0)
+        B.lc25_lower_our_reading(p, 0)
+    with pytest.raises(ValueError, match="max_size"):
+        B.worst_path_kl(p, 5)
     with pytest.raises(ValueError, match="reading"):
-        B.lc25_lower_bound(p, 2, reading="sideways")
+        B.lc25_lower_our_reading(p, 2, reading="sideways")
+    with pytest.raises(ValueError, match="^status"):
+        B.Bound("x", 1.0, "kl", "s", "st", status="refuted")
+    with pytest.raises(ValueError, match="^kind"):
+        B.Bound("x", 1.0, "kl", "s", "st", kind="both")
     with pytest.raises(ValueError, match="geometric"):
         B.w26_corollary1(p, mt.Grid((0.25, 0.3, 0.75)))
     with pytest.raises(ValueError, match="N >="):
@@ -499,8 +588,8 @@ def test_bad_scalars_raise_value_errors_naming_the_argument():
         (lambda: U.gain(p, "x"), "^t:"),
         (lambda: U.ugc_density(p, "x"), "^lam:"),
         (lambda: B.w26_lemma5(p, None, 3), "^a:"),
-        (lambda: B.lc25_lower_bound(p, None), "^max_size:"),
-        (lambda: B.lc25_lower_bound(p, "x"), "^max_size:"),
+        (lambda: B.lc25_lower_our_reading(p, None), "^max_size:"),
+        (lambda: B.lc25_lower_our_reading(p, "x"), "^max_size:"),
     ]
     for call, pattern in cases:
         with pytest.raises(ValueError, match=pattern):

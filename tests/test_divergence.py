@@ -1,7 +1,7 @@
 """Tests of mdmtheory.divergence: kl (support rules, accuracy), path_kl, step_path_kl.
 
 References written here: KL summed term by term with math.log, its Taylor expansion for
-tiny perturbations, and the closed forms of THEORY.md §6 for the repeated symbol and the
+tiny perturbations, and the closed forms of docs/theory.md §6 for the repeated symbol and the
 parity law (derived below from the profile identity and checked against the exact engine).
 """
 

@@ -11,7 +11,7 @@ References written here:
   revealed positions, completion jointly from the exact conditional.
 * trajectory KL: the same enumerations, summing E_p TC(X_B | X_A) over the steps.
 
-Zero-probability prefixes (DESIGN.md §6): mass that reaches a partial sequence x_A with
+Zero-probability prefixes (docs/design.md §6): mass that reaches a partial sequence x_A with
 p(x_A) = 0 while some position is still masked cannot continue (the exact conditionals
 are undefined); it is ``lost``. Mass reaching a full sequence x with p(x) = 0 at the last
 factorized step stays in q.

@@ -2,7 +2,7 @@
 
 Every expected value comes from a reference written here -- marginals built by
 enumerating outcomes (itertools.product), entropies as -sum p log p by hand -- from the
-closed forms of THEORY.md §6 (repeated symbol, parity, XORSAT via a GF(2) rank computed
+closed forms of docs/theory.md §6 (repeated symbol, parity, XORSAT via a GF(2) rank computed
 here, independent blocks, product laws), or from the peer library ``dit``. Never from the
 code under test.
 """
@@ -202,7 +202,7 @@ def test_popcounts():
         assert popcounts(d).tolist() == [bin(m).count("1") for m in range(1 << d)]
 
 
-# -- closed forms (THEORY.md §6) ------------------------------------------------------
+# -- closed forms (docs/theory.md §6) ------------------------------------------------------
 @pytest.mark.parametrize("K,d", [(2, 2), (2, 5), (3, 4), (4, 3)])
 def test_repeated_symbol(K, d):
     table = np.zeros((K,) * d)

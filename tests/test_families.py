@@ -2,7 +2,7 @@
 
 Expected values come from brute force written here (enumerate outcomes with
 itertools.product, multiply probabilities by hand) or from the closed forms of
-THEORY.md §6 -- never from the code under test.
+docs/theory.md §6 -- never from the code under test.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 References written here: the profile by its definition (mean over |A| = m and j not in A
 of H(X_j | X_A), entropies from marginals built by enumerating outcomes), the closed
-forms of THEORY.md §6, the hypergeometric mixture for independent blocks, and
+forms of docs/theory.md §6, the hypergeometric mixture for independent blocks, and
 invariances (permuting positions, relabelling tokens).
 """
 
@@ -84,7 +84,7 @@ def test_profile_record():
     np.testing.assert_allclose(back.values, prof.values, atol=1e-15)
 
 
-# -- closed forms (THEORY.md §6) ------------------------------------------------------
+# -- closed forms (docs/theory.md §6) ------------------------------------------------------
 @pytest.mark.parametrize("K,d", [(2, 2), (2, 6), (3, 4), (5, 3)])
 def test_repeated_symbol_profile(K, d):
     table = np.zeros((K,) * d)

@@ -1,7 +1,7 @@
 """Monte Carlo simulation and KL estimates vs exact values (z-scores, fixed seeds).
 
 Exact references: the exact engine's law, KL and trajectory KL (checked against brute force
-in test_adaptive.py), the profile formula of the path KL (THEORY.md §2), and for the Markov
+in test_adaptive.py), the profile formula of the path KL (docs/theory.md §2), and for the Markov
 chain at d = 200 closed forms written here from the powers of P.
 """
 

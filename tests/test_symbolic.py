@@ -1,5 +1,5 @@
 """Tests of mdmtheory.symbolic: exact sympy quantities against numeric JAX results,
-brute-force references written here, closed forms typed here from THEORY.md §6, and
+brute-force references written here, closed forms typed here from docs/theory.md §6, and
 the derivations (Euler–Lagrange, power law, Riemann telescoping) checked independently.
 
 Random rational parameters come from seeded numpy generators; each expected value comes
@@ -296,7 +296,7 @@ def test_noisy_bit_profile_gain_ugc_vs_numeric(d):
 
 
 def test_ugc_identities_exact():
-    """Additivity, H(0,1) = 2 TSE/(d+1) = d/(d+1) H^card(0,d), aggregates of h' (THEORY.md §3)."""
+    """Additivity, H(0,1) = 2 TSE/(d+1) = d/(d+1) H^card(0,d), aggregates of h' (docs/theory.md §3)."""
     p = S.substitute(S.two_state_markov_chain(a_, b_, 5), {a_: R(1, 5), b_: R(3, 7)})
     d, t = 5, S.TIME
     H01 = S.ugc(p, 0, 1)
@@ -330,7 +330,7 @@ def test_path_kl_vs_numeric_and_brute_force():
 
 
 # ----------------------------------------------------------------------------------------
-# closed forms for symbolic d (THEORY.md §6)
+# closed forms for symbolic d (docs/theory.md §6)
 # ----------------------------------------------------------------------------------------
 d_, t_, lam_ = S.D_SYMBOL, S.TIME, S.LAMBDA_SYMBOL
 K_ = sp.Symbol("K", integer=True, positive=True)

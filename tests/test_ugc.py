@@ -1,4 +1,4 @@
-"""UGC quantities of W26 (THEORY.md §3) against brute force, closed forms and identities.
+"""UGC quantities of W26 (docs/theory.md §3) against brute force, closed forms and identities.
 
 References written here, independent of the package: every subset entropy from the table,
 h(t) as an exact numpy polynomial by enumerating the revealed sets A ⊆ [d]∖{i} with

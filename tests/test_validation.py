@@ -1,4 +1,4 @@
-"""Bad input raises ValueError naming the argument (DESIGN.md §6); nothing is silently
+"""Bad input raises ValueError naming the argument (docs/design.md §6); nothing is silently
 clipped, renormalized or turned into NaN."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ Along the single path that a sequence x determines,
     q(x) = \prod_t \prod_{j \in B_t} p(x_j \mid x_{A_t}), \qquad
     \mathrm{KL}(p \,\|\, q) = \mathbb{E}_p \sum_t \mathrm{TC}(x_{B_t} \mid x_{A_t}),
 
-(DESIGN.md §3) where :math:`\mathrm{TC}(x_B \mid x_A) = \log p(x_B \mid x_A) - \sum_{j \in B}
+(docs/design.md §3) where :math:`\mathrm{TC}(x_B \mid x_A) = \log p(x_B \mid x_A) - \sum_{j \in B}
 \log p(x_j \mid x_A)` pointwise; the engine's trajectory KL (``trajectory=True``) equals
 KL(p‖q) for these planners.
 

@@ -10,12 +10,12 @@ picks B (possibly depending on :math:`x_A`) and the sampler draws each :math:`x_
     \prod_{j \in B} p(x_j \mid x_A).
 
 The mass reaching a state depends only on the values on A, so one array over
-:math:`x_A` per revealed set suffices (DESIGN.md §3). Arrays are kept in *keepdims* form
+:math:`x_A` per revealed set suffices (docs/design.md §3). Arrays are kept in *keepdims* form
 (length K on the axes of A, 1 elsewhere), so every update is a broadcast product.
 
 Zero-probability prefixes: mass at an :math:`x_A` with :math:`p(x_A) = 0` (reachable only
 through a factorized step) cannot continue — the exact conditionals are undefined there —
-and is moved to ``lost`` (DESIGN.md §6).
+and is moved to ``lost`` (docs/design.md §6).
 
 With ``trajectory=True`` the engine also propagates the exact one-at-a-time path measure
 :math:`\pi(A \mid x_A) p(x_A)` and accumulates

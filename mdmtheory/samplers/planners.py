@@ -1,4 +1,4 @@
-r"""Planners: which positions a sampler reveals next (DESIGN.md §3).
+r"""Planners: which positions a sampler reveals next (docs/design.md §3).
 
 A planner maps a state — the revealed set A (a bitmask) and, through
 :class:`StepContext`, the exact one-token conditionals :math:`p(x_j \mid x_A)` for every

@@ -8,7 +8,7 @@ only from ``np.random.default_rng(seed)``.
 * :func:`simulate` runs the factorized sampler: at step t every :math:`j \in B_t` is drawn
   independently from :math:`p(x_j \mid x_{A_t})`; the samples follow the sampler's law q.
   A sample that reaches a prefix with :math:`p(x_A) = 0` stops there and is counted as lost
-  (DESIGN.md §6).
+  (docs/design.md §6).
 * :func:`estimate_kl` draws :math:`x \sim p` exactly, follows the planner's path for x and
   sums the pointwise per-step total correlation
 

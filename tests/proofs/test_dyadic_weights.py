@@ -28,7 +28,7 @@ from mdmtheory.testing import intervals, joints
 from mdmtheory.ugc import gain, ugc
 from reference import marginal
 
-A_EX, B_EX = 0.3, 0.31  # the documented counterexample interval (THEORY.md §5)
+A_EX, B_EX = 0.3, 0.31  # the documented counterexample interval (docs/theory.md §5)
 
 
 def odds(t):
@@ -100,7 +100,7 @@ def test_stated_weights_claim_counterexample():
 
 
 def test_counterexample_values():
-    # repeated bit, d = 3: h(t) = 3 log 2 (1 - (1-t)^2), THEORY.md §6; one partial interval
+    # repeated bit, d = 3: h(t) = 3 log 2 (1 - (1-t)^2), docs/theory.md §6; one partial interval
     t = sp.Symbol("t")
     h = 3 * sp.log(2) * (1 - (1 - t) ** 2)
     a, b = sp.Rational(3, 10), sp.Rational(31, 100)

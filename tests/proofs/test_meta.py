@@ -1,5 +1,7 @@
-"""Meta-test of proofs/ and tests/proofs/: every proof has a test module and vice versa,
-every proof has the required sections, and every test id a proof cites exists."""
+"""Meta-test of proofs/, tests/proofs/ and docs/: every proof has a test module and vice
+versa, every proof has the required sections, every test id a proof cites exists, every item
+of docs/theory.md has a status and (unless merely claimed) names tests that exist, and no
+file of the repository points outside it (to the project's private notes)."""
 
 from __future__ import annotations
 
@@ -78,3 +80,97 @@ def test_module_has_proof_and_cites_it(module):
     assert stem in cited, f"{module.name}: its docstring should cite proofs/{stem}.md"
     for other in cited:
         assert (PROOFS / f"{other}.md").is_file(), f"{module.name}: cites proofs/{other}.md, which does not exist"
+
+
+# -- docs/theory.md ----------------------------------------------------------------------
+THEORY = ROOT / "docs" / "theory.md"
+STATUSES = ("verified here", "derived here", "claimed", "refuted", "our reading")
+NEEDS_TESTS = ("verified here", "derived here", "refuted", "our reading")
+ANY_TEST_ID = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
+
+
+def theory_items():
+    """(title, text) of each bullet item of docs/theory.md from its first numbered section on."""
+    text = THEORY.read_text()
+    body = text[text.index("\n## 1.") :]
+    items, current = [], None
+    for line in body.splitlines():
+        if line.startswith("- "):
+            current = [line]
+            items.append(current)
+        elif current is not None and line.startswith("  "):
+            current.append(line)
+        else:
+            current = None
+    out = []
+    for lines in items:
+        block = " ".join(x.strip() for x in lines)
+        m = re.match(r"- \*\*(.+?)\*\*", block)
+        out.append((m.group(1) if m else block[:60], block))
+    return out
+
+
+def test_theory_has_items():
+    assert len(theory_items()) >= 40
+
+
+@pytest.mark.parametrize("item", theory_items(), ids=lambda it: it[0][:50])
+def test_theory_item_has_status_and_existing_tests(item):
+    title, block = item
+    m = re.search(r"Status: ([a-z ]+?)(?: \(|\.|$)", block)
+    assert m, f"docs/theory.md item {title!r}: no 'Status: ...' line"
+    status = m.group(1).strip()
+    assert status in STATUSES, f"{title!r}: unknown status {status!r}"
+    ids = ANY_TEST_ID.findall(block[m.start():])
+    if status in NEEDS_TESTS:
+        assert ids, f"docs/theory.md item {title!r} is '{status}' but names no test id"
+    for file, name in ids:
+        path = ROOT / file
+        assert path.is_file(), f"{title!r}: cites {file}, which does not exist"
+        assert name in defined_tests(path), f"{title!r}: cites {file}::{name}, which is not defined"
+    for proof in re.findall(r"proofs/(\w+)\.md", block):
+        assert (PROOFS / f"{proof}.md").is_file(), f"{title!r}: cites proofs/{proof}.md, which does not exist"
+
+
+def test_refuted_items_give_a_counterexample():
+    for title, block in theory_items():
+        if "Status: refuted" in block:
+            assert "Counterexample" in block or "counterexample" in block, title
+
+
+# -- nothing refers outside the repository ---------------------------------------------------
+#: The project's private notes lived next to the repository; a user who installs or clones
+#: mdmtheory has none of them. Spelled in pieces so that this file does not match itself.
+FORBIDDEN = ("../" + "shared", "/work/" + "shared", "THEORY" + ".md", "DESIGN" + ".md")
+SCANNED = ("README.md", "docs", "mdmtheory", "tests", "examples", "proofs", "benchmarks")
+TEXT_SUFFIXES = {".py", ".md", ".txt", ".rst", ".toml", ".cfg", ".ini", ".tsv", ".json", ".yaml", ".yml", ".html", ".sh"}
+
+
+def repository_text_files():
+    for name in SCANNED:
+        path = ROOT / name
+        if path.is_file():
+            yield path
+        elif path.is_dir():
+            for f in sorted(path.rglob("*")):
+                if f.is_file() and f.suffix in TEXT_SUFFIXES and "__pycache__" not in f.parts:
+                    yield f
+
+
+def test_no_file_refers_outside_the_repository():
+    bad = []
+    for f in repository_text_files():
+        text = f.read_text(errors="replace")
+        for needle in FORBIDDEN:
+            if needle in text:
+                line = text[: text.index(needle)].count("\n") + 1
+                bad.append(f"{f.relative_to(ROOT)}:{line}: {needle}")
+    assert not bad, "files refer to notes outside the repository (use docs/theory.md, docs/design.md):\n" + "\n".join(bad)
+
+
+def test_docs_exist_and_link_each_other():
+    design = (ROOT / "docs" / "design.md").read_text()
+    theory = THEORY.read_text()
+    assert "theory.md" in design and "design.md" in theory
+    readme = (ROOT / "README.md").read_text()
+    assert "docs/theory.md" in readme and "docs/design.md" in readme
