@@ -1,7 +1,7 @@
 r"""Certified schedules from samples (W26 §4.3, §6.3): a step count N and a grid with KL ≤ ε.
 
-W26 = Wainwright (2026), *The data geometry of masking diffusion* (THEORY.md §3, §5). The
-paper's text was not available to us; this module follows THEORY.md's summary of
+W26 = Wainwright (2026), *The data geometry of masking diffusion* (docs/theory.md §3, §5). The
+paper's text was not available to us; this module follows docs/theory.md's summary of
 Theorem 2 / Proposition 2 and says below where a step is **our reading**.
 
 **1. Estimator.** On the interval :math:`[t_0, T]` (default W26's canonical
@@ -10,7 +10,7 @@ coupled dyadic quantity :math:`Q = \sum_j w_j \sum_i T_{ij}`
 (:func:`mdmtheory.dyadic.dyadic_terms`). With the corrected weights
 :math:`w_j = v_j(1 - v_{j+1})` (default), :math:`\mathbb E Q \le H(t_0, T) \le 2\,\mathbb E Q`
 [V]; W26's stated weights :math:`w_j = v_{j+1} - v_j` (``weights="stated"``) break the
-upper half on a partial last interval (THEORY.md §5), and with them the certificate can
+upper half on a partial last interval (docs/theory.md §5), and with them the certificate can
 fail (tests/test_certificate.py, strict xfail).
 
 **2. High-probability upper bound** :math:`B_\alpha \ge \mathbb E Q` with probability

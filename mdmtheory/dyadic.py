@@ -480,7 +480,7 @@ def dyadic_terms(law, xs: np.ndarray, U: np.ndarray, grid, *, form: str = "kl") 
     * ``form="kl"`` (W26 §4): :math:`T_{ij} = \mathrm{KL}(C_{j+1,i} \,\|\, C_{j,i})`;
     * ``form="entropy"``: :math:`T_{ij} = H(C_{j,i}) - H(C_{j+1,i})`. With exact
       conditionals its expectation is the same conditional mutual information
-      :math:`I(X_i; X_{B} \mid X_A) = H(X_i \mid X_A) - H(X_i \mid X_{A'})` (THEORY.md §5),
+      :math:`I(X_i; X_{B} \mid X_A) = H(X_i \mid X_A) - H(X_i \mid X_{A'})` (docs/theory.md §5),
       and each term lies in :math:`[-\log K, \log K]`, so Q is bounded *surely* — what the
       empirical-Bernstein radius needs, with no truncation. (Our addition, not W26's.)
 

@@ -66,7 +66,7 @@ def test_coverage_slow(name, form, rule):
 
 
 @pytest.mark.xfail(strict=True, reason="W26's stated weights v_{j+1} - v_j undercount a partial last interval "
-                   "(THEORY.md §5): repeated bit d=3 on [0.3, 0.302] certifies N=2 for eps=1e-6, exact KL 2.1e-6")
+                   "(docs/theory.md §5): repeated bit d=3 on [0.3, 0.302] certifies N=2 for eps=1e-6, exact KL 2.1e-6")
 def test_stated_weights_certificate_fails():
     p = mt.families.repeated(3)
     cert = certify(p, 20000, 1e-6, seed=1, form="entropy", weights="stated", interval=(0.3, 0.302))

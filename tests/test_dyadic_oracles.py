@@ -1,4 +1,4 @@
-"""The dyadic estimator from any conditional oracle (W26 §4; THEORY.md §5).
+"""The dyadic estimator from any conditional oracle (W26 §4; docs/theory.md §5).
 
 Monte Carlo means of both per-sample forms (W26's KL, the bounded entropy difference)
 against the exact E Q (enumeration of nested reveal sets on the dense table), by z-score;

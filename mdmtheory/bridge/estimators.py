@@ -1,6 +1,6 @@
 r"""Monte Carlo estimators on any torch MDM (:class:`~mdmtheory.bridge.MaskedModel`).
 
-Notation of DESIGN.md §2 (``docs/bridge.md``): data X with law p on [K]^d, model
+Notation of docs/design.md §2 (``docs/bridge.md``): data X with law p on [K]^d, model
 conditionals :math:`\hat p(x_j \mid x_A)`, the **cross-entropy profile**
 
 .. math:: c(i) = \mathop{\mathrm{mean}}_{|A| = i,\ j \notin A}
@@ -324,7 +324,7 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
     .. math:: Y_g = \frac{1}{d - i} \sum_{j \notin A} -\log \hat p(x_j \mid x_A),
               \qquad \mathbb E\, Y_g = c(i)
 
-    (the MDM loss at i revealed tokens, DESIGN.md §2; averaging over j is the conditional
+    (the MDM loss at i revealed tokens, docs/design.md §2; averaging over j is the conditional
     expectation of the single-position estimator given (x, A), so never worse). Draws of all
     levels are batched together; ``n_per_level`` per level.
 
@@ -450,7 +450,7 @@ def estimate_path_cross_entropy(model, samples, plan, *, n: int = 1000, seed: in
     r""":math:`\sum_t k_t c(s_t)` of one Schedule, nats per sequence (see :func:`compare_plans`).
 
     With an exact model this is :math:`\mathrm{KL}_{\text{path}}(k) + H(X)`; for any model
-    it is the path KL of its random-order sampler plus H(X) (DESIGN.md §2).
+    it is the path KL of its random-order sampler plus H(X) (docs/design.md §2).
     """
     cmp = compare_plans(model, samples, [plan], n=n, seed=seed, distributed=distributed)
     sched = cmp.plans[0]
@@ -631,7 +631,7 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
               \mathrm{KL}\bigl(p(\cdot \mid x_A) \,\|\, \hat p(\cdot \mid x_A)\bigr),
               \qquad \mathbb E\, Y_g = \varepsilon(i)
 
-    (DESIGN.md §2; the expectation over :math:`x_j` is done exactly, so this has less
+    (docs/design.md §2; the expectation over :math:`x_j` is done exactly, so this has less
     variance than :math:`\hat c(i) - \varphi_i`). ``law``: a Joint or a conditional oracle.
     """
     model = as_masked_model(model)
@@ -688,7 +688,7 @@ def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corre
 
     Weights ``"corrected"`` :math:`v_j(1 - v_{j+1})` (:math:`\mathbb E Q \le H \le 2\,
     \mathbb E Q` always) or W26's ``"stated"`` :math:`v_{j+1} - v_j` (fails on a partial last
-    interval; THEORY.md §5). Forwards per draw and grid time: 1 + the number of revealed
+    interval; docs/theory.md §5). Forwards per draw and grid time: 1 + the number of revealed
     positions (each needs its own forward with itself masked).
     """
     model = as_masked_model(model)
