@@ -39,8 +39,8 @@ from .schedules import Schedule
 
 __all__ = ["Design", "ProfileEstimate", "design", "estimate_profile", "defect_weights"]
 
-#: Default largest empirical table (K**d cells) designed on exactly.
-EXACT_LIMIT = 1 << 22
+#: Default largest empirical table (K**d cells) designed on exactly (the dense limit, 2**24).
+EXACT_LIMIT = MAX_OUTCOMES
 
 
 @dataclass(frozen=True)
