@@ -98,3 +98,23 @@ def test_train_refuses_bad_input():
         train(m, x, steps=1, weighting="t2")
     with pytest.raises(ValueError, match="TinyMDM"):
         train(torch.nn.Linear(2, 2), x, steps=1)
+
+
+def test_cli_train_writes_a_loadable_checkpoint(tmp_path, capsys):
+    import json
+
+    from mdmtheory.bridge.tiny import load_checkpoint
+    from mdmtheory.cli import main
+
+    f = tmp_path / "w.txt"
+    f.write_text("abc\nbca\ncab\nabc\n")
+    out = tmp_path / "m.safetensors"
+    argv = ["train", str(f), "--chars", "--out", str(out), "--steps", "5", "--batch-size", "8", "--json", "--quiet"]
+    assert main(argv) == 0
+    res = json.loads(capsys.readouterr().out)
+    m = load_checkpoint(res["checkpoint"])
+    assert m.config.vocab_size == 3 and m.config.seq_len == 3
+    meta = json.loads((tmp_path / "m.json").read_text())
+    assert meta["info"]["alphabet"] == ["a", "b", "c"] and meta["info"]["seed"] == 0
+    assert main(["train", str(f), "--chars", "--out", str(tmp_path / "m.pt"), "--steps", "1"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
