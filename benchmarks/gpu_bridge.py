@@ -1,0 +1,137 @@
+"""GPU benchmark (issue 10): ``estimate_profile`` on a ~100M-parameter masked LM vs its plain forward.
+
+Unattended, a few minutes on one GPU. Model: a randomly initialized Hugging Face
+``BertForMaskedLM`` (hidden 768, 12 layers, 12 heads, FFN 3072, vocabulary V = 32000:
+~110M parameters), bf16 on CUDA, sequence length d (default 512), built in memory (no
+download, no folder). Outcomes are token ids 5..V−1, mask id 4.
+
+Measured in one run, on the same model, batch size and device:
+
+1. **plain forward throughput**: ``model(ids)`` on batches of ``--batch`` sequences
+   (sequences/s), the ceiling;
+2. **estimate_profile throughput**: forwards/s of ``bridge.estimate_profile`` at
+   ``--levels`` evenly spaced levels (draws, masking, the forward, log-softmax over the
+   outcomes, float64 accumulation), and the **ratio** to (1) (target ≥ 50%).
+
+Timing: ``torch.cuda.synchronize()`` before reading the clock on CUDA; one warm-up call
+of each before timing. ``--quick`` runs a tiny configuration on CPU (a CI smoke test).
+Prints a table and one JSON line (prefix ``@@RESULT``).
+
+Run:  python benchmarks/gpu_bridge.py [--quick] [--device cuda] [--d 512] [--batch 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+MASK = 4
+TARGET = 0.5
+
+
+def _sync(device):
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def build(args, device):
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    if args.quick:
+        cfg = transformers.BertConfig(vocab_size=args.vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                      intermediate_size=64, max_position_embeddings=max(64, args.d))
+    else:
+        cfg = transformers.BertConfig(vocab_size=args.vocab, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                                      intermediate_size=3072, max_position_embeddings=max(512, args.d))
+    model = transformers.BertForMaskedLM(cfg)
+    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    return model.to(device=device, dtype=dtype).eval(), dtype
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="tiny model on CPU (smoke test)")
+    ap.add_argument("--device", default=None, help="default: cuda when available (cpu with --quick)")
+    ap.add_argument("--d", type=int, default=None, help="sequence length (default 512; 16 with --quick)")
+    ap.add_argument("--vocab", type=int, default=None, help="vocabulary size V (default 32000; 64 with --quick)")
+    ap.add_argument("--batch", type=int, default=None, help="sequences per forward (default 32; 8 with --quick)")
+    ap.add_argument("--levels", type=int, default=8, help="number of evenly spaced levels")
+    ap.add_argument("--n-per-level", type=int, default=None, help="draws per level (default 64; 4 with --quick)")
+    ap.add_argument("--repeat", type=int, default=3, help="timed repetitions (best kept)")
+    args = ap.parse_args(argv)
+    import torch
+
+    from mdmtheory import bridge
+
+    args.d = args.d or (16 if args.quick else 512)
+    args.vocab = args.vocab or (64 if args.quick else 32000)
+    args.batch = args.batch or (8 if args.quick else 32)
+    npl = args.n_per_level or (4 if args.quick else 64)
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() and not args.quick else "cpu"))
+    model, dtype = build(args, device)
+    n_params = sum(p.numel() for p in model.parameters())
+    V, d, B = args.vocab, args.d, args.batch
+    levels = np.unique(np.linspace(0, d - 1, args.levels).round().astype(int))
+    mm = bridge.MaskedModel(model, mask_id=MASK, vocab=range(5, V), max_batch=B)
+    xs = np.random.default_rng(0).integers(0, V - 5, size=(max(1024, npl * len(levels)), d))
+    ids = torch.as_tensor(np.where(np.random.default_rng(1).random((B, d)) < 0.5, MASK, xs[:B] + 5), device=device)
+
+    def plain():
+        with torch.inference_mode():
+            model(ids).logits
+        _sync(device)
+
+    def profile():
+        out = bridge.estimate_profile(mm, xs, levels=levels, n_per_level=npl, seed=0)
+        _sync(device)
+        return out
+
+    n_plain = max(1, (npl * len(levels)) // B)
+    plain()
+    est = profile()  # warm-up (and the result)
+    t_plain = t_prof = float("inf")
+    for _ in range(args.repeat):
+        _sync(device)
+        t0 = time.perf_counter()
+        for _ in range(n_plain):
+            plain()
+        t_plain = min(t_plain, (time.perf_counter() - t0) / (n_plain * B))
+        t0 = time.perf_counter()
+        est = profile()
+        t_prof = min(t_prof, (time.perf_counter() - t0) / est.forwards)
+    ratio = t_plain / t_prof
+    res = {
+        "device": str(device),
+        "gpu": torch.cuda.get_device_name(device) if device.type == "cuda" else None,
+        "params": int(n_params),
+        "dtype": str(dtype),
+        "d": d,
+        "V": V,
+        "batch": B,
+        "levels": levels.tolist(),
+        "n_per_level": npl,
+        "plain_sequences_per_s": 1.0 / t_plain,
+        "profile_forwards_per_s": 1.0 / t_prof,
+        "ratio": ratio,
+        "profile_values": est.values.tolist(),
+        "profile_stderr": est.stderr.tolist(),
+    }
+    print(f"model: BertForMaskedLM, {n_params / 1e6:.1f}M parameters, {dtype}, d={d}, V={V}, batch={B}, device={device}")
+    print(f"plain forward:    {1 / t_plain:10.1f} sequences/s")
+    print(f"estimate_profile: {1 / t_prof:10.1f} forwards/s  ({100 * ratio:.0f}% of plain; target >= {100 * TARGET:.0f}% on GPU)")
+    print("c(i) at levels", levels.tolist(), "=", np.round(est.values, 3).tolist(), "(random weights: about log V)")
+    print("@@RESULT " + json.dumps(res))
+    ok = bool(np.all(np.isfinite(est.values)))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

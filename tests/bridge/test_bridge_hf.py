@@ -1,0 +1,78 @@
+"""Hugging Face adapter: a randomly initialized small BERT saved to a local folder (never downloads)."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+from mdmtheory import bridge  # noqa: E402
+
+torch.set_num_threads(1)
+
+MASK, VOCAB = 4, [5, 6, 7, 8]  # BERT-style: special ids below 5, outcomes 5..8, V = 20
+
+
+@pytest.fixture(scope="module")
+def bert_folder(tmp_path_factory):
+    torch.manual_seed(0)
+    cfg = transformers.BertConfig(
+        vocab_size=20, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=37, max_position_embeddings=16, mask_token_id=MASK,
+    )
+    folder = tmp_path_factory.mktemp("bert")
+    transformers.BertForMaskedLM(cfg).save_pretrained(folder)
+    return folder
+
+
+def test_local_bert_log_probs_match_the_model(bert_folder):
+    m = bridge.from_pretrained(bert_folder, vocab=VOCAB, device="cpu")
+    assert type(m.model).__name__ == "BertForMaskedLM"
+    assert m.mask_id == MASK  # read from the config
+    assert m.model.config._attn_implementation == "eager"
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 4, size=(6, 7))
+    x[rng.random(x.shape) < 0.5] = -1
+    got = m.log_probs(x).numpy()
+    ids = torch.as_tensor(np.where(x < 0, MASK, np.array(VOCAB)[np.maximum(x, 0)]))
+    with torch.no_grad():
+        logits = m.model(ids).logits[..., VOCAB].double()
+    np.testing.assert_allclose(got, torch.log_softmax(logits, -1).numpy(), atol=1e-5)
+    est = bridge.estimate_profile(m, rng.integers(0, 4, size=(40, 7)), levels=[0, 3, 6], n_per_level=10, seed=0)
+    assert np.all(np.isfinite(est.values)) and est.forwards == 30
+    # a random head is about uniform over the 4 outcomes: c(i) near log 4
+    assert np.all(np.abs(est.values - np.log(4)) < 1.0)
+
+
+def test_distributed_entry_point_runs_in_one_process(bert_folder, tmp_path):
+    xs = np.random.default_rng(1).integers(0, 4, size=(30, 6))
+    np.save(tmp_path / "x.npy", xs)
+    np.save(tmp_path / "v.npy", np.array(VOCAB))
+    out = tmp_path / "out.json"
+    rc = bridge.distributed.main([
+        "profile", "--hf", str(bert_folder), "--vocab-file", str(tmp_path / "v.npy"),
+        "--samples", str(tmp_path / "x.npy"), "--levels", "0,2", "--n-per-level", "5", "--out", str(out),
+    ])
+    import json
+
+    res = json.loads(out.read_text())
+    assert rc == 0 and res["levels"] == [0, 2] and res["world_size"] == 1 and res["forwards"] == 10
+    direct = bridge.estimate_profile(bridge.from_pretrained(bert_folder, vocab=VOCAB, device="cpu"), xs, levels=[0, 2], n_per_level=5, seed=0)
+    np.testing.assert_allclose(res["values"], direct.values, rtol=1e-6)
+
+
+def test_missing_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match=r"^path: .* is not a local folder; the bridge never downloads"):
+        bridge.from_pretrained(tmp_path / "nope")
+    with pytest.raises(ValueError, match=r"^path: .* has no config.json"):
+        bridge.from_pretrained(tmp_path)
+
+
+def test_base_class_fallback_and_missing_mask_id(tmp_path):
+    cfg = transformers.GPT2Config(vocab_size=20, n_embd=16, n_layer=1, n_head=2, n_positions=16, bos_token_id=0, eos_token_id=0)
+    transformers.GPT2Model(cfg).save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match=r"^mask_id: not in the config"):
+        bridge.from_pretrained(tmp_path)
+    m = bridge.from_pretrained(tmp_path, mask_id=19, device="cpu")  # no masked-LM class: AutoModel
+    assert type(m.model).__name__ == "GPT2Model"
+    with pytest.raises(ValueError, match=r"^model: returned .*hidden states"):
+        m.log_probs(np.full((1, 4), -1))
