@@ -261,6 +261,7 @@ def design(
             f"model: the empirical law has {K}^{d} cells, over exact_limit={exact_limit}; give a model "
             "(--model CKPT) to estimate the profile"
         )
+    _log_conditionals(model, K)  # validates the model (refuses causal models and foreign objects)
     est = _bridge_estimate(model, x, n_per_level, seed) or estimate_profile(model, x, n_per_level=n_per_level, seed=seed)
     c, se = est.values, est.stderr
     prof = Profile(c)

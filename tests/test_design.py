@@ -233,3 +233,18 @@ def test_design_function_argument_errors():
         design(x, budget=0.0)
     with pytest.raises(ValueError, match="exact_limit"):
         design(x, steps=2, exact_limit=10)  # 3^5 cells > 10 and no model
+
+
+def test_estimated_route_on_bridge_exact_model():
+    """design(model=bridge.ExactModel(p)) goes through bridge.estimate_profile: the estimate
+    matches the exact profile by z-score and the schedule is optimal on the true law."""
+    pytest.importorskip("torch")
+    bridge = pytest.importorskip("mdmtheory.bridge")
+    if not hasattr(bridge, "ExactModel"):
+        pytest.skip("bridge estimators not merged")
+    p, x = _markov_samples(n=4000)
+    prof = mt.information_profile(p)
+    res = design(x, K=3, model=bridge.ExactModel(p), steps=3, n_per_level=2000, seed=4)
+    z = (res.profile.values - prof.values) / res.stderr
+    assert res.method == "estimated" and np.all(np.abs(z[:-1]) < 5), z
+    assert mt.path_kl(prof, res.schedule) <= _brute_best(prof, 3) + 0.02
