@@ -50,6 +50,9 @@ def _load_model(spec: str):
 
 
 def run(args) -> dict:
+    if args.block_length is not None and args.format != "llada":
+        raise UsageError("--block-length: only with --format llada")
+    kw = {"block_length": args.block_length} if args.format == "llada" else {}
     model, alphabet, K = None, None, None
     if args.model is not None:
         model, meta = _load_model(args.model)
@@ -75,9 +78,6 @@ def run(args) -> dict:
         raise UsageError(f"--budget: expected EPS > 0 nats, got {args.budget}")
     res = design(x, K=K, model=model, steps=args.steps, budget=args.budget, exact_limit=args.exact_limit,
                  n_per_level=args.n_per_level, seed=args.seed)
-    kw = {"block_length": args.block_length} if args.format == "llada" else {}
-    if args.block_length is not None and args.format != "llada":
-        raise UsageError("--block-length: only with --format llada")
     out = {
         "method": res.method,
         "note": res.note,
