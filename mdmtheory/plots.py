@@ -49,7 +49,8 @@ def _log_axes(ax) -> None:
     """Log-log axes with integer step counts written plainly on x."""
     from matplotlib.ticker import FuncFormatter, LogLocator
 
-    _log_axes(ax)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
