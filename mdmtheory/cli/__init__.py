@@ -25,6 +25,8 @@ COMMANDS = {
     "schedule": "schedule",
     "estimate": "estimate",
     "report": "report",
+    "design": "design",
+    "train": "train",
 }
 
 
