@@ -40,7 +40,7 @@ from .entropies import dual_total_correlation, entropy, total_correlation
 from .joint import Joint
 from .optimal import pareto_frontier
 from .profile import Profile, information_profile
-from .samplers import exact_run, sampler_law
+from .samplers import exact_run
 from .schedules import (
     Schedule,
     cosine_schedule,
@@ -168,12 +168,26 @@ def _gain_section(prof: Profile, n: int = 201) -> dict:
     return out
 
 
-def _bounds_section(p: Joint, Ts: list[int], progress) -> dict:
+class _KLCache:
+    """Exact KL(p‖q) per (schedule sizes, planner name): each sampler law is computed once."""
+
+    def __init__(self, p: Joint):
+        self.p, self.values = p, {}
+
+    def __call__(self, sched: Schedule, planner="random") -> float:
+        key = (tuple(sched.sizes), str(planner))
+        if key not in self.values:
+            self.values[key] = kl(self.p, exact_run(self.p, sched, planner).law)
+        return self.values[key]
+
+
+def _bounds_section(p: Joint, Ts: list[int], progress, cache: _KLCache) -> dict:
     series: dict[str, dict] = {}
     law_rows: list[dict] = []
     exact_kl, exact_path = [], []
     for i, T in enumerate(progress(Ts, desc="bounds", unit="T")):
         cmp = _bounds.compare(p, Schedule.constant(p.d, T))
+        cache.values[(tuple(Schedule.constant(p.d, T).sizes), "random")] = cmp.kl
         exact_kl.append(cmp.kl)
         exact_path.append(cmp.path_kl)
         for r in cmp.rows:
@@ -211,7 +225,8 @@ def _family_curves(prof: Profile, Ts: list[int]) -> dict[str, list[float]]:
     return out
 
 
-def _frontier_section(p: Joint, prof: Profile, Ts: list[int], model_profile: Profile | None) -> dict:
+def _frontier_section(p: Joint, prof: Profile, Ts: list[int], model_profile: Profile | None,
+                      cache: _KLCache) -> dict:
     d = prof.d
     fr = pareto_frontier(prof, d)
     opt = [float(fr.path_kl[T - 1]) for T in Ts]
@@ -219,7 +234,7 @@ def _frontier_section(p: Joint, prof: Profile, Ts: list[int], model_profile: Pro
         "steps": list(Ts),
         "optimal": opt,
         "optimal_schedules": [list(fr.schedule(T).sizes) for T in Ts],
-        "optimal_exact_kl": [kl(p, sampler_law(p, fr.schedule(T))) for T in Ts],
+        "optimal_exact_kl": [cache(fr.schedule(T)) for T in Ts],
         "families": _family_curves(prof, Ts),
         "model_designed": None,
     }
@@ -233,12 +248,12 @@ def _frontier_section(p: Joint, prof: Profile, Ts: list[int], model_profile: Pro
     return out
 
 
-def _planners_section(p: Joint, Ts: list[int], planners, progress) -> dict:
+def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCache) -> dict:
     names = [str(pl) for pl in planners]
     rows = []
     for T in progress(Ts, desc="planners", unit="T"):
         sched = Schedule.constant(p.d, T)
-        rows.append([kl(p, exact_run(p, sched, pl).law) for pl in planners])
+        rows.append([cache(sched, pl) for pl in planners])
     return {"steps": list(Ts), "planners": names, "kl": rows}
 
 
@@ -255,7 +270,7 @@ def _exports(sched: Schedule) -> dict:
 
 
 def _recommended_section(p: Joint, prof: Profile, target: float, steps: int | None,
-                         model_profile: Profile | None) -> dict:
+                         model_profile: Profile | None, cache: _KLCache) -> dict:
     d = prof.d
     design = model_profile if model_profile is not None else prof
     fr = pareto_frontier(design, d)
@@ -275,9 +290,9 @@ def _recommended_section(p: Joint, prof: Profile, target: float, steps: int | No
         "steps": steps,
         "sizes": list(sched.sizes),
         "path_kl": path_kl(prof, sched),
-        "exact_kl": kl(p, sampler_law(p, sched)),
+        "exact_kl": cache(sched),
         "constant_path_kl": path_kl(prof, const),
-        "constant_exact_kl": kl(p, sampler_law(p, const)),
+        "constant_exact_kl": cache(const),
         "exports": _exports(sched),
     }
 
@@ -289,7 +304,7 @@ def build_report(
     source: str = "",
     steps=None,
     planners=DEFAULT_PLANNERS,
-    target: float = 0.05,
+    target: float | None = None,
     recommend_steps: int | None = None,
     cross_entropy=None,
     progress: Callable | None = None,
@@ -303,7 +318,7 @@ def build_report(
     steps : step counts T of sections 4–6 (default :func:`step_counts` (d)).
     planners : registered planner names compared in section 6.
     target : nats; the recommended T is the fewest steps whose optimal path KL is at most
-        ``target`` (an upper bound on the exact KL, by data processing).
+        ``target`` (an upper bound on the exact KL, by data processing); default 5% of H(X).
     recommend_steps : recommend this T instead of applying ``target``.
     cross_entropy : optional model estimate with ``.levels``, ``.values``, ``.stderr`` (nats),
         as returned by ``mdmtheory.bridge.estimate_profile``: shown beside φ with 95% CIs,
@@ -324,7 +339,7 @@ def build_report(
     Ts = step_counts(d) if steps is None else sorted({int_arg(T, "steps", 1, d) for T in steps})
     if not Ts:
         raise ValueError("steps: give at least one step count")
-    target = real_arg(target, "target")
+    target = 0.05 * entropy(law) if target is None else real_arg(target, "target")
     if target < 0:
         raise ValueError(f"target: expected a KL target >= 0 nats, got {target}")
     if recommend_steps is not None:
@@ -350,14 +365,15 @@ def build_report(
         "nonincreasing": prof.is_nonincreasing(),
         "cross_entropy": ce,
     }
+    cache = _KLCache(law)
     return Report(
         law=_law_section(law, name, source),
         profile=profile,
         gain=_gain_section(prof),
-        bounds=_bounds_section(law, Ts, progress),
-        frontier=_frontier_section(law, prof, Ts, model_profile),
-        planners=_planners_section(law, Ts, planners, progress),
-        recommended=_recommended_section(law, prof, target, recommend_steps, model_profile),
+        bounds=_bounds_section(law, Ts, progress, cache),
+        frontier=_frontier_section(law, prof, Ts, model_profile, cache),
+        planners=_planners_section(law, Ts, planners, progress, cache),
+        recommended=_recommended_section(law, prof, target, recommend_steps, model_profile, cache),
     )
 
 

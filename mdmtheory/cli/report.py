@@ -13,7 +13,7 @@ import functools
 
 from ..report import DEFAULT_PLANNERS, build_report, write_html
 from ._common import UsageError, progress
-from ._inputs import FAMILIES, add_law_arguments, int_list, load_law, read_tokens
+from ._inputs import add_law_arguments, int_list, load_law, read_tokens
 
 HELP = "one self-contained HTML report with plots (default: the embedded law); --json prints its numbers"
 EXAMPLE = "mdmtheory report --family markov --d 8 --out report.html"
@@ -21,9 +21,22 @@ EXAMPLE = "mdmtheory report --family markov --d 8 --out report.html"
 DEFAULT_OUT = "mdmtheory-report.html"
 
 
-def default_law():
-    """The embedded default: (law, name, source, model_or_None, samples_or_None)."""
-    return FAMILIES["markov"][1](8), "markov (d=8)", "built-in family 'markov': " + FAMILIES["markov"][0], None, None
+def default_law(model: bool = True, seed: int = 0):
+    """The embedded default: the exact law of five-letter English words (wordfreq) and the
+    shipped tiny MDM trained on it, with 4000 words drawn from the law for its estimates.
+
+    Returns (law, name, source, model_or_None, samples_or_None).
+    """
+    from .. import datasets
+
+    ds = datasets.words()
+    source = f"{ds.source}; licence: {ds.licence}"
+    if not model:
+        return ds.joint, "five-letter words", source, None, None
+    from ..bridge.tiny import load_pretrained
+
+    source += "; model: the shipped checkpoint 'words' (mdmtheory.bridge.tiny.load_pretrained('words'))"
+    return ds.joint, "five-letter words", source, load_pretrained("words"), ds.sample(4000, seed=seed)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,8 +44,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="FILE.html", help=f"output file (default {DEFAULT_OUT})")
     parser.add_argument("--steps", type=int_list, metavar="T1,T2,...", help="step counts (default: 1..d, log-spaced)")
     parser.add_argument("--planners", default=",".join(DEFAULT_PLANNERS), help="planners compared (comma-separated)")
-    parser.add_argument("--target", type=float, default=0.05,
-                        help="recommend the fewest steps whose optimal path KL <= TARGET nats (default 0.05)")
+    parser.add_argument("--target", type=float, default=None,
+                        help="recommend the fewest steps whose optimal path KL <= TARGET nats (default 5%% of H(X))")
     parser.add_argument("--recommend-steps", type=int, metavar="T", help="recommend a schedule with T steps instead")
     m = parser.add_argument_group("model (optional): the cross-entropy profile of a checkpoint")
     m.add_argument("--checkpoint", metavar="PATH", help="a mdmtheory checkpoint or a local Hugging Face folder")
@@ -55,12 +68,14 @@ def _estimate(model, samples, args, quiet: bool):
 def run(args) -> dict:
     if args.n_per_level < 1:
         raise UsageError(f"--n-per-level: expected a positive integer, got {args.n_per_level}")
+    if args.data is not None and (args.no_model or False):
+        raise UsageError("--data: the model's estimates need a model; drop --no-model")
     law_given = any(getattr(args, o) is not None for o in ("table", "tokens", "family"))
     if law_given:
         law, name, source = load_law(args)
         model, samples = args.checkpoint, None
     else:
-        law, name, source, model, samples = default_law()
+        law, name, source, model, samples = default_law(not args.no_model and args.checkpoint is None, args.seed)
         if args.checkpoint is not None:
             model = args.checkpoint
     if args.no_model:
@@ -88,13 +103,18 @@ def run(args) -> dict:
     return {"path": str(path), **report.to_dict()}
 
 
+def _z(x: float) -> float:
+    """Display only: rounding noise around an exact 0 prints as 0."""
+    return 0.0 if abs(x) < 5e-13 else x
+
+
 def render(result: dict) -> str:
     rec = result["recommended"]
     b = result["bounds"]
     return "\n".join([
         f"{result['law']['name']}: {result['law']['source']}",
         f"every bound holds: {'yes' if b['all_hold'] else 'NO'} ({len(b['series'])} bounds x {len(b['steps'])} step counts)",
-        f"recommended: {rec['steps']} steps, sizes {rec['sizes']}, exact KL {rec['exact_kl']:.4g} nats "
-        f"(constant schedule: {rec['constant_exact_kl']:.4g})",
+        f"recommended: {rec['steps']} steps, sizes {rec['sizes']}, exact KL {_z(rec['exact_kl']):.4g} nats "
+        f"(constant schedule: {_z(rec['constant_exact_kl']):.4g})",
         f"report written to {result['path']}",
     ])
