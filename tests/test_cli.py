@@ -194,3 +194,51 @@ def test_bad_files_are_one_line_exit_2(capsys, tmp_path):
     _one_line_error(capsys, ["schedule", "--profile", str(tmp_path / "p.json")], "--profile")
     np.save(tmp_path / "big.npy", np.zeros((2,) * 22, dtype=np.float32))
     _one_line_error(capsys, ["profile", "--table", str(tmp_path / "big.npy")], "too large")
+
+
+@pytest.fixture
+def tiny_checkpoint(tmp_path):
+    torch = pytest.importorskip("torch")
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM, save_checkpoint
+
+    torch.manual_seed(0)
+    model = TinyMDM(TinyConfig(vocab_size=2, seq_len=4, d_model=16, n_layers=1, n_heads=2, d_ff=32))
+    st, _ = save_checkpoint(model, tmp_path / "m.safetensors")
+    seqs = families.markov_chain([[0.7, 0.3], [0.4, 0.6]], 4)
+    rng = np.random.default_rng(0)
+    idx = rng.choice(16, size=300, p=seqs.table.ravel())
+    data = np.stack(np.unravel_index(idx, (2,) * 4), axis=1)
+    np.save(tmp_path / "data.npy", data)
+    return st, str(tmp_path / "data.npy"), data
+
+
+def test_estimate_is_the_bridge_estimator_on_the_loaded_checkpoint(capsys, tiny_checkpoint, tmp_path):
+    from mdmtheory import bridge
+    from mdmtheory.bridge.tiny import load_checkpoint
+
+    st, data_path, data = tiny_checkpoint
+    out = _json(capsys, ["estimate", "--checkpoint", st, "--data", data_path, "--n-per-level", "50",
+                         "--sizes", "2,2", "--n-path", "50", "--csv", str(tmp_path / "c.csv")])
+    ref = bridge.estimate_profile(load_checkpoint(st), data, n_per_level=50, seed=0)
+    np.testing.assert_allclose(out["values"], np.asarray(ref.values), rtol=1e-12)
+    assert out["levels"] == [0, 1, 2, 3] and all(s > 0 for s in out["stderr"])
+    assert out["path"]["sizes"] == [2, 2] and out["path"]["stderr"] > 0
+    sched = _json(capsys, ["schedule", "--profile", str(tmp_path / "c.csv"), "--steps", "2"])
+    assert sum(sched["schedules"][0]["sizes"]) == 4
+    _one_line_error(capsys, ["estimate", "--checkpoint", str(tmp_path / "none.safetensors"), "--data", data_path],
+                    "--checkpoint")
+
+
+def test_report_with_a_checkpoint_has_the_model_section(capsys, tiny_checkpoint, tmp_path):
+    st, data_path, _ = tiny_checkpoint
+    out = _json(capsys, ["report", "--table", _save_chain(tmp_path), "--checkpoint", st, "--data", data_path,
+                         "--n-per-level", "50", "--steps", "1,2,4", "--planners", "random", "--out", str(tmp_path / "r.html")])
+    ce = out["profile"]["cross_entropy"]
+    assert ce["levels"] == [0, 1, 2, 3] and out["frontier"]["model_designed"] is not None
+    assert "c(m) model" in (tmp_path / "r.html").read_text()
+
+
+def _save_chain(tmp_path):
+    path = tmp_path / "chain.npy"
+    np.save(path, families.markov_chain([[0.7, 0.3], [0.4, 0.6]], 4).table)
+    return str(path)
