@@ -45,7 +45,7 @@ def _positive(x) -> np.ndarray:
     return a
 
 
-def _log_axes(ax) -> None:
+def _log_axes(ax, steps=None) -> None:
     """Log-log axes with integer step counts written plainly on x."""
     from matplotlib.ticker import FuncFormatter, LogLocator
 
@@ -54,6 +54,8 @@ def _log_axes(ax) -> None:
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    if steps is not None and len(steps) <= 16:  # few step counts: label each one
+        ax.set_xticks([float(t) for t in steps])
     ax.grid(alpha=0.3, which="both")
 
 
@@ -108,7 +110,7 @@ def bounds_figure(bounds: dict):
         if np.all(np.isnan(y)):
             continue
         ax.plot(T, y, "^--", color=next(colors, "gray"), label=f"{name} (≥ {s['quantity']})")
-    _log_axes(ax)
+    _log_axes(ax, T)
     ax.set_xlabel("steps T (constant schedule)")
     ax.set_ylabel("nats")
     ax.legend(fontsize=8)
@@ -125,7 +127,7 @@ def frontier_figure(frontier: dict):
     md = frontier.get("model_designed")
     if md is not None:
         ax.plot(T, _positive(md["path_kl"]), "x--", color="tab:red", label="designed from model (path KL)")
-    _log_axes(ax)
+    _log_axes(ax, T)
     ax.set_xlabel("steps T")
     ax.set_ylabel("nats")
     ax.legend(fontsize=8)
@@ -138,7 +140,7 @@ def planners_figure(planners: dict):
     kl = np.asarray(planners["kl"], dtype=np.float64)
     for j, name in enumerate(planners["planners"]):
         ax.plot(T, _positive(kl[:, j]), "o-", label=name)
-    _log_axes(ax)
+    _log_axes(ax, T)
     ax.set_xlabel("steps T (constant schedule)")
     ax.set_ylabel("exact KL(p‖q) (nats)")
     ax.legend(fontsize=8)
