@@ -104,6 +104,8 @@ def compare_planners(d: int) -> dict:
 
 
 def main(argv=None) -> dict:
+    if isinstance(argv, int):  # main(d), as tests/test_diagnostics.py calls it
+        return compare_planners(argv)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--d", type=int, default=6, help="sequence length (6 or 7 runs in seconds)")
     ap.add_argument("--fast", action="store_true", help="d = 4 (CI)")
