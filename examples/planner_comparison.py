@@ -6,7 +6,7 @@ variable-size planners (threshold, entropy budget) with their exact expected num
 steps, beside random order at the nearest T; (4) decoding-bias statistics of the
 confidence planner.
 
-    python examples/planner_comparison.py [--d 6]
+    python examples/planner_comparison.py [--d 6] [--fast]
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _show(v: float) -> float:
     return v if abs(v) >= 1e-12 else 0.0
 
 
-def main(d: int) -> None:
+def compare_planners(d: int) -> dict:
     ps = laws(d)
     planners = {
         "random": "random",
@@ -100,9 +100,18 @@ def main(d: int) -> None:
             f"  {lname:<13} mean step {np.array2string(diag.mean_step, precision=2)}"
             f"  boundary {diag.boundary_bias:+.3f}  l2r {diag.left_to_right:+.3f}"
         )
+    return {"table": table}
+
+
+def main(argv=None) -> dict:
+    if isinstance(argv, int):  # main(d), as tests/test_diagnostics.py calls it
+        return compare_planners(argv)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--d", type=int, default=6, help="sequence length (6 or 7 runs in seconds)")
+    ap.add_argument("--fast", action="store_true", help="d = 4 (CI)")
+    args = ap.parse_args(argv)
+    return compare_planners(4 if args.fast else args.d)
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--d", type=int, default=6, help="sequence length (6 or 7 runs in seconds)")
-    main(ap.parse_args().d)
+    main()

@@ -39,3 +39,206 @@ def test_demo_json_parses_back(capsys):
     assert out["d"] == 4 and len(out["laws"]) == 2
     for law in out["laws"]:
         assert abs(sum(law["profile"]) - law["entropy"]) < 1e-9
+
+
+# -- every command: --json parsed back and checked against the library; bad input one line, exit 2
+import itertools  # noqa: E402
+import json  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import mdmtheory as mt  # noqa: E402
+from mdmtheory import families  # noqa: E402
+from mdmtheory.cli import COMMANDS, build_parser  # noqa: E402
+
+
+def _json(capsys, argv):
+    assert main([*argv, "--json"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+def _one_line_error(capsys, argv, word):
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # argparse errors
+        rc = exc.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1, err
+    assert word in err[0], err[0]
+
+
+@pytest.fixture
+def chain_table(tmp_path):
+    p = families.markov_chain([[0.7, 0.3], [0.4, 0.6]], 4)
+    path = tmp_path / "chain.npy"
+    np.save(path, p.table)
+    return p, str(path)
+
+
+def test_every_command_has_help_with_an_example(capsys):
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name in COMMANDS:
+        text = sub.choices[name].format_help()
+        assert "example:" in text and f"mdmtheory {name}" in text and "--json" in text
+
+
+def test_profile_json_matches_the_library_and_writes_csv(capsys, chain_table, tmp_path):
+    p, path = chain_table
+    out = _json(capsys, ["profile", "--table", path, "--csv", str(tmp_path / "phi.csv")])
+    np.testing.assert_allclose(out["profile"], mt.information_profile(p).values, atol=1e-13)
+    assert out["entropy"] == pytest.approx(-np.sum(p.table * np.log(p.table)), abs=1e-12)
+    rows = (tmp_path / "phi.csv").read_text().splitlines()
+    assert rows[0] == "m,phi" and len(rows) == 5
+    np.testing.assert_allclose([float(r.split(",")[1]) for r in rows[1:]], out["profile"], rtol=0, atol=0)
+
+
+def test_profile_from_token_sequences_is_the_empirical_law(capsys, tmp_path):
+    seqs = np.array([[0, 1, 1], [0, 1, 1], [1, 0, 2], [0, 0, 0]])
+    f = tmp_path / "seq.txt"
+    f.write_text("\n".join(" ".join(map(str, s)) for s in seqs) + "\n")
+    out = _json(capsys, ["profile", "--tokens", str(f)])
+    assert out["d"] == 3 and out["K"] == 3
+    assert out["entropy"] == pytest.approx(-(0.5 * np.log(0.5) + 2 * 0.25 * np.log(0.25)), abs=1e-12)
+    np.save(tmp_path / "seq.npy", seqs)
+    assert _json(capsys, ["profile", "--tokens", str(tmp_path / "seq.npy")])["profile"] == out["profile"]
+
+
+def test_exact_json_matches_the_engine(capsys, chain_table):
+    p, path = chain_table
+    out = _json(capsys, ["exact", "--table", path, "--sizes", "1,3", "--planner", "confidence"])
+    q = mt.sampler_law(p, mt.Schedule((1, 3)), planner="confidence")
+    assert out["kl"] == pytest.approx(mt.kl(p, q), abs=1e-14)
+    assert out["kl"] <= out["path_kl"] + 1e-12 and out["plan"]["sizes"] == [1, 3]
+    g = _json(capsys, ["exact", "--table", path, "--grid", "0,0.5,1"])
+    assert g["plan"]["kind"] == "grid" and g["path_kl"] == pytest.approx(mt.path_kl(p, mt.Grid((0, 0.5, 1))), abs=1e-12)
+
+
+def test_bounds_json_rows_hold(capsys, chain_table):
+    _, path = chain_table
+    out = _json(capsys, ["bounds", "--table", path, "--steps", "2"])
+    names = [r["name"] for r in out["rows"]]
+    assert names[:2] == ["kl", "path_kl"] and "riemann" in names and out["all_hold"]
+    kl, pk = out["rows"][0]["value"], out["rows"][1]["value"]
+    for r in out["rows"]:
+        if r["kind"] == "upper" and r["quantity"] in ("kl", "path_kl"):
+            v = float("inf") if r["value"] == "inf" else r["value"]
+            assert v >= (kl if r["quantity"] == "kl" else pk) - 1e-12
+
+
+def _brute_best(phi, T):
+    d, best = len(phi), float("inf")
+    for cuts in itertools.combinations(range(1, d), T - 1):
+        b = (0,) + cuts + (d,)
+        best = min(best, sum((b[i + 1] - b[i]) * phi[b[i]] for i in range(T)) - sum(phi))
+    return best
+
+
+def test_schedule_from_a_profile_file_is_the_brute_force_optimum(capsys, tmp_path):
+    phi = [0.9, 0.5, 0.45, 0.2, 0.19, 0.1]
+    (tmp_path / "c.json").write_text(json.dumps({"values": phi}))
+    out = _json(capsys, ["schedule", "--profile", str(tmp_path / "c.json")])
+    assert [r["steps"] for r in out["schedules"]] == [1, 2, 3, 4, 5, 6]
+    for r in out["schedules"]:
+        assert r["path_kl"] == pytest.approx(_brute_best(phi, r["steps"]), abs=1e-12)
+        assert r["families"]["constant"] >= r["path_kl"] - 1e-12
+    (tmp_path / "c.csv").write_text("m,c,stderr\n" + "\n".join(f"{m},{v},0.01" for m, v in enumerate(phi)))
+    one = _json(capsys, ["schedule", "--profile", str(tmp_path / "c.csv"), "--steps", "3"])
+    assert one["schedules"][0]["sizes"] == out["schedules"][2]["sizes"]
+
+
+def test_report_command_writes_html_and_json_twin(capsys, tmp_path):
+    out = _json(capsys, ["report", "--family", "parity", "--d", "4", "--out", str(tmp_path / "r.html"),
+                         "--planners", "random,confidence"])
+    text = (tmp_path / "r.html").read_text()
+    assert out["path"] == str(tmp_path / "r.html") and "<h2" in text
+    assert out["planners"]["planners"] == ["random", "confidence"]
+    assert out["bounds"]["kl"][0] == pytest.approx(np.log(2), abs=1e-12)  # parity: one step loses 1 bit (TC)
+    assert main(["report", "--family", "markov", "--d", "4", "--out", str(tmp_path / "s.html"), "--quiet"]) == 0
+    assert str(tmp_path / "s.html") in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, word",
+    [
+        (["profile"], "law"),
+        (["profile", "--table", "/no/such.npy"], "--table"),
+        (["profile", "--family", "markov", "--d", "40"], "--d"),
+        (["profile", "--family", "markov", "--table", "x.npy"], "give only one"),
+        (["exact", "--family", "markov", "--d", "4", "--sizes", "1,2"], "--sizes"),
+        (["exact", "--family", "markov", "--d", "4", "--steps", "9"], "--steps"),
+        (["exact", "--family", "markov", "--d", "4", "--sizes", "1,x"], "--sizes"),
+        (["exact", "--family", "markov", "--d", "4", "--planner", "nope"], "planner"),
+        (["bounds", "--family", "markov", "--d", "4", "--grid", "0.5,0.2"], "--grid"),
+        (["schedule"], "--profile"),
+        (["schedule", "--profile", "/no/such.csv"], "--profile"),
+        (["report", "--family", "markov", "--d", "4", "--target", "-1"], "target"),
+        (["report", "--data", "x.txt", "--no-model"], "--data"),
+        (["estimate", "--checkpoint", "x", "--data", "/no/such.txt"], "--data"),
+        (["nosuchcommand"], "invalid choice"),
+    ],
+)
+def test_bad_inputs_are_one_line_exit_2(capsys, argv, word):
+    _one_line_error(capsys, argv, word)
+
+
+def test_bad_files_are_one_line_exit_2(capsys, tmp_path):
+    bad = tmp_path / "bad.npy"
+    np.save(bad, np.array([[0.5, 0.6], [0.1, 0.1]]))
+    _one_line_error(capsys, ["profile", "--table", str(bad)], "--table")
+    (tmp_path / "t.txt").write_text("0 1\n1 0 1\n")
+    _one_line_error(capsys, ["profile", "--tokens", str(tmp_path / "t.txt")], "different lengths")
+    (tmp_path / "p.csv").write_text("m,phi\n0,abc\n")
+    _one_line_error(capsys, ["schedule", "--profile", str(tmp_path / "p.csv")], "--profile")
+    (tmp_path / "p.json").write_text('{"other": 1}')
+    _one_line_error(capsys, ["schedule", "--profile", str(tmp_path / "p.json")], "--profile")
+    np.save(tmp_path / "big.npy", np.zeros((2,) * 22, dtype=np.float32))
+    _one_line_error(capsys, ["profile", "--table", str(tmp_path / "big.npy")], "too large")
+
+
+@pytest.fixture
+def tiny_checkpoint(tmp_path):
+    torch = pytest.importorskip("torch")
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM, save_checkpoint
+
+    torch.manual_seed(0)
+    model = TinyMDM(TinyConfig(vocab_size=2, seq_len=4, d_model=16, n_layers=1, n_heads=2, d_ff=32))
+    st, _ = save_checkpoint(model, tmp_path / "m.safetensors")
+    seqs = families.markov_chain([[0.7, 0.3], [0.4, 0.6]], 4)
+    rng = np.random.default_rng(0)
+    idx = rng.choice(16, size=300, p=seqs.table.ravel())
+    data = np.stack(np.unravel_index(idx, (2,) * 4), axis=1)
+    np.save(tmp_path / "data.npy", data)
+    return st, str(tmp_path / "data.npy"), data
+
+
+def test_estimate_is_the_bridge_estimator_on_the_loaded_checkpoint(capsys, tiny_checkpoint, tmp_path):
+    from mdmtheory import bridge
+    from mdmtheory.bridge.tiny import load_checkpoint
+
+    st, data_path, data = tiny_checkpoint
+    out = _json(capsys, ["estimate", "--checkpoint", st, "--data", data_path, "--n-per-level", "50",
+                         "--sizes", "2,2", "--n-path", "50", "--csv", str(tmp_path / "c.csv")])
+    ref = bridge.estimate_profile(load_checkpoint(st), data, n_per_level=50, seed=0)
+    np.testing.assert_allclose(out["values"], np.asarray(ref.values), rtol=1e-12)
+    assert out["levels"] == [0, 1, 2, 3] and all(s > 0 for s in out["stderr"])
+    assert out["path"]["sizes"] == [2, 2] and out["path"]["stderr"] > 0
+    sched = _json(capsys, ["schedule", "--profile", str(tmp_path / "c.csv"), "--steps", "2"])
+    assert sum(sched["schedules"][0]["sizes"]) == 4
+    _one_line_error(capsys, ["estimate", "--checkpoint", str(tmp_path / "none.safetensors"), "--data", data_path],
+                    "--checkpoint")
+
+
+def test_report_with_a_checkpoint_has_the_model_section(capsys, tiny_checkpoint, tmp_path):
+    st, data_path, _ = tiny_checkpoint
+    out = _json(capsys, ["report", "--table", _save_chain(tmp_path), "--checkpoint", st, "--data", data_path,
+                         "--n-per-level", "50", "--steps", "1,2,4", "--planners", "random", "--out", str(tmp_path / "r.html")])
+    ce = out["profile"]["cross_entropy"]
+    assert ce["levels"] == [0, 1, 2, 3] and out["frontier"]["model_designed"] is not None
+    assert "c(m) model" in (tmp_path / "r.html").read_text()
+
+
+def _save_chain(tmp_path):
+    path = tmp_path / "chain.npy"
+    np.save(path, families.markov_chain([[0.7, 0.3], [0.4, 0.6]], 4).table)
+    return str(path)

@@ -19,6 +19,12 @@ __all__ = ["main", "COMMANDS"]
 # command name -> module under mdmtheory.cli (imported only when used)
 COMMANDS = {
     "demo": "demo",
+    "profile": "profile",
+    "exact": "exact",
+    "bounds": "bounds",
+    "schedule": "schedule",
+    "estimate": "estimate",
+    "report": "report",
     "design": "design",
     "train": "train",
 }

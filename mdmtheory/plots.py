@@ -1,0 +1,163 @@
+"""Figures of the report, drawn from its record of numbers (matplotlib, imported here only).
+
+Each ``*_figure`` takes one section dict of :class:`mdmtheory.report.Report` and returns a
+``matplotlib.figure.Figure`` drawn on the Agg canvas, without pyplot: no global backend is
+switched and no window opens. :func:`png` renders a figure to PNG bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+
+#: Values at or below this (nats) are rounding noise around an exact 0 and are not drawn on log axes.
+ZERO = 1e-12
+
+__all__ = ["profile_figure", "gain_figure", "bounds_figure", "frontier_figure", "planners_figure",
+           "schedule_figure", "png"]
+
+
+def _figure(ncols: int = 1, width: float = 7.0, height: float = 3.8):
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError("plots need matplotlib: pip install 'mdmtheory[report]'") from None
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    return fig, axes
+
+
+def png(fig) -> bytes:
+    """The figure as PNG bytes."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def _positive(x) -> np.ndarray:
+    """Values for a log axis: non-positive, infinite and missing ones become NaN (not drawn)."""
+    a = np.array([math.nan if v is None else float(v) for v in x], dtype=np.float64)
+    a[~np.isfinite(a) | (a <= ZERO)] = np.nan
+    return a
+
+
+def _log_axes(ax, steps=None) -> None:
+    """Log-log axes with integer step counts written plainly on x."""
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    if steps is not None and len(steps) <= 16:  # few step counts: label each one
+        ax.set_xticks([float(t) for t in steps])
+    ax.grid(alpha=0.3, which="both")
+
+
+def profile_figure(profile: dict):
+    fig, (ax,) = _figure()
+    m = np.asarray(profile["m"])
+    ax.plot(m, profile["phi"], "o-", color="k", label="information profile φ_m (exact)")
+    ce = profile.get("cross_entropy")
+    if ce is not None:
+        lv = np.asarray(ce["levels"])
+        v = np.asarray(ce["values"])
+        err = np.asarray(ce["ci_high"]) - v
+        ax.errorbar(lv, v, yerr=err, fmt="s--", color="tab:orange", capsize=3,
+                    label="model cross-entropy c(m), 95% CI")
+    ax.set_xlabel("m = number of revealed tokens")
+    ax.set_ylabel("nats per token")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def gain_figure(gain: dict):
+    fig, (a1, a2) = _figure(2, width=9.0)
+    a1.plot(gain["t"], gain["h"], color="tab:blue")
+    a1.set_xlabel("reveal probability t")
+    a1.set_ylabel("h(t) (nats)")
+    a1.set_title("gain h(t)")
+    a1.grid(alpha=0.3)
+    if gain["lam"]:
+        a2.plot(gain["lam"], gain["density"], color="tab:green")
+        for x in gain["canonical"]:
+            a2.axvline(x, ls="--", color="gray")
+        a2.set_xlabel("log reveal odds λ = log(t / (1 − t))")
+        a2.set_ylabel("q(λ)")
+    else:
+        a2.text(0.5, 0.5, "needs d ≥ 3", ha="center", va="center", transform=a2.transAxes)
+    a2.set_title("UGC density")
+    a2.grid(alpha=0.3)
+    return fig
+
+
+def bounds_figure(bounds: dict):
+    fig, (ax,) = _figure(height=4.4)
+    T = np.asarray(bounds["steps"], dtype=np.float64)
+    ax.plot(T, _positive(bounds["kl"]), "o-", color="k", lw=2.2, label="exact KL(p‖q)")
+    ax.plot(T, _positive(bounds["path_kl"]), "s-", color="tab:blue", lw=2.2, label="exact path KL")
+    colors = iter(["tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan"])
+    for name, s in bounds["series"].items():
+        if s["kind"] != "upper" or name == "data_processing":  # data processing = the path KL line
+            continue
+        y = _positive(s["values"])
+        if np.all(np.isnan(y)):
+            continue
+        ax.plot(T, y, "^--", color=next(colors, "gray"), label=f"{name} (≥ {s['quantity']})")
+    _log_axes(ax, T)
+    ax.set_xlabel("steps T (constant schedule)")
+    ax.set_ylabel("nats")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def frontier_figure(frontier: dict):
+    fig, (ax,) = _figure(height=4.4)
+    T = np.asarray(frontier["steps"], dtype=np.float64)
+    ax.plot(T, _positive(frontier["optimal"]), "o-", color="k", lw=2.4, label="optimal schedule (path KL)")
+    ax.plot(T, _positive(frontier["optimal_exact_kl"]), "o:", color="k", label="optimal schedule (exact KL)")
+    for name, vals in frontier["families"].items():
+        ax.plot(T, _positive(vals), ".-", label=name)
+    md = frontier.get("model_designed")
+    if md is not None:
+        ax.plot(T, _positive(md["path_kl"]), "x--", color="tab:red", label="designed from model (path KL)")
+    _log_axes(ax, T)
+    ax.set_xlabel("steps T")
+    ax.set_ylabel("nats")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def planners_figure(planners: dict):
+    fig, (ax,) = _figure()
+    T = np.asarray(planners["steps"], dtype=np.float64)
+    kl = np.asarray(planners["kl"], dtype=np.float64)
+    for j, name in enumerate(planners["planners"]):
+        ax.plot(T, _positive(kl[:, j]), "o-", label=name)
+    _log_axes(ax, T)
+    ax.set_xlabel("steps T (constant schedule)")
+    ax.set_ylabel("exact KL(p‖q) (nats)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def schedule_figure(recommended: dict):
+    fig, (ax,) = _figure(height=3.4)
+    sizes = np.asarray(recommended["sizes"])
+    T = sizes.size
+    d = int(sizes.sum())
+    const = np.diff([(t * d) // T for t in range(T + 1)])  # Schedule.constant: larger steps last
+    x = np.arange(1, T + 1)
+    ax.bar(x - 0.2, sizes, width=0.4, label="recommended")
+    ax.bar(x + 0.2, const, width=0.4, label="constant", color="lightgray")
+    ax.set_xlabel("step")
+    ax.set_ylabel("tokens revealed")
+    ax.set_xticks(x)
+    ax.legend()
+    return fig

@@ -1,0 +1,537 @@
+r"""The report: every number of the main job for one law (and optionally a model), and its HTML.
+
+:func:`build_report` computes, for an exact law p (a :class:`~mdmtheory.Joint`):
+
+1. **law** — where it came from, d, K, H(X), TC, DTC;
+2. **profile** — the information profile :math:`\varphi_m` and, for a model, its
+   cross-entropy profile :math:`c(m) = \varphi_m + \varepsilon(m)` with 95% confidence
+   intervals (DESIGN §2: the MDM training loss at m revealed tokens);
+3. **gain** — W26's gain polynomial h(t), the UGC density :math:`q(\lambda)` in log reveal
+   odds and the complexities :math:`C_{ugc}`, :math:`P_{ugc}` (:mod:`mdmtheory.ugc`);
+4. **bounds** — for a range of step counts T (constant schedules, random planner), the exact
+   KL, the path KL and every applicable published bound (:func:`mdmtheory.compare`);
+5. **frontier** — the optimal path KL for every T (:func:`mdmtheory.pareto_frontier`)
+   against the constant, cosine, log-linear (MDLM Bernoulli grid) and geometric schedules;
+6. **planners** — exact KL of practical planners at equal step counts;
+7. **recommended** — the fewest steps whose optimal path KL is at most ``target`` (nats),
+   the schedule, its exact KL and its exports.
+
+:func:`write_html` turns the record into one self-contained HTML file (PNG plots embedded as
+base64, inline CSS, no scripts, no network). The record's :meth:`Report.to_dict` is the
+``--json`` twin of that file: the same numbers.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from . import bounds as _bounds
+from . import ugc as _ugc
+from ._validate import int_arg, real_arg
+from .divergence import kl, path_kl
+from .entropies import dual_total_correlation, entropy, total_correlation
+from .joint import Joint
+from .optimal import pareto_frontier
+from .profile import Profile, information_profile
+from .samplers import exact_run
+from .schedules import (
+    Schedule,
+    cosine_schedule,
+    geometric_schedule,
+    loglinear_grid,
+    schedule_to_grid,
+)
+
+__all__ = ["Report", "build_report", "write_html", "step_counts", "DEFAULT_PLANNERS", "SECTIONS"]
+
+#: Planners compared in section 6 (registered names of :mod:`mdmtheory.samplers`).
+DEFAULT_PLANNERS = ("random", "left_to_right", "confidence", "margin", "entropy")
+
+#: Section keys of the record and their HTML titles, in order.
+SECTIONS = {
+    "law": "1. The law and where it comes from",
+    "profile": "2. Information profile",
+    "gain": "3. Gain h(t) and UGC density",
+    "bounds": "4. Exact KL, path KL and published bounds",
+    "frontier": "5. Pareto frontier: steps vs KL",
+    "planners": "6. Planners compared at equal steps",
+    "recommended": "7. Recommended schedule and exports",
+}
+
+#: z for a two-sided 95% normal interval.
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class Report:
+    """Every number of the report, one JSON-able dict per section (see :data:`SECTIONS`)."""
+
+    law: dict
+    profile: dict
+    gain: dict
+    bounds: dict
+    frontier: dict
+    planners: dict
+    recommended: dict
+
+    def to_dict(self) -> dict:
+        """The ``--json`` twin of the HTML file (floats; ``inf`` as in the record)."""
+        return asdict(self)
+
+
+def step_counts(d: int, n: int = 12) -> list[int]:
+    """Step counts 1..d, all of them for d <= n, else about n log-spaced ones (1 and d kept).
+
+    >>> step_counts(5)
+    [1, 2, 3, 4, 5]
+    >>> step_counts(1000, 6)
+    [1, 4, 16, 63, 251, 1000]
+    """
+    d = int_arg(d, "d", 1)
+    n = int_arg(n, "n", 2)
+    if d <= n:
+        return list(range(1, d + 1))
+    return sorted({int(round(x)) for x in np.geomspace(1, d, n)})
+
+
+def _none_progress(iterable, **_):
+    return iterable
+
+
+def _law_section(p: Joint, name: str, source: str) -> dict:
+    return {
+        "name": name,
+        "source": source,
+        "d": p.d,
+        "K": p.K,
+        "outcomes": int(p.K**p.d),
+        "support": int(np.count_nonzero(p.table)),
+        "entropy": entropy(p),
+        "tc": total_correlation(p),
+        "dtc": dual_total_correlation(p),
+    }
+
+
+def _cross_entropy_section(phi: np.ndarray, estimate) -> dict | None:
+    if estimate is None:
+        return None
+    try:
+        levels = np.asarray(estimate.levels, dtype=np.int64)
+        values = np.asarray(estimate.values, dtype=np.float64)
+        stderr = np.asarray(estimate.stderr, dtype=np.float64)
+    except (AttributeError, TypeError, ValueError):
+        raise ValueError(
+            "cross_entropy: expected a record with .levels, .values and .stderr "
+            "(e.g. mdmtheory.bridge.estimate_profile(...))"
+        ) from None
+    d = phi.shape[0]
+    if not (levels.shape == values.shape == stderr.shape) or levels.ndim != 1 or levels.size == 0:
+        raise ValueError("cross_entropy: levels, values and stderr must be 1-d vectors of one length")
+    if levels.min() < 0 or levels.max() >= d:
+        raise ValueError(f"cross_entropy: levels must lie in 0..d-1 = 0..{d - 1}")
+    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(stderr)) and np.all(stderr >= 0)):
+        raise ValueError("cross_entropy: values and stderr must be finite, stderr >= 0")
+    return {
+        "levels": levels.tolist(),
+        "values": values.tolist(),
+        "stderr": stderr.tolist(),
+        "ci_low": (values - Z95 * stderr).tolist(),
+        "ci_high": (values + Z95 * stderr).tolist(),
+        "learning_error": (values - phi[levels]).tolist(),
+        "forwards": int(getattr(estimate, "forwards", 0) or 0),
+    }
+
+
+def _gain_section(prof: Profile, n: int = 201) -> dict:
+    d = prof.d
+    t = np.linspace(0.0, 1.0, n)
+    out = {"t": t.tolist(), "h": np.asarray(_ugc.gain(prof, t)).tolist(), "ugc_total": _ugc.ugc(prof, 0.0, 1.0)}
+    if d >= 3:
+        ell = math.log(d - 1)
+        lam = np.linspace(-ell - 2.0, ell + 2.0, n)
+        out.update(
+            lam=lam.tolist(),
+            density=np.asarray(_ugc.ugc_density(prof, lam)).tolist(),
+            canonical=[-ell, ell],
+            C_ugc=_ugc.coarse_complexity(prof),
+            P_ugc=_ugc.fine_complexity(prof) if prof.is_nonincreasing() else None,
+        )
+    else:
+        out.update(lam=[], density=[], canonical=None, C_ugc=None, P_ugc=None)
+    return out
+
+
+class _KLCache:
+    """Exact KL(p‖q) per (schedule sizes, planner name): each sampler law is computed once."""
+
+    def __init__(self, p: Joint):
+        self.p, self.values = p, {}
+
+    def __call__(self, sched: Schedule, planner="random") -> float:
+        key = (tuple(sched.sizes), str(planner))
+        if key not in self.values:
+            self.values[key] = kl(self.p, exact_run(self.p, sched, planner).law)
+        return self.values[key]
+
+
+def _bounds_section(p: Joint, Ts: list[int], progress, cache: _KLCache) -> dict:
+    series: dict[str, dict] = {}
+    law_rows: list[dict] = []
+    exact_kl, exact_path = [], []
+    for i, T in enumerate(progress(Ts, desc="bounds", unit="T")):
+        cmp = _bounds.compare(p, Schedule.constant(p.d, T))
+        cache.values[(tuple(Schedule.constant(p.d, T).sizes), "random")] = cmp.kl
+        exact_kl.append(cmp.kl)
+        exact_path.append(cmp.path_kl)
+        for r in cmp.rows:
+            if r.kind == "exact":
+                continue
+            if r.quantity not in ("kl", "path_kl"):  # law-level rows: the same for every T
+                if i == 0:
+                    law_rows.append({"name": r.name, "kind": r.kind, "quantity": r.quantity, "value": r.value,
+                                     "exact": r.exact, "holds": r.holds, "source": r.source})
+                continue
+            s = series.setdefault(r.name, {"kind": r.kind, "quantity": r.quantity, "source": r.source,
+                                           "values": [math.nan] * len(Ts), "holds": [None] * len(Ts)})
+            s["values"][i] = r.value
+            s["holds"][i] = r.holds
+    return {"steps": list(Ts), "kl": exact_kl, "path_kl": exact_path, "series": series, "law_rows": law_rows,
+            "all_hold": all(h is not False for s in series.values() for h in s["holds"])
+            and all(r["holds"] is not False for r in law_rows)}
+
+
+def _family_curves(prof: Profile, Ts: list[int]) -> dict[str, list[float]]:
+    d = prof.d
+    fams: dict[str, Callable[[int], Any]] = {
+        "constant": lambda T: Schedule.constant(d, T),
+        "cosine": lambda T: cosine_schedule(d, T),
+        "log-linear (MDLM grid)": lambda T: loglinear_grid(T),
+        "geometric": lambda T: geometric_schedule(d, T) if 3 <= T <= d and d >= 3 else None,
+    }
+    out = {}
+    for name, make in fams.items():
+        vals = []
+        for T in Ts:
+            plan = make(T)
+            vals.append(math.nan if plan is None else path_kl(prof, plan))
+        out[name] = vals
+    return out
+
+
+def _frontier_section(p: Joint, prof: Profile, Ts: list[int], model_profile: Profile | None,
+                      cache: _KLCache) -> dict:
+    d = prof.d
+    fr = pareto_frontier(prof, d)
+    opt = [float(fr.path_kl[T - 1]) for T in Ts]
+    out = {
+        "steps": list(Ts),
+        "optimal": opt,
+        "optimal_schedules": [list(fr.schedule(T).sizes) for T in Ts],
+        "optimal_exact_kl": [cache(fr.schedule(T)) for T in Ts],
+        "families": _family_curves(prof, Ts),
+        "model_designed": None,
+    }
+    if model_profile is not None:
+        # the schedule a user can design (from the model's loss curve), judged by the exact profile
+        mf = pareto_frontier(model_profile, d)
+        out["model_designed"] = {
+            "path_kl": [path_kl(prof, mf.schedule(T)) for T in Ts],
+            "schedules": [list(mf.schedule(T).sizes) for T in Ts],
+        }
+    return out
+
+
+def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCache) -> dict:
+    names = [str(pl) for pl in planners]
+    rows = []
+    for T in progress(Ts, desc="planners", unit="T"):
+        sched = Schedule.constant(p.d, T)
+        rows.append([cache(sched, pl) for pl in planners])
+    return {"steps": list(Ts), "planners": names, "kl": rows}
+
+
+def _exports(sched: Schedule) -> dict:
+    grid = schedule_to_grid(sched)
+    return {
+        "sizes": list(sched.sizes),
+        "cumulative": list(sched.cumulative),
+        "reveal_times": list(grid.times),
+        "masked_fraction": [1.0 - t for t in grid.times],
+        "json": sched.to_json(),
+        "llada_num_transfer_tokens": [list(sched.sizes)],
+    }
+
+
+def _recommended_section(p: Joint, prof: Profile, target: float, steps: int | None,
+                         model_profile: Profile | None, cache: _KLCache) -> dict:
+    d = prof.d
+    design = model_profile if model_profile is not None else prof
+    fr = pareto_frontier(design, d)
+    if steps is None:
+        exact_fr = pareto_frontier(prof, d) if model_profile is not None else fr
+        ok = np.flatnonzero(np.asarray(exact_fr.path_kl) <= target)
+        steps = int(ok[0]) + 1 if ok.size else d
+        rule = f"fewest steps with optimal path KL <= target = {target:g} nats"
+    else:
+        rule = f"steps = {steps} (given)"
+    sched = fr.schedule(steps)
+    const = Schedule.constant(d, steps)
+    return {
+        "rule": rule,
+        "target": target,
+        "designed_from": "model cross-entropy profile" if model_profile is not None else "exact information profile",
+        "steps": steps,
+        "sizes": list(sched.sizes),
+        "path_kl": path_kl(prof, sched),
+        "exact_kl": cache(sched),
+        "constant_path_kl": path_kl(prof, const),
+        "constant_exact_kl": cache(const),
+        "exports": _exports(sched),
+    }
+
+
+def build_report(
+    law: Joint,
+    *,
+    name: str = "law",
+    source: str = "",
+    steps=None,
+    planners=DEFAULT_PLANNERS,
+    target: float | None = None,
+    recommend_steps: int | None = None,
+    cross_entropy=None,
+    progress: Callable | None = None,
+) -> Report:
+    r"""Every number of the report for the exact law ``law`` (see the module docstring).
+
+    Parameters
+    ----------
+    law : :class:`~mdmtheory.Joint` (exact sampler laws are computed: K^d up to ~10^6).
+    name, source : what the law is and where it comes from (shown in section 1).
+    steps : step counts T of sections 4–6 (default :func:`step_counts` (d)).
+    planners : registered planner names compared in section 6.
+    target : nats; the recommended T is the fewest steps whose optimal path KL is at most
+        ``target`` (an upper bound on the exact KL, by data processing); default 5% of H(X).
+    recommend_steps : recommend this T instead of applying ``target``.
+    cross_entropy : optional model estimate with ``.levels``, ``.values``, ``.stderr`` (nats),
+        as returned by ``mdmtheory.bridge.estimate_profile``: shown beside φ with 95% CIs,
+        and — when it covers every level 0..d−1 — used to design the recommended schedule
+        (the exact profile then judges it).
+    progress : optional wrapper ``progress(iterable, desc=..., unit=...)`` (e.g.
+        :func:`mdmtheory.cli._common.progress`).
+
+    Returns
+    -------
+    Report
+    """
+    if not isinstance(law, Joint):
+        raise ValueError(f"law: expected a mdmtheory.Joint, got {type(law).__name__}")
+    if law.lost:
+        raise ValueError("law: has lost mass; pass a normalized data law")
+    d = law.d
+    Ts = step_counts(d) if steps is None else sorted({int_arg(T, "steps", 1, d) for T in steps})
+    if not Ts:
+        raise ValueError("steps: give at least one step count")
+    target = 0.05 * entropy(law) if target is None else real_arg(target, "target")
+    if target < 0:
+        raise ValueError(f"target: expected a KL target >= 0 nats, got {target}")
+    if recommend_steps is not None:
+        recommend_steps = int_arg(recommend_steps, "recommend_steps", 1, d)
+    if isinstance(planners, str):
+        planners = (planners,)
+    if not planners:
+        raise ValueError("planners: give at least one planner name")
+    progress = progress or _none_progress
+
+    prof = information_profile(law)
+    ce = _cross_entropy_section(prof.values, cross_entropy)
+    model_profile = None
+    if ce is not None and sorted(ce["levels"]) == list(range(d)):
+        order = np.argsort(ce["levels"])
+        model_profile = Profile(np.asarray(ce["values"])[order])
+
+    profile = {
+        "m": list(range(d)),
+        "phi": prof.values.tolist(),
+        "curve": prof.curve.tolist(),
+        "entropy": prof.entropy,
+        "nonincreasing": prof.is_nonincreasing(),
+        "cross_entropy": ce,
+    }
+    cache = _KLCache(law)
+    return Report(
+        law=_law_section(law, name, source),
+        profile=profile,
+        gain=_gain_section(prof),
+        bounds=_bounds_section(law, Ts, progress, cache),
+        frontier=_frontier_section(law, prof, Ts, model_profile, cache),
+        planners=_planners_section(law, Ts, planners, progress, cache),
+        recommended=_recommended_section(law, prof, target, recommend_steps, model_profile, cache),
+    )
+
+
+# -- HTML -----------------------------------------------------------------------------------
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em}td,th{border:1px solid #ddd;padding:.25em .6em;text-align:right}
+th{background:#f4f4f4}td.l,th.l{text-align:left}figure{margin:1em 0}img{max-width:100%;height:auto}
+figcaption{font-size:.92em;color:#444;margin-top:.3em}code,pre{background:#f6f6f6;padding:.1em .3em}
+pre{padding:.6em;overflow-x:auto}.bad{color:#b00;font-weight:bold}
+"""
+
+
+def _num(x, digits: int = 6) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else '<span class="bad">NO</span>'
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    x = float(x)
+    if math.isnan(x):
+        return "–"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{0.0 if abs(x) < 5e-13 else x:.{digits}g}"
+
+
+def _table(head: list[str], rows: list[list], left: int = 1) -> str:
+    th = "".join(f'<th class="{"l" if i < left else ""}">{html.escape(h)}</th>' for i, h in enumerate(head))
+    body = []
+    for row in rows:
+        cells = "".join(
+            f'<td class="{"l" if i < left else ""}">{c if isinstance(c, str) and c.startswith("<") else html.escape(c) if isinstance(c, str) else _num(c)}</td>'
+            for i, c in enumerate(row)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><tr>{th}</tr>{''.join(body)}</table>"
+
+
+def _figure(png: bytes, caption: str, alt: str) -> str:
+    b64 = base64.b64encode(png).decode("ascii")
+    return (f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{b64}">'
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+def render_html(report: Report) -> str:
+    """The report as one self-contained HTML document (a string)."""
+    from . import plots
+
+    r = report
+    law = r.law
+    parts = [f"<h1>mdmtheory report: {html.escape(law['name'])}</h1>"]
+
+    # 1. law
+    parts.append(f'<h2 id="law">{SECTIONS["law"]}</h2>')
+    parts.append(f"<p>{html.escape(law['source'] or 'no source given')}</p>")
+    parts.append(_table(["quantity", "value"], [
+        ["sequence length d", law["d"]], ["alphabet size K", law["K"]], ["outcomes K^d", law["outcomes"]],
+        ["support size", law["support"]], ["entropy H(X) (nats)", law["entropy"]],
+        ["total correlation TC", law["tc"]], ["dual total correlation DTC", law["dtc"]],
+    ]))
+
+    # 2. profile
+    parts.append(f'<h2 id="profile">{SECTIONS["profile"]}</h2>')
+    ce = r.profile["cross_entropy"]
+    cap = ("The information profile φ_m (mean conditional entropy of a new token given m revealed ones) "
+           "falls from H(X_i) toward H(X_i | rest); the steeper the fall, the more a large step costs. "
+           "The path KL of a schedule is the left-Riemann error of this curve.")
+    if ce is not None:
+        cap += (" Orange: the model's cross-entropy profile c(m) with 95% confidence intervals; "
+                "its distance above φ is the model's learning error ε(m).")
+    parts.append(_figure(plots.png(plots.profile_figure(r.profile)), cap, "information profile"))
+    rows = [[m, phi] + ([] if ce is None else [None, None]) for m, phi in zip(r.profile["m"], r.profile["phi"])]
+    if ce is not None:
+        for lv, v, s in zip(ce["levels"], ce["values"], ce["stderr"]):
+            rows[lv][2], rows[lv][3] = v, s
+    parts.append(_table(["m", "φ_m"] + ([] if ce is None else ["c(m) model", "stderr"]), rows))
+
+    # 3. gain
+    g = r.gain
+    parts.append(f'<h2 id="gain">{SECTIONS["gain"]}</h2>')
+    parts.append(_figure(plots.png(plots.gain_figure(g)),
+                         "Left: the gain h(t), the total information a token gains from a Bernoulli(t) revealed set; "
+                         "flat h means tokens are nearly independent. Right: the UGC density q(λ) in log reveal odds; "
+                         "where it is large, steps must be small (the dashed lines mark W26's canonical interval "
+                         "[1/d, 1 − 1/d]).", "gain and UGC density"))
+    parts.append(_table(["quantity", "value"], [["UGC H(0, 1)", g["ugc_total"]], ["C_ugc (coarse)", g["C_ugc"]],
+                                                 ["P_ugc (fine)", g["P_ugc"]]]))
+
+    # 4. bounds
+    b = r.bounds
+    parts.append(f'<h2 id="bounds">{SECTIONS["bounds"]}</h2>')
+    parts.append(_figure(plots.png(plots.bounds_figure(b)),
+                         "Constant schedules with T steps, random planner, log scales. Solid lines are exact: the KL "
+                         "of the sampler's output law and the path KL. Dashed lines are published upper bounds; each "
+                         "must lie above the exact quantity it bounds (KL or path KL). Bounds that are infinite or "
+                         "zero are not drawn.", "bounds versus steps"))
+    names = list(b["series"])
+    rows = [[T, b["kl"][i], b["path_kl"][i]] + [b["series"][n]["values"][i] for n in names] for i, T in enumerate(b["steps"])]
+    parts.append(_table(["T", "exact KL", "path KL"] + names, rows))
+    parts.append("<p>Sources: " + "; ".join(f"<b>{html.escape(n)}</b> ({html.escape(s['kind'])} bound on "
+                 f"{html.escape(s['quantity'])}): {html.escape(s['source'])}" for n, s in b["series"].items()) + "</p>")
+    parts.append(_table(["law-level bound", "kind", "quantity", "value", "exact", "holds"],
+                        [[x["name"], x["kind"], x["quantity"], x["value"], x["exact"], x["holds"]] for x in b["law_rows"]],
+                        left=3))
+    parts.append(f"<p>Every bound holds: {_num(bool(b['all_hold']))}</p>")
+
+    # 5. frontier
+    f = r.frontier
+    parts.append(f'<h2 id="frontier">{SECTIONS["frontier"]}</h2>')
+    cap = ("Path KL against the number of steps. The optimal schedule (black) is the lower envelope: no "
+           "schedule with T steps does better; the gap to each family is what the family wastes. Dotted: "
+           "the exact KL of the optimal schedule's output law.")
+    if f["model_designed"] is not None:
+        cap += " Red: schedules designed from the model's cross-entropy profile, judged by the exact profile."
+    parts.append(_figure(plots.png(plots.frontier_figure(f)), cap, "Pareto frontier"))
+    fam = list(f["families"])
+    rows = [[T, f["optimal"][i], f["optimal_exact_kl"][i]] + [f["families"][n][i] for n in fam]
+            + [str(f["optimal_schedules"][i])] for i, T in enumerate(f["steps"])]
+    parts.append(_table(["T", "optimal path KL", "optimal exact KL"] + fam + ["optimal sizes"], rows))
+
+    # 6. planners
+    pl = r.planners
+    parts.append(f'<h2 id="planners">{SECTIONS["planners"]}</h2>')
+    parts.append(_figure(plots.png(plots.planners_figure(pl)),
+                         "Exact KL of each planner's output law on the constant schedule with T steps. Lower is "
+                         "better; at T = d every planner is exact (one token per step).", "planners compared"))
+    parts.append(_table(["T"] + pl["planners"], [[T] + row for T, row in zip(pl["steps"], pl["kl"])]))
+
+    # 7. recommended
+    rec = r.recommended
+    ex = rec["exports"]
+    parts.append(f'<h2 id="recommended">{SECTIONS["recommended"]}</h2>')
+    parts.append(_figure(plots.png(plots.schedule_figure(rec)),
+                         "Tokens revealed at each step by the recommended schedule and by the constant schedule "
+                         "with the same number of steps: the optimum takes small steps where the profile falls "
+                         "steeply.", "recommended schedule"))
+    parts.append(_table(["quantity", "value"], [
+        ["rule", rec["rule"]], ["designed from", rec["designed_from"]], ["steps T", rec["steps"]],
+        ["sizes", str(rec["sizes"])], ["path KL", rec["path_kl"]], ["exact KL", rec["exact_kl"]],
+        ["constant schedule path KL", rec["constant_path_kl"]], ["constant schedule exact KL", rec["constant_exact_kl"]],
+    ]))
+    parts.append("<p>Exports (tokens per step; revealed counts; reveal times s_t/d for grid-based samplers; "
+                 "LLaDA's <code>num_transfer_tokens</code> for one block):</p>")
+    parts.append("<pre>" + html.escape("\n".join(f"{k}: {v}" for k, v in ex.items())) + "</pre>")
+
+    body = "\n".join(parts)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>mdmtheory report: '
+            f"{html.escape(law['name'])}</title><style>{_CSS}</style></head><body>\n{body}\n</body></html>\n")
+
+
+def write_html(report: Report, path) -> Path:
+    """Write :func:`render_html` (report) to ``path`` (parent folders are created); returns the path."""
+    if not isinstance(report, Report):
+        raise ValueError(f"report: expected a mdmtheory.report.Report, got {type(report).__name__}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_html(report), encoding="utf-8")
+    return path

@@ -1,0 +1,100 @@
+"""Every example runs in fast mode (as CI does) and prints numbers that agree with theory.
+
+Examples are loaded from their files and their ``main(["--fast"])`` called in-process (one
+JAX start-up for all). Checks are on what the examples claim, with references written here.
+"""
+
+import importlib.util
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
+
+
+def _run(name, capsys):
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = mod.main(["--fast"])
+    text = capsys.readouterr().out
+    assert text.strip(), f"{name} printed nothing"
+    return out, text
+
+
+def test_every_example_is_tested():
+    tested = {"dimension_independence", "optimal_vs_cosine", "planner_comparison", "w26_repeated_bit_parity",
+              "dyadic_counterexample"}
+    present = {p.stem for p in EXAMPLES.glob("*.py")}
+    tested.add("word_schedule")
+    assert present <= tested, present - tested
+
+
+def test_dimension_independence(capsys):
+    out, _ = _run("dimension_independence", capsys)
+    assert out["check_err"] < 1e-12
+    consts = [r[2] for r in out["rows"]]
+    assert all(r[3] <= r[2] + 1e-12 for r in out["rows"])  # optimal <= constant
+    assert all(c <= out["riemann"] + 1e-12 for c in consts)  # d-free Riemann bound
+    assert max(consts) / min(consts) < 1.5  # bounded while d grows 25x
+
+
+def test_optimal_vs_cosine(capsys):
+    out, _ = _run("optimal_vs_cosine", capsys)
+    for (law, T, s), (exact, path) in out.items():
+        assert exact <= path + 1e-12
+        assert out[(law, T, "optimal")][1] <= path + 1e-12  # the optimum of the path KL
+
+
+def test_planner_comparison(capsys):
+    out, text = _run("planner_comparison", capsys)
+    table = out["table"]
+    assert "confidence / random" in text and table.kl.shape[1] == 7
+    assert np.all(table.kl >= -1e-12)
+
+
+def test_w26_repeated_bit_parity(capsys):
+    out, _ = _run("w26_repeated_bit_parity", capsys)
+    assert out["check_err"] < 1e-12
+    rows = out["rows"]
+    # repeated bit: h(t) = d log 2 (1 − (1 − t)^{d−1}) (THEORY §6); C_ugc = 2 ℓ_d H(1/d, 1 − 1/d) by quadrature here
+    from scipy.integrate import quad
+
+    d = rows[2][0]
+    hp = lambda t: d * math.log(2) * (d - 1) * (1 - t) ** (d - 2)  # noqa: E731
+    H, _ = quad(lambda t: t * (1 - t) * hp(t), 1 / d, 1 - 1 / d, epsabs=1e-14)
+    assert rows[2][1] == pytest.approx(2 * math.log(d - 1) * H, rel=1e-10)
+    P, _ = quad(lambda t: math.sqrt(hp(t)), 1 / d, 1 - 1 / d, epsabs=1e-14)
+    assert rows[2][2] == pytest.approx(P**2, rel=1e-8)
+    ratio = [r[1] / r[2] / math.log(r[0]) for r in rows]
+    assert abs(ratio[-1] - ratio[-2]) < 0.05 and rows[-1][1] / rows[-1][2] > 2 * rows[0][1] / rows[0][2]
+
+
+def test_dyadic_counterexample(capsys):
+    out, text = _run("dyadic_counterexample", capsys)
+    H, eq, ok = out[("repeated bit d=3", "stated")]
+    assert not ok and H > 2 * eq
+    assert all(out[(n, "corrected")][2] for n in ("repeated bit d=3", "dirichlet d=3"))
+    assert abs(out["z"]) < 5
+
+
+def test_word_schedule(capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("wordfreq")
+    import itertools
+
+    out, _ = _run("word_schedule", capsys)
+    phi, c, se = out["phi"], out["c"], out["stderr"]
+    assert np.all(c >= phi - 5 * se)  # cross-entropy >= entropy (Gibbs), up to Monte Carlo error
+    d = len(phi)
+    for r in out["rows"]:
+        T = r["T"]
+        best = min(
+            sum((b[i + 1] - b[i]) * phi[b[i]] for i in range(T)) - phi.sum()
+            for cuts in itertools.combinations(range(1, d), T - 1)
+            for b in [(0,) + cuts + (d,)]
+        )
+        assert r["path_optimal"] == pytest.approx(best, abs=1e-10)
+        assert r["path_designed"] >= best - 1e-10

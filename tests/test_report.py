@@ -1,0 +1,266 @@
+"""The report: its numbers against brute-force references, every section in the HTML, images decode.
+
+References are written here: entropies from the table, the path KL from its definition
+Σ_t k_t φ(s_t) − H, the optimum by enumerating every composition of d, the recommended T
+by scanning; the exact KL comes from the engine, which has its own tests.
+"""
+
+import base64
+import io
+import itertools
+import json
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import mdmtheory as mt
+from mdmtheory import families
+from mdmtheory.report import SECTIONS, Report, build_report, render_html, step_counts, write_html
+
+
+def _entropy(t):
+    t = t[t > 0]
+    return float(-(t * np.log(t)).sum())
+
+
+def _brute_profile(p):
+    """φ_m = mean over |A| = m, j ∉ A of H(X_j | X_A), from marginal entropies of the table."""
+    d, T = p.d, p.table
+
+    def H(S):
+        axes = tuple(i for i in range(d) if i not in S)
+        return _entropy(T.sum(axis=axes).ravel()) if S else 0.0
+
+    phi = []
+    for m in range(d):
+        vals = [H(set(A) | {j}) - H(set(A)) for A in itertools.combinations(range(d), m) for j in range(d) if j not in A]
+        phi.append(np.mean(vals))
+    return np.array(phi)
+
+
+def _path_kl(phi, sizes):
+    s, out = 0, 0.0
+    for k in sizes:
+        out += k * phi[s]
+        s += k
+    return out - phi.sum()
+
+
+def _compositions(d, T):
+    for cuts in itertools.combinations(range(1, d), T - 1):
+        b = (0,) + cuts + (d,)
+        yield [b[i + 1] - b[i] for i in range(T)]
+
+
+@pytest.fixture(scope="module")
+def law():
+    return families.markov_chain([[0.9, 0.1], [0.3, 0.7]], 5)
+
+
+@pytest.fixture(scope="module")
+def report(law):
+    return build_report(law, name="chain", source="test chain", target=0.05)
+
+
+def test_step_counts_cover_1_and_d():
+    for d in (1, 2, 7, 13, 1000):
+        Ts = step_counts(d)
+        assert Ts[0] == 1 and Ts[-1] == d and Ts == sorted(set(Ts))
+    assert step_counts(6) == [1, 2, 3, 4, 5, 6]
+
+
+def test_law_and_profile_sections_match_brute_force(law, report):
+    H = _entropy(law.table.ravel())
+    assert report.law["entropy"] == pytest.approx(H, abs=1e-12)
+    marg = sum(_entropy(law.table.sum(axis=tuple(j for j in range(5) if j != i))) for i in range(5))
+    assert report.law["tc"] == pytest.approx(marg - H, abs=1e-12)
+    np.testing.assert_allclose(report.profile["phi"], _brute_profile(law), atol=1e-12)
+    assert report.profile["cross_entropy"] is None
+    assert report.law["source"] == "test chain" and report.law["d"] == 5 and report.law["K"] == 2
+
+
+def test_gain_section_is_consistent(report):
+    g = report.gain
+    phi = np.array(report.profile["phi"])
+    # h(0) = 0 and h(1) = d (φ_0 − φ_{d−1}) (Bernstein end coefficients)
+    assert g["h"][0] == pytest.approx(0.0, abs=1e-12)
+    assert g["h"][-1] == pytest.approx(5 * (phi[0] - phi[-1]), abs=1e-12)
+    assert np.all(np.diff(g["h"]) >= -1e-12)  # non-decreasing for an exact profile
+    assert min(g["density"]) >= -1e-15 and g["C_ugc"] >= g["P_ugc"] - 1e-12  # Cauchy–Schwarz
+
+
+def test_bounds_section_orders_exact_below_every_upper_bound(law, report):
+    b = report.bounds
+    assert b["steps"] == [1, 2, 3, 4, 5] and b["all_hold"]
+    phi = np.array(report.profile["phi"])
+    for i, T in enumerate(b["steps"]):
+        sizes = list(mt.Schedule.constant(5, T).sizes)
+        assert b["path_kl"][i] == pytest.approx(_path_kl(phi, sizes), abs=1e-12)
+        assert b["kl"][i] <= b["path_kl"][i] + 1e-12
+        for s in b["series"].values():
+            exact = b["kl"][i] if s["quantity"] == "kl" else b["path_kl"][i]
+            if s["kind"] == "upper":
+                assert s["values"][i] >= exact - 1e-12
+    assert b["kl"][0] == pytest.approx(report.law["tc"], abs=1e-10)  # one step: KL = TC
+    assert abs(b["kl"][-1]) < 1e-12  # one token per step is exact
+    assert {"data_processing", "riemann", "lc25_theorem1"} <= set(b["series"])
+
+
+def test_frontier_is_the_brute_force_optimum_and_below_card_families(report):
+    f = report.frontier
+    phi = np.array(report.profile["phi"])
+    for i, T in enumerate(f["steps"]):
+        best = min(_path_kl(phi, c) for c in _compositions(5, T))
+        assert f["optimal"][i] == pytest.approx(best, abs=1e-12)
+        assert _path_kl(phi, f["optimal_schedules"][i]) == pytest.approx(best, abs=1e-12)
+        for name in ("constant", "cosine", "geometric"):
+            v = f["families"][name][i]
+            assert np.isnan(v) or v >= best - 1e-12
+        assert f["optimal_exact_kl"][i] <= f["optimal"][i] + 1e-12
+
+
+def test_planners_section_random_column_is_the_bounds_exact_kl(report):
+    pl = report.planners
+    j = pl["planners"].index("random")
+    np.testing.assert_allclose([row[j] for row in pl["kl"]], report.bounds["kl"], atol=1e-13)
+    assert all(abs(row[k]) < 1e-12 for row in pl["kl"][-1:] for k in range(len(row)))  # T = d exact
+
+
+def test_recommended_is_the_fewest_steps_meeting_the_target(report):
+    rec = report.recommended
+    phi = np.array(report.profile["phi"])
+    best = {T: min(_path_kl(phi, c) for c in _compositions(5, T)) for T in range(1, 6)}
+    expected = min(T for T in best if best[T] <= 0.05)
+    assert rec["steps"] == expected and sum(rec["sizes"]) == 5
+    assert rec["path_kl"] == pytest.approx(best[expected], abs=1e-12)
+    assert rec["exact_kl"] <= rec["path_kl"] + 1e-12
+    ex = rec["exports"]
+    assert ex["sizes"] == rec["sizes"] and ex["cumulative"][-1] == 5
+    assert json.loads(ex["json"])["sizes"] == rec["sizes"]
+    np.testing.assert_allclose(ex["reveal_times"], np.array(ex["cumulative"]) / 5)
+
+
+def test_recommend_steps_overrides_target(law):
+    r = build_report(law, steps=[1, 5], planners=("random",), recommend_steps=2)
+    assert r.recommended["steps"] == 2 and r.bounds["steps"] == [1, 5]
+
+
+class _Estimate:
+    def __init__(self, levels, values, stderr):
+        self.levels, self.values, self.stderr, self.forwards = levels, values, stderr, 10
+
+
+def test_cross_entropy_section_and_model_designed_schedule(law):
+    phi = mt.information_profile(law).values
+    eps = np.array([0.0, 0.3, 0.0, 0.0, 0.0])  # a model wrong at one level: designs a different schedule
+    est = _Estimate(np.arange(5), phi + eps, np.full(5, 0.01))
+    r = build_report(law, steps=[2, 3], planners=("random",), cross_entropy=est)
+    ce = r.profile["cross_entropy"]
+    np.testing.assert_allclose(ce["learning_error"], eps, atol=1e-12)
+    np.testing.assert_allclose(np.array(ce["ci_high"]) - ce["values"], 1.959963984540054 * 0.01)
+    md = r.frontier["model_designed"]
+    for i, T in enumerate([2, 3]):
+        assert sum(md["schedules"][i]) == 5 and len(md["schedules"][i]) == T
+        assert md["path_kl"][i] >= r.frontier["optimal"][i] - 1e-12
+        assert md["path_kl"][i] == pytest.approx(_path_kl(phi, md["schedules"][i]), abs=1e-12)
+    assert r.recommended["designed_from"] == "model cross-entropy profile"
+
+
+@pytest.mark.parametrize(
+    "kwargs, word",
+    [
+        ({"steps": [0]}, "steps"),
+        ({"steps": [9]}, "steps"),
+        ({"target": -1.0}, "target"),
+        ({"target": float("nan")}, "target"),
+        ({"recommend_steps": 6}, "recommend_steps"),
+        ({"planners": ()}, "planners"),
+        ({"cross_entropy": object()}, "cross_entropy"),
+        ({"cross_entropy": _Estimate([0, 7], [1.0, 1.0], [0.1, 0.1])}, "cross_entropy"),
+        ({"cross_entropy": _Estimate([0], [float("nan")], [0.1])}, "cross_entropy"),
+    ],
+)
+def test_bad_arguments_name_themselves(law, kwargs, word):
+    with pytest.raises(ValueError, match=word):
+        build_report(law, **kwargs)
+
+
+def test_bad_law_is_refused():
+    with pytest.raises(ValueError, match="law"):
+        build_report(np.ones((2, 2)) / 4)
+    with pytest.raises(ValueError, match="report"):
+        write_html({"law": {}}, "x.html")
+
+
+def _images(text):
+    return re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,([A-Za-z0-9+/=]+)">', text)
+
+
+def test_html_has_every_section_and_every_image_decodes(report, tmp_path):
+    from PIL import Image
+
+    path = write_html(report, tmp_path / "sub" / "r.html")
+    text = path.read_text(encoding="utf-8")
+    for key, title in SECTIONS.items():
+        assert f'<h2 id="{key}">{title}</h2>' in text
+    imgs = _images(text)
+    assert len(imgs) == 6
+    for alt, b64 in imgs:
+        im = Image.open(io.BytesIO(base64.b64decode(b64)))
+        im.load()
+        assert im.format == "PNG" and im.size[0] > 100 and im.size[1] > 100, alt
+    assert text.count("<figcaption>") == 6
+    # self-contained: no script, no stylesheet link, no remote address
+    assert "<script" not in text and "<link" not in text and "http" not in text.replace("&quot;", "")
+
+
+def test_html_with_model_shows_the_cross_entropy_and_to_dict_is_json(law):
+    phi = mt.information_profile(law).values
+    r = build_report(law, steps=[1, 2], planners=("random",), cross_entropy=_Estimate(np.arange(5), phi + 0.01, np.full(5, 0.002)))
+    text = render_html(r)
+    assert "c(m) model" in text and "learning error" in text
+    d = json.loads(json.dumps(r.to_dict(), allow_nan=True))
+    assert set(d) == set(SECTIONS) and isinstance(r, Report)
+
+
+def _chromium():
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe:
+        return exe
+    if shutil.which("apt-get") is None:
+        return None
+    try:
+        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=True, capture_output=True, timeout=600)
+    except (subprocess.SubprocessError, OSError):
+        try:
+            subprocess.run(["apt-get", "update", "-q"], check=True, capture_output=True, timeout=300)
+            subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=True, capture_output=True, timeout=600)
+        except (subprocess.SubprocessError, OSError):
+            return None
+    return shutil.which("chromium")
+
+
+@pytest.mark.slow
+def test_images_render_in_headless_chromium(report, tmp_path):
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("Debian's chromium is not installed and 'apt-get install chromium' failed (no root or no network)")
+    text = render_html(report)
+    probe = ("<script>window.addEventListener('load',()=>{document.body.setAttribute('data-sizes',"
+             "[...document.images].map(i=>i.naturalWidth+'x'+i.naturalHeight+'x'+"
+             "Math.round(i.getBoundingClientRect().width)+'x'+Math.round(i.getBoundingClientRect().height)).join(' '))})"
+             "</script>")
+    page = tmp_path / "probe.html"
+    page.write_text(text.replace("</body>", probe + "</body>"), encoding="utf-8")
+    out = subprocess.run(
+        [exe, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )
+    m = re.search(r'data-sizes="([^"]*)"', out.stdout)
+    assert m, f"chromium gave no DOM: {out.stderr[-500:]}"
+    sizes = [tuple(int(v) for v in s.split("x")) for s in m.group(1).split()]
+    assert len(sizes) == 6
+    assert all(min(s) > 0 for s in sizes), sizes
