@@ -1,20 +1,78 @@
-"""The bridge (torch): placeholder on branch data11 until bridge10's package lands.
+r"""The bridge: the package's quantities by Monte Carlo on any torch masked-diffusion model.
 
-bridge10 owns this file; on merge take bridge10's version (it loads ``tiny`` and ``train``
-lazily). Only the submodules ``tiny`` and ``train`` live on this branch.
+``import mdmtheory`` never imports torch; ``import mdmtheory.bridge`` does (extra
+``bridge``: ``pip install 'mdmtheory[bridge]'``). See ``docs/bridge.md``.
+
+* Models: :class:`MaskedModel` (the protocol every estimator reads: mask id, outcome
+  vocabulary, Dream's right shift, an optional time input, batching, device/dtype),
+  :func:`as_masked_model`, :class:`ExactModel` (the exact conditionals of a law as a torch
+  module, the reference), :class:`ModelOracle` (a model seen as a conditional oracle),
+  :func:`from_pretrained` (a local Hugging Face folder; never downloads).
+* Estimators (seeded, batched, float64 sufficient statistics, ``torch.distributed``-aware):
+  :func:`estimate_profile`, :func:`estimate_path_cross_entropy`, :func:`compare_plans`,
+  :func:`optimal_schedule_estimate`, :func:`estimate_factorization_error`,
+  :func:`estimate_learning_error`, :func:`estimate_dyadic`.
+* Scale-out: :mod:`mdmtheory.bridge.distributed` (``torchrun``).
+
+Submodules written elsewhere (``tiny``, ``train``, ``attention``) load on first access.
 """
+
+from __future__ import annotations
 
 import importlib
 
 try:
     import torch  # noqa: F401
 except ImportError as exc:  # pragma: no cover - exercised only without torch
-    raise ImportError(f"mdmtheory.bridge needs torch: pip install 'mdmtheory[bridge]' ({exc})") from None
+    raise ImportError(
+        "mdmtheory.bridge needs torch: pip install 'mdmtheory[bridge]' "
+        f"(Hugging Face models also need 'mdmtheory[hf]'); import failed with: {exc}"
+    ) from None
 
-_LAZY = ("tiny", "train")
+from .estimators import (
+    FactorizationEstimate,
+    DyadicModelEstimate,
+    PathEstimate,
+    PlanComparison,
+    ProfileEstimate,
+    ScheduleEstimate,
+    compare_plans,
+    estimate_dyadic,
+    estimate_factorization_error,
+    estimate_learning_error,
+    estimate_path_cross_entropy,
+    estimate_profile,
+    optimal_schedule_estimate,
+)
+from .hf import from_pretrained
+from .model import ExactModel, MaskedModel, ModelOracle, as_masked_model
+
+_LAZY = ("tiny", "train", "attention", "distributed")
 
 
 def __getattr__(name):
     if name in _LAZY:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'mdmtheory.bridge' has no attribute {name!r}")
+
+
+__all__ = [
+    "MaskedModel",
+    "as_masked_model",
+    "ExactModel",
+    "ModelOracle",
+    "from_pretrained",
+    "ProfileEstimate",
+    "PathEstimate",
+    "PlanComparison",
+    "ScheduleEstimate",
+    "FactorizationEstimate",
+    "DyadicModelEstimate",
+    "estimate_profile",
+    "estimate_path_cross_entropy",
+    "compare_plans",
+    "optimal_schedule_estimate",
+    "estimate_factorization_error",
+    "estimate_learning_error",
+    "estimate_dyadic",
+]

@@ -1,0 +1,152 @@
+r"""Scale-out on ``torch.distributed``: shard the draws by rank, all-reduce the sufficient statistics.
+
+Every estimator of :mod:`mdmtheory.bridge.estimators` numbers its Monte Carlo draws
+g = 0, 1, …, N − 1 and derives all the randomness of draw g from a counter-based hash of
+(seed, stream, g) (never from a shared generator state). Rank r of a world of size W
+evaluates the draws g ≡ r (mod W) and accumulates float64 sums, sums of squares (or of
+outer products) and counts; one ``all_reduce(SUM)`` gives every rank the statistics of all
+N draws. The result therefore equals one process with the same seed (up to the order of
+float64 additions, ~1e-15 relative).
+
+The estimators use the default process group when one is initialized (``distributed=None``);
+backends: gloo on CPU, nccl on GPU (the reduced tensor then lives on the model's device).
+
+Command line, under torchrun (one process per GPU or CPU worker)::
+
+    torchrun --nproc_per_node 4 -m mdmtheory.bridge.distributed profile \
+        --hf /path/to/local/model --mask-id 126336 --samples data.npy \
+        --n-per-level 500 --seed 0 --out profile.json
+
+``samples`` is an ``.npy`` integer array (n, d) of outcome indices (with ``--vocab-file``,
+a ``.npy`` of the outcome token ids; default: every id except the mask). Rank 0 writes the
+JSON. :func:`run_profile` is the same job as a function (the CLI ``estimate`` command calls it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+__all__ = ["World", "world", "all_reduce_sum", "init_from_env", "run_profile", "main"]
+
+
+class World:
+    """Rank, size and backend of the process group in use (``(0, 1, None)`` without one)."""
+
+    def __init__(self, rank: int = 0, size: int = 1, backend: str | None = None):
+        self.rank, self.size, self.backend = rank, size, backend
+
+    def shard(self, n: int) -> np.ndarray:
+        """The draw indices g < n of this rank: g ≡ rank (mod size)."""
+        return np.arange(self.rank, n, self.size, dtype=np.int64)
+
+    def __repr__(self) -> str:
+        return f"World(rank={self.rank}, size={self.size}, backend={self.backend!r})"
+
+
+def world(distributed=None) -> World:
+    """The process group to shard over: ``None`` = the default group if initialized."""
+    if distributed is False:
+        return World()
+    dist = torch.distributed
+    ready = dist.is_available() and dist.is_initialized()
+    if distributed is True and not ready:
+        raise ValueError("distributed: True needs an initialized torch.distributed process group (torchrun)")
+    if distributed not in (None, True):
+        raise ValueError(f"distributed: expected None (auto), True or False, got {distributed!r}")
+    if not ready:
+        return World()
+    return World(dist.get_rank(), dist.get_world_size(), dist.get_backend())
+
+
+def all_reduce_sum(w: World, arrays, device=None):
+    """Sum float64 numpy arrays over the ranks (one all-reduce); unchanged when size == 1."""
+    arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
+    if w.size == 1:
+        return arrays
+    flat = np.concatenate([a.ravel() for a in arrays])
+    dev = device if (w.backend == "nccl" and device is not None) else "cpu"
+    t = torch.from_numpy(flat).to(dev)
+    torch.distributed.all_reduce(t, op=torch.distributed.ReduceOp.SUM)
+    flat = t.cpu().numpy()
+    out, lo = [], 0
+    for a in arrays:
+        out.append(flat[lo : lo + a.size].reshape(a.shape))
+        lo += a.size
+    return out
+
+
+def init_from_env() -> World:
+    """Initialize the default group from torchrun's environment (nccl with CUDA, else gloo)."""
+    dist = torch.distributed
+    if "RANK" in os.environ and not dist.is_initialized():
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+        if backend == "nccl":
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
+        dist.init_process_group(backend)
+    return world()
+
+
+def run_profile(model, samples, *, levels=None, n_per_level=1000, seed=0) -> dict:
+    """Estimate the cross-entropy profile (sharded when a group is initialized) as a JSON-able dict."""
+    from .estimators import estimate_profile
+
+    est = estimate_profile(model, samples, levels=levels, n_per_level=n_per_level, seed=seed)
+    w = world()
+    return {
+        "levels": est.levels.tolist(),
+        "values": est.values.tolist(),
+        "stderr": est.stderr.tolist(),
+        "forwards": int(est.forwards),
+        "world_size": w.size,
+        "seed": int(seed),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mdmtheory.bridge.distributed", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="job", required=True)
+    p = sub.add_parser("profile", help="cross-entropy profile c(i) of a local Hugging Face model")
+    p.add_argument("--hf", required=True, help="local Hugging Face folder (never downloaded)")
+    p.add_argument("--mask-id", type=int, default=None)
+    p.add_argument("--vocab-file", default=None, help=".npy of the outcome token ids")
+    p.add_argument("--shift", action="store_true", help="Dream-style right-shifted logits")
+    p.add_argument("--trust-remote-code", action="store_true")
+    p.add_argument("--samples", required=True, help=".npy integer array (n, d) of outcome indices")
+    p.add_argument("--levels", default=None, help="comma-separated levels (default: 0..d-1)")
+    p.add_argument("--n-per-level", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-batch", type=int, default=64)
+    p.add_argument("--out", default=None, help="JSON file written by rank 0 (default: stdout)")
+    args = parser.parse_args(argv)
+    from .hf import from_pretrained
+
+    w = init_from_env()
+    device = f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
+    vocab = None if args.vocab_file is None else np.load(args.vocab_file)
+    model = from_pretrained(
+        args.hf, mask_id=args.mask_id, vocab=vocab, shift=args.shift,
+        trust_remote_code=args.trust_remote_code, max_batch=args.max_batch, device=device,
+    )
+    samples = np.load(args.samples)
+    levels = None if args.levels is None else [int(s) for s in args.levels.split(",")]
+    result = run_profile(model, samples, levels=levels, n_per_level=args.n_per_level, seed=args.seed)
+    if w.rank == 0:
+        text = json.dumps(result)
+        if args.out:
+            with open(args.out, "w") as fh:
+                fh.write(text + "\n")
+        else:
+            print(text)
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

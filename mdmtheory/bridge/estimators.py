@@ -1,0 +1,750 @@
+r"""Monte Carlo estimators on any torch MDM (:class:`~mdmtheory.bridge.MaskedModel`).
+
+Notation of DESIGN.md §2 (``docs/bridge.md``): data X with law p on [K]^d, model
+conditionals :math:`\hat p(x_j \mid x_A)`, the **cross-entropy profile**
+
+.. math:: c(i) = \mathop{\mathrm{mean}}_{|A| = i,\ j \notin A}
+          \mathbb E\bigl[-\log \hat p(X_j \mid X_A)\bigr] = \varphi_i + \varepsilon(i),
+
+the MDM training loss at i revealed tokens; :math:`\varphi` the information profile and
+:math:`\varepsilon(i) = \mathrm{mean}\, \mathbb E\, \mathrm{KL}(p(\cdot \mid X_A) \,\|\,
+\hat p(\cdot \mid X_A))` the learning error. For a Schedule k,
+:math:`\sum_t k_t c(s_t) = \mathrm{KL}_{\text{path}}(\hat p, k) + H(X)` (path KL of the
+model's random-order sampler plus a constant).
+
+Conventions shared by every estimator
+-------------------------------------
+* ``samples``: integer (n, d) outcome indices (clean data). Draw g uses sample
+  ``g mod n``: the draws of one level use distinct samples when there are enough, and the
+  standard error then covers the sampling of the data as well.
+* Randomness (reveal sets, orders, reveal times) of draw g is a counter-based hash of
+  (seed, stream, g): independent of batching, of the device and of sharding, so
+  several processes (:mod:`mdmtheory.bridge.distributed`) reproduce one process.
+* Accumulation in float64 of sufficient statistics (counts, sums, sums of squares or of
+  outer products); ``forwards`` counts the sequences the model evaluated (all ranks).
+* Standard errors are :math:`s/\sqrt n` (ddof = 1); ``ci(level)`` is the normal interval.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from scipy.stats import norm
+
+from .._validate import int_arg, real_arg
+from ..dyadic import dyadic_grid, dyadic_weights, WEIGHTS
+from ..joint import Joint
+from ..profile import Profile
+from ..samplers.planners import RandomPlanner, resolve_planner
+from ..schedules import Grid, Schedule, check_schedule
+from ..structured import as_oracle
+from .distributed import all_reduce_sum, world
+from .model import as_masked_model
+
+__all__ = [
+    "ProfileEstimate",
+    "PathEstimate",
+    "PlanComparison",
+    "ScheduleEstimate",
+    "FactorizationEstimate",
+    "DyadicModelEstimate",
+    "estimate_profile",
+    "estimate_path_cross_entropy",
+    "compare_plans",
+    "optimal_schedule_estimate",
+    "estimate_factorization_error",
+    "estimate_learning_error",
+    "estimate_dyadic",
+    "uniforms",
+]
+
+# streams of the counter-based generator (one per estimator, so estimators never share draws)
+_PROFILE, _PATH, _FACTOR, _LEARN, _DYADIC = 1, 2, 3, 4, 5
+
+
+# -- counter-based randomness --------------------------------------------------------------
+def _splitmix(z: np.ndarray) -> np.ndarray:
+    z = z + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def uniforms(seed: int, stream: int, index, width: int) -> np.ndarray:
+    """Uniforms in [0, 1), shape (len(index), width), a pure function of (seed, stream, g, column).
+
+    splitmix64 (Steele, Lea & Flood 2014) of the counter; 53 random bits per value.
+    """
+    with np.errstate(over="ignore"):
+        key = _splitmix(_splitmix(np.array([seed], dtype=np.uint64)) ^ np.array([stream], dtype=np.uint64))
+        g = _splitmix(key ^ _splitmix(np.asarray(index, dtype=np.uint64)))
+        cols = np.arange(width, dtype=np.uint64) * np.uint64(0xD1B54A32D192ED03)
+        h = _splitmix(g[:, None] ^ cols[None, :])
+    return (h >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
+# -- argument checks ---------------------------------------------------------------------
+def _check_seed(seed) -> int:
+    return int_arg(seed, "seed", 0, hint=" (an explicit non-negative seed)")
+
+
+def _check_samples(samples, model, name: str = "samples") -> np.ndarray:
+    if isinstance(samples, torch.Tensor):
+        samples = samples.detach().cpu().numpy()
+    try:
+        xs = np.asarray(samples)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: cannot be read as an integer array (n, d) ({exc})") from None
+    if xs.ndim != 2 or xs.shape[0] < 1 or xs.shape[1] < 1:
+        raise ValueError(f"{name}: expected a non-empty integer array of shape (n, d), got shape {xs.shape}")
+    if xs.dtype.kind not in "iu":
+        raise ValueError(f"{name}: expected integer outcome indices, got dtype {xs.dtype}")
+    model.resolve(xs.shape[1])
+    if xs.min() < 0 or xs.max() >= model.K:
+        raise ValueError(
+            f"{name}: outcome indices must lie in 0..{model.K - 1} (outcome k is token vocab[k]; "
+            f"found {int(xs.min())}..{int(xs.max())})"
+        )
+    return xs.astype(np.int64)
+
+
+def _check_levels(levels, d: int) -> np.ndarray:
+    if levels is None:
+        return np.arange(d, dtype=np.int64)
+    lv = np.atleast_1d(np.asarray(levels))
+    if lv.ndim != 1 or lv.shape[0] == 0 or lv.dtype.kind not in "iu" or lv.min() < 0 or lv.max() >= d:
+        raise ValueError(f"levels: expected distinct integers in 0..{d - 1} (numbers of revealed tokens), got {levels!r}")
+    if np.unique(lv).shape[0] != lv.shape[0]:
+        raise ValueError(f"levels: contains repeated levels: {levels!r}")
+    return lv.astype(np.int64)
+
+
+def _check_count(n, name: str, minimum: int = 2) -> int:
+    return int_arg(n, name, minimum)
+
+
+def _check_level(level) -> float:
+    if not (isinstance(level, numbers.Real) and 0 < level < 1):
+        raise ValueError(f"level: expected a confidence level in (0, 1), got {level!r}")
+    return float(level)
+
+
+def _mean_se(count, total, sumsq):
+    count = np.asarray(count, dtype=np.float64)
+    mean = total / count
+    var = (sumsq - total * mean) / np.maximum(count - 1, 1)
+    return mean, np.sqrt(np.maximum(var, 0.0) / count)  # max: rounding of a zero variance
+
+
+def _z(level: float) -> float:
+    return float(norm.ppf(0.5 + level / 2))
+
+
+def _masked_nll(model, x_in: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Sum over masked positions of −log p̂(target_j | x_in), float64 (rows,)."""
+    lp = model.score(x_in, target)
+    return -lp.sum(dim=1).cpu().numpy()
+
+
+def _chunks(idx: np.ndarray, size: int):
+    for lo in range(0, idx.shape[0], size):
+        yield idx[lo : lo + size]
+
+
+# -- records ---------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class ProfileEstimate:
+    r"""Per-level estimates (nats): the cross-entropy profile c(i) or the learning error ε(i).
+
+    Attributes
+    ----------
+    levels : (L,) numbers of revealed tokens i.
+    values, stderr : (L,) estimates and standard errors.
+    counts : (L,) number of draws per level.
+    forwards : sequences evaluated by the model (all ranks).
+    quantity : ``"cross_entropy"`` or ``"learning_error"``.
+    d : sequence length.
+    """
+
+    levels: np.ndarray
+    values: np.ndarray
+    stderr: np.ndarray
+    counts: np.ndarray
+    forwards: int
+    quantity: str
+    d: int
+
+    def ci(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Normal confidence intervals (low, high) per level."""
+        z = _z(_check_level(level))
+        return self.values - z * self.stderr, self.values + z * self.stderr
+
+    @property
+    def profile(self) -> Profile:
+        """The values as a :class:`~mdmtheory.Profile` (needs every level 0..d−1)."""
+        if not np.array_equal(self.levels, np.arange(self.d)):
+            raise ValueError("levels: a Profile needs every level 0..d-1 (estimate with levels=None)")
+        return Profile(self.values)
+
+
+@dataclass(frozen=True, eq=False)
+class PlanComparison:
+    r"""Path cross-entropies :math:`\sum_t k_t c(s_t)` of several plans on the same draws.
+
+    Attributes
+    ----------
+    plans : the Schedules.
+    values, stderr : (P,) nats per sequence.
+    difference, difference_stderr : (P, P), ``values[a] - values[b]`` from the paired draws
+        (H(X) cancels; the standard error uses the covariance of the draws).
+    n : draws; forwards : sequences evaluated.
+    levels : the levels s_t that were evaluated; level_values : (L,) their c(s) estimates.
+    """
+
+    plans: tuple
+    values: np.ndarray
+    stderr: np.ndarray
+    difference: np.ndarray
+    difference_stderr: np.ndarray
+    n: int
+    forwards: int
+    levels: np.ndarray
+    level_values: np.ndarray
+
+    @property
+    def best(self) -> int:
+        """Index of the plan with the least estimated path cross-entropy."""
+        return int(np.argmin(self.values))
+
+    def zscore(self, a: int, b: int) -> float:
+        """(values[a] − values[b]) / its paired standard error."""
+        se = self.difference_stderr[a, b]
+        return float(self.difference[a, b] / se) if se > 0 else float("nan")
+
+
+@dataclass(frozen=True, eq=False)
+class PathEstimate:
+    r""":math:`\sum_t k_t c(s_t)` of one schedule (nats per sequence).
+
+    With an exact model it is :math:`\mathrm{KL}_{\text{path}}(k) + H(X)`.
+    ``step_values`` are the terms :math:`k_t\, c(s_t)`.
+    """
+
+    value: float
+    stderr: float
+    n: int
+    forwards: int
+    plan: Schedule
+    step_values: np.ndarray
+
+    def ci(self, level: float = 0.95) -> tuple[float, float]:
+        z = _z(_check_level(level))
+        return self.value - z * self.stderr, self.value + z * self.stderr
+
+
+@dataclass(frozen=True, eq=False)
+class ScheduleEstimate:
+    r"""The optimal schedule of an estimated profile, with its uncertainty.
+
+    Attributes
+    ----------
+    schedule : the T-step schedule minimizing :math:`\sum_t k_t \hat c(s_t)`.
+    value, stderr : its estimated path cross-entropy and standard error
+        (:math:`\sqrt{\sum_t k_t^2 \mathrm{se}(s_t)^2}`, levels independent).
+    ci : normal interval at ``level``.
+    stability : fraction of resampled profiles whose optimum is ``schedule``.
+    alternatives : {sizes: count} of the optima over the resamples (most frequent first).
+    n_resamples : number of resampled profiles.
+    """
+
+    schedule: Schedule
+    value: float
+    stderr: float
+    ci: tuple[float, float]
+    level: float
+    stability: float
+    alternatives: dict
+    n_resamples: int
+
+
+@dataclass(frozen=True, eq=False)
+class FactorizationEstimate:
+    r"""Factorization error of a sampler along its own path (nats).
+
+    ``kind = "kl"`` (deterministic planner: estimates KL(p‖q) for an exact model) or
+    ``"path_kl"`` (random order: the path KL). ``step_means`` (d,) are the mean terms of each
+    step (0 past a draw's last step); ``mean_steps`` the mean number of steps.
+    """
+
+    value: float
+    stderr: float
+    n: int
+    forwards: int
+    kind: str
+    step_means: np.ndarray
+    mean_steps: float
+
+    def ci(self, level: float = 0.95) -> tuple[float, float]:
+        z = _z(_check_level(level))
+        return self.value - z * self.stderr, self.value + z * self.stderr
+
+
+@dataclass(frozen=True, eq=False)
+class DyadicModelEstimate:
+    r"""W26's dyadic estimate Q of the UGC H(a, b) with the model's conditionals.
+
+    ``value`` estimates :math:`\mathbb E Q` (with the exact model:
+    :func:`mdmtheory.dyadic.expected_dyadic_estimate`); ``grid``, ``weights``, ``kind`` as
+    in :class:`mdmtheory.dyadic.DyadicEstimate`.
+    """
+
+    value: float
+    stderr: float
+    n: int
+    forwards: int
+    grid: np.ndarray
+    weights: np.ndarray
+    kind: str
+
+    def ci(self, level: float = 0.95) -> tuple[float, float]:
+        z = _z(_check_level(level))
+        return self.value - z * self.stderr, self.value + z * self.stderr
+
+
+# -- the cross-entropy profile -------------------------------------------------------------
+def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None) -> ProfileEstimate:
+    r"""The cross-entropy profile c(i) by Monte Carlo, stratified by level.
+
+    Draw g = (level ℓ, r): sample :math:`x` (``g mod n``), a uniformly random revealed set A
+    with :math:`|A| = i_\ell`; **one forward** scores every masked position,
+
+    .. math:: Y_g = \frac{1}{d - i} \sum_{j \notin A} -\log \hat p(x_j \mid x_A),
+              \qquad \mathbb E\, Y_g = c(i)
+
+    (the MDM loss at i revealed tokens, DESIGN.md §2; averaging over j is the conditional
+    expectation of the single-position estimator given (x, A), so never worse). Draws of all
+    levels are batched together; ``n_per_level`` per level.
+
+    Parameters
+    ----------
+    model : MaskedModel, or a module/callable accepted by :func:`as_masked_model`.
+    samples : integer (n, d) outcome indices.
+    levels : integers in 0..d−1 (default: all).
+    n_per_level : draws per level (>= 2).
+    seed : seed of the counter-based generator.
+    distributed : None (use torch.distributed if initialized), True or False.
+
+    Returns
+    -------
+    ProfileEstimate
+    """
+    model = as_masked_model(model)
+    xs = _check_samples(samples, model)
+    n_per_level = _check_count(n_per_level, "n_per_level")
+    seed = _check_seed(seed)
+    n_s, d = xs.shape
+    lv = _check_levels(levels, d)
+    L = lv.shape[0]
+    w = world(distributed)
+    f0 = model.forwards
+    total, sumsq = np.zeros(L), np.zeros(L)
+    mine = w.shard(L * n_per_level)
+    for g in _chunks(mine, 4 * model.max_batch):
+        ell = g // n_per_level
+        i = lv[ell]
+        x = xs[g % n_s]
+        rank = np.argsort(np.argsort(uniforms(seed, _PROFILE, g, d), axis=1), axis=1)
+        x_in = np.where(rank < i[:, None], x, -1)
+        Y = _masked_nll(model, x_in, x) / (d - i)
+        np.add.at(total, ell, Y)
+        np.add.at(sumsq, ell, Y * Y)
+    forwards = np.array([model.forwards - f0], dtype=np.float64)
+    total, sumsq, forwards = all_reduce_sum(w, [total, sumsq, forwards], model.device)
+    counts = np.full(L, n_per_level, dtype=np.int64)
+    mean, se = _mean_se(counts, total, sumsq)
+    return ProfileEstimate(lv, mean, se, counts, int(forwards[0]), "cross_entropy", d)
+
+
+# -- path cross-entropy of schedules ---------------------------------------------------------
+def _check_plans(plans, d: int) -> tuple:
+    out = []
+    for k, plan in enumerate(plans):
+        if isinstance(plan, Grid):
+            raise ValueError(f"plans[{k}]: a Grid; the bridge takes Schedules (card sizes summing to d)")
+        if not isinstance(plan, Schedule):
+            try:
+                plan = Schedule(plan)
+            except ValueError as exc:
+                raise ValueError(f"plans[{k}]: {exc}") from None
+        out.append(check_schedule(plan, d, name=f"plans[{k}]" if len(plans) > 1 else "plan"))
+    if not out:
+        raise ValueError("plans: expected at least one Schedule")
+    return tuple(out)
+
+
+def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distributed=None) -> PlanComparison:
+    r"""Path cross-entropies :math:`\sum_t k_t c(s_t)` of several schedules, paired.
+
+    Draw g: sample x and one uniformly random order π of the positions (common to every
+    plan); for every level s that starts a step of some plan, the revealed set is the first s
+    positions of π and one forward gives
+    :math:`Y_s = \frac{1}{d-s}\sum_{j \notin A_s} -\log \hat p(x_j \mid x_{A_s})`. Plan k's
+    estimate is :math:`\sum_t k_t Y_{s_t}` on the same draws, so differences between plans
+    have small variance (H(X) and most of the noise cancel); the standard errors come from
+    the covariance of the Y's. Forwards: n × (number of distinct levels).
+    """
+    model = as_masked_model(model)
+    xs = _check_samples(samples, model)
+    n = _check_count(n, "n")
+    seed = _check_seed(seed)
+    n_s, d = xs.shape
+    if isinstance(plans, (Schedule, Grid)) or (
+        isinstance(plans, (list, tuple, np.ndarray)) and len(plans) > 0 and all(isinstance(v, numbers.Integral) for v in plans)
+    ):
+        plans = [plans]  # one plan given as a Schedule or as its sizes
+    if not isinstance(plans, (list, tuple)):
+        raise ValueError(f"plans: expected a list of Schedules, got {type(plans).__name__}")
+    plans = _check_plans(list(plans), d)
+    lv = np.unique(np.concatenate([np.asarray(p.starts) for p in plans]))
+    L = lv.shape[0]
+    W = np.zeros((len(plans), L))
+    for a, p in enumerate(plans):
+        for s, k in zip(p.starts, p.sizes):
+            W[a, np.searchsorted(lv, s)] += k
+    w = world(distributed)
+    f0 = model.forwards
+    total, outer = np.zeros(L), np.zeros((L, L))
+    for g in _chunks(w.shard(n), model.max_batch):
+        x = xs[g % n_s]
+        rank = np.argsort(np.argsort(uniforms(seed, _PATH, g, d), axis=1), axis=1)
+        Y = np.empty((g.shape[0], L))
+        for li, s in enumerate(lv):
+            Y[:, li] = _masked_nll(model, np.where(rank < s, x, -1), x) / (d - s)
+        total += Y.sum(axis=0)
+        outer += Y.T @ Y
+    forwards = np.array([model.forwards - f0], dtype=np.float64)
+    total, outer, forwards = all_reduce_sum(w, [total, outer, forwards], model.device)
+    mean = total / n
+    cov = (outer - n * np.outer(mean, mean)) / (n - 1) / n  # covariance of the mean
+    values = W @ mean
+    C = W @ cov @ W.T
+    var = np.maximum(np.diag(C), 0.0)
+    dvar = np.maximum(var[:, None] + var[None, :] - 2 * C, 0.0)
+    return PlanComparison(
+        plans=plans,
+        values=values,
+        stderr=np.sqrt(var),
+        difference=values[:, None] - values[None, :],
+        difference_stderr=np.sqrt(dvar),
+        n=n,
+        forwards=int(forwards[0]),
+        levels=lv,
+        level_values=mean,
+    )
+
+
+def estimate_path_cross_entropy(model, samples, plan, *, n: int = 1000, seed: int = 0, distributed=None) -> PathEstimate:
+    r""":math:`\sum_t k_t c(s_t)` of one Schedule, nats per sequence (see :func:`compare_plans`).
+
+    With an exact model this is :math:`\mathrm{KL}_{\text{path}}(k) + H(X)`; for any model
+    it is the path KL of its random-order sampler plus H(X) (DESIGN.md §2).
+    """
+    cmp = compare_plans(model, samples, [plan], n=n, seed=seed, distributed=distributed)
+    sched = cmp.plans[0]
+    steps = np.array([k * cmp.level_values[np.searchsorted(cmp.levels, s)] for s, k in zip(sched.starts, sched.sizes)])
+    return PathEstimate(float(cmp.values[0]), float(cmp.stderr[0]), cmp.n, cmp.forwards, sched, steps)
+
+
+# -- optimal schedule with its uncertainty ----------------------------------------------------
+def optimal_schedule_estimate(estimate: ProfileEstimate, steps: int, *, n_resamples: int = 200, seed: int = 0, level: float = 0.95) -> ScheduleEstimate:
+    r"""The T-step schedule optimal for an estimated profile, and how sure that is.
+
+    The schedule minimizes :math:`\sum_t k_t \hat c(s_t)` (:func:`mdmtheory.optimal_schedule`,
+    exact for any profile). Uncertainty: (i) the standard error of its path cross-entropy
+    from the per-level standard errors (levels are independent strata when each draw has its
+    own sample; reused samples make this approximate); (ii) ``stability``, the fraction of
+    ``n_resamples`` profiles :math:`\hat c + \mathrm{se} \cdot Z` (Z standard normal per level,
+    the normal law of each level's mean; ``numpy.random.default_rng(seed)``) whose optimum is
+    the same schedule. The value is optimistic (it was selected on the same estimate):
+    re-estimate it on fresh draws with :func:`estimate_path_cross_entropy` for an unbiased CI.
+    """
+    from ..optimal import optimal_schedule
+
+    if not isinstance(estimate, ProfileEstimate) or estimate.quantity != "cross_entropy":
+        raise ValueError("estimate: expected the ProfileEstimate of estimate_profile (a cross-entropy profile)")
+    prof = estimate.profile
+    d = prof.d
+    steps = int_arg(steps, "steps", 1, d)
+    n_resamples = int_arg(n_resamples, "n_resamples", 1)
+    seed = _check_seed(seed)
+    level = _check_level(level)
+    sched = optimal_schedule(prof, steps)
+    start_of = np.asarray(sched.starts)
+    k = np.asarray(sched.sizes)
+    value = float(np.dot(k, estimate.values[start_of]))
+    stderr = float(np.sqrt(np.dot(k * k, estimate.stderr[start_of] ** 2)))
+    rng = np.random.default_rng(seed)
+    counts: dict = {}
+    for _ in range(n_resamples):
+        c = estimate.values + estimate.stderr * rng.standard_normal(d)
+        key = optimal_schedule(Profile(c), steps).sizes
+        counts[key] = counts.get(key, 0) + 1
+    alternatives = dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+    z = _z(level)
+    return ScheduleEstimate(
+        schedule=sched,
+        value=value,
+        stderr=stderr,
+        ci=(value - z * stderr, value + z * stderr),
+        level=level,
+        stability=counts.get(sched.sizes, 0) / n_resamples,
+        alternatives=alternatives,
+        n_resamples=n_resamples,
+    )
+
+
+# -- factorization error of a sampler along its own path --------------------------------------
+def _planner_setup(plan, planner, d: int):
+    planner = resolve_planner(planner)
+    is_random = isinstance(planner, RandomPlanner)
+    if not is_random and not hasattr(planner, "select"):
+        raise ValueError(
+            f"planner: {getattr(planner, 'name', planner)!r} has no select(); use 'random' or a "
+            "planner of mdmtheory.samplers.adaptive"
+        )
+    if isinstance(plan, Grid):
+        raise ValueError("plan: the bridge takes a Schedule or None (Grids: use the exact engine)")
+    if plan is None:
+        if getattr(planner, "needs_schedule", True):
+            raise ValueError(f"plan: planner {getattr(planner, 'name', planner)!r} needs a Schedule")
+        sizes = [None] * d
+    else:
+        sizes = list(check_schedule(plan, d, name="plan").sizes)
+    return planner, is_random, sizes
+
+
+def estimate_factorization_error(model, samples, plan=None, planner="random", *, n: int | None = None, seed: int = 0, distributed=None) -> FactorizationEstimate:
+    r"""Factorization error of the model's sampler along the path of each sample, by the chain rule.
+
+    For draw g (sample x): the planner, driven by the model's conditionals
+    :math:`\hat p(\cdot \mid x_{A_t})` (its ``select`` method, the very rule of
+    :mod:`mdmtheory.samplers.adaptive`; or a uniformly random order cut by the schedule),
+    picks :math:`B_t`; inside the step the tokens are scored one at a time (chain rule, in
+    the order :math:`b_1, b_2, \dots`: random order for ``"random"``, increasing position
+    otherwise):
+
+    .. math:: L(x) = \sum_t \Bigl[\sum_{m} \log \hat p(x_{b_m} \mid x_{A_t \cup
+              \{b_1..b_{m-1}\}}) - \sum_{j \in B_t} \log \hat p(x_j \mid x_{A_t})\Bigr].
+
+    With the exact model the chain is :math:`\log p(x_{B_t} \mid x_{A_t})`, so L is the
+    pointwise per-step total correlation of :func:`mdmtheory.estimate_kl`:
+    :math:`\mathbb E L = \mathrm{KL}(p \,\|\, q)` for a deterministic planner and the path KL
+    for the random order. Forwards per draw: d (one per revealed token).
+
+    Parameters
+    ----------
+    model, samples : as in :func:`estimate_profile` (samples: clean data, x ~ p).
+    plan : Schedule, or None for planners with their own sizes (threshold, entropy budget,
+        LLaDA blocks with ``steps_per_block``).
+    planner : ``"random"``, a registered name or a planner object with ``select``.
+    n : number of draws (default: one per sample).
+    """
+    model = as_masked_model(model)
+    xs = _check_samples(samples, model)
+    n_s, d = xs.shape
+    n = n_s if n is None else n
+    n = _check_count(n, "n")
+    seed = _check_seed(seed)
+    planner, is_random, sizes = _planner_setup(plan, planner, d)
+    w = world(distributed)
+    f0 = model.forwards
+    total, sumsq = np.zeros(1), np.zeros(1)
+    step_sums = np.zeros(d)
+    step_count = np.zeros(1)
+    for g in _chunks(w.shard(n), 4 * model.max_batch):
+        x = xs[g % n_s]
+        m = g.shape[0]
+        key = uniforms(seed, _FACTOR, g, d)  # random order (random planner)
+        revealed = np.zeros((m, d), dtype=bool)
+        L = np.zeros(m)
+        for t, size in enumerate(sizes):
+            rows = np.flatnonzero(~revealed.all(axis=1))
+            if rows.size == 0:
+                break
+            xr, rv = x[rows], revealed[rows]
+            x_in = np.where(rv, xr, -1)
+            free = ~rv
+            if is_random:
+                lp_single = model.score(x_in, xr).cpu().numpy()
+                k = np.where(free, key[rows], np.inf)
+                order = np.argsort(k, axis=1, kind="stable")[:, :size]
+                chosen = np.zeros_like(free)
+                np.put_along_axis(chosen, order, True, axis=1)
+                prio = np.where(chosen, key[rows], np.inf)
+            else:
+                lp = model.log_probs(x_in)
+                probs = torch.exp(lp).cpu().numpy()
+                lp_single = np.take_along_axis(lp.cpu().numpy(), xr[..., None], axis=2)[..., 0]
+                chosen = np.asarray(planner.select(t, size, probs, free), dtype=bool)
+                prio = np.where(chosen, np.arange(d, dtype=np.float64)[None, :], np.inf)
+            if chosen.shape != free.shape or np.any(chosen & ~free) or np.any(chosen.sum(axis=1) == 0):
+                raise ValueError("planner: select() returned an empty set or positions that are not masked")
+            if size is not None and np.any(chosen.sum(axis=1) != size):
+                raise ValueError(f"planner: select() proposed a step of the wrong size (expected {size})")
+            # position of each chosen token inside its step (0 = first scored)
+            member = np.argsort(np.argsort(prio, axis=1, kind="stable"), axis=1, kind="stable")
+            member = np.where(chosen, member, d)
+            term = np.zeros(rows.size)
+            for mm in range(1, int(chosen.sum(axis=1).max())):
+                sub = np.flatnonzero(chosen.sum(axis=1) > mm)
+                x_mm = np.where(rv[sub] | (member[sub] < mm), xr[sub], -1)
+                chain = model.score(x_mm, xr[sub]).cpu().numpy()
+                at = member[sub] == mm
+                term[sub] += (chain * at).sum(axis=1) - (lp_single[sub] * at).sum(axis=1)
+            L[rows] += term
+            step_sums[t] += term.sum()
+            revealed[rows] = rv | chosen
+            step_count += rows.size
+        if not revealed.all():
+            raise ValueError("plan: some paths still have masked positions after the last step")
+        total += L.sum()
+        sumsq += (L * L).sum()
+    forwards = np.array([model.forwards - f0], dtype=np.float64)
+    total, sumsq, step_sums, step_count, forwards = all_reduce_sum(w, [total, sumsq, step_sums, step_count, forwards], model.device)
+    mean, se = _mean_se(n, total, sumsq)
+    kind = "path_kl" if is_random or not getattr(planner, "deterministic", False) else "kl"
+    return FactorizationEstimate(float(mean[0]), float(se[0]), n, int(forwards[0]), kind, step_sums / n, float(step_count[0] / n))
+
+
+# -- learning error ------------------------------------------------------------------------
+def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None) -> ProfileEstimate:
+    r"""The learning error :math:`\varepsilon(i) = c(i) - \varphi_i` where the data law is known.
+
+    Draw g = (level, r): :math:`x \sim p` (``law.sample`` with ``numpy.random.default_rng(seed)``,
+    the same on every rank), A uniform with |A| = i, one forward, and the exact KL of the
+    two conditionals averaged over the masked positions,
+
+    .. math:: Y_g = \frac{1}{d-i}\sum_{j \notin A}
+              \mathrm{KL}\bigl(p(\cdot \mid x_A) \,\|\, \hat p(\cdot \mid x_A)\bigr),
+              \qquad \mathbb E\, Y_g = \varepsilon(i)
+
+    (DESIGN.md §2; the expectation over :math:`x_j` is done exactly, so this has less
+    variance than :math:`\hat c(i) - \varphi_i`). ``law``: a Joint or a conditional oracle.
+    """
+    model = as_masked_model(model)
+    if not isinstance(law, Joint) and not hasattr(law, "conditionals"):
+        raise ValueError(f"law: expected a mdmtheory.Joint or a conditional oracle, got {type(law).__name__}")
+    oracle = as_oracle(law)
+    d = int(oracle.d)
+    model.resolve(d)
+    if model.K != oracle.K:
+        raise ValueError(f"law: has K={oracle.K} outcomes but the model has K={model.K}")
+    n_per_level = _check_count(n_per_level, "n_per_level")
+    seed = _check_seed(seed)
+    lv = _check_levels(levels, d)
+    L = lv.shape[0]
+    xs_all = np.asarray(oracle.sample(L * n_per_level, np.random.default_rng(seed)), dtype=np.int64)
+    w = world(distributed)
+    f0 = model.forwards
+    total, sumsq = np.zeros(L), np.zeros(L)
+    for g in _chunks(w.shard(L * n_per_level), model.max_batch):
+        ell = g // n_per_level
+        i = lv[ell]
+        x = xs_all[g]
+        rank = np.argsort(np.argsort(uniforms(seed, _LEARN, g, d), axis=1), axis=1)
+        rv = rank < i[:, None]
+        lq = model.log_probs(np.where(rv, x, -1)).cpu().numpy()
+        p = np.asarray(oracle.conditionals(np.where(rv, x, 0), rv), dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kl = np.where(p > 0, p * (np.log(np.where(p > 0, p, 1.0)) - lq), 0.0).sum(axis=-1)
+        kl = np.where(rv, 0.0, kl)
+        if not np.all(np.isfinite(kl)):
+            raise ValueError("model: gives probability 0 to a value the law can take (infinite learning error)")
+        Y = kl.sum(axis=1) / (d - i)
+        np.add.at(total, ell, Y)
+        np.add.at(sumsq, ell, Y * Y)
+    forwards = np.array([model.forwards - f0], dtype=np.float64)
+    total, sumsq, forwards = all_reduce_sum(w, [total, sumsq, forwards], model.device)
+    counts = np.full(L, n_per_level, dtype=np.int64)
+    mean, se = _mean_se(counts, total, sumsq)
+    return ProfileEstimate(lv, mean, se, counts, int(forwards[0]), "learning_error", d)
+
+
+# -- W26's dyadic estimate of the UGC --------------------------------------------------------
+def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corrected", n: int | None = None, seed: int = 0, distributed=None) -> DyadicModelEstimate:
+    r"""W26 §4's dyadic estimator Q of the UGC H(a, b), with the model's conditionals.
+
+    As :func:`mdmtheory.dyadic.dyadic_estimate` (the coupling of its module docstring), with
+    :math:`\hat p` in place of p: draw g has a clean sample x and iid uniform reveal times U
+    (counter-based); at each grid time :math:`v_j`,
+    :math:`\hat\mu_i(\cdot, X_{v_j|i}) = \hat p(x_i = \cdot \mid x_{\{k \ne i : U_k \le v_j\}})`,
+    and
+
+    .. math:: Q = \sum_j w_j \sum_i \mathrm{KL}\bigl(\hat\mu_i(\cdot, X_{v_{j+1}|i}) \,\|\,
+              \hat\mu_i(\cdot, X_{v_j|i})\bigr).
+
+    Weights ``"corrected"`` :math:`v_j(1 - v_{j+1})` (:math:`\mathbb E Q \le H \le 2\,
+    \mathbb E Q` always) or W26's ``"stated"`` :math:`v_{j+1} - v_j` (fails on a partial last
+    interval; THEORY.md §5). Forwards per draw and grid time: 1 + the number of revealed
+    positions (each needs its own forward with itself masked).
+    """
+    model = as_masked_model(model)
+    xs = _check_samples(samples, model)
+    n_s, d = xs.shape
+    n = n_s if n is None else n
+    n = _check_count(n, "n")
+    seed = _check_seed(seed)
+    a, b = real_arg(a, "a"), real_arg(b, "b")
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights: expected one of {WEIGHTS}, got {weights!r}")
+    v = dyadic_grid(a, b)
+    wts = dyadic_weights(v, weights)
+    w = world(distributed)
+    f0 = model.forwards
+    total, sumsq = np.zeros(1), np.zeros(1)
+    for g in _chunks(w.shard(n), max(1, model.max_batch // max(1, d))):
+        x = xs[g % n_s]
+        m = g.shape[0]
+        U = uniforms(seed, _DYADIC, g, d)
+        Q = np.zeros(m)
+        prev = None
+        for j, vj in enumerate(v):
+            R = U <= vj
+            mu = _forced_masked_log_probs(model, x, R)
+            if prev is not None:
+                p1 = np.exp(mu)
+                with np.errstate(invalid="ignore"):
+                    kl = np.where(p1 > 0, p1 * (mu - prev), 0.0).sum(axis=(1, 2))
+                if not np.all(np.isfinite(kl)):
+                    raise ValueError("model: a conditional gives probability 0 where a later one does not (infinite KL)")
+                Q += wts[j - 1] * kl
+            prev = mu
+        total += Q.sum()
+        sumsq += (Q * Q).sum()
+    forwards = np.array([model.forwards - f0], dtype=np.float64)
+    total, sumsq, forwards = all_reduce_sum(w, [total, sumsq, forwards], model.device)
+    mean, se = _mean_se(n, total, sumsq)
+    return DyadicModelEstimate(float(mean[0]), float(se[0]), n, int(forwards[0]), v, wts, weights)
+
+
+def _forced_masked_log_probs(model, x: np.ndarray, R: np.ndarray) -> np.ndarray:
+    r"""(m, d, K) :math:`\log \hat p(x_i = \cdot \mid x_{R \setminus \{i\}})` for every i.
+
+    One forward with R revealed serves every i ∉ R; each i ∈ R needs one with i masked.
+    """
+    m, d = x.shape
+    rows_x, which = [np.where(R, x, -1)], []
+    for r, i in zip(*np.nonzero(R)):
+        row = np.where(R[r], x[r], -1)
+        row[i] = -1
+        rows_x.append(row[None, :])
+        which.append((r, i))
+    batch = np.concatenate(rows_x, axis=0)
+    lp = model.log_probs(batch).cpu().numpy()
+    out = lp[:m].copy()
+    for k, (r, i) in enumerate(which):
+        out[r, i] = lp[m + k, i]
+    return out

@@ -1,0 +1,104 @@
+r"""Hugging Face adapter: a **local** checkpoint folder as a :class:`MaskedModel` (never downloads).
+
+:func:`from_pretrained` loads with ``local_files_only=True``: first the masked-LM class
+(``AutoModelForMaskedLM``: BERT-style encoders, MDLM), then the base class (``AutoModel``:
+LLaDA and Dream register their diffusion model there and return ``.logits``).
+``trust_remote_code`` is passed through only when the user sets it (LLaDA, Dream and MDLM
+ship their model code in the folder). Attention is loaded as ``attn_implementation="eager"``
+(transformers 5.x chooses SDPA/flash otherwise, which cannot return attention maps).
+
+The mask id comes from ``mask_id``, else the config's ``mask_token_id``, else the folder's
+tokenizer (``AutoTokenizer``, local files only); otherwise a ``ValueError`` asks for it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from .model import MaskedModel
+
+__all__ = ["from_pretrained"]
+
+
+def _transformers():
+    try:
+        import transformers
+    except ImportError:
+        raise ImportError("Hugging Face models need transformers: pip install 'mdmtheory[hf]'") from None
+    return transformers
+
+
+def _mask_id_of(path: Path, config, trust_remote_code: bool):
+    mid = getattr(config, "mask_token_id", None)
+    if isinstance(mid, int):
+        return mid
+    tf = _transformers()
+    try:
+        tok = tf.AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=trust_remote_code)
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    mid = getattr(tok, "mask_token_id", None)
+    return mid if isinstance(mid, int) else None
+
+
+def from_pretrained(
+    path,
+    *,
+    mask_id=None,
+    vocab=None,
+    shift: bool = False,
+    trust_remote_code: bool = False,
+    time_input=None,
+    max_batch: int = 64,
+    device=None,
+    dtype=None,
+) -> MaskedModel:
+    """A local Hugging Face folder as a :class:`MaskedModel`.
+
+    Parameters
+    ----------
+    path : str or Path
+        A folder with ``config.json`` and the weights (``save_pretrained`` output).
+    mask_id : int, optional
+        Token id of the mask (default: the config's or the tokenizer's ``mask_token_id``).
+    vocab, shift, time_input, max_batch : see :class:`MaskedModel` (``shift=True`` for Dream).
+    trust_remote_code : bool
+        Run the model code shipped in the folder (LLaDA, Dream, MDLM); off by default.
+    device : default ``"cuda"`` when available, else ``"cpu"``.
+    dtype : torch dtype of the weights (default: the checkpoint's).
+    """
+    if not isinstance(path, (str, Path)):
+        raise ValueError(f"path: expected a local folder (str or Path), got {type(path).__name__}")
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise ValueError(
+            f"path: {str(folder)!r} is not a local folder; the bridge never downloads — "
+            "download the checkpoint first (e.g. huggingface-cli download NAME --local-dir DIR)"
+        )
+    if not (folder / "config.json").is_file():
+        raise ValueError(f"path: {str(folder)!r} has no config.json (not a Hugging Face checkpoint folder)")
+    tf = _transformers()
+    common = dict(local_files_only=True, trust_remote_code=bool(trust_remote_code))
+    config = tf.AutoConfig.from_pretrained(str(folder), **common)
+    kw = dict(common, attn_implementation="eager")
+    if dtype is not None:
+        kw["dtype"] = dtype
+    errors = []
+    model = None
+    for cls in (tf.AutoModelForMaskedLM, tf.AutoModel):
+        try:
+            model = cls.from_pretrained(str(folder), config=config, **kw)
+            break
+        except ValueError as exc:  # the config has no class registered for this auto class
+            errors.append(f"{cls.__name__}: {' '.join(str(exc).split())[:200]}")
+    if model is None:
+        raise ValueError(f"path: no masked-LM or base model class for this config ({'; '.join(errors)})")
+    if mask_id is None:
+        mask_id = _mask_id_of(folder, config, bool(trust_remote_code))
+        if mask_id is None:
+            raise ValueError("mask_id: not in the config nor the tokenizer of this folder; pass mask_id=")
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return MaskedModel(model, mask_id=mask_id, vocab=vocab, shift=shift, time_input=time_input, max_batch=max_batch, device=device)

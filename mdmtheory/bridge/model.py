@@ -1,0 +1,342 @@
+r"""The model protocol of the bridge: what every estimator reads from a torch MDM.
+
+A masked-diffusion model is a map from a partially masked sequence to one distribution per
+position. Real models differ in how they are called and what they return (LLaDA, Dream,
+MDLM, dllm; ``docs/bridge.md``); :class:`MaskedModel` hides the differences:
+
+* ``model``: an ``nn.Module`` or any callable ``ids (B, d) LongTensor -> logits (B, d, V)``
+  (a tensor, or an object with ``.logits`` such as a Hugging Face ``ModelOutput``);
+* ``mask_id``: the token id of the mask;
+* ``vocab``: the token ids that count as *outcomes*; outcome k is token ``vocab[k]``.
+  Every other column of the logits (the mask, padding, special tokens, the unused tail of a
+  padded embedding) is **dropped and the rest renormalized**:
+
+  .. math:: \hat p(x_j = k \mid x_A) = \frac{\exp \ell_{j, \mathrm{vocab}[k]}}
+            {\sum_{k'} \exp \ell_{j, \mathrm{vocab}[k']}},
+
+  i.e. the model's distribution conditioned on the token being an outcome. ``vocab=None``
+  means every column except ``mask_id`` (so ``vocab[k] = k`` when the mask is the last id);
+* ``shift``: Dream-style models predict token i from the logits at i − 1; the bridge then
+  reads ``logits[:, i - 1]`` for position i and ``logits[:, 0]`` for position 0 (Dream's
+  own ``cat([logits[:, :1], logits[:, :-1]])``; position 0 should be a prompt token);
+* ``time_input``: for models conditioned on the noise level (MDLM's σ), a callable
+  ``time_input(mask_fraction) -> dict`` of extra keyword arguments of the call, given the
+  float64 tensor (B,) of the fraction of masked positions of each row (e.g. MDLM with the
+  log-linear schedule, where the mask probability at σ is :math:`1 - e^{-\sigma}`:
+  ``lambda f: {"sigma": -torch.log1p(-f.clamp(max=1 - 1e-3))}``);
+* ``max_batch``: the largest batch of one forward; ``device``/``dtype``: where the model
+  runs (the module is moved/cast when given; otherwise read from its parameters).
+
+Samples everywhere are integer arrays of outcome indices 0..K−1 (−1 = masked).
+
+Log-probabilities are computed in float32 (float64 when the logits are float64) from the
+model's logits and returned in float64. Logits may be −inf (probability 0; the exact model
+uses it) but never NaN or +inf: those raise ``ValueError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import torch
+
+from .._validate import int_arg
+from ..joint import Joint
+from ..structured import as_oracle
+
+__all__ = ["MaskedModel", "as_masked_model", "ExactModel", "ModelOracle"]
+
+
+def _module_place(model):
+    """(device, dtype) of the first floating parameter or buffer of a module, else (cpu, None)."""
+    if isinstance(model, torch.nn.Module):
+        for t in list(model.parameters()) + list(model.buffers()):
+            if t.is_floating_point():
+                return t.device, t.dtype
+    return torch.device("cpu"), None
+
+
+class MaskedModel:
+    """A torch MDM seen through the bridge's protocol (see the module docstring).
+
+    Parameters
+    ----------
+    model : torch.nn.Module or callable
+        ``ids (B, d) LongTensor [, **time kwargs] -> logits (B, d, V)`` or an object with
+        ``.logits``.
+    mask_id : int
+        Token id of the mask.
+    vocab : sequence of int, optional
+        Token ids of the K outcomes (distinct, without ``mask_id``). Default: every logit
+        column except ``mask_id``.
+    shift : bool
+        Read position i's prediction from the logits at i − 1 (Dream).
+    time_input : callable, optional
+        ``mask_fraction (B,) float64 tensor -> dict`` of extra keyword arguments.
+    max_batch : int
+        Largest number of sequences per forward.
+    device, dtype : optional
+        Move / cast the module there (``nn.Module`` only); default: where it already is.
+
+    Attributes
+    ----------
+    forwards : int
+        Number of sequences evaluated so far (the estimators report their share).
+    """
+
+    def __init__(self, model, *, mask_id, vocab=None, shift=False, time_input=None, max_batch=256, device=None, dtype=None):
+        if not callable(model):
+            raise ValueError(f"model: expected a torch.nn.Module or a callable ids -> logits, got {type(model).__name__}")
+        self.mask_id = int_arg(mask_id, "mask_id", 0)
+        if not isinstance(shift, (bool, np.bool_)):
+            raise ValueError(f"shift: expected True or False, got {shift!r}")
+        self.shift = bool(shift)
+        if time_input is not None and not callable(time_input):
+            raise ValueError(f"time_input: expected a callable mask_fraction -> dict of kwargs, got {time_input!r}")
+        self.time_input = time_input
+        self.max_batch = int_arg(max_batch, "max_batch", 1)
+        if isinstance(model, torch.nn.Module):
+            if device is not None or dtype is not None:
+                model = model.to(device=device, dtype=dtype)
+            model.eval()
+        place_device, place_dtype = _module_place(model)
+        self.device = torch.device(device) if device is not None else place_device
+        self.dtype = dtype if dtype is not None else place_dtype
+        self.model = model
+        self.forwards = 0
+        self._vocab = None
+        if vocab is not None:
+            try:
+                v = np.asarray(vocab)
+            except (TypeError, ValueError):
+                raise ValueError(f"vocab: expected a sequence of token ids, got {vocab!r}") from None
+            if v.ndim != 1 or v.shape[0] < 1 or v.dtype.kind not in "iu" or v.min() < 0:
+                raise ValueError(f"vocab: expected a non-empty 1-d sequence of token ids >= 0, got {vocab!r}")
+            if np.unique(v).shape[0] != v.shape[0]:
+                raise ValueError("vocab: contains repeated token ids")
+            if np.any(v == self.mask_id):
+                raise ValueError(
+                    f"vocab: contains the mask id {self.mask_id}; the mask is never an outcome "
+                    "(drop it from vocab or fix mask_id)"
+                )
+            self._vocab = torch.as_tensor(v.astype(np.int64), device=self.device)
+
+    # -- vocabulary ------------------------------------------------------------------------
+    def resolve(self, d: int) -> None:
+        """Fix the outcome vocabulary (``vocab=None``: one probe forward of length d)."""
+        if self._vocab is not None:
+            return
+        ids = torch.full((1, d), self.mask_id, dtype=torch.long, device=self.device)
+        V = self._call(ids).shape[-1]
+        keep = [i for i in range(V) if i != self.mask_id]
+        if not keep:
+            raise ValueError("model: its logits have no column besides the mask")
+        self._vocab = torch.as_tensor(keep, dtype=torch.long, device=self.device)
+
+    @property
+    def K(self) -> int:
+        """Number of outcomes (needs ``vocab`` or a first call of :meth:`resolve`)."""
+        if self._vocab is None:
+            raise ValueError("vocab: unknown until the first forward; call resolve(d) or pass vocab")
+        return int(self._vocab.shape[0])
+
+    @property
+    def vocab(self) -> tuple[int, ...] | None:
+        return None if self._vocab is None else tuple(int(v) for v in self._vocab.tolist())
+
+    # -- forwards --------------------------------------------------------------------------
+    def _call(self, ids):
+        """Raw logits (b, d, V) of one batch of token ids, checked."""
+        b, d = ids.shape
+        kwargs = {}
+        if self.time_input is not None:
+            frac = (ids == self.mask_id).to(torch.float64).mean(dim=1)
+            kwargs = self.time_input(frac)
+            if not isinstance(kwargs, Mapping):
+                raise ValueError(f"time_input: must return a dict of keyword arguments, got {type(kwargs).__name__}")
+        with torch.inference_mode():
+            out = self.model(ids, **kwargs)
+        logits = out if isinstance(out, torch.Tensor) else getattr(out, "logits", None)
+        if not isinstance(logits, torch.Tensor):
+            raise ValueError(
+                f"model: returned {type(out).__name__}; expected logits (B, d, V) as a tensor or "
+                "an object with .logits (a base model without an LM head gives hidden states)"
+            )
+        self.forwards += b
+        need = 1 + (self.mask_id if self._vocab is None else max(int(self._vocab.max()), 0))
+        if logits.ndim != 3 or logits.shape[0] != b or logits.shape[1] != d or (self._vocab is not None and logits.shape[2] < need):
+            raise ValueError(
+                f"model: returned logits of shape {tuple(logits.shape)}, expected ({b}, {d}, V)"
+                + (f" with V >= {need} (the largest vocab id + 1)" if self._vocab is not None else "")
+            )
+        if torch.isnan(logits).any() or torch.isposinf(logits).any():
+            raise ValueError("model: returned NaN or +inf logits (only -inf, probability 0, is allowed)")
+        return logits
+
+    def _ids(self, x) -> torch.Tensor:
+        x = torch.as_tensor(x, device=self.device)
+        if x.dtype.is_floating_point or x.dtype == torch.bool or x.ndim != 2:
+            raise ValueError(f"x: expected an integer (B, d) array of outcome indices (-1 = masked), got {x.dtype} {tuple(x.shape)}")
+        x = x.long()
+        self.resolve(x.shape[1])
+        if x.numel() and (x.min() < -1 or x.max() >= self.K):
+            raise ValueError(f"x: outcome indices must lie in 0..{self.K - 1} (-1 = masked)")
+        return torch.where(x < 0, torch.full_like(x, self.mask_id), self._vocab[x.clamp(min=0)])
+
+    def _outcome_logits(self, ids) -> torch.Tensor:
+        """Logits over the K outcomes, shifted, in float32 (float64 if the model gives float64)."""
+        logits = self._call(ids)
+        if self.shift:
+            logits = torch.cat([logits[:, :1], logits[:, :-1]], dim=1)
+        logits = logits.index_select(-1, self._vocab)
+        return logits.to(torch.float64 if logits.dtype == torch.float64 else torch.float32)
+
+    def _batches(self, n: int):
+        for lo in range(0, n, self.max_batch):
+            yield slice(lo, min(n, lo + self.max_batch))
+
+    def log_probs(self, x) -> torch.Tensor:
+        r""":math:`\log \hat p(x_j = k \mid x_A)`, float64 tensor (B, d, K) on the model's device.
+
+        ``x``: integer (B, d) outcome indices with −1 at masked positions. Rows of revealed
+        positions are whatever the model says there (not used by the estimators).
+        """
+        ids = self._ids(x)
+        out = []
+        for sl in self._batches(ids.shape[0]):
+            lp = torch.log_softmax(self._outcome_logits(ids[sl]), dim=-1).to(torch.float64)
+            masked = ids[sl] == self.mask_id
+            if torch.isnan(lp[masked]).any():
+                raise ValueError("model: gives -inf to every outcome at a masked position (no distribution)")
+            out.append(lp)
+        return torch.cat(out) if out else torch.zeros((0, ids.shape[1], self.K), dtype=torch.float64, device=self.device)
+
+    def score(self, x, target) -> torch.Tensor:
+        r""":math:`\log \hat p(\mathrm{target}_j \mid x_A)` at the masked positions of x, 0 elsewhere.
+
+        ``x`` (B, d) outcome indices (−1 = masked), ``target`` (B, d) outcome indices (the
+        clean sequences). Returns float64 (B, d) on the model's device; one forward per row.
+        """
+        ids = self._ids(x)
+        tgt = torch.as_tensor(target, device=self.device).long()
+        out = []
+        for sl in self._batches(ids.shape[0]):
+            logits = self._outcome_logits(ids[sl])
+            lse = torch.logsumexp(logits, dim=-1)
+            own = logits.gather(-1, tgt[sl].unsqueeze(-1)).squeeze(-1)
+            masked = ids[sl] == self.mask_id
+            lp = torch.where(masked, (own - lse).to(torch.float64), torch.zeros((), dtype=torch.float64, device=self.device))
+            if torch.isnan(lp).any():
+                raise ValueError("model: gives -inf to every outcome at a masked position (no distribution)")
+            if torch.isneginf(lp).any():
+                raise ValueError(
+                    "model: assigns probability 0 to an observed token (log p = -inf); the "
+                    "cross-entropy is infinite"
+                )
+            out.append(lp)
+        return torch.cat(out) if out else torch.zeros(ids.shape, dtype=torch.float64, device=self.device)
+
+    def __repr__(self) -> str:
+        name = type(self.model).__name__
+        return (
+            f"MaskedModel({name}, mask_id={self.mask_id}, K={None if self._vocab is None else self.K}, "
+            f"shift={self.shift}, device={self.device})"
+        )
+
+
+def as_masked_model(obj, **kw) -> MaskedModel:
+    """A :class:`MaskedModel` from a MaskedModel (unchanged), a module with ``mask_id``, or a callable.
+
+    Keyword arguments go to :class:`MaskedModel`; ``mask_id`` defaults to ``obj.mask_id``
+    (:class:`ExactModel`, TinyMDM) and is required otherwise.
+    """
+    if isinstance(obj, MaskedModel):
+        if kw:
+            raise ValueError(f"model: already a MaskedModel; options {sorted(kw)} cannot be changed here")
+        return obj
+    if "mask_id" not in kw:
+        mask_id = getattr(obj, "mask_id", None)
+        if mask_id is None:
+            raise ValueError(
+                f"mask_id: required for a {type(obj).__name__} without a mask_id attribute "
+                "(e.g. 126336 for LLaDA, 151666 for Dream)"
+            )
+        kw["mask_id"] = mask_id
+    return MaskedModel(obj, **kw)
+
+
+class ExactModel(torch.nn.Module):
+    r"""The exact conditionals of a law as a torch MDM: the reference of every estimator.
+
+    ``forward(ids)``: ids (B, d) with tokens 0..K−1 and the mask id K; returns float64 logits
+    (B, d, K + 1) = :math:`\log p(x_j = v \mid x_A)` at masked positions (−inf for
+    impossible values), a one-hot (0 / −inf) at revealed positions (as MDLM's carry-over),
+    and −inf in the mask column. At a prefix with :math:`p(x_A) = 0` (never reached by a
+    sample of p) the conditional is undefined; the model returns the uniform law there.
+
+    Parameters
+    ----------
+    law : Joint or conditional oracle (``d``, ``K``, ``conditionals``; see
+        :mod:`mdmtheory.structured`).
+    """
+
+    def __init__(self, law):
+        super().__init__()
+        if not isinstance(law, Joint) and not hasattr(law, "conditionals"):
+            raise ValueError(f"law: expected a mdmtheory.Joint or a conditional oracle, got {type(law).__name__}")
+        self.law = as_oracle(law)
+        self.d = int(self.law.d)
+        self.K = int(self.law.K)
+        self.mask_id = self.K
+        self.vocab_size = self.K + 1
+
+    def forward(self, ids):
+        ids_t = torch.as_tensor(ids)
+        x = ids_t.detach().cpu().numpy()
+        if x.ndim != 2 or x.shape[1] != self.d or x.dtype.kind not in "iu":
+            raise ValueError(f"ids: expected an integer (B, d={self.d}) array, got {x.dtype} {x.shape}")
+        if x.size and (x.min() < 0 or x.max() > self.K):
+            raise ValueError(f"ids: tokens must lie in 0..{self.K} ({self.K} = mask)")
+        revealed = x != self.K
+        xs = np.where(revealed, x, 0).astype(np.int64)
+        probs = np.asarray(self.law.conditionals(xs, revealed), dtype=np.float64)
+        dead = ~revealed & (probs.sum(axis=-1) <= 0)
+        probs = np.where(dead[..., None], 1.0 / self.K, probs)
+        probs = np.where(revealed[..., None], np.arange(self.K) == xs[..., None], probs)
+        with np.errstate(divide="ignore"):
+            logp = np.log(probs)
+        out = np.concatenate([logp, np.full(x.shape + (1,), -np.inf)], axis=-1)
+        return torch.from_numpy(out).to(ids_t.device)
+
+
+class ModelOracle:
+    """A :class:`MaskedModel` seen as a conditional oracle (``conditionals`` only).
+
+    ``conditionals(x, revealed)`` returns the model's :math:`\\hat p(x_j = v \\mid x_A)`,
+    float64 numpy (n, d, K), rows of revealed positions 0 (as the oracles of
+    :mod:`mdmtheory.structured`). ``d`` is fixed by the first call unless given.
+    """
+
+    def __init__(self, model, d: int | None = None):
+        self.model = as_masked_model(model)
+        self.d = None if d is None else int_arg(d, "d", 1)
+        if self.d is not None:
+            self.model.resolve(self.d)
+
+    @property
+    def K(self) -> int:
+        return self.model.K
+
+    def conditionals(self, x, revealed):
+        x = np.asarray(x)
+        revealed = np.asarray(revealed, dtype=bool)
+        if x.ndim != 2 or revealed.shape != x.shape:
+            raise ValueError(f"x, revealed: expected two (n, d) arrays, got {x.shape} and {revealed.shape}")
+        if self.d is None:
+            self.d = x.shape[1]
+        if x.shape[1] != self.d:
+            raise ValueError(f"x: expected d={self.d} columns, got {x.shape[1]}")
+        inp = np.where(revealed, x, -1).astype(np.int64)
+        p = torch.exp(self.model.log_probs(inp)).cpu().numpy()
+        return np.where(revealed[..., None], 0.0, p)
