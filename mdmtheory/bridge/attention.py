@@ -574,7 +574,9 @@ def trace_sampling(
     Parameters
     ----------
     model : an ``nn.Module`` (or callable) as in :func:`attention_maps`; it must accept the
-        (B, d) ids and return logits (B, d, V) and per-layer (B, H, d, d) attentions.
+        (B, d) ids and return logits (B, d, V) and per-layer (B, H, d, d) attentions; or a
+        :class:`~mdmtheory.bridge.MaskedModel` wrapping one (its mask id, vocab and shift
+        are used).
     d : sequence length.
     plan : a :class:`~mdmtheory.Schedule` (sizes :math:`k_t`), or None for planners that
         choose their own sizes (ThresholdPlanner, EntropyBudgetPlanner, ...).
@@ -605,6 +607,13 @@ def trace_sampling(
     batch_size = int_arg(batch_size, "batch_size", 1)
     if keep not in ("full", "summary"):
         raise ValueError(f'keep: expected "full" or "summary", got {keep!r}')
+    if hasattr(model, "log_probs") and hasattr(model, "model") and hasattr(model, "mask_id"):  # a bridge MaskedModel
+        if getattr(model, "time_input", None) is not None:
+            raise ValueError("model: time-conditioned models (time_input) are not supported by trace_sampling")
+        mask_id = model.mask_id if mask_id is None else mask_id
+        vocab = model.vocab if vocab is None else vocab
+        shift = shift or model.shift
+        model = model.model
     if mask_id is None:
         mask_id = getattr(model, "mask_id", None)
         if mask_id is None:

@@ -453,3 +453,47 @@ def test_plots_render(tmp_path, anchor_traces):
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+# -- the tiny MDM and its causal baseline (branch data11) --------------------------------
+tiny = pytest.importorskip("mdmtheory.bridge.tiny")
+
+
+def _head_mean(model, ids):
+    with torch.no_grad():
+        out = model(ids, output_attentions=True)
+    return np.stack([a.double().mean(dim=1).numpy() for a in out.attentions], axis=1)
+
+
+def test_tiny_mdm_trace_holds_its_own_attention():
+    """The recorded maps are the model's head-averaged maps at the recorded states."""
+    torch.manual_seed(0)
+    model = tiny.TinyMDM(tiny.TinyConfig(vocab_size=4, seq_len=10, n_layers=2, n_heads=4)).eval()
+    tr = att.trace_sampling(model, 10, Schedule.constant(10, 4), n=3, seed=1, keep="full")
+    assert tr.maps.shape == (3, 4, 2, 10, 10)
+    for t in range(4):
+        ids = torch.as_tensor(np.where(tr.revealed[:, t], tr.samples, model.mask_id))
+        np.testing.assert_allclose(tr.maps[:, t], _head_mean(model, ids), atol=1e-6)
+
+
+def test_masked_model_is_unwrapped():
+    from mdmtheory.bridge import MaskedModel
+
+    torch.manual_seed(0)
+    model = tiny.TinyMDM(tiny.TinyConfig(vocab_size=3, seq_len=6, n_layers=1)).eval()
+    a = att.trace_sampling(MaskedModel(model, mask_id=model.mask_id), 6, Schedule([2, 2, 2]), n=2, seed=0)
+    b = att.trace_sampling(model, 6, Schedule([2, 2, 2]), n=2, seed=0)
+    np.testing.assert_array_equal(a.samples, b.samples)
+    np.testing.assert_allclose(a.colsum_masked, b.colsum_masked)
+
+
+def test_causal_baseline_maps_are_causal_with_bos_first():
+    torch.manual_seed(0)
+    model = tiny.TinyMDM(tiny.TinyConfig(vocab_size=4, seq_len=8, causal=True)).eval()
+    x = torch.as_tensor(np.random.default_rng(0).integers(4, size=(5, 8)))
+    tr = att.trace_forward(model, x)
+    maps = tr.maps[:, 0]
+    assert np.all(np.triu(maps, k=1) == 0)
+    np.testing.assert_allclose(maps[..., 0, 0], 1.0)  # the BOS query sees only BOS
+    # BOS (key 0) absorbs at least the first row's full weight: 1/8
+    assert np.all(att.absorption(maps, [0]) >= 1 / 8 - 1e-12)
