@@ -562,6 +562,7 @@ def trace_sampling(
     vocab=None,
     shift: bool = False,
     batch_size: int = 64,
+    targets=None,
 ) -> AttentionTrace:
     r"""Sample n sequences of length d from a model and record its attention at every step.
 
@@ -590,10 +591,15 @@ def trace_sampling(
         the logits except ``mask_id``.
     shift : True for models whose logits at i-1 predict position i (Dream).
     batch_size : largest forward batch.
+    targets : optional (n, d) outcome indices, e.g. data x ~ p: *teacher forcing*, the
+        chosen positions are revealed with these values instead of the model's draws (the
+        planner still sees the model's probabilities), as
+        :func:`mdmtheory.samplers.estimate_kl` follows a data sequence. Every state is then
+        possible under the data law, which :func:`attention_information_correlation` needs.
 
     Returns
     -------
-    :class:`AttentionTrace` (samples are outcome indices 0..K-1).
+    :class:`AttentionTrace` (samples are outcome indices 0..K-1; ``targets`` when given).
     """
     from ..samplers.planners import RandomPlanner, resolve_planner
     from ..samplers.simulate import _choose
@@ -632,6 +638,11 @@ def trace_sampling(
     else:
         sizes = list(check_schedule(plan, d, name="plan").sizes)
     T = len(sizes)
+    if targets is not None:
+        targets = np.asarray(targets)
+        if targets.shape != (n, d) or targets.dtype.kind not in "iu" or (targets.size and targets.min() < 0):
+            raise ValueError(f"targets: expected ({n}, {d}) non-negative outcome indices, got {targets.dtype} {targets.shape}")
+        targets = targets.astype(np.int64)
     rng = np.random.default_rng(seed)
     device = _model_device(model)
     vocab_t = None if vocab is None else torch.as_tensor(list(vocab), dtype=torch.long)
@@ -671,6 +682,10 @@ def trace_sampling(
             free = ~rv[rows]
             chosen = _choose(planner, is_random, t, size, probs, free, rng)
             draw = _inverse_cdf(probs, rng.random(free.shape))
+            if targets is not None:
+                if targets.max() >= probs.shape[-1]:
+                    raise ValueError(f"targets: outcome indices must lie in 0..{probs.shape[-1] - 1}")
+                draw = targets[rows]
             cm, cr, ent, full = _record(maps, rv[rows], keep)
             if arrays is None:
                 nl = maps.shape[1]
@@ -1029,6 +1044,7 @@ def attention_information_correlation(
     impossible = 0
     states = 0
     s_all = trace.received("all")
+    memo = {}  # kind="average" depends on the revealed set only
     for a in range(n):
         for t in range(T):
             rv = trace.revealed[a, t]
@@ -1038,7 +1054,13 @@ def attention_information_correlation(
                 break
             states += 1
             try:
-                info = revealed_information(law, trace.samples[a], rv, kind=kind)
+                key = rv.tobytes()
+                if kind == "average" and key in memo:
+                    info = memo[key]
+                else:
+                    info = revealed_information(law, trace.samples[a], rv, kind=kind)
+                    if kind == "average":
+                        memo[key] = info
             except ValueError as exc:
                 if "probability 0" in str(exc):
                     impossible += 1

@@ -497,3 +497,20 @@ def test_causal_baseline_maps_are_causal_with_bos_first():
     np.testing.assert_allclose(maps[..., 0, 0], 1.0)  # the BOS query sees only BOS
     # BOS (key 0) absorbs at least the first row's full weight: 1/8
     assert np.all(att.absorption(maps, [0]) >= 1 / 8 - 1e-12)
+
+
+def test_teacher_forcing_reveals_the_targets():
+    table = np.random.default_rng(3).dirichlet(np.ones(8)).reshape(2, 2, 2)
+    x = np.array([[0, 1, 1], [1, 0, 0], [1, 1, 1]])
+    model = ExactTableModel(table)
+    tr = att.trace_sampling(model, 3, Schedule([1, 1, 1]), ConfidencePlanner(), n=3, seed=0, keep="full", targets=x)
+    np.testing.assert_array_equal(tr.samples, x)
+    # the planner saw the model's probabilities at the teacher-forced states
+    for a, t in itertools.product(range(3), range(2)):
+        ids = torch.as_tensor(np.where(tr.revealed[a, t], x[a], model.mask_id))[None]
+        probs = model.conditionals(ids.numpy())[0]
+        free = ~tr.revealed[a, t]
+        chosen = ConfidencePlanner().select(t, 1, probs[None], free[None])[0]
+        np.testing.assert_array_equal(tr.chosen[a, t], chosen)
+    with pytest.raises(ValueError, match="targets"):
+        att.trace_sampling(model, 3, Schedule([3]), n=2, seed=0, targets=x)
