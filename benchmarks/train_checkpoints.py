@@ -45,6 +45,7 @@ def make(name: str) -> None:
         "seed": SEED,
         "data": f"{ds.name}: {n} samples, seed {SEED}; {ds.source}",
         "licence_of_data": ds.licence,
+        "alphabet": list(ds.alphabet),
         "objective": "next-token cross-entropy" if causal else "MDM ELBO (t ~ U(1e-3, 1), 1/t weight)",
         "train": kw,
         "final_loss": res.losses[-1],

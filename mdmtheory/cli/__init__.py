@@ -19,6 +19,8 @@ __all__ = ["main", "COMMANDS"]
 # command name -> module under mdmtheory.cli (imported only when used)
 COMMANDS = {
     "demo": "demo",
+    "design": "design",
+    "train": "train",
 }
 
 

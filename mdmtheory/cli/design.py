@@ -1,0 +1,118 @@
+"""``mdmtheory design DATA``: the optimal schedule for a data file (or a model), exported.
+
+DATA is a text file (one sequence per line: integer tokens separated by spaces, or
+characters with ``--chars``) or a ``.npy`` integer array (n, d). Small empirical laws are
+used exactly (the output says so); otherwise, or with ``--model``, the cross-entropy profile
+is estimated with confidence intervals (mdmtheory.design).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import numpy as np
+
+from .. import exports
+from ..datasets import load_sequences
+from ..design import EXACT_LIMIT, design
+from ._common import UsageError
+
+HELP = "optimal schedule for a data file or a model, exported for LLaDA/Dream/MDLM/dllm"
+EXAMPLE = "mdmtheory design words.txt --chars --steps 3 --format llada"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", metavar="DATA", help="text file (one sequence per line) or .npy (n, d) integer array")
+    parser.add_argument("--model", metavar="CKPT", help="an mdmtheory checkpoint (.safetensors) or a shipped name (words, markov)")
+    g = parser.add_mutually_exclusive_group(required=True)
+    g.add_argument("--steps", type=int, metavar="T", help="number of steps, 1 <= T <= d")
+    g.add_argument("--budget", type=float, metavar="EPS", help="path-KL budget in nats (> 0): the fewest steps within it")
+    parser.add_argument("--format", default="json", choices=exports.FORMATS, help="export convention (default json)")
+    parser.add_argument("--block-length", type=int, default=None, help="LLaDA block length (divides d; default d)")
+    parser.add_argument("--chars", action="store_true", help="DATA lines are characters, one token each")
+    parser.add_argument("--n-per-level", type=int, default=1000, help="estimator draws per level (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="estimator seed (default 0)")
+    parser.add_argument("--exact-limit", type=int, default=EXACT_LIMIT,
+                        help=f"largest K^d used exactly (default {EXACT_LIMIT})")
+
+
+def _load_model(spec: str):
+    from ..bridge.tiny import PRETRAINED, load_checkpoint, load_pretrained, read_checkpoint_info
+
+    if not os.path.exists(spec) and spec in PRETRAINED:
+        from ..bridge.tiny import pretrained_path
+
+        return load_pretrained(spec), read_checkpoint_info(str(pretrained_path(spec)))
+    if not os.path.exists(spec):
+        raise UsageError(f"--model: no such file {spec!r} (or a shipped name: {', '.join(PRETRAINED)})")
+    return load_checkpoint(spec), read_checkpoint_info(spec)
+
+
+def run(args) -> dict:
+    model, alphabet, K = None, None, None
+    if args.model is not None:
+        model, meta = _load_model(args.model)
+        K = model.config.vocab_size
+        alphabet = meta.get("info", {}).get("alphabet")
+    if args.chars and model is not None:
+        x, seen = load_sequences(args.data, chars=True)
+        if alphabet is None:
+            raise UsageError("--model: the checkpoint does not record its alphabet; give integer tokens instead of --chars")
+        index = {a: k for k, a in enumerate(alphabet)}
+        missing = sorted(set(c for c in seen if c is not None) - set(index))
+        if missing:
+            raise UsageError(f"DATA: characters {missing} are not in the model's alphabet")
+        x = np.vectorize(lambda k: index[seen[k]])(x).astype(np.int64)
+    else:
+        x, seen = load_sequences(args.data, chars=args.chars, K=K)
+        alphabet = alphabet or list(seen)
+    if model is not None and x.shape[1] != model.config.seq_len:
+        raise UsageError(f"DATA: sequences have d={x.shape[1]} tokens, the model expects d={model.config.seq_len}")
+    if args.steps is not None and not 1 <= args.steps <= x.shape[1]:
+        raise UsageError(f"--steps: expected 1 <= T <= d={x.shape[1]}, got {args.steps}")
+    if args.budget is not None and not args.budget > 0:
+        raise UsageError(f"--budget: expected EPS > 0 nats, got {args.budget}")
+    res = design(x, K=K, model=model, steps=args.steps, budget=args.budget, exact_limit=args.exact_limit,
+                 n_per_level=args.n_per_level, seed=args.seed)
+    kw = {"block_length": args.block_length} if args.format == "llada" else {}
+    if args.block_length is not None and args.format != "llada":
+        raise UsageError("--block-length: only with --format llada")
+    out = {
+        "method": res.method,
+        "note": res.note,
+        "n": res.n,
+        "d": res.d,
+        "K": res.K,
+        "steps": res.steps,
+        "sizes": list(res.sizes),
+        "budget": res.budget,
+        "path_kl": res.path_kl,
+        "path_kl_ci": list(res.ci) if res.ci else None,
+        "path_cross_entropy": res.path_cross_entropy,
+        "path_cross_entropy_ci": list(res.ci_cross_entropy) if res.ci_cross_entropy else None,
+        "profile": res.profile.values.tolist(),
+        "profile_stderr": None if res.stderr is None else res.stderr.tolist(),
+        "export": exports.export(res.schedule, args.format, **kw),
+    }
+    return out
+
+
+def render(r: dict) -> str:
+    lines = [f"mdmtheory design: {r['note']}", f"n = {r['n']} sequences, d = {r['d']}, K = {r['K']}"]
+    prof = " ".join(f"{v:.4f}" for v in r["profile"])
+    lines.append(("exact profile" if r["method"] == "exact" else "estimated cross-entropy profile") + f" (nats): {prof}")
+    if r["budget"] is not None:
+        lines.append(f"budget {r['budget']:g} nats: fewest steps = {r['steps']}")
+    lines.append(f"optimal schedule, T = {r['steps']}: sizes {r['sizes']}")
+    if r["method"] == "exact":
+        lines.append(f"path KL (exact, on the empirical law): {r['path_kl']:.6f} nats")
+    else:
+        lo, hi = r["path_kl_ci"]
+        lines.append(f"path KL (Riemann defect of the model's profile): {r['path_kl']:.4f} nats, 95% CI [{lo:.4f}, {hi:.4f}]")
+        lo, hi = r["path_cross_entropy_ci"]
+        lines.append(f"path cross-entropy: {r['path_cross_entropy']:.4f} nats/sequence, 95% CI [{lo:.4f}, {hi:.4f}]")
+    e = r["export"]
+    lines.append(f"export ({e['format']}):")
+    lines += [f"  {k}: {v}" for k, v in e.items() if k != "format"]
+    return "\n".join(lines)

@@ -1,0 +1,289 @@
+r"""Schedule design for new data: data (or a model) → profile → optimal schedule → exports.
+
+Two routes (docs/design-from-data.md):
+
+* **exact** — the empirical law of the samples, :math:`\hat p(x) = \#\{x\}/n`, when its
+  dense table fits (:math:`K^d \le` ``exact_limit``) and no model is given: its exact
+  information profile, the exact optimal schedule (:func:`mdmtheory.optimal_schedule`) and
+  its exact path KL *on the empirical law*.
+* **estimated** — with ``model`` (a TinyMDM, an nn.Module with ``mask_id``, or a
+  conditional oracle), or when the table is too large: the cross-entropy profile
+  :math:`c(m) = \mathbb E_{x, |A| = m, j \notin A}[-\log q(x_j \mid x_A)]` estimated on
+  the samples with standard errors (by :func:`mdmtheory.bridge.estimate_profile` when the
+  bridge provides it, else the same estimator here), the optimal schedule for c (exact DP
+  on the estimate), and the schedule's Riemann defect
+  :math:`\sum_t k_t c(s_t) - \sum_m c(m)` — the model's path KL up to a
+  schedule-independent learning error (:func:`mdmtheory.path_kl`) — with a normal
+  confidence interval (levels are estimated independently, so the variance is
+  :math:`\sum_m w_m^2 \mathrm{se}_m^2` with the defect's weights :math:`w_m`).
+
+With ``budget`` instead of ``steps``: the fewest steps whose path KL (exact) or whose upper
+confidence bound (estimated) is ``<= budget``. The interval does not account for choosing
+the schedule on the same estimate (selection optimism); use fresh samples to confirm.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from ._validate import int_arg as _int_arg
+from ._validate import real_arg as _real_arg
+from .joint import MAX_OUTCOMES
+from .optimal import optimal_schedule, pareto_frontier, schedule_path_kl
+from .profile import Profile, information_profile
+from .schedules import Schedule
+
+__all__ = ["Design", "ProfileEstimate", "design", "estimate_profile", "defect_weights"]
+
+#: Default largest empirical table (K**d cells) designed on exactly (the dense limit, 2**24).
+EXACT_LIMIT = MAX_OUTCOMES
+
+
+@dataclass(frozen=True)
+class ProfileEstimate:
+    """Estimated cross-entropy profile: ``values[m]`` ± ``stderr[m]`` at ``levels[m]`` revealed."""
+
+    levels: np.ndarray
+    values: np.ndarray
+    stderr: np.ndarray
+    forwards: int
+
+
+@dataclass(frozen=True)
+class Design:
+    r"""Result of :func:`design`.
+
+    ``method`` is ``"exact"`` (empirical law used exactly) or ``"estimated"``; ``path_kl`` is
+    the exact path KL on the empirical law, or the estimated Riemann defect with ``ci``
+    (two-sided, level ``confidence``); ``path_cross_entropy`` (estimated only) is
+    :math:`\sum_t k_t c(s_t)`, nats per sequence, with ``ci_cross_entropy``.
+    """
+
+    schedule: Schedule
+    method: str
+    profile: Profile
+    stderr: np.ndarray | None
+    path_kl: float
+    ci: tuple | None
+    path_cross_entropy: float | None
+    ci_cross_entropy: tuple | None
+    n: int
+    d: int
+    K: int
+    budget: float | None
+    confidence: float
+    note: str
+
+    @property
+    def steps(self) -> int:
+        return self.schedule.steps
+
+    @property
+    def sizes(self) -> tuple:
+        return self.schedule.sizes
+
+
+def defect_weights(schedule: Schedule) -> np.ndarray:
+    r"""Weights :math:`w_m` with :math:`\sum_t k_t c(s_t) - \sum_m c(m) = \sum_m w_m c(m)`."""
+    w = -np.ones(schedule.d)
+    for s, k in zip(schedule.starts, schedule.sizes):
+        w[s] += k
+    return w
+
+
+# -- estimation --------------------------------------------------------------------------------
+def _log_conditionals(model, K: int):
+    """A function (x (n, d) ints, revealed (n, d) bool) -> log q (n, d, K) for the model."""
+    if all(hasattr(model, a) for a in ("d", "K", "conditionals")) and not hasattr(model, "forward"):
+        if model.K != K:
+            raise ValueError(f"model: has K={model.K} outcomes, the data have K={K}")
+
+        def f(x, rev):
+            with np.errstate(divide="ignore"):
+                return np.log(model.conditionals(x, rev))
+
+        return f
+    try:
+        import torch
+    except ImportError:  # pragma: no cover
+        raise ImportError("a torch model needs torch: pip install 'mdmtheory[bridge]'") from None
+    if not isinstance(model, torch.nn.Module) or not hasattr(model, "mask_id"):
+        raise ValueError(
+            f"model: expected a TinyMDM checkpoint, an nn.Module with a mask_id or a conditional oracle, "
+            f"got {type(model).__name__}"
+        )
+    if getattr(model, "causal", False):
+        raise ValueError("model: a causal (autoregressive) model has no masked-diffusion profile; use an MDM checkpoint")
+    mask_id = int(model.mask_id)
+
+    def f(x, rev):
+        ids = torch.as_tensor(np.where(rev, x, mask_id))
+        with torch.no_grad():
+            out = model(ids)
+            logits = getattr(out, "logits", out)
+            if logits.shape[-1] < K:
+                raise ValueError(f"model: produces {logits.shape[-1]} logits per position, the data have K={K} outcomes")
+            return torch.log_softmax(logits[..., :K].double(), dim=-1).numpy()
+
+    return f
+
+
+def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, batch: int = 512) -> ProfileEstimate:
+    r"""Cross-entropy profile of ``model`` on ``samples``, with standard errors.
+
+    For each level m = 0..d−1: ``n_per_level`` sequences drawn from ``samples`` with
+    replacement and a uniformly random revealed set of size m each (seeded); the value of
+    one draw is the mean of :math:`-\log q(x_j \mid x_A)` over its d − m masked positions
+    (an unbiased draw of c(m)); the estimate is the mean of the draws and its standard
+    error their standard deviation over √n.
+    """
+    x_all = np.asarray(samples)
+    n_all, d = x_all.shape
+    K = int(x_all.max()) + 1
+    if hasattr(model, "K"):
+        K = max(K, int(model.K))
+    elif hasattr(model, "config") and hasattr(model.config, "vocab_size"):
+        K = max(K, int(model.config.vocab_size))
+    n = _int_arg(n_per_level, "n_per_level", 2)
+    f = _log_conditionals(model, K)
+    rng = np.random.default_rng(_int_arg(seed, "seed", 0))
+    vals, ses, forwards = np.empty(d), np.empty(d), 0
+    for m in range(d):
+        draws = []
+        for lo in range(0, n, batch):
+            b = min(batch, n - lo)
+            x = x_all[rng.integers(0, n_all, size=b)]
+            order = np.argsort(rng.random((b, d)), axis=1)
+            rev = np.zeros((b, d), bool)
+            np.put_along_axis(rev, order[:, :m], True, axis=1)
+            lq = f(x, rev)
+            forwards += b
+            ll = np.take_along_axis(lq, x[..., None], axis=-1)[..., 0]
+            ce = np.where(rev, 0.0, -ll)
+            draws.append(ce.sum(1) / (d - m))
+        v = np.concatenate(draws)
+        vals[m] = v.mean()
+        ses[m] = v.std(ddof=1) / math.sqrt(n)
+    if not np.all(np.isfinite(vals)):
+        bad = int(np.argmin(np.isfinite(vals)))
+        raise ValueError(
+            f"model: gives probability 0 to an observed token at level {bad}: the cross-entropy is infinite "
+            "(the data are outside the model's support)"
+        )
+    return ProfileEstimate(np.arange(d), vals, ses, forwards)
+
+
+def _bridge_estimate(model, samples, n_per_level, seed):
+    """bridge.estimate_profile when the bridge provides it (branch bridge10), else None."""
+    try:
+        from . import bridge
+        est_fn, as_mm = bridge.estimate_profile, bridge.as_masked_model
+    except (ImportError, AttributeError):
+        return None
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return None
+    est = est_fn(as_mm(model), samples, n_per_level=n_per_level, seed=seed)
+    levels = np.asarray(est.levels)
+    if not np.array_equal(levels, np.arange(np.asarray(samples).shape[1])):
+        return None
+    return ProfileEstimate(levels, np.asarray(est.values, float), np.asarray(est.stderr, float), int(est.forwards))
+
+
+# -- design ------------------------------------------------------------------------------------
+def design(
+    samples,
+    *,
+    K: int | None = None,
+    model=None,
+    steps: int | None = None,
+    budget: float | None = None,
+    exact_limit: int = EXACT_LIMIT,
+    n_per_level: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Design:
+    r"""The optimal schedule for data (module docstring): exactly on the empirical law when
+    it is small enough and no model is given, else from an estimated profile.
+
+    Parameters
+    ----------
+    samples : int array (n, d), outcome indices 0..K−1 (e.g. from
+        :func:`mdmtheory.datasets.load_sequences`).
+    K : alphabet size (default max + 1, at least 2).
+    model : optional; a TinyMDM (or an ``nn.Module`` with ``mask_id``) or a conditional oracle.
+    steps, budget : exactly one: T in 1..d, or a path-KL budget > 0 (nats).
+    exact_limit : largest K**d designed on exactly (at most ``MAX_OUTCOMES``).
+    n_per_level, seed, confidence : the estimator's draws per level, seed, CI level.
+    """
+    x = np.asarray(samples)
+    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
+        raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
+    n, d = x.shape
+    K = max(int(x.max()) + 1, 2) if K is None else _int_arg(K, "K", 2)
+    if x.min() < 0 or x.max() >= K:
+        raise ValueError(f"samples: outcome indices must lie in 0..{K - 1}")
+    if (steps is None) == (budget is None):
+        raise ValueError("steps/budget: give exactly one of steps (T) or budget (EPS)")
+    if steps is not None:
+        steps = _int_arg(steps, "steps", 1, d, f" (T must be <= d={d}: each step reveals at least one token)")
+    if budget is not None:
+        budget = _real_arg(budget, "budget")
+        if budget <= 0:
+            raise ValueError(f"budget: expected EPS > 0 nats, got {budget}")
+    exact_limit = _int_arg(exact_limit, "exact_limit", 1, MAX_OUTCOMES)
+    confidence = _real_arg(confidence, "confidence")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence: expected a level in (0, 1), got {confidence}")
+    z = float(norm.ppf(0.5 + confidence / 2))
+    small = d * math.log(K) <= math.log(exact_limit) + 1e-12
+
+    if model is None and small:
+        from .families import empirical
+
+        prof = information_profile(empirical(x, K))
+        if steps is not None:
+            sched = optimal_schedule(prof, steps)
+        else:
+            front = pareto_frontier(prof, d)
+            sched = next(front.schedule(T) for T in range(1, d + 1) if schedule_path_kl(prof, front.schedule(T)) <= budget)
+        note = f"exact: the empirical law of the {n} sequences ({K}^{d} = {K**d} cells) is used exactly"
+        return Design(sched, "exact", prof, None, schedule_path_kl(prof, sched), None, None, None,
+                      n, d, K, budget, confidence, note)
+
+    if model is None:
+        raise ValueError(
+            f"model: the empirical law has {K}^{d} cells, over exact_limit={exact_limit}; give a model "
+            "(--model CKPT) to estimate the profile"
+        )
+    est = _bridge_estimate(model, x, n_per_level, seed) or estimate_profile(model, x, n_per_level=n_per_level, seed=seed)
+    c, se = est.values, est.stderr
+    prof = Profile(c)
+
+    def stats(s):
+        w = defect_weights(s)
+        kl = float(np.sum(w * c))
+        sd = float(math.sqrt(np.sum((w * se) ** 2)))
+        k = np.zeros(d)
+        for st, kk in zip(s.starts, s.sizes):
+            k[st] += kk
+        ce = float(np.sum(k * c))
+        sdce = float(math.sqrt(np.sum((k * se) ** 2)))
+        return kl, (kl - z * sd, kl + z * sd), ce, (ce - z * sdce, ce + z * sdce)
+
+    if steps is not None:
+        sched = optimal_schedule(prof, steps)
+    else:
+        front = pareto_frontier(prof, d)
+        sched = next(front.schedule(T) for T in range(1, d + 1) if stats(front.schedule(T))[1][1] <= budget)
+    kl, ci, ce, ci_ce = stats(sched)
+    note = (
+        f"estimated: cross-entropy profile of the model on {n} sequences, {n_per_level} draws per level "
+        f"({est.forwards} forward rows); {int(round(confidence * 100))}% normal CIs"
+    )
+    return Design(sched, "estimated", prof, se, kl, ci, ce, ci_ce, n, d, K, budget, confidence, note)

@@ -1,0 +1,235 @@
+"""mdmtheory design: exact route = optimal_schedule on the empirical law, estimated route on
+exact conditionals, every export checked against its sampler's convention, one-line errors."""
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+import mdmtheory as mt
+from mdmtheory import exports, families
+from mdmtheory.cli import main
+from mdmtheory.design import defect_weights, design, estimate_profile
+from mdmtheory.structured import as_oracle
+
+
+def _markov_samples(n=400, d=5, seed=0):
+    p = families.markov_chain(np.array([[0.8, 0.2, 0.0], [0.1, 0.7, 0.2], [0.3, 0.0, 0.7]]), d)
+    return p, as_oracle(p).sample(n, np.random.default_rng(seed))
+
+
+def _write(tmp_path, x, name="data.txt"):
+    f = tmp_path / name
+    f.write_text("\n".join(" ".join(str(v) for v in row) for row in x) + "\n")
+    return f
+
+
+def _brute_best(prof, T):
+    """Least path KL over all compositions of d into T parts, by enumeration."""
+    d = prof.d
+    best = np.inf
+    for cuts in itertools.combinations(range(1, d), T - 1):
+        sizes = np.diff((0,) + cuts + (d,))
+        best = min(best, mt.path_kl(prof, mt.Schedule(sizes)))
+    return best
+
+
+# -- the exact route -------------------------------------------------------------------------
+@pytest.mark.parametrize("T", [1, 2, 3, 4])
+def test_exact_route_matches_optimal_schedule_on_the_empirical_law(tmp_path, capsys, T):
+    _, x = _markov_samples()
+    f = _write(tmp_path, x)
+    assert main(["design", str(f), "--steps", str(T), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    emp = families.empirical(x, 3)
+    prof = mt.information_profile(emp)
+    assert out["method"] == "exact" and "exact" in out["note"]
+    assert out["steps"] == T and sum(out["sizes"]) == 5
+    assert out["path_kl"] == pytest.approx(mt.path_kl(prof, mt.optimal_schedule(prof, T)), abs=1e-12)
+    assert out["path_kl"] == pytest.approx(_brute_best(prof, T), abs=1e-12)
+    assert out["path_kl"] == pytest.approx(mt.path_kl(emp, mt.Schedule(out["sizes"])), abs=1e-12)
+    np.testing.assert_allclose(out["profile"], prof.values, atol=1e-12)
+
+
+def test_budget_gives_the_fewest_steps(tmp_path, capsys):
+    _, x = _markov_samples()
+    prof = mt.information_profile(families.empirical(x, 3))
+    best = [_brute_best(prof, T) for T in range(1, 6)]
+    eps = (best[1] + best[2]) / 2  # T = 3 is the first within budget
+    assert best[1] > eps >= best[2]
+    assert main(["design", str(_write(tmp_path, x)), "--budget", str(eps), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["steps"] == 3 and out["path_kl"] <= eps
+
+
+def test_chars_data_human_output(tmp_path, capsys):
+    f = tmp_path / "w.txt"
+    f.write_text("abc\nabd\nbbc\nabc\n")
+    assert main(["design", str(f), "--chars", "--steps", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "used exactly" in text and "optimal schedule, T = 2" in text
+
+
+# -- the estimated route ---------------------------------------------------------------------
+def test_estimator_is_unbiased_on_exact_conditionals():
+    """With the true law's conditionals the cross-entropy profile is the exact profile: z-scores."""
+    p, x = _markov_samples(n=4000)
+    est = estimate_profile(as_oracle(p), x, n_per_level=3000, seed=1)
+    z = (est.values - mt.information_profile(p).values) / est.stderr
+    assert np.all(np.abs(z[:-1]) < 5), z
+    assert est.forwards == 5 * 3000
+
+
+def test_estimated_route_on_exact_conditionals(tmp_path):
+    p, x = _markov_samples(n=4000)
+    prof = mt.information_profile(p)
+    res = design(x, K=3, model=as_oracle(p), steps=2, n_per_level=3000, seed=2)
+    assert res.method == "estimated" and res.stderr is not None
+    # the schedule chosen from the estimate is (near) optimal on the true law
+    assert mt.path_kl(prof, res.schedule) <= _brute_best(prof, 2) + 0.02
+    lo, hi = res.ci
+    true = mt.path_kl(prof, res.schedule)
+    sd = (hi - lo) / (2 * 1.959964)
+    assert abs(res.path_kl - true) < 5 * sd
+    w = defect_weights(res.schedule)
+    assert res.path_kl == pytest.approx(float(np.sum(w * res.profile.values)))
+    assert res.path_cross_entropy == pytest.approx(res.path_kl + res.profile.entropy)
+
+
+def test_estimated_route_on_a_tiny_checkpoint(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM, save_checkpoint
+
+    _, x = _markov_samples()
+    torch.manual_seed(0)
+    m = TinyMDM(TinyConfig(vocab_size=3, seq_len=5, d_model=8, n_layers=1, n_heads=2, d_ff=8))
+    st, _ = save_checkpoint(m, tmp_path / "m.safetensors", info={"alphabet": ["0", "1", "2"]})
+    f = _write(tmp_path, x)
+    assert main(["design", str(f), "--model", st, "--steps", "2", "--n-per-level", "50", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "estimated" and len(out["profile_stderr"]) == 5
+    lo, hi = out["path_kl_ci"]
+    assert lo <= out["path_kl"] <= hi
+
+
+# -- exports ---------------------------------------------------------------------------------
+SCHEDS = [mt.Schedule((1, 2, 4, 1)), mt.Schedule((8,)), mt.Schedule((1,) * 8), mt.Schedule((3, 3, 2))]
+
+
+@pytest.mark.parametrize("s", SCHEDS)
+def test_json_export_reads_back(s):
+    e = exports.to_json(s)
+    text = json.dumps(e)
+    assert mt.Schedule.from_json(text) == s
+    g = mt.Grid.from_json(text)
+    assert mt.schedules.grid_to_schedule(g, s.d) == s
+
+
+@pytest.mark.parametrize("s", SCHEDS)
+@pytest.mark.parametrize("B", [8, 4, 2])
+def test_llada_counts_sum_to_the_block_length(s, B):
+    e = exports.to_llada(s, block_length=B)
+    counts = np.array(e["num_transfer_tokens"])
+    assert counts.shape == (8 // B, e["steps_per_block"]) and e["steps"] == counts.size
+    assert np.all(counts.sum(1) == B) and np.all(counts >= 0)
+    # read back: the nonzero counts in order re-merge into the schedule's cumulative counts
+    cum = np.cumsum(counts[counts > 0])
+    assert set(s.cumulative[1:]) <= set(cum.tolist())
+    if B == 8:
+        assert counts[0].tolist() == list(s.sizes)
+    for row in e["llada_default"]:  # LLaDA's own rule: floor, remainder front-loaded
+        assert sum(row) == B and row == sorted(row, reverse=True) and max(row) - min(row) <= 1
+
+
+def test_llada_rejects_a_block_length_not_dividing_d():
+    with pytest.raises(ValueError, match="divide"):
+        exports.to_llada(mt.Schedule((2, 3)), block_length=2)
+
+
+@pytest.mark.parametrize("s", SCHEDS)
+@pytest.mark.parametrize("fmt", ["dream", "mdlm"])
+def test_time_grids_decrease_and_reveal_the_counts_in_expectation(s, fmt):
+    e = exports.export(s, fmt)
+    t = np.array(e["times"])
+    assert t[0] == 1.0 and t[-1] == e["eps"] and np.all(np.diff(t) < 0) and len(t) == s.steps + 1
+    # Bernoulli rule: a mask survives t -> s with probability s/t; expected reveals per step
+    left = float(s.d)
+    for j, k in enumerate(s.sizes):
+        keep = t[j + 1] / t[j] if j < s.steps - 1 else 0.0  # the last step reveals the rest
+        assert left * (1 - keep) == pytest.approx(k, rel=1e-12)
+        left *= keep
+    assert e["counts"] == list(s.sizes)
+    if fmt == "dream":
+        assert e["exact"] == (e["counts_from_grid"] == list(s.sizes))
+        assert sum(e["counts_from_grid"]) == s.d
+
+
+@pytest.mark.parametrize("s", SCHEDS)
+def test_dllm_alpha_reproduces_the_counts(s):
+    e = exports.to_dllm(s)
+    t, a = np.array(e["t"]), np.array(e["alpha"])
+    assert t[0] == 1 and t[-1] == 0 and np.all(np.diff(t) < 0)
+    assert a[0] == 0 and a[-1] == 1 and np.all(np.diff(a) > 0)
+    assert exports.dllm_counts(t, a, s.d) == list(s.sizes)
+
+
+def test_export_rejects_unknown_format():
+    with pytest.raises(ValueError, match="format"):
+        exports.export(mt.Schedule((1, 1)), "vllm")
+
+
+@pytest.mark.parametrize("fmt", exports.FORMATS)
+def test_cli_every_format(tmp_path, capsys, fmt):
+    _, x = _markov_samples()
+    assert main(["design", str(_write(tmp_path, x)), "--steps", "3", "--format", fmt, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["export"]["format"] == fmt and out["steps"] == 3
+    assert main(["design", str(_write(tmp_path, x)), "--steps", "3", "--format", fmt]) == 0
+    assert f"export ({fmt})" in capsys.readouterr().out
+
+
+# -- bad input: one line on stderr, exit 2 ---------------------------------------------------
+def _bad(tmp_path):
+    good = _write(tmp_path, [[0, 1, 2], [2, 1, 0]], "good.txt")
+    ragged = tmp_path / "ragged.txt"
+    ragged.write_text("0 1 2\n0 1\n")
+    neg = tmp_path / "neg.txt"
+    neg.write_text("0 1 -2\n")
+    foreign = tmp_path / "foreign.pt"
+    foreign.write_bytes(b"\x80\x02pickle")
+    from safetensors.numpy import save_file
+
+    save_file({"w": np.zeros(2, np.float32)}, str(tmp_path / "alien.safetensors"))
+    return [
+        [str(tmp_path / "missing.txt"), "--steps", "1"],
+        [str(ragged), "--steps", "1"],
+        [str(neg), "--steps", "1"],
+        [str(good), "--steps", "4"],
+        [str(good), "--steps", "0"],
+        [str(good), "--budget", "0"],
+        [str(good), "--budget", "-1"],
+        [str(good), "--steps", "1", "--model", str(foreign)],
+        [str(good), "--steps", "1", "--model", str(tmp_path / "alien.safetensors")],
+        [str(good), "--steps", "1", "--model", str(tmp_path / "nothing.safetensors")],
+    ]
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    pytest.importorskip("safetensors")
+    for argv in _bad(tmp_path):
+        assert main(["design", *argv]) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("mdmtheory design: error:"), (argv, err)
+
+
+def test_design_function_argument_errors():
+    _, x = _markov_samples(n=20)
+    with pytest.raises(ValueError, match="exactly one"):
+        design(x, steps=2, budget=0.1)
+    with pytest.raises(ValueError, match="steps"):
+        design(x, steps=6)
+    with pytest.raises(ValueError, match="budget"):
+        design(x, budget=0.0)
+    with pytest.raises(ValueError, match="exact_limit"):
+        design(x, steps=2, exact_limit=10)  # 3^5 cells > 10 and no model
