@@ -1131,7 +1131,7 @@ def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = N
         raise ValueError(f"s: expected a (steps, positions) array, got shape {s.shape}")
     plt = _pyplot()
     if ax is None:
-        fig, ax = plt.subplots(figsize=(1.2 + 0.35 * s.shape[1], 1.0 + 0.3 * s.shape[0]))
+        fig, ax = plt.subplots(figsize=(2.0 + 0.35 * s.shape[1], 1.5 + 0.3 * s.shape[0]))
     else:
         fig = ax.figure
     im = ax.imshow(s, aspect="auto", cmap="viridis", origin="upper")
@@ -1142,6 +1142,7 @@ def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = N
     ax.set_ylabel("step t")
     ax.set_title(title or "received attention $s_j$")
     fig.colorbar(im, ax=ax)
+    fig.tight_layout()
     return fig
 
 
@@ -1169,4 +1170,5 @@ def plot_absorption(series: dict, *, ax=None, title: str | None = None):
     ax.set_ylim(0, 1)
     ax.set_title(title or "attention absorbed per layer")
     ax.legend()
+    fig.tight_layout()
     return fig
