@@ -514,3 +514,22 @@ def test_teacher_forcing_reveals_the_targets():
         np.testing.assert_array_equal(tr.chosen[a, t], chosen)
     with pytest.raises(ValueError, match="targets"):
         att.trace_sampling(model, 3, Schedule([3]), n=2, seed=0, targets=x)
+
+
+def test_hugging_face_model_through_eager_attention():
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.BertConfig(
+        vocab_size=8, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=16,
+    )
+    cfg._attn_implementation = "eager"
+    model = transformers.BertForMaskedLM(cfg).eval()
+    tr = att.trace_sampling(model, 6, Schedule([2, 2, 2]), n=3, seed=0, mask_id=7, keep="full")
+    assert tr.maps.shape == (3, 3, 2, 6, 6)
+    for t in range(3):
+        ids = torch.as_tensor(np.where(tr.revealed[:, t], tr.samples, 7))
+        with torch.no_grad():
+            out = model(ids, output_attentions=True)
+        want = np.stack([a.double().mean(dim=1).numpy() for a in out.attentions], axis=1)
+        np.testing.assert_allclose(tr.maps[:, t], want, atol=1e-6)
