@@ -56,8 +56,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
-    n = 200 if args.fast else 1000
-    n_info = 60 if args.fast else 300
+    n = 80 if args.fast else 1000
+    n_info = 30 if args.fast else 300
     t0 = time.perf_counter()
 
     ds = datasets.words()

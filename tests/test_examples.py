@@ -26,7 +26,7 @@ def _run(name, capsys):
 
 def test_every_example_is_tested():
     tested = {"dimension_independence", "optimal_vs_cosine", "planner_comparison", "w26_repeated_bit_parity",
-              "dyadic_counterexample"}
+              "dyadic_counterexample", "attention_floating", "w26_mixtures"}
     present = {p.stem for p in EXAMPLES.glob("*.py")}
     tested.add("word_schedule")
     assert present <= tested, present - tested
@@ -98,3 +98,30 @@ def test_word_schedule(capsys):
         )
         assert r["path_optimal"] == pytest.approx(best, abs=1e-10)
         assert r["path_designed"] >= best - 1e-10
+
+
+def test_attention_floating(capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("wordfreq")
+    out, _ = _run("attention_floating", capsys)
+    d = 5
+    # absorption of one position is a share of the attention: in [0, 1]; uniform causal
+    # attention gives BOS the mean of 1/(i+1) over the d query rows
+    assert out["ar_bos_uniform_causal"] == pytest.approx(sum(1 / (i + 1) for i in range(d)) / d)
+    for key in ("mdm_position0_absorption", "ar_bos_absorption"):
+        m = np.asarray(out[key]["mean"])
+        assert np.all((m >= 0) & (m <= 1))
+    for kind in ("info_pointwise", "info_average"):
+        rho = np.asarray(out[kind]["rho_mean"], dtype=float)
+        assert np.all(np.abs(rho[np.isfinite(rho)]) <= 1 + 1e-12)
+
+
+def test_w26_mixtures(capsys):
+    import re
+
+    _, text = _run("w26_mixtures", capsys)
+    rows = re.findall(r"^\s*32\s+256\s+\d+\s+([\d.]+)±\S+\s+([\d.]+)±\S+\s+([\d.]+)±\S+\s+([\d.]+)±", text, re.M)
+    assert rows, text
+    for c_ugc, c_p, p_ugc, ratio in (tuple(map(float, r)) for r in rows):
+        # W26: C_ugc >= C(P) (Cauchy-Schwarz) and C(P) >= P_ugc, all three from one estimated profile
+        assert c_ugc >= c_p >= p_ugc and ratio == pytest.approx(c_ugc / p_ugc, rel=1e-2)
