@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validate import int_arg
 from .divergence import kl as _kl
 from .joint import Joint
 from .schedules import Grid, Schedule, check_schedule
@@ -479,9 +480,7 @@ def _block_data(prof, edges):
 
 
 def _steps_arg(steps) -> int:
-    if isinstance(steps, (bool, np.bool_)) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise ValueError(f"steps: expected a positive integer, got {steps!r}")
-    return int(steps)
+    return int_arg(steps, "steps", 1)
 
 
 def w26_proposition1(p, edges, steps: int) -> Bound:
@@ -708,8 +707,8 @@ def dhw_tc_bound(p) -> Bound:
 class ComparisonRow:
     """One row of :func:`compare`: an exact quantity (kind ``"exact"``) or a bound.
 
-    ``slack`` = bound / exact (inf when exact = 0 < bound, 1 when both are 0; None for exact
-    rows); ``holds`` is None for exact and asymptotic rows.
+    ``slack`` = bound / exact (1 when they are equal, including 0 = 0 and inf = inf; inf when
+    exact = 0 < bound or bound = inf; 0 when exact = inf > bound; None for exact rows); ``holds`` is None for exact and asymptotic rows.
     """
 
     name: str
@@ -773,8 +772,14 @@ class Comparison:
 
 
 def _slack(value: float, exact: float) -> float:
-    if exact == 0.0:
-        return 1.0 if value == 0.0 else math.inf
+    """bound / exact, defined everywhere: 1 when they are equal (0 = 0 and inf = inf
+    included), inf when exact = 0 < bound or bound = inf > exact, 0 when exact = inf > bound."""
+    if value == exact:
+        return 1.0
+    if exact == 0.0 or math.isinf(value):
+        return math.inf
+    if math.isinf(exact):
+        return 0.0
     return value / exact
 
 

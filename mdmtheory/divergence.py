@@ -19,7 +19,7 @@ Proofs: proofs/path_kl_identity.md, proofs/kl_le_path_kl.md.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import rel_entr
+from scipy.special import kl_div
 
 from .joint import Joint
 from .schedules import Grid, check_schedule
@@ -32,8 +32,13 @@ def kl(p: Joint, q: Joint) -> float:
     r""":math:`\mathrm{KL}(p \,\|\, q) = \sum_x p(x) \log(p(x)/q(x))` in nats.
 
     Support rules: terms with p(x) = 0 are 0; any x with q(x) = 0 < p(x) gives ``inf``.
-    Computed term by term with ``rel_entr`` (never as cross-entropy minus entropy). ``q`` may
-    be sub-normalized (a sampler law with lost mass); p must not be.
+    ``q`` may be sub-normalized (a sampler law with lost mass); p must not be.
+
+    Computed term by term (never as cross-entropy minus entropy) from the non-negative
+    terms :math:`p\log(p/q) - p + q` (scipy ``kl_div``) plus the normalization
+    :math:`\sum_x p - \sum_x q = \mathrm{lost}(q)`, which the :class:`Joint` records hold to
+    rounding (tolerance model in :mod:`mdmtheory.joint`): the result is never negative, and
+    is 0 exactly when p = q.
     """
     for name, x in (("p", p), ("q", q)):
         if not isinstance(x, Joint):
@@ -42,7 +47,7 @@ def kl(p: Joint, q: Joint) -> float:
         raise ValueError(f"q: shape {q.table.shape} does not match p's {p.table.shape}")
     if p.lost:
         raise ValueError("p: has lost mass; the first argument must be a normalized law")
-    return float(np.sum(rel_entr(p.table, q.table)))
+    return float(np.sum(kl_div(p.table, q.table))) + float(q.lost)
 
 
 def step_path_kl(p, plan) -> np.ndarray:

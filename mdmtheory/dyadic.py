@@ -57,6 +57,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import rel_entr
 
+from ._validate import real_arg
 from .joint import Joint, Marginals
 from .ugc import gain
 
@@ -94,11 +95,8 @@ def psi_inverse(s):
 
 
 def _check_interval(a, b) -> tuple[float, float]:
-    try:
-        a, b = float(a), float(b)
-    except (TypeError, ValueError):
-        raise ValueError(f"a, b: expected reveal times 0 < a < b < 1, got a={a!r}, b={b!r}") from None
-    if not (np.isfinite(a) and np.isfinite(b) and 0.0 < a < b < 1.0):
+    a, b = real_arg(a, "a"), real_arg(b, "b")
+    if not (0.0 < a < b < 1.0):
         raise ValueError(
             f"a, b: the dyadic grid needs 0 < a < b < 1 (psi(0) = 0 never doubles, psi(1) = inf), "
             f"got a={a}, b={b}"

@@ -36,7 +36,7 @@ from mdmtheory import bounds as B
 from mdmtheory import dyadic, families, optimal, schedules, structured, ugc
 from mdmtheory.joint import NORMALIZATION_TOL
 
-from .reference import compositions
+from reference import compositions
 
 #: Longest time any single generated call may take (the first calls jit-compile).
 CALL_SECONDS = 20.0
@@ -105,11 +105,20 @@ def twice(fast: int, slow: int, *strategies):
 
 
 # -- hostile values -----------------------------------------------------------------------
+class _Deep(list):
+    """A list nested n deep (short repr: hypothesis prints failing examples)."""
+
+    def __repr__(self):
+        return f"<list nested {self.depth} deep>"
+
+
 def _deep(n):
     x = [0.5, 0.5]
-    for _ in range(n):
+    for _ in range(n - 1):
         x = [x]
-    return x
+    out = _Deep([x])
+    out.depth = n
+    return out
 
 
 HOSTILE = [
@@ -177,7 +186,7 @@ def laws(draw, **kw):
 @st.composite
 def law_and_schedule(draw, **kw):
     p = draw(laws(**kw))
-    sizes = draw(st.sampled_from(compositions(p.d)))
+    sizes = draw(st.sampled_from(list(compositions(p.d))))
     return p, mt.Schedule(sizes)
 
 
@@ -215,7 +224,7 @@ def _targets():
     prof_like = st.one_of(st.just(prof), st.just(p2), vec, hostile,
                           st.lists(st.sampled_from([1e250, 1e-200, 0.0, -1.0, 3.0]), min_size=1, max_size=6))
     return [
-        ("Joint", mt.Joint, st.tuples(st.one_of(tables().map(lambda t: t.tolist()), hostile, vec),
+        ("Joint", mt.Joint, st.tuples(st.tuples(st.one_of(tables().map(lambda t: t.tolist()), hostile, vec)),
                                       st.fixed_dictionaries({"lost": maybe(st.just(0.0))}))),
         ("product", families.product, st.tuples(st.tuples(maybe(st.just([[0.5, 0.5], [0.3, 0.7]]))), st.just({}))),
         ("repeated", families.repeated, st.tuples(st.tuples(ints, ints), st.just({}))),
