@@ -37,8 +37,9 @@ def kl(p: Joint, q: Joint) -> float:
     Computed term by term (never as cross-entropy minus entropy) from the non-negative
     terms :math:`p\log(p/q) - p + q` (scipy ``kl_div``) plus the normalization
     :math:`\sum_x p - \sum_x q = \mathrm{lost}(q)`, which the :class:`Joint` records hold to
-    rounding (tolerance model in :mod:`mdmtheory.joint`): the result is never negative, and
-    is 0 exactly when p = q.
+    rounding (tolerance model in :mod:`mdmtheory.joint`). Each term is >= 0 mathematically;
+    one that rounds to -1 ulp is taken as 0 (the only clipping), so the result is never
+    negative, and is 0 exactly when p = q.
     """
     for name, x in (("p", p), ("q", q)):
         if not isinstance(x, Joint):
@@ -47,7 +48,7 @@ def kl(p: Joint, q: Joint) -> float:
         raise ValueError(f"q: shape {q.table.shape} does not match p's {p.table.shape}")
     if p.lost:
         raise ValueError("p: has lost mass; the first argument must be a normalized law")
-    return float(np.sum(kl_div(p.table, q.table))) + float(q.lost)
+    return float(np.sum(np.maximum(kl_div(p.table, q.table), 0.0))) + float(q.lost)
 
 
 def step_path_kl(p, plan) -> np.ndarray:

@@ -353,7 +353,10 @@ def _law_invariants(case):
     H = float(guarded(mt.entropy, p)[1])
     assert abs(prof.entropy - H) <= 1e-12 * max(1.0, H) + 1e-15
     ok, run = guarded(mt.exact_run, p, sched, trajectory=True)
-    assert ok
+    if not ok:  # the one documented refusal: q(x) below float64 where p(x) > 0
+        assert "underflows float64" in str(run), run
+        assert p.table[p.table > 0].min() < 1e-150
+        return
     q = run.law
     assert abs(q.table.sum() + q.lost - 1.0) <= NORMALIZATION_TOL
     ok, kl = guarded(mt.kl, p, q)
@@ -372,7 +375,9 @@ test_law_invariants, test_law_invariants_slow = _law_invariants
 def _compare_invariants(p, grid):
     plan = grid if grid is not None else mt.Schedule.constant(p.d, max(1, p.d // 2))
     ok, cmp = guarded(mt.compare, p, plan)
-    assert ok, cmp
+    if not ok:
+        assert "underflows float64" in str(cmp), cmp
+        return
     for r in cmp.rows:
         assert not math.isnan(r.value), r
         if r.slack is not None:
@@ -392,7 +397,7 @@ def _ugc_on_laws(p):
         return
     a, b = ugc.canonical_interval(max(p.d, 3))
     for fn, args in ((ugc.coarse_complexity, ()), (ugc.fine_complexity, ()),
-                     (ugc.partition_complexity, ([a, 0.5, b],)), (B.w26_proposition1, ([a, 0.5, b], 4))):
+                     (ugc.partition_complexity, ([a, 0.5, b],)), (B.w26_proposition1, ([a, 0.5, b], 64))):
         ok, v = guarded(fn, prof, *args)
         assert ok, (fn.__name__, v)
         val = v.value if isinstance(v, B.Bound) else v
