@@ -126,6 +126,9 @@ def _compute(table: np.ndarray) -> np.ndarray:
 
     walk(np.asarray(table, dtype=np.float64), 0, 0, 0)
     H[0] = 0.0
+    # an entropy is >= 0; a near point mass stored as 1 + 1 ulp (normalized to rounding,
+    # joint.py's tolerance model) gives -2e-16: that rounding is returned as 0
+    np.maximum(H, 0.0, out=H)
     return H
 
 

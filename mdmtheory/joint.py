@@ -14,13 +14,14 @@ Tolerance model
 *Normalized* means: the entries are finite and non-negative and
 :math:`|\sum_x p(x) + \mathrm{lost} - 1| \le` :data:`NORMALIZATION_TOL` (1e-9). A table
 outside that tolerance is refused (``ValueError``: normalize it yourself). A table inside it
-is **rescaled exactly once at construction**, ``table * ((1 - lost) / table.sum())``, so the
-stored law is normalized to float64 rounding (a table that already sums to ``1 - lost``
-is stored bit for bit). Every identity the tests check therefore holds to rounding
+is stored bit for bit when it is normalized to rounding already
+(:math:`|\sum_x p(x) + \mathrm{lost} - 1| \le` :data:`RESCALE_TOL` = 1e-13) and is
+otherwise **rescaled exactly once at construction**, ``table * ((1 - lost) / table.sum())``;
+either way the stored law is normalized to float64 rounding. Every identity the tests check therefore holds to rounding
 (~1e-15 relative), not merely to the 1e-9 acceptance tolerance: H = Σφ, φ non-increasing
 (:func:`~mdmtheory.information_profile` also removes rounding-level rises, see there),
-table + lost = 1, 0 <= KL(p‖q) <= path KL (:func:`~mdmtheory.kl` sums non-negative terms,
-so it is never negative). Nothing else is ever rescaled, clipped or renormalized.
+table + lost = 1, 0 <= KL(p‖q) <= path KL (:func:`~mdmtheory.kl` returns a rounding-level
+negative sum as 0, the one documented clipping). Nothing else is ever rescaled, clipped or renormalized.
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ import numpy as np
 
 from ._validate import float_array, real_arg
 
-__all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions"]
+__all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "RESCALE_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions"]
 
 #: Largest allowed deviation of ``table.sum() + lost`` from 1.
 NORMALIZATION_TOL = 1e-9
+#: Tables off by more than this (and at most NORMALIZATION_TOL) are rescaled at construction;
+#: closer ones are normalized to rounding already and are stored bit for bit.
+RESCALE_TOL = 1e-13
 #: Largest dense table (K**d entries) accepted for exact work (2**24, 128 MiB of float64).
 MAX_OUTCOMES = 1 << 24
 
@@ -110,7 +114,7 @@ class Joint:
                 f"table: sums to {total!r} (+ lost {lost!r}), expected 1 within "
                 f"{NORMALIZATION_TOL}; normalize it yourself (nothing is renormalized silently)"
             )
-        if total != 1.0 - lost and total > 0.0:  # within tolerance: rescale once (module docstring)
+        if abs(total + lost - 1.0) > RESCALE_TOL and total > 0.0:  # rescale once (module docstring)
             arr *= (1.0 - lost) / total
         arr.setflags(write=False)
         object.__setattr__(self, "table", arr)

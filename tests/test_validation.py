@@ -54,14 +54,45 @@ def test_joint_rejects_bad_tables(table):
 
 
 @pytest.mark.parametrize("off", [5e-10, -5e-10, 0.9 * NORMALIZATION_TOL])
-def test_joint_accepts_within_tolerance_without_renormalizing(off):
+def test_joint_rescales_within_tolerance_once(off):
+    # tolerance model (joint.py docstring): accepted within NORMALIZATION_TOL, then rescaled
+    # once so that the stored law sums to 1 to rounding
     raw = np.array([[0.25, 0.25], [0.25, 0.25 + off]])
     p = Joint(raw)
-    assert np.array_equal(p.table, raw)  # the stored table is the input, bit for bit
-    assert p.table.sum() == raw.sum() != 1.0
+    assert raw.sum() != 1.0
+    assert abs(p.table.sum() - 1.0) <= 4e-16 < abs(raw.sum() - 1.0)
+    np.testing.assert_allclose(p.table, raw / raw.sum(), rtol=1e-15, atol=0)
     assert p.table.dtype == np.float64 and not p.table.flags.writeable
-    raw[0, 0] = 0.0  # the record holds its own copy
-    assert p.table[0, 0] == 0.25
+
+
+def test_joint_stores_normalized_tables_bit_for_bit():
+    raw = np.array([[0.1, 0.2], [0.3, 0.4]])
+    assert raw.sum() == 1.0
+    assert np.array_equal(Joint(raw).table, raw)
+    sub = np.array([0.25, 0.5])
+    assert np.array_equal(Joint(sub, lost=0.25).table, sub)
+
+
+@pytest.mark.parametrize("off", [5e-10, -5e-10])
+def test_identities_hold_to_rounding_for_tables_within_tolerance(off):
+    # a product law off by `off`: its profile must stay flat (non-increasing exactly), KL
+    # between the law and its own sampler law must be >= 0, and TC >= 0
+    raw = np.full((2, 2, 2), 1 / 8)
+    raw[0, 0, 0] += off
+    p = Joint(raw)
+    phi = information_profile(p).values
+    assert np.all(np.diff(phi) <= 0)
+    assert abs(phi.sum() - 3 * math.log(2)) < 1e-14
+    q = sampler_law(p, Schedule((3,)))
+    assert 0.0 <= kl(p, q) <= path_kl(p, Schedule((3,))) + 1e-15
+    assert total_correlation(p) >= -1e-15
+
+
+def test_joint_holds_its_own_copy():
+    raw = np.array([[0.25, 0.25], [0.25, 0.25 + 5e-10]])
+    p = Joint(raw)
+    raw[0, 0] = 0.0
+    assert p.table[0, 0] == pytest.approx(0.25, rel=1e-9)
 
 
 @pytest.mark.parametrize("lost", [-0.1, 1.5, math.nan, math.inf])
