@@ -830,7 +830,7 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     ]
     dp = Bound("data_processing", path, "kl", "data processing inequality (THEORY.md §2)", "KL(p||q) <= KL_path")
     rows.append(_row(dp, kl_exact, scale))
-    is_random = planner == "random" or getattr(planner, "name", None) == "random"
+    is_random = (isinstance(planner, str) and planner == "random") or getattr(planner, "name", None) == "random"
     exact_of = {"path_kl": path, "kl": kl_exact}
     if isinstance(plan, Schedule) and is_random:
         for b in (riemann_bound(prof, plan), lc25_bound(prof, plan), w26_theorem1_card(prof, plan)):

@@ -110,15 +110,17 @@ def information_profile(p: Joint) -> Profile:
     ~1e-16 · H, so a flat stretch (a product law) can come out rising by an ulp. Where the
     computed values rise, adjacent values are pooled to their mean (pool adjacent
     violators), which keeps :math:`\sum_m \varphi_m = H(X)` and changes no value by more
-    than the rounding it removes; the result is non-increasing exactly. Rises larger than
+    than the rounding it removes; the result is non-increasing exactly. Values below 0 by
+    rounding (a conditional entropy of -1e-32) are set to 0. Rises larger than
     rounding (1e-9 · max(1, H)) would be a bug and raise ``RuntimeError``.
 
     Proof: proofs/profile_identities.md (tests/proofs/test_profile_identities.py).
     """
     v = Profile.from_entropy_coefficients(entropy_coefficients(p)).values
-    if np.all(np.diff(v) <= 0):
+    if np.all(np.diff(v) <= 0) and v[-1] >= 0:
         return Profile(v)
-    fixed = _nonincreasing(v)
+    # conditional entropies are >= 0: a last value of -1e-32 is rounding of 0
+    fixed = np.maximum(_nonincreasing(v), 0.0)
     if np.max(np.abs(fixed - v)) > 1e-9 * max(1.0, float(np.abs(v).max())):
         raise RuntimeError(f"information_profile: the computed profile rises beyond rounding: {v}")
     return Profile(fixed)

@@ -133,7 +133,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     start = {0: 1.0}  # P(A revealed before the first step)
     complete = False
     if isinstance(plan, Grid):
-        if planner not in ("random", "bernoulli"):
+        if not (isinstance(planner, str) and planner in ("random", "bernoulli")):
             raise ValueError(
                 f"planner: a Grid drives the Bernoulli-subset sampler; use planner='random' "
                 f"(or 'bernoulli'), got {planner!r}"
