@@ -174,36 +174,39 @@ def _envelope_layers(c: np.ndarray, T: int) -> np.ndarray:
     # hot loop: ufuncs with positional output arguments (measurably less call overhead)
     sub, div, mul, add, ceil, take = np.subtract, np.divide, np.multiply, np.add, np.ceil, np.take
     accumulate, bincount = np.add.accumulate, np.bincount
-    for t in range(2, T + 1):
-        p = t & 1
-        cur = bufs[1 - p]
-        sub(lines[p], sc, A)
-        o = opt[t]
-        if strict:
-            sub(A1, A0, dA)
-            div(dA, dc, b)  # line k+1 is at most line k at x iff x >= b_k
-            np.minimum(b, d + 1, out=kf)
-            ceil(kf, kf)  # K_k = ceil(b_k): for integer x, x >= b_k iff x >= K_k
-            if d <= 2 or sub(K1, K0, db).min() >= 0:
-                # K non-decreasing: at every integer x the best line is the one after the
-                # #{k : K_k <= x} breakpoints (chain the pairwise comparisons both ways)
-                if d > 1 and kf[0] < 0:  # b >= 1 in exact arithmetic; guard against rounding
-                    np.maximum(kf, 0, out=kf)
-                ki[...] = kf
-                accumulate(bincount(ki, None, d + 2)[: d + 1], 0, None, o)
+    # a subnormal slope gap dc makes a breakpoint overflow to inf; it is clipped to d + 1,
+    # which is right (that line never wins), so the overflow is not an error
+    with np.errstate(over="ignore"):
+        for t in range(2, T + 1):
+            p = t & 1
+            cur = bufs[1 - p]
+            sub(lines[p], sc, A)
+            o = opt[t]
+            if strict:
+                sub(A1, A0, dA)
+                div(dA, dc, b)  # line k+1 is at most line k at x iff x >= b_k
+                np.minimum(b, d + 1, out=kf)
+                ceil(kf, kf)  # K_k = ceil(b_k): for integer x, x >= b_k iff x >= K_k
+                if d <= 2 or sub(K1, K0, db).min() >= 0:
+                    # K non-decreasing: at every integer x the best line is the one after the
+                    # #{k : K_k <= x} breakpoints (chain the pairwise comparisons both ways)
+                    if d > 1 and kf[0] < 0:  # b >= 1 in exact arithmetic; guard against rounding
+                        np.maximum(kf, 0, out=kf)
+                    ki[...] = kf
+                    accumulate(bincount(ki, None, d + 2)[: d + 1], 0, None, o)
+                else:
+                    keep = np.ones(d, dtype=bool)
+                    keep[1:-1] = b1 > b0
+                    _hull_layer(A, c, s_all[keep], o)
             else:
-                keep = np.ones(d, dtype=bool)
-                keep[1:-1] = b1 > b0
-                _hull_layer(A, c, s_all[keep], o)
-        else:
-            mins = np.minimum.reduceat(A, run_start)
-            first = np.minimum.reduceat(np.where(A <= mins[run_of], s_all, d), run_start)
-            _hull_layer(A, c, first, o)
-        # G_t(e) = A(o) + e c(o); for o >= e this equals G_{t-1}(e) (the no-step line)
-        take(c, o, None, gath)
-        mul(e_all, gath, cur)
-        take(A, o, None, gath)
-        add(cur, gath, cur)
+                mins = np.minimum.reduceat(A, run_start)
+                first = np.minimum.reduceat(np.where(A <= mins[run_of], s_all, d), run_start)
+                _hull_layer(A, c, first, o)
+            # G_t(e) = A(o) + e c(o); for o >= e this equals G_{t-1}(e) (the no-step line)
+            take(c, o, None, gath)
+            mul(e_all, gath, cur)
+            take(A, o, None, gath)
+            add(cur, gath, cur)
     return opt
 
 

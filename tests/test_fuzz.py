@@ -355,7 +355,7 @@ def _law_invariants(case):
     ok, run = guarded(mt.exact_run, p, sched, trajectory=True)
     if not ok:  # the one documented refusal: q(x) below float64 where p(x) > 0
         assert "underflows float64" in str(run), run
-        assert p.table[p.table > 0].min() < 1e-150
+        assert p.table[p.table > 0].min() < 1e-300 ** (1 / p.d)  # a product of d factors
         return
     q = run.law
     assert abs(q.table.sum() + q.lost - 1.0) <= NORMALIZATION_TOL
@@ -425,7 +425,11 @@ def _optimal_is_optimal(values, scale, steps):
     # own scale, so the check is scale-invariant)
     res = 4 * d * 2.0**-52 * float(np.max(np.abs(c)))
     assert got <= best * (1 + 1e-12) + res, (got, best)
-    # scale invariance: the same schedule is optimal for c / scale
+    # scale invariance: the same schedule is optimal for c / scale (when c * scale lost
+    # nothing to underflow: then it is a different profile)
+    v = np.asarray(values, dtype=float)
+    if np.any((v > 0) & (c < 1e-290)):
+        return
     ok, s1 = guarded(mt.optimal_schedule, np.asarray(values, dtype=float), steps)
     assert ok
     g1 = optimal.schedule_path_kl(np.asarray(values, dtype=float), s1)
