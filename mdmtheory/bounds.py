@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validate import LIMITS as _LIMITS
 from ._validate import int_arg
 from .divergence import kl as _kl
 from .joint import Joint
@@ -451,9 +452,7 @@ def w26_corollary1(p, plan, *, start: float | None = None, stop: float | None = 
         grid = plan
         t0, T, N = plan.times[0], plan.times[-1], plan.steps
     else:
-        if isinstance(plan, (bool, np.bool_)) or not isinstance(plan, (int, np.integer)) or plan < 1:
-            raise ValueError(f"plan: expected a step count N >= 1 or a geometric Grid, got {plan!r}")
-        N = int(plan)
+        N = int_arg(plan, "plan", 1, _LIMITS["steps"], " (a step count N or a geometric Grid)")
         t0, T = _endpoints(prof, start, stop)
         grid = _geo_grid(t0, T, N)
     L = float(log_odds(T) - log_odds(t0))

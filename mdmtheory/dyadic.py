@@ -57,7 +57,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import rel_entr
 
-from ._validate import real_arg
+from ._validate import int_arg, real_arg
 from .joint import Joint, Marginals
 from .ugc import gain
 
@@ -398,13 +398,11 @@ def dyadic_estimate(
     """
     p = _check_law(p)
     a, b = _check_interval(a, b)
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
-    rng = np.random.default_rng(int(seed))
+    seed = int_arg(seed, "seed", 0)
+    rng = np.random.default_rng(seed)
     d, K = p.d, p.K
     if samples is None:
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 2:
-            raise ValueError(f"n: expected an integer >= 2, got {n!r}")
+        n = int_arg(n, "n", 2, None, " (number of samples)")
         flat = p.table.ravel()
         idx = rng.choice(flat.shape[0], size=int(n), p=flat / flat.sum())
         xs = np.stack(np.unravel_index(idx, p.table.shape), axis=1).astype(np.intp)
