@@ -204,7 +204,10 @@ def w26_lemma1(p, a: float, b: float) -> Lemma1:
     a, b = _check_interval(a, b)
     ha, hb = (float(x) for x in gain(p, np.array([a, b])))
     dh = hb - ha
-    return Lemma1(lower=a * (1.0 - b) * dh, upper=b * (1.0 - a) * dh, D=(b - a) * dh, c=(b - a) / (a * (1.0 - b)))
+    # c overflows to inf when a (1 - b) is below the float64 range (a = 1e-308, b = 1 - 1e-16)
+    with np.errstate(over="ignore", divide="ignore"):
+        c = float(np.float64(b - a) / np.float64(a) / np.float64(1.0 - b))
+    return Lemma1(lower=a * (1.0 - b) * dh, upper=b * (1.0 - a) * dh, D=(b - a) * dh, c=c)
 
 
 @dataclass(frozen=True)
