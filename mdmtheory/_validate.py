@@ -21,11 +21,11 @@ before anything is allocated or looped over:
 ==================  =============  ===================================================
 argument            maximum        why
 ==================  =============  ===================================================
-``d``               4096           positions of a law, profile, schedule or plan
+``d``               2**16          positions of a law, profile, schedule or plan
 ``K``               2**24          alphabet size (dense tables also need K**d <= 2**24)
-``steps``           4096           steps of a schedule or grid (card schedules: <= d)
-``max_steps``       4096           as ``steps``
-``steps_per_block`` 4096           as ``steps``
+``steps``           2**16          steps of a schedule or grid (card schedules: <= d)
+``max_steps``       2**16          as ``steps``
+``steps_per_block`` 2**16          as ``steps``
 ``n``               2**24          Monte Carlo samples per call
 ``resolution``      2**20          grid points of a discretized search
 ``blocks``          2**20          blocks of a partition (<= resolution)
@@ -50,11 +50,11 @@ __all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "real_arg", "float_array"
 INT_MAX = 2**63 - 1
 #: Documented maximum of each size argument, by argument name (see the module docstring).
 LIMITS = {
-    "d": 4096,
+    "d": 1 << 16,
     "K": 1 << 24,
-    "steps": 4096,
-    "max_steps": 4096,
-    "steps_per_block": 4096,
+    "steps": 1 << 16,
+    "max_steps": 1 << 16,
+    "steps_per_block": 1 << 16,
     "n": 1 << 24,
     "resolution": 1 << 20,
     "blocks": 1 << 20,
