@@ -142,8 +142,12 @@ def bernstein_basis(n: int, t) -> np.ndarray:
     points, no overflow for tiny t (scipy's ``binom.pmf`` overflows at t = 2.2e-308) and
     relative accuracy ~1e-13 up to n in the thousands.
     """
-    n = int_arg(n, "n", 0)
-    t = _times(t)[..., None]
+    return _bernstein(int_arg(n, "n", 0), _times(t))
+
+
+def _bernstein(n: int, t: np.ndarray) -> np.ndarray:
+    """:func:`bernstein_basis` for validated arguments (the quadrature hot path)."""
+    t = t[..., None]
     j = np.arange(n + 1)
     logc = gammaln(n + 1) - gammaln(j + 1) - gammaln(n - j + 1)
     return np.exp(logc + xlogy(j, t) + xlog1py(n - j, -t))
@@ -187,7 +191,7 @@ def gain(p, t):
     r"""Gain polynomial :math:`h(t)` in Bernstein form (vectorized over t)."""
     hcard = gain_coefficients(p)
     d = hcard.shape[0]
-    return bernstein_basis(d - 1, _times(t)) @ hcard
+    return _bernstein(d - 1, _times(t)) @ hcard
 
 
 def _gain_derivative(prof: Profile, t: np.ndarray, *, strict: bool = False) -> np.ndarray:
@@ -195,7 +199,7 @@ def _gain_derivative(prof: Profile, t: np.ndarray, *, strict: bool = False) -> n
     if d == 1:
         return np.zeros(t.shape)
     inc = _increments(prof, strict=strict)
-    return (d - 1) * (bernstein_basis(d - 2, t) @ inc)
+    return (d - 1) * (_bernstein(d - 2, np.asarray(t, dtype=np.float64)) @ inc)
 
 
 def gain_derivative(p, t):
@@ -212,7 +216,7 @@ def info(p, t):
     e = as_profile(p).entropy_coefficients
     d = e.shape[0] - 1
     t = _times(t)
-    return bernstein_basis(d, t) @ e
+    return _bernstein(d, t) @ e
 
 
 # -- UGC ------------------------------------------------------------------------------
