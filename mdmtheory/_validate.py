@@ -1,4 +1,41 @@
-"""Argument checks shared by the modules: clear ValueErrors that name the argument."""
+r"""Argument checks shared by the modules: clear ValueErrors that name the argument.
+
+One place decides what an integer, a real number and an array of reals are, and how large a
+size may be. Every check raises ``ValueError`` whose message starts with the argument's name
+(``"d: ..."``) and says what would be accepted; nothing is clipped, rounded or coerced from
+text.
+
+What is refused everywhere
+--------------------------
+* ``bool`` / ``numpy.bool_`` where a number is expected (``True`` is not 1 here);
+* strings and bytes, also numeric ones (``"3"``, ``"0.5"``), and arrays of them;
+* object arrays whose elements are not real numbers, complex numbers, ragged or deeply
+  nested lists (more than 32 axes), and numbers too large for float64 (``10**400``);
+* NaN and ±inf, unless a function documents that it accepts them.
+
+Documented limits
+-----------------
+Sizes are refused beyond these maxima (``ValueError`` naming the argument and the limit),
+before anything is allocated or looped over:
+
+==================  =============  ===================================================
+argument            maximum        why
+==================  =============  ===================================================
+``d``               2**16          positions of a law, profile, schedule or plan
+``K``               2**24          alphabet size (dense tables also need K**d <= 2**24)
+``steps``           2**16          steps of a schedule or grid (card schedules: <= d)
+``max_steps``       2**16          as ``steps``
+``steps_per_block`` 2**16          as ``steps``
+``n``               2**24          Monte Carlo samples per call
+``resolution``      2**20          grid points of a discretized search
+``blocks``          2**20          blocks of a partition (<= resolution)
+``maxiter``         10**6          optimizer iterations
+any other integer   2**63 - 1      fits numpy's int64 (seeds, bases, block lengths)
+==================  =============  ===================================================
+
+Dense tables: at most :data:`mdmtheory.joint.MAX_OUTCOMES` = 2**24 entries (K**d); the exact
+sampler engine: at most (K+1)**d <= 2**25 state entries.
+"""
 
 from __future__ import annotations
 
@@ -7,23 +44,102 @@ import numbers
 
 import numpy as np
 
+__all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "real_arg", "float_array"]
+
+#: Largest integer accepted for an argument without its own entry in :data:`LIMITS`.
+INT_MAX = 2**63 - 1
+#: Documented maximum of each size argument, by argument name (see the module docstring).
+LIMITS = {
+    "d": 1 << 16,
+    "K": 1 << 24,
+    "steps": 1 << 16,
+    "max_steps": 1 << 16,
+    "steps_per_block": 1 << 16,
+    "n": 1 << 24,
+    "resolution": 1 << 20,
+    "blocks": 1 << 20,
+    "maxiter": 10**6,
+}
+#: Deepest nesting of an array argument (numpy's own limit is 64 axes).
+MAX_NDIM = 32
+
+
+def _is_bool(value) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
 
 def int_arg(value, name: str, minimum: int, maximum: int | None = None, hint: str = "") -> int:
-    """An integer argument in ``minimum..maximum`` (bools and floats are refused)."""
-    rng = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name}: expected an integer {rng}, got {value!r}{hint}")
+    """An integer argument in ``minimum..maximum`` (bools, floats and strings are refused).
+
+    The maximum is also capped by the documented limit of ``name`` in :data:`LIMITS` (or
+    :data:`INT_MAX`); the error then names that limit.
+    """
+    limit = LIMITS.get(name, INT_MAX)
+    capped = maximum is None or maximum > limit
+    top = limit if capped else maximum
+    rng = f"in {minimum}..{top}"
+    if _is_bool(value) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name}: expected an integer {rng}, got {_short(value)}{hint}")
     value = int(value)
-    if value < minimum or (maximum is not None and value > maximum):
+    if value < minimum:
         raise ValueError(f"{name}: expected an integer {rng}, got {value}{hint}")
+    if value > top:
+        why = f" (the documented limit of {name!r} is {limit})" if capped else hint
+        raise ValueError(f"{name}: expected an integer {rng}, got {_short(value)}{why}")
     return value
 
 
 def real_arg(value, name: str) -> float:
-    """A finite real scalar (bools refused)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name}: expected a finite real number, got {value!r}")
-    value = float(value)
+    """A finite real scalar (bools, strings and numbers beyond float64 refused)."""
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name}: expected a finite real number, got {_short(value)}")
+    try:
+        value = float(value)
+    except (OverflowError, ValueError, TypeError):
+        raise ValueError(f"{name}: expected a finite real number, got {_short(value)} (beyond float64)") from None
     if not math.isfinite(value):
         raise ValueError(f"{name}: expected a finite real number, got {value}")
     return value
+
+
+def float_array(value, name: str, *, ndim: int | None = None, what: str = "", finite: bool = True) -> np.ndarray:
+    """A new float64 array read from numbers only (see the module docstring for what is refused).
+
+    ``ndim``: required number of axes; ``what``: the expected shape in words, for errors;
+    ``finite``: refuse NaN and ±inf.
+    """
+    shape = f" of shape {what}" if what else ""
+    if isinstance(value, (str, bytes, bytearray)) or _is_bool(value) or value is None:
+        raise ValueError(f"{name}: expected an array of real numbers{shape}, got {_short(value)}")
+    try:
+        raw = np.asarray(value)
+        if raw.dtype.kind == "O":  # elements of unknown type: each must be a real number
+            flat = raw.ravel()
+            if not all(isinstance(x, numbers.Real) and not _is_bool(x) for x in flat):
+                raise ValueError("elements must be real numbers")
+            arr = np.array(flat.tolist(), dtype=np.float64).reshape(raw.shape)
+        elif raw.dtype.kind in "iuf":
+            arr = np.array(raw, dtype=np.float64)
+        else:
+            raise ValueError(f"elements must be real numbers, got dtype {raw.dtype}")
+    except (TypeError, ValueError, OverflowError, RecursionError, MemoryError) as exc:
+        msg = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise ValueError(f"{name}: cannot be read as an array of real numbers{shape} ({msg})") from None
+    if arr.ndim > MAX_NDIM:
+        raise ValueError(f"{name}: nested {arr.ndim} deep; expected an array{shape}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name}: expected an array{shape} ({ndim} axes), got shape {arr.shape}")
+    if finite and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: contains NaN or infinite entries")
+    return arr
+
+
+def _short(value) -> str:
+    """repr of a value, shortened (a 10**400 integer or a deep list must not flood errors)."""
+    if isinstance(value, numbers.Integral) and not _is_bool(value) and abs(int(value)) > 10**18:
+        return f"an integer of {int(value).bit_length()} bits"
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -25,6 +25,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ._validate import LIMITS as _LIMITS
+from ._validate import int_arg
 from .divergence import kl as _kl
 from .joint import Joint
 from .schedules import Grid, Schedule, check_schedule
@@ -505,9 +507,7 @@ def w26_corollary1(p, plan, *, start: float | None = None, stop: float | None = 
         grid = plan
         t0, T, N = plan.times[0], plan.times[-1], plan.steps
     else:
-        if isinstance(plan, (bool, np.bool_)) or not isinstance(plan, (int, np.integer)) or plan < 1:
-            raise ValueError(f"plan: expected a step count N >= 1 or a geometric Grid, got {plan!r}")
-        N = int(plan)
+        N = int_arg(plan, "plan", 1, _LIMITS["steps"], " (a step count N or a geometric Grid)")
         t0, T = _endpoints(prof, start, stop)
         grid = _geo_grid(t0, T, N)
     L = float(log_odds(T) - log_odds(t0))
@@ -535,9 +535,7 @@ def _block_data(prof, edges):
 
 
 def _steps_arg(steps) -> int:
-    if isinstance(steps, (bool, np.bool_)) or not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise ValueError(f"steps: expected a positive integer, got {steps!r}")
-    return int(steps)
+    return int_arg(steps, "steps", 1)
 
 
 def w26_proposition1(p, edges, steps: int) -> Bound:
@@ -845,8 +843,9 @@ def dhw_tc_bound(p) -> Bound:
 class ComparisonRow:
     """One row of :func:`compare`: an exact quantity (kind ``"exact"``) or a bound.
 
-    ``slack`` = bound / exact (inf when exact = 0 < bound, 1 when both are 0; None for exact
-    rows); ``holds`` is None for exact and asymptotic rows; ``status`` is the bound's
+    ``slack`` = bound / exact (1 when they are equal, including 0 = 0 and inf = inf; inf when
+    exact = 0 < bound or bound = inf; 0 when exact = inf > bound; None for exact rows);
+    ``holds`` is None for exact and asymptotic rows; ``status`` is the bound's
     :attr:`Bound.status` (``"paper"``, ``"paper, via summary"``, ``"our reading"``,
     ``"derived here"``; ``"exact"`` for exact rows).
     """
@@ -914,8 +913,14 @@ class Comparison:
 
 
 def _slack(value: float, exact: float) -> float:
-    if exact == 0.0:
-        return 1.0 if value == 0.0 else math.inf
+    """bound / exact, defined everywhere: 1 when they are equal (0 = 0 and inf = inf
+    included), inf when exact = 0 < bound or bound = inf > exact, 0 when exact = inf > bound."""
+    if value == exact:
+        return 1.0
+    if exact == 0.0 or math.isinf(value):
+        return math.inf
+    if math.isinf(exact):
+        return 0.0
     return value / exact
 
 
@@ -974,7 +979,7 @@ def compare(p, plan, planner: str = "random") -> Comparison:
         "data_processing", path, "kl", "data processing inequality (proofs/kl_le_path_kl.md)", "KL(p||q) <= KL_path", status=DERIVED
     )
     rows.append(_row(dp, kl_exact, scale))
-    is_random = planner == "random" or getattr(planner, "name", None) == "random"
+    is_random = (isinstance(planner, str) and planner == "random") or getattr(planner, "name", None) == "random"
     exact_of = {"path_kl": path, "kl": kl_exact}
     if isinstance(plan, Schedule) and is_random:
         for b in (riemann_bound(prof, plan), lc25_bound(prof, plan), w26_theorem1_card(prof, plan)):

@@ -60,7 +60,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import rel_entr, xlogy
 
-from ._validate import int_arg as _int_arg
+from ._validate import int_arg, real_arg
 from .joint import Joint, Marginals
 from .structured import as_oracle, loo_conditionals
 from .ugc import gain
@@ -105,11 +105,8 @@ def psi_inverse(s):
 
 
 def _check_interval(a, b) -> tuple[float, float]:
-    try:
-        a, b = float(a), float(b)
-    except (TypeError, ValueError):
-        raise ValueError(f"a, b: expected reveal times 0 < a < b < 1, got a={a!r}, b={b!r}") from None
-    if not (np.isfinite(a) and np.isfinite(b) and 0.0 < a < b < 1.0):
+    a, b = real_arg(a, "a"), real_arg(b, "b")
+    if not (0.0 < a < b < 1.0):
         raise ValueError(
             f"a, b: the dyadic grid needs 0 < a < b < 1 (psi(0) = 0 never doubles, psi(1) = inf), "
             f"got a={a}, b={b}"
@@ -217,7 +214,10 @@ def w26_lemma1(p, a: float, b: float) -> Lemma1:
     a, b = _check_interval(a, b)
     ha, hb = (float(x) for x in gain(p, np.array([a, b])))
     dh = hb - ha
-    return Lemma1(lower=a * (1.0 - b) * dh, upper=b * (1.0 - a) * dh, D=(b - a) * dh, c=(b - a) / (a * (1.0 - b)))
+    # c overflows to inf when a (1 - b) is below the float64 range (a = 1e-308, b = 1 - 1e-16)
+    with np.errstate(over="ignore", divide="ignore"):
+        c = float(np.float64(b - a) / np.float64(a) / np.float64(1.0 - b))
+    return Lemma1(lower=a * (1.0 - b) * dh, upper=b * (1.0 - a) * dh, D=(b - a) * dh, c=c)
 
 
 @dataclass(frozen=True)
@@ -433,13 +433,11 @@ def dyadic_estimate(
         return _oracle_estimate(p, a, b, n=n, seed=seed, samples=samples, weights=weights, form=form, batch=batch)
     p = _check_law(p)
     a, b = _check_interval(a, b)
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed: expected a non-negative integer, got {seed!r}")
-    rng = np.random.default_rng(int(seed))
+    seed = int_arg(seed, "seed", 0)
+    rng = np.random.default_rng(seed)
     d, K = p.d, p.K
     if samples is None:
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < 2:
-            raise ValueError(f"n: expected an integer >= 2, got {n!r}")
+        n = int_arg(n, "n", 2, None, " (number of samples)")
         flat = p.table.ravel()
         idx = rng.choice(flat.shape[0], size=int(n), p=flat / flat.sum())
         xs = np.stack(np.unravel_index(idx, p.table.shape), axis=1).astype(np.intp)
@@ -520,7 +518,7 @@ def oracle_samples(law, samples, n, rng: np.random.Generator) -> np.ndarray:
     """Validated clean samples (n, d): the given ones, or n drawn by ``law.sample(n, rng)``."""
     d, K = int(law.d), int(law.K)
     if samples is None:
-        n = _int_arg(n, "n", 2)
+        n = int_arg(n, "n", 2)
         if not hasattr(law, "sample"):
             raise ValueError("samples: this oracle cannot sample (no .sample); pass clean samples (n, d)")
         return np.asarray(law.sample(n, rng), dtype=np.intp)
@@ -543,8 +541,8 @@ def oracle_samples(law, samples, n, rng: np.random.Generator) -> np.ndarray:
 def _oracle_estimate(law, a, b, *, n, seed, samples, weights, form, batch) -> DyadicEstimate:
     law = _check_oracle(law)
     a, b = _check_interval(a, b)
-    seed = _int_arg(seed, "seed", 0)
-    batch = _int_arg(batch, "batch", 1)
+    seed = int_arg(seed, "seed", 0)
+    batch = int_arg(batch, "batch", 1)
     rng = np.random.default_rng(seed)
     xs = oracle_samples(law, samples, n, rng)
     U = rng.random(xs.shape)

@@ -33,6 +33,7 @@ import numpy as np
 from scipy.special import comb
 
 from ._jax import x64
+from ._validate import float_array
 from .joint import Joint
 
 __all__ = [
@@ -125,6 +126,9 @@ def _compute(table: np.ndarray) -> np.ndarray:
 
     walk(np.asarray(table, dtype=np.float64), 0, 0, 0)
     H[0] = 0.0
+    # an entropy is >= 0; a near point mass stored as 1 + 1 ulp (normalized to rounding,
+    # joint.py's tolerance model) gives -2e-16: that rounding is returned as 0
+    np.maximum(H, 0.0, out=H)
     return H
 
 
@@ -150,14 +154,19 @@ def _as_entropies(x) -> np.ndarray:
     if isinstance(x, Joint):
         return subset_entropies(x)
     try:
-        H = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        H = np.zeros(0)
+        H = float_array(x, "p", finite=False)
+    except ValueError as exc:
+        raise ValueError(f"p: expected a Joint or a vector of 2**d subset entropies ({exc})") from None
     n = H.shape[0] if H.ndim == 1 else 0
     if H.ndim != 1 or n < 2 or n & (n - 1):
         raise ValueError("p: expected a Joint or a vector of 2**d subset entropies")
     if not np.all(np.isfinite(H)):
         raise ValueError("p: the subset entropies contain NaN or infinite entries")
+    if H[0] != 0.0 or np.any(H < 0):
+        raise ValueError(
+            "p: subset entropies must be >= 0 with H(empty set) = 0 at index 0 "
+            f"(got H[0] = {H[0]:.3g}, min {H.min():.3g})"
+        )
     return H
 
 

@@ -6,8 +6,22 @@ Positions are numbered ``0 .. d-1``; a set of positions A is often passed as a b
 
 A sampler law may be *sub-normalized*: when a factorized step produces a partial sequence
 :math:`x_A` with :math:`p(x_A) = 0` the exact conditionals are undefined, and the mass that
-reached it is kept apart as ``lost`` (docs/design.md §6). The table then sums to
-``1 - lost``. Data laws have ``lost == 0``.
+reached it is kept apart as ``lost`` (docs/design.md §6). The table then sums to ``1 - lost``. Data laws have
+``lost == 0``.
+
+Tolerance model
+---------------
+*Normalized* means: the entries are finite and non-negative and
+:math:`|\sum_x p(x) + \mathrm{lost} - 1| \le` :data:`NORMALIZATION_TOL` (1e-9). A table
+outside that tolerance is refused (``ValueError``: normalize it yourself). A table inside it
+is stored bit for bit when it is normalized to rounding already
+(:math:`|\sum_x p(x) + \mathrm{lost} - 1| \le` :data:`RESCALE_TOL` = 1e-13) and is
+otherwise **rescaled exactly once at construction**, ``table * ((1 - lost) / table.sum())``;
+either way the stored law is normalized to float64 rounding. Every identity the tests check therefore holds to rounding
+(~1e-15 relative), not merely to the 1e-9 acceptance tolerance: H = Σφ, φ non-increasing
+(:func:`~mdmtheory.information_profile` also removes rounding-level rises, see there),
+table + lost = 1, 0 <= KL(p‖q) <= path KL (:func:`~mdmtheory.kl` returns a rounding-level
+negative sum as 0, the one documented clipping). Nothing else is ever rescaled, clipped or renormalized.
 """
 
 from __future__ import annotations
@@ -17,10 +31,15 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-__all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions"]
+from ._validate import float_array, real_arg
+
+__all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "RESCALE_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions"]
 
 #: Largest allowed deviation of ``table.sum() + lost`` from 1.
 NORMALIZATION_TOL = 1e-9
+#: Tables off by more than this (and at most NORMALIZATION_TOL) are rescaled at construction;
+#: closer ones are normalized to rounding already and are stored bit for bit.
+RESCALE_TOL = 1e-13
 #: Largest dense table (K**d entries) accepted for exact work (2**24, 128 MiB of float64).
 MAX_OUTCOMES = 1 << 24
 
@@ -50,7 +69,8 @@ class Joint:
     ----------
     table : array_like, shape ``(K,)*d``
         Probabilities, ``K >= 2``, ``d >= 1``. Entries must be finite and non-negative and
-        sum to ``1 - lost`` within :data:`NORMALIZATION_TOL`; nothing is renormalized.
+        sum to ``1 - lost`` within :data:`NORMALIZATION_TOL`; such a table is rescaled once
+        to sum to ``1 - lost`` to rounding (the tolerance model of the module docstring).
     lost : float, keyword-only
         Mass kept apart by a sampler at zero-probability prefixes (0 for data laws).
 
@@ -67,10 +87,7 @@ class Joint:
     lost: float
 
     def __init__(self, table, *, lost: float = 0.0):
-        try:
-            arr = np.array(table, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"table: cannot be read as a float64 array ({exc})") from None
+        arr = float_array(table, "table", what="(K,)*d", finite=False)
         if arr.ndim == 0:
             raise ValueError("table: expected an array of shape (K,)*d with d >= 1, got a scalar")
         K = arr.shape[0]
@@ -88,18 +105,17 @@ class Joint:
             raise ValueError("table: contains NaN or infinite entries")
         if np.any(arr < 0):
             raise ValueError(f"table: contains negative entries (min {arr.min():.3g})")
-        try:
-            lost = float(lost)
-        except (TypeError, ValueError):
-            raise ValueError(f"lost: expected a mass in [0, 1], got {lost!r}") from None
-        if not (np.isfinite(lost) and 0.0 <= lost <= 1.0):
+        lost = real_arg(lost, "lost")
+        if not 0.0 <= lost <= 1.0:
             raise ValueError(f"lost: must be a mass in [0, 1], got {lost}")
         total = float(arr.sum())
-        if abs(total + lost - 1.0) > NORMALIZATION_TOL:
+        if not abs(total + lost - 1.0) <= NORMALIZATION_TOL:
             raise ValueError(
                 f"table: sums to {total!r} (+ lost {lost!r}), expected 1 within "
                 f"{NORMALIZATION_TOL}; normalize it yourself (nothing is renormalized silently)"
             )
+        if abs(total + lost - 1.0) > RESCALE_TOL and total > 0.0:  # rescale once (module docstring)
+            arr *= (1.0 - lost) / total
         arr.setflags(write=False)
         object.__setattr__(self, "table", arr)
         object.__setattr__(self, "lost", lost)

@@ -174,36 +174,39 @@ def _envelope_layers(c: np.ndarray, T: int) -> np.ndarray:
     # hot loop: ufuncs with positional output arguments (measurably less call overhead)
     sub, div, mul, add, ceil, take = np.subtract, np.divide, np.multiply, np.add, np.ceil, np.take
     accumulate, bincount = np.add.accumulate, np.bincount
-    for t in range(2, T + 1):
-        p = t & 1
-        cur = bufs[1 - p]
-        sub(lines[p], sc, A)
-        o = opt[t]
-        if strict:
-            sub(A1, A0, dA)
-            div(dA, dc, b)  # line k+1 is at most line k at x iff x >= b_k
-            np.minimum(b, d + 1, out=kf)
-            ceil(kf, kf)  # K_k = ceil(b_k): for integer x, x >= b_k iff x >= K_k
-            if d <= 2 or sub(K1, K0, db).min() >= 0:
-                # K non-decreasing: at every integer x the best line is the one after the
-                # #{k : K_k <= x} breakpoints (chain the pairwise comparisons both ways)
-                if d > 1 and kf[0] < 0:  # b >= 1 in exact arithmetic; guard against rounding
-                    np.maximum(kf, 0, out=kf)
-                ki[...] = kf
-                accumulate(bincount(ki, None, d + 2)[: d + 1], 0, None, o)
+    # a subnormal slope gap dc makes a breakpoint overflow to inf; it is clipped to d + 1,
+    # which is right (that line never wins), so the overflow is not an error
+    with np.errstate(over="ignore"):
+        for t in range(2, T + 1):
+            p = t & 1
+            cur = bufs[1 - p]
+            sub(lines[p], sc, A)
+            o = opt[t]
+            if strict:
+                sub(A1, A0, dA)
+                div(dA, dc, b)  # line k+1 is at most line k at x iff x >= b_k
+                np.minimum(b, d + 1, out=kf)
+                ceil(kf, kf)  # K_k = ceil(b_k): for integer x, x >= b_k iff x >= K_k
+                if d <= 2 or sub(K1, K0, db).min() >= 0:
+                    # K non-decreasing: at every integer x the best line is the one after the
+                    # #{k : K_k <= x} breakpoints (chain the pairwise comparisons both ways)
+                    if d > 1 and kf[0] < 0:  # b >= 1 in exact arithmetic; guard against rounding
+                        np.maximum(kf, 0, out=kf)
+                    ki[...] = kf
+                    accumulate(bincount(ki, None, d + 2)[: d + 1], 0, None, o)
+                else:
+                    keep = np.ones(d, dtype=bool)
+                    keep[1:-1] = b1 > b0
+                    _hull_layer(A, c, s_all[keep], o)
             else:
-                keep = np.ones(d, dtype=bool)
-                keep[1:-1] = b1 > b0
-                _hull_layer(A, c, s_all[keep], o)
-        else:
-            mins = np.minimum.reduceat(A, run_start)
-            first = np.minimum.reduceat(np.where(A <= mins[run_of], s_all, d), run_start)
-            _hull_layer(A, c, first, o)
-        # G_t(e) = A(o) + e c(o); for o >= e this equals G_{t-1}(e) (the no-step line)
-        take(c, o, None, gath)
-        mul(e_all, gath, cur)
-        take(A, o, None, gath)
-        add(cur, gath, cur)
+                mins = np.minimum.reduceat(A, run_start)
+                first = np.minimum.reduceat(np.where(A <= mins[run_of], s_all, d), run_start)
+                _hull_layer(A, c, first, o)
+            # G_t(e) = A(o) + e c(o); for o >= e this equals G_{t-1}(e) (the no-step line)
+            take(c, o, None, gath)
+            mul(e_all, gath, cur)
+            take(A, o, None, gath)
+            add(cur, gath, cur)
     return opt
 
 
@@ -212,7 +215,8 @@ def _hull_layer(A: np.ndarray, c: np.ndarray, candidates: np.ndarray, o: np.ndar
     the breakpoints <= e (written into ``o``)."""
     d = c.shape[0]
     idx = _envelope_hull(A, c, candidates)
-    bb = (A[idx[1:]] - A[idx[:-1]]) / (c[idx[:-1]] - c[idx[1:]])
+    with np.errstate(over="ignore"):  # a subnormal slope gap: the breakpoint is past d, clipped below
+        bb = (A[idx[1:]] - A[idx[:-1]]) / (c[idx[:-1]] - c[idx[1:]])
     kk = np.maximum(np.minimum(np.ceil(bb), d + 1), 0).astype(np.intp)
     o[:] = idx[np.cumsum(np.bincount(kk, minlength=d + 2)[: d + 1])]
 
@@ -282,12 +286,33 @@ def schedule_path_kl(profile, schedule) -> float:
     return float(np.sum(c[start_of] - c))
 
 
-def _resolve_method(c: np.ndarray, method: str, tol: float) -> tuple[str, np.ndarray]:
-    if method not in ("auto", "envelope", "dp"):
+def _unit_exponent(c: np.ndarray) -> int:
+    """k with max|c| * 2**k in [0.5, 1): scaling by a power of two is exact (no rounding),
+    so the search is scale-invariant over the whole float64 range."""
+    top = float(np.abs(c).max())
+    return 0 if top == 0.0 else -math.frexp(top)[1]
+
+
+def _times_pow2(x, k: int):
+    """x * 2**k without intermediate overflow (inf when the result overflows)."""
+    with np.errstate(over="ignore"):
+        return np.ldexp(x, k)
+
+
+def _resolve_method(c: np.ndarray, method: str, tol: float) -> tuple[str, np.ndarray, int]:
+    """(method, the profile the search runs on, the exponent k it was scaled by).
+
+    The search runs on ``c * 2**k`` (max |c| scaled into [0.5, 1) by a power of two):
+    the optimum does not change when the profile is multiplied by a constant, and the
+    envelope never compares values of 1e250 or 1e-200 directly.
+    """
+    if not isinstance(method, str) or method not in ("auto", "envelope", "dp"):
         raise ValueError(f"method: expected 'auto', 'envelope' or 'dp', got {method!r}")
     if not tol >= 0:
         raise ValueError(f"tol: expected a tolerance >= 0, got {tol}")
-    scale = max(1.0, float(np.abs(c).max()))
+    factor = _unit_exponent(c)
+    c = _times_pow2(c, factor)
+    scale = 1.0
     gap = _monotone_gap(c)
     monotone = gap <= tol * scale
     if method == "envelope" and not monotone:
@@ -299,7 +324,7 @@ def _resolve_method(c: np.ndarray, method: str, tol: float) -> tuple[str, np.nda
         method = "envelope" if monotone else "dp"
     # within the rounding tolerance the envelope runs on the running minimum of c; a schedule
     # optimal for it is optimal for c up to 2 d * gap <= 2 d tol max(1, max|c|)
-    return method, (np.minimum.accumulate(c) if method == "envelope" else c)
+    return method, (np.minimum.accumulate(c) if method == "envelope" else c), factor
 
 
 def _layers(c: np.ndarray, T: int, method: str) -> np.ndarray:
@@ -331,6 +356,12 @@ def optimal_schedule(profile, steps: int, *, method: str = "auto", tol: float = 
         minimum of c and the schedule is optimal for c within
         :math:`2 d \cdot \max_s (c(s) - \min_{u \le s} c(u))`.
 
+    Resolution: the search runs on the profile scaled by a power of two (exact) so that
+    max|c| is about 1; the result is optimal for any positive multiple of c, to within
+    :math:`\approx d \cdot 2^{-52} \max|c|` in path KL. Path-KL differences far below
+    that (a profile spanning 1 and 1e-200) are below float64 resolution of the sums and
+    are not resolved.
+
     Returns
     -------
     Schedule
@@ -343,7 +374,7 @@ def optimal_schedule(profile, steps: int, *, method: str = "auto", tol: float = 
     c = _as_profile(profile).values
     d = c.shape[0]
     steps = _int_arg(steps, "steps", 1, d, f" (a schedule of d={d} tokens has at most d steps)")
-    method, cc = _resolve_method(c, method, _real_arg(tol, "tol"))
+    method, cc, _ = _resolve_method(c, method, _real_arg(tol, "tol"))
     opt = _layers(cc, steps, method)
     cuts = _backtrack(opt, steps, d)
     return Schedule(_split_to(list(np.diff(cuts)), steps))
@@ -452,7 +483,7 @@ def pareto_frontier(profile, max_steps: int, *, method: str = "auto", tol: float
     c = _as_profile(profile).values
     d = c.shape[0]
     T = _int_arg(max_steps, "max_steps", 1, d, f" (a schedule of d={d} tokens has at most d steps)")
-    method, cc = _resolve_method(c, method, _real_arg(tol, "tol"))
+    method, cc, _ = _resolve_method(c, method, _real_arg(tol, "tol"))
     opt = _layers(cc, T, method)
     cuts = _all_cuts(opt, T, d)
     kls, empty = _frontier_kls(c, cuts)
@@ -530,11 +561,14 @@ def penalized_schedule(profile, penalty: float) -> Schedule:
     lam = _real_arg(penalty, "penalty")
     if lam < 0:
         raise ValueError(f"penalty: expected a price >= 0 per step, got {lam}")
-    method, cc = _resolve_method(c, "auto", MONOTONE_TOL)
+    method, cc, factor = _resolve_method(c, "auto", MONOTONE_TOL)
     if method != "envelope":
         raise ValueError(
             "profile: the Lagrangian search needs a non-increasing profile; use pareto_frontier(method='dp')"
         )
+    lam = float(_times_pow2(lam, factor))
+    if lam == math.inf:  # the price dwarfs every profile: one step
+        return Schedule((c.shape[0],))
     _, cuts = _penalized(cc, lam)
     return Schedule(np.diff(cuts))
 
@@ -566,12 +600,12 @@ def lagrangian_frontier(profile, max_steps: int) -> LagrangianFrontier:
     c = _as_profile(profile).values
     d = c.shape[0]
     T = _int_arg(max_steps, "max_steps", 1, d, f" (a schedule of d={d} tokens has at most d steps)")
-    method, cc = _resolve_method(c, "auto", MONOTONE_TOL)
+    method, cc, factor = _resolve_method(c, "auto", MONOTONE_TOL)
     if method != "envelope":
         raise ValueError(
             "profile: the Lagrangian search needs a non-increasing profile; use pareto_frontier(method='dp')"
         )
-    scale = max(1.0, float(np.abs(c).max())) * d
+    scale = float(np.abs(c).max()) * d
     solves = 0
 
     def kl_of(cuts):
@@ -588,7 +622,7 @@ def lagrangian_frontier(profile, max_steps: int) -> LagrangianFrontier:
             continue
         K1, K2 = verts[T1][0], verts[T2][0]
         lam = (K1 - K2) / (T2 - T1)
-        _, cuts = _penalized(cc, max(lam, 0.0))
+        _, cuts = _penalized(cc, max(float(_times_pow2(lam, factor)), 0.0))
         solves += 1
         T3 = len(cuts) - 1
         K3 = kl_of(cuts)
@@ -727,6 +761,10 @@ def optimal_grid(
             init = equal_mass_grid(prof, steps, start=start, stop=stop)
         except ValueError:
             init = Grid.uniform(steps, start, stop)
+    maxiter = _int_arg(maxiter, "maxiter", 1)
+    gtol = _real_arg(gtol, "gtol")
+    if gtol < 0:
+        raise ValueError(f"gtol: expected a tolerance >= 0, got {gtol}")
     if (
         not isinstance(init, Grid)
         or init.steps != steps

@@ -42,6 +42,9 @@ from typing import Callable
 
 import numpy as np
 
+from ._validate import LIMITS as _LIMITS
+from ._validate import float_array as _float_array
+from ._validate import _short
 from ._validate import int_arg as _int_arg
 from ._validate import real_arg as _real_arg
 
@@ -70,8 +73,10 @@ def _loads(text, name: str, key: str):
         raise ValueError(f"{name}: expected a JSON string, got {type(text).__name__}")
     try:
         obj = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{name}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{name}: JSON nested too deeply") from None
     if isinstance(obj, dict):
         if key not in obj:
             raise ValueError(f"{name}: expected a JSON object with key {key!r}, got keys {sorted(obj)}")
@@ -98,36 +103,41 @@ class Schedule:
             raise ValueError(f"sizes: expected a sequence of positive integers, got {sizes!r}") from None
         if not raw:
             raise ValueError("sizes: a schedule needs at least one step")
+        if len(raw) > _LIMITS["steps"]:
+            raise ValueError(f"sizes: {len(raw)} steps exceed the documented limit steps <= {_LIMITS['steps']}")
         out = []
         for k in raw:
-            if (
-                isinstance(k, (bool, np.bool_))
-                or not isinstance(k, numbers.Real)
-                or not float(k).is_integer()
-            ):
-                raise ValueError(f"sizes: step sizes must be integers, got {k!r}")
+            if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Real):
+                raise ValueError(f"sizes: step sizes must be integers, got {_short(k)}")
+            if not isinstance(k, numbers.Integral):
+                try:
+                    integral = float(k).is_integer()
+                except (OverflowError, ValueError):
+                    integral = False
+                if not integral:
+                    raise ValueError(f"sizes: step sizes must be integers, got {_short(k)}")
             if int(k) < 1:
                 raise ValueError(
-                    f"sizes: every step must reveal at least one token, got {int(k)} in {tuple(raw)}; "
+                    f"sizes: every step must reveal at least one token, got {int(k)} in {_short(tuple(raw))}; "
                     "drop empty steps"
                 )
             out.append(int(k))
+        if sum(out) > _LIMITS["d"]:
+            raise ValueError(f"sizes: sum to d = {_short(sum(out))}, above the documented limit d <= {_LIMITS['d']}")
         object.__setattr__(self, "sizes", tuple(out))
 
     @classmethod
     def constant(cls, d: int, steps: int) -> "Schedule":
         """As equal as possible: sizes differ by at most one, the larger ones last."""
-        if not (isinstance(d, (int, np.integer)) and d >= 1):
-            raise ValueError(f"d: expected a positive integer, got {d!r}")
-        if not (isinstance(steps, (int, np.integer)) and 1 <= steps <= d):
-            raise ValueError(f"steps: expected an integer in 1..d={d}, got {steps!r}")
+        d = _int_arg(d, "d", 1)
+        steps = _int_arg(steps, "steps", 1, d, f" (a schedule of d={d} tokens has at most d steps)")
         cuts = [(t * d) // steps for t in range(steps + 1)]
         return cls(np.diff(cuts))
 
     @classmethod
     def from_cumulative(cls, counts) -> "Schedule":
         r"""From cumulative counts :math:`0 = s_1 < s_2 < \dots < s_{T+1} = d` (integers)."""
-        c = np.asarray(counts)
+        c = _float_array(counts, "counts", what="(T+1,)")
         if c.ndim != 1 or c.shape[0] < 2 or c[0] != 0:
             raise ValueError(f"counts: expected 0 = s_1 < ... < s_(T+1) = d, got {counts!r}")
         return cls(np.diff(c))
@@ -188,14 +198,13 @@ class Grid:
     times: tuple[float, ...]
 
     def __init__(self, times):
-        try:
-            t = np.array(times, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"times: cannot be read as a float vector ({exc})") from None
+        if isinstance(times, Grid):
+            times = times.times
+        t = _float_array(times, "times", what="(N+1,)")
         if t.ndim != 1 or t.shape[0] < 2:
-            raise ValueError(f"times: need at least two times t_0 < t_1, got {times!r}")
-        if not np.all(np.isfinite(t)):
-            raise ValueError("times: contains NaN or infinite entries")
+            raise ValueError(f"times: need at least two times t_0 < t_1, got {_short(times)}")
+        if t.shape[0] - 1 > _LIMITS["steps"]:
+            raise ValueError(f"times: {t.shape[0] - 1} steps exceed the documented limit steps <= {_LIMITS['steps']}")
         if t[0] < 0 or t[-1] > 1:
             raise ValueError(f"times: must lie in [0, 1], got [{t[0]}, {t[-1]}]")
         if np.any(np.diff(t) <= 0):
@@ -204,9 +213,13 @@ class Grid:
 
     @classmethod
     def uniform(cls, steps: int, start: float = 0.0, stop: float = 1.0) -> "Grid":
-        if not (isinstance(steps, (int, np.integer)) and steps >= 1):
-            raise ValueError(f"steps: expected a positive integer, got {steps!r}")
-        return cls(np.linspace(start, stop, steps + 1))
+        steps = _int_arg(steps, "steps", 1)
+        start, stop = _real_arg(start, "start"), _real_arg(stop, "stop")
+        if not 0.0 <= start < stop <= 1.0:
+            raise ValueError(f"start, stop: need 0 <= start < stop <= 1, got {start}, {stop}")
+        t = np.linspace(start, stop, steps + 1)
+        t[0], t[-1] = start, stop  # the end points exactly
+        return cls(t)
 
     @classmethod
     def from_json(cls, text) -> "Grid":
@@ -333,7 +346,7 @@ def round_cumulative(targets, d: int) -> Schedule:
     catch up.
     """
     d = _int_arg(d, "d", 1)
-    x = np.asarray(targets, dtype=np.float64)
+    x = _float_array(targets, "targets", what="(T+1,)", finite=False)
     if x.ndim != 1 or x.shape[0] < 2 or not np.all(np.isfinite(x)):
         raise ValueError(f"targets: expected a finite vector x_0..x_T with T >= 1, got {targets!r}")
     T = x.shape[0] - 1
@@ -408,7 +421,9 @@ def loglinear_grid(steps: int, eps: float = 1e-3) -> Grid:
     eps = _real_arg(eps, "eps")
     if not 0 <= eps < 1:
         raise ValueError(f"eps: expected 0 <= eps < 1, got {eps}")
-    return Grid(eps + (1 - eps) * np.arange(steps + 1) / steps)
+    t = eps + (1 - eps) * (np.arange(steps + 1) / steps)
+    t[0], t[-1] = eps, 1.0  # t_N = 1 exactly (else 1 +- 1 ulp: an error or a spurious completion)
+    return Grid(t)
 
 
 def _psi(t):
@@ -451,7 +466,12 @@ def geometric_grid(start: float, stop: float, *, steps: int | None = None, rho: 
         if rho <= 0:
             raise ValueError(f"rho: expected rho > 0, got {rho}")
         step = math.log1p(rho)
-        n = max(1, math.ceil(span / step - 1e-12))
+        n = max(1, math.ceil(min(span / step - 1e-12, 2.0**62)))
+        if n > _LIMITS["steps"]:
+            raise ValueError(
+                f"rho: {rho} needs {n} steps on [{start}, {stop}], above the documented limit "
+                f"steps <= {_LIMITS['steps']}; use a larger rho"
+            )
         lam = math.log(_psi(start)) + np.minimum(step * np.arange(n + 1), span)
     t = _psi_inv(np.exp(lam))
     t[0], t[-1] = start, stop

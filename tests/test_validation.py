@@ -54,14 +54,45 @@ def test_joint_rejects_bad_tables(table):
 
 
 @pytest.mark.parametrize("off", [5e-10, -5e-10, 0.9 * NORMALIZATION_TOL])
-def test_joint_accepts_within_tolerance_without_renormalizing(off):
+def test_joint_rescales_within_tolerance_once(off):
+    # tolerance model (joint.py docstring): accepted within NORMALIZATION_TOL, then rescaled
+    # once so that the stored law sums to 1 to rounding
     raw = np.array([[0.25, 0.25], [0.25, 0.25 + off]])
     p = Joint(raw)
-    assert np.array_equal(p.table, raw)  # the stored table is the input, bit for bit
-    assert p.table.sum() == raw.sum() != 1.0
+    assert raw.sum() != 1.0
+    assert abs(p.table.sum() - 1.0) <= 4e-16 < abs(raw.sum() - 1.0)
+    np.testing.assert_allclose(p.table, raw / raw.sum(), rtol=1e-15, atol=0)
     assert p.table.dtype == np.float64 and not p.table.flags.writeable
-    raw[0, 0] = 0.0  # the record holds its own copy
-    assert p.table[0, 0] == 0.25
+
+
+def test_joint_stores_normalized_tables_bit_for_bit():
+    raw = np.array([[0.1, 0.2], [0.3, 0.4]])
+    assert raw.sum() == 1.0
+    assert np.array_equal(Joint(raw).table, raw)
+    sub = np.array([0.25, 0.5])
+    assert np.array_equal(Joint(sub, lost=0.25).table, sub)
+
+
+@pytest.mark.parametrize("off", [5e-10, -5e-10])
+def test_identities_hold_to_rounding_for_tables_within_tolerance(off):
+    # a product law off by `off`: its profile must stay flat (non-increasing exactly), KL
+    # between the law and its own sampler law must be >= 0, and TC >= 0
+    raw = np.full((2, 2, 2), 1 / 8)
+    raw[0, 0, 0] += off
+    p = Joint(raw)
+    phi = information_profile(p).values
+    assert np.all(np.diff(phi) <= 0)
+    assert abs(phi.sum() - 3 * math.log(2)) < 1e-14
+    q = sampler_law(p, Schedule((3,)))
+    assert 0.0 <= kl(p, q) <= path_kl(p, Schedule((3,))) + 1e-15
+    assert total_correlation(p) >= -1e-15
+
+
+def test_joint_holds_its_own_copy():
+    raw = np.array([[0.25, 0.25], [0.25, 0.25 + 5e-10]])
+    p = Joint(raw)
+    raw[0, 0] = 0.0
+    assert p.table[0, 0] == pytest.approx(0.25, rel=1e-9)
 
 
 @pytest.mark.parametrize("lost", [-0.1, 1.5, math.nan, math.inf])
@@ -354,3 +385,167 @@ def test_marginal_and_conditionals_with_unsorted_positions():
     cond, reach = p.conditional_table(1, [3, 0])
     assert cond.shape == (3, 3, 3) and reach.all()
     assert np.allclose(cond[0, 1], joint / joint.sum(), atol=1e-15)  # axes: sorted A = (0, 3), then x_1
+
+
+# -- issue 9: one validator, documented limits, extreme magnitudes ------------------------
+import mdmtheory as mt  # noqa: E402
+from mdmtheory import _validate, bounds, families, optimal, schedules, ugc  # noqa: E402
+from mdmtheory import LeftToRightPlanner  # noqa: E402
+
+
+@pytest.mark.parametrize("value", [True, np.bool_(False), "3", b"3", 3.0, None, 1 + 0j, [3]])
+def test_int_arg_refuses_non_integers(value):
+    with pytest.raises(ValueError, match=r"^d: expected an integer"):
+        _validate.int_arg(value, "d", 1)
+
+
+@pytest.mark.parametrize("name", sorted(_validate.LIMITS))
+def test_every_documented_limit_is_enforced_and_named(name):
+    limit = _validate.LIMITS[name]
+    assert _validate.int_arg(limit, name, 0) == limit
+    with pytest.raises(ValueError, match=rf"^{name}: .*documented limit of '{name}' is {limit}"):
+        _validate.int_arg(limit + 1, name, 0)
+    # the table in the module docstring and in README lists every limit
+    assert f"``{name}``" in _validate.__doc__
+
+
+@pytest.mark.parametrize("huge", [2**63, 2**64, 10**400, np.uint64(2**64 - 1)])
+def test_huge_sizes_refused_fast(huge):
+    # each would have looped or allocated for ever before (K**d with d = 2**64, ...)
+    calls = [
+        lambda: families.parity(huge),
+        lambda: families.repeated(huge, 2),
+        lambda: families.noisy_repeated_bit(huge, 0.1),
+        lambda: mt.Schedule.constant(huge, 1),
+        lambda: schedules.cosine_schedule(huge, 1),
+        lambda: schedules.dilated_plan(huge, huge, huge),
+        lambda: mt.Grid.uniform(huge),
+        lambda: mt.simulate(families.parity(3), Schedule((1, 2)), n=huge, seed=0),
+        lambda: families.markov_chain_entropy_coefficients([[0.5, 0.5], [0.5, 0.5]], huge),
+        lambda: ugc.canonical_interval(huge),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"^\w+: expected an integer"):
+            call()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [["0.5", "0.5"], np.array(["0.5", "0.5"]), np.array([0.5, "x"], dtype=object), [True, False],
+     [[0.5, 0.5], [0.5]], [10**400, 0], "0.5", None, [0.5, 1 + 0j]],
+)
+def test_float_array_refuses_what_is_not_real_numbers(value):
+    with pytest.raises(ValueError, match=r"^x: "):
+        _validate.float_array(value, "x")
+
+
+def test_float_array_reads_object_arrays_of_numbers_and_deep_lists_fail_cleanly():
+    arr = _validate.float_array(np.array([0.25, 0.75], dtype=object), "x")
+    assert arr.dtype == np.float64 and arr.tolist() == [0.25, 0.75]
+    deep = [0.5, 0.5]
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(ValueError, match=r"^table: "):
+        Joint(deep)
+    with pytest.raises(ValueError, match=r"^text: .*(nested|JSON)"):
+        Schedule.from_json("[" * 100000)
+
+
+def test_real_arg_refuses_numbers_beyond_float64():
+    with pytest.raises(ValueError, match=r"^eps: .*beyond float64"):
+        families.noisy_repeated_bit(3, 10**400)
+    with pytest.raises(ValueError, match=r"^lost: "):
+        Joint([0.5, 0.5], lost=10**400)
+
+
+def test_entropy_vectors_must_be_entropies():
+    with pytest.raises(ValueError, match=r"^p: .*>= 0"):
+        total_correlation([0.0, -1.0, 0.5, 0.2])
+    with pytest.raises(ValueError, match=r"^p: "):
+        entropy_coefficients(["0", "1", "1", "2"])
+    with pytest.raises(ValueError, match=r"^p: "):
+        entropy([False, True])
+
+
+def test_sampler_law_underflow_is_refused_not_infinite_kl():
+    # q(1, 1) = p(x0=1) p(x1=1) = 1e-400 underflows; before, q(1,1) = 0 < p(1,1) gave KL = inf
+    # while the path KL was ~1e-196 (KL <= path KL broken)
+    p = Joint([[1.0, 1e-200], [1e-200, 1e-200]])
+    with pytest.raises(ValueError, match=r"^p: the sampler law underflows float64"):
+        sampler_law(p, Schedule((2,)))
+    # one token per step: exact sampler, no underflow; KL = 0 = path KL
+    q = sampler_law(p, Schedule((1, 1)))
+    assert kl(p, q) == 0.0 == path_kl(p, Schedule((1, 1)))
+
+
+def test_trajectory_terms_in_log_space():
+    # the engine's fallback when pA * prod(cond) underflows: p_AB log(p_AB / (pA prod c))
+    log_terms = engine_mod._log_terms
+    rng = np.random.default_rng(2)
+    pAB, pA = rng.random((2, 3)), rng.random((2, 1))
+    c1, c2 = rng.random((2, 1)), rng.random((1, 3))
+    naive = pAB * np.log(pAB / (pA * c1 * c2))
+    np.testing.assert_allclose(log_terms(pAB, pA, [c1, c2]), naive, rtol=1e-13)
+    # underflow: pA * c1 * c2 = 1e-600 is 0 in float64; the log-space term is exact
+    got = log_terms(np.array([1e-300]), np.array([1e-200]), [np.array([1e-200]), np.array([1e-200])])
+    assert got[0] == pytest.approx(1e-300 * (math.log(1e-300) - 3 * math.log(1e-200)), rel=1e-13)
+    # zeros of p_AB give 0 (never NaN), even where the denominator is 0 too
+    assert log_terms(np.array([0.0]), np.array([0.0]), [np.array([0.0])])[0] == 0.0
+
+
+def test_optimal_schedule_is_scale_invariant_over_float64():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        c = np.sort(rng.random(9))[::-1]
+        ref = {T: optimal.schedule_path_kl(c, optimal.optimal_schedule(c, T)) for T in range(1, 10)}
+        for scale in (1e-300, 1e-200, 2.0**-1074 * 2**60, 1e250, 1e300):
+            for T in range(1, 10):
+                s = optimal.optimal_schedule(c * scale, T)
+                assert optimal.schedule_path_kl(c, s) <= ref[T] * (1 + 1e-12) + 1e-15
+
+
+def test_compare_slack_is_always_a_number():
+    for value, exact, slack in [(math.inf, math.inf, 1.0), (0.0, 0.0, 1.0), (math.inf, 1.0, math.inf),
+                                (1.0, 0.0, math.inf), (1.0, math.inf, 0.0), (3.0, 2.0, 1.5)]:
+        assert bounds._slack(value, exact) == slack
+
+
+def test_product_laws_have_flat_profiles_and_nonnegative_ugc():
+    rng = np.random.default_rng(1)
+    for d in (3, 4, 5):
+        p = families.product(rng.dirichlet(np.ones(3), size=d))
+        phi = information_profile(p).values
+        assert np.all(np.diff(phi) <= 0)
+        assert np.ptp(phi) <= 1e-15 * phi[0]  # flat to rounding
+        a, b = ugc.canonical_interval(d)
+        # a negative UGC mass of -1e-17 used to raise here and give NaN W26 bounds
+        assert 0.0 <= ugc.partition_complexity(p, [a, 0.5, b]) <= 1e-14
+        assert 0.0 <= bounds.w26_proposition1(p, [a, 0.5, b], 64).value <= 1e-14
+
+
+def test_loglinear_grid_ends_exactly_at_one():
+    for steps in range(1, 60):
+        for eps in (0.0, 1e-3, 0.1, 0.3113329482362122, 0.5):
+            g = schedules.loglinear_grid(steps, eps)
+            assert g.times[-1] == 1.0 and g.times[0] == eps
+            # no spurious exact-completion column in the engine
+            run = exact_run(families.parity(3), g) if steps <= 3 else None
+            if run is not None:
+                assert run.step_counts.shape[0] == steps + 1
+
+
+@pytest.mark.parametrize("J, h", [(1e300, 0.0), (1e308, 1e308), (-1e308, 5.0), (1e-300, -1e300), (0.0, 0.0)])
+def test_ising_chain_finite_for_any_finite_parameters(J, h):
+    p = families.ising_chain(4, J, h)
+    assert np.all(np.isfinite(p.table))
+    # brute force on the mode set: only the maximizers of J sum s_i s_i+1 + h sum s_i keep mass
+    s = 2.0 * np.indices((2,) * 4) - 1.0
+    energy = J * (s[:-1] * s[1:]).sum(axis=0) + h * s.sum(axis=0) if abs(J) < 1e300 else None
+    if energy is not None and abs(h) < 1e300 and (J, h) != (0.0, 0.0):
+        assert p.table[energy < energy.max() - 1.0].sum() < 1e-300
+
+
+def test_left_to_right_planner_underflow_refused_too():
+    p = Joint([[1.0, 1e-200], [1e-200, 1e-200]])
+    with pytest.raises(ValueError, match=r"^p: the sampler law underflows"):
+        sampler_law(p, Schedule((2,)), LeftToRightPlanner())

@@ -92,6 +92,16 @@ def _check_size(p: Joint) -> None:
         )
 
 
+def _log_terms(pAB: np.ndarray, pA: np.ndarray, conds: list) -> np.ndarray:
+    r""":math:`p_{AB} \log(p_{AB} / (p_A \prod_j c_j))` in log space (no underflow), 0 where
+    :math:`p_{AB} = 0`; where :math:`p_{AB} > 0` every factor is positive."""
+    pos = pAB > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_den = np.log(pA) + sum(np.log(c) for c in conds)
+        diff = np.where(pos, np.log(pAB) - log_den, 0.0)
+    return np.where(pos, pAB * diff, 0.0)
+
+
 def _add(states: dict, key: int, arr) -> None:
     prev = states.get(key)
     states[key] = arr if prev is None else prev + arr
@@ -123,7 +133,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     start = {0: 1.0}  # P(A revealed before the first step)
     complete = False
     if isinstance(plan, Grid):
-        if planner not in ("random", "bernoulli"):
+        if not (isinstance(planner, str) and planner in ("random", "bernoulli")):
             raise ValueError(
                 f"planner: a Grid drives the Bernoulli-subset sampler; use planner='random' "
                 f"(or 'bernoulli'), got {planner!r}"
@@ -246,7 +256,10 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
                     _add(new_pi, key, piw)
                     if B & (B - 1):  # |B| >= 2; one token has TC = 0 exactly
                         pAB = marg(key)
-                        kl = float(np.sum(piw * rel_entr(pAB, product(B, prod_p))))
+                        terms = rel_entr(pAB, product(B, prod_p))
+                        if not np.all(np.isfinite(terms)):  # the product of conditionals underflowed
+                            terms = _log_terms(pAB, pA, [cond(j) for j in range(d) if B >> j & 1])
+                        kl = float(np.sum(piw * terms))
                         step_kl[t + 1] += kl
             bad = np.abs(np.asarray(total_w) - 1.0) > _WEIGHT_TOL
             if np.any(bad & reach):
@@ -278,6 +291,16 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
                 f"planner: state {A:#b} still has masked positions after {last} steps "
                 "(a planner that chooses its own sizes must reveal at least one token per step)"
             )
+    underflow = (p.table > 0) & (q == 0)
+    if np.any(underflow):
+        # p(x) > 0 implies q(x) > 0 for every planner (each step along x's own path has
+        # positive conditionals), so q(x) = 0 here is float64 underflow, not a zero of q
+        x = tuple(int(i) for i in np.argwhere(underflow)[0])
+        raise ValueError(
+            f"p: the sampler law underflows float64: q{x} is a product of conditionals below "
+            f"1e-308 while p{x} = {p.table[x]:.3g} > 0, so q and KL(p||q) cannot be represented; "
+            "entries this small are beyond the exact engine (drop or merge them)"
+        )
     law = Joint(q, lost=lost)
     return ExactRun(
         law=law,

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from .._validate import int_arg
 from ..schedules import Grid, check_schedule
 from ..structured import _inverse_cdf, as_oracle
 from .planners import RandomPlanner, resolve_planner
@@ -104,11 +105,9 @@ class KLEstimate:
 
 
 def _check_n_seed(n, seed):
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n < 2:
-        raise ValueError(f"n: expected an integer >= 2 (number of samples), got {n!r}")
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed: expected a non-negative integer (explicit seed), got {seed!r}")
-    return int(n), int(seed)
+    n = int_arg(n, "n", 2, None, " (number of samples)")
+    seed = int_arg(seed, "seed", 0, None, " (explicit seed)")
+    return n, seed
 
 
 def _setup(law, plan, planner):
