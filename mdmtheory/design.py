@@ -9,8 +9,8 @@ Two routes (docs/design-from-data.md):
 * **estimated** — with ``model`` (a TinyMDM, an nn.Module with ``mask_id``, or a
   conditional oracle), or when the table is too large: the cross-entropy profile
   :math:`c(m) = \mathbb E_{x, |A| = m, j \notin A}[-\log q(x_j \mid x_A)]` estimated on
-  the samples with standard errors (by :func:`mdmtheory.bridge.estimate_profile` when the
-  bridge provides it, else the same estimator here), the optimal schedule for c (exact DP
+  the samples with standard errors (:func:`mdmtheory.bridge.estimate_profile` for torch
+  models, the same estimator in numpy for oracles), the optimal schedule for c (exact DP
   on the estimate), and the schedule's Riemann defect
   :math:`\sum_t k_t c(s_t) - \sum_m c(m)` — the model's path KL up to a
   schedule-independent learning error (:func:`mdmtheory.path_kl`) — with a normal
@@ -96,40 +96,23 @@ def defect_weights(schedule: Schedule) -> np.ndarray:
 
 
 # -- estimation --------------------------------------------------------------------------------
-def _log_conditionals(model, K: int):
-    """A function (x (n, d) ints, revealed (n, d) bool) -> log q (n, d, K) for the model."""
-    if all(hasattr(model, a) for a in ("d", "K", "conditionals")) and not hasattr(model, "forward"):
+def _is_oracle(model) -> bool:
+    return all(hasattr(model, a) for a in ("d", "K", "conditionals")) and not hasattr(model, "forward")
+
+
+def _check_model(model, K: int) -> None:
+    """Refuse what has no masked-diffusion profile, before any work."""
+    if _is_oracle(model):
         if model.K != K:
             raise ValueError(f"model: has K={model.K} outcomes, the data have K={K}")
-
-        def f(x, rev):
-            with np.errstate(divide="ignore"):
-                return np.log(model.conditionals(x, rev))
-
-        return f
-    try:
-        import torch
-    except ImportError:  # pragma: no cover
-        raise ImportError("a torch model needs torch: pip install 'mdmtheory[bridge]'") from None
-    if not isinstance(model, torch.nn.Module) or not hasattr(model, "mask_id"):
-        raise ValueError(
-            f"model: expected a TinyMDM checkpoint, an nn.Module with a mask_id or a conditional oracle, "
-            f"got {type(model).__name__}"
-        )
-    if getattr(model, "causal", False):
+        return
+    if getattr(model, "causal", False) or getattr(getattr(model, "config", None), "causal", False):
         raise ValueError("model: a causal (autoregressive) model has no masked-diffusion profile; use an MDM checkpoint")
-    mask_id = int(model.mask_id)
-
-    def f(x, rev):
-        ids = torch.as_tensor(np.where(rev, x, mask_id))
-        with torch.no_grad():
-            out = model(ids)
-            logits = getattr(out, "logits", out)
-            if logits.shape[-1] < K:
-                raise ValueError(f"model: produces {logits.shape[-1]} logits per position, the data have K={K} outcomes")
-            return torch.log_softmax(logits[..., :K].double(), dim=-1).numpy()
-
-    return f
+    if not hasattr(model, "mask_id") and type(model).__name__ != "MaskedModel":
+        raise ValueError(
+            f"model: expected a TinyMDM checkpoint, an nn.Module with a mask_id, a bridge.MaskedModel or a "
+            f"conditional oracle, got {type(model).__name__}"
+        )
 
 
 def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, batch: int = 512) -> ProfileEstimate:
@@ -140,17 +123,23 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
     one draw is the mean of :math:`-\log q(x_j \mid x_A)` over its d − m masked positions
     (an unbiased draw of c(m)); the estimate is the mean of the draws and its standard
     error their standard deviation over √n.
+
+    Torch models (a TinyMDM, an ``nn.Module`` with ``mask_id``, a ``bridge.MaskedModel``) go
+    through :func:`mdmtheory.bridge.estimate_profile` (batched, seeded per draw,
+    distributed-ready); a conditional oracle (``d``, ``K``, ``conditionals``) is scored
+    here with numpy, so designing from an oracle needs no torch.
     """
     x_all = np.asarray(samples)
     n_all, d = x_all.shape
-    K = int(x_all.max()) + 1
-    if hasattr(model, "K"):
-        K = max(K, int(model.K))
-    elif hasattr(model, "config") and hasattr(model.config, "vocab_size"):
-        K = max(K, int(model.config.vocab_size))
     n = _int_arg(n_per_level, "n_per_level", 2)
-    f = _log_conditionals(model, K)
-    rng = np.random.default_rng(_int_arg(seed, "seed", 0))
+    seed = _int_arg(seed, "seed", 0)
+    if not _is_oracle(model):
+        from . import bridge
+
+        est = bridge.estimate_profile(bridge.as_masked_model(model), x_all, n_per_level=n, seed=seed)
+        return ProfileEstimate(np.asarray(est.levels), np.asarray(est.values, float),
+                               np.asarray(est.stderr, float), int(est.forwards))
+    rng = np.random.default_rng(seed)
     vals, ses, forwards = np.empty(d), np.empty(d), 0
     for m in range(d):
         draws = []
@@ -160,7 +149,8 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
             order = np.argsort(rng.random((b, d)), axis=1)
             rev = np.zeros((b, d), bool)
             np.put_along_axis(rev, order[:, :m], True, axis=1)
-            lq = f(x, rev)
+            with np.errstate(divide="ignore"):
+                lq = np.log(model.conditionals(x, rev))
             forwards += b
             ll = np.take_along_axis(lq, x[..., None], axis=-1)[..., 0]
             ce = np.where(rev, 0.0, -ll)
@@ -175,24 +165,6 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
             "(the data are outside the model's support)"
         )
     return ProfileEstimate(np.arange(d), vals, ses, forwards)
-
-
-def _bridge_estimate(model, samples, n_per_level, seed):
-    """bridge.estimate_profile when the bridge provides it (branch bridge10), else None."""
-    try:
-        from . import bridge
-        est_fn, as_mm = bridge.estimate_profile, bridge.as_masked_model
-    except (ImportError, AttributeError):
-        return None
-    import torch
-
-    if not isinstance(model, torch.nn.Module):
-        return None
-    est = est_fn(as_mm(model), samples, n_per_level=n_per_level, seed=seed)
-    levels = np.asarray(est.levels)
-    if not np.array_equal(levels, np.arange(np.asarray(samples).shape[1])):
-        return None
-    return ProfileEstimate(levels, np.asarray(est.values, float), np.asarray(est.stderr, float), int(est.forwards))
 
 
 # -- design ------------------------------------------------------------------------------------
@@ -261,8 +233,8 @@ def design(
             f"model: the empirical law has {K}^{d} cells, over exact_limit={exact_limit}; give a model "
             "(--model CKPT) to estimate the profile"
         )
-    _log_conditionals(model, K)  # validates the model (refuses causal models and foreign objects)
-    est = _bridge_estimate(model, x, n_per_level, seed) or estimate_profile(model, x, n_per_level=n_per_level, seed=seed)
+    _check_model(model, K)
+    est = estimate_profile(model, x, n_per_level=n_per_level, seed=seed)
     c, se = est.values, est.stderr
     prof = Profile(c)
 
