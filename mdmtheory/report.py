@@ -33,6 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import bounds as _bounds
+from . import exports as _export
 from . import ugc as _ugc
 from ._validate import int_arg, real_arg
 from .divergence import kl, path_kl
@@ -46,10 +47,10 @@ from .schedules import (
     cosine_schedule,
     geometric_schedule,
     loglinear_grid,
-    schedule_to_grid,
 )
 
-__all__ = ["Report", "build_report", "write_html", "step_counts", "DEFAULT_PLANNERS", "SECTIONS"]
+__all__ = ["Report", "build_report", "write_html", "render_html", "step_counts", "DEFAULT_PLANNERS", "SECTIONS",
+           "EXPORT_CONVENTIONS"]
 
 #: Planners compared in section 6 (registered names of :mod:`mdmtheory.samplers`).
 DEFAULT_PLANNERS = ("random", "left_to_right", "confidence", "margin", "entropy")
@@ -257,16 +258,33 @@ def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCac
     return {"steps": list(Ts), "planners": names, "kl": rows}
 
 
+#: Each export of :mod:`mdmtheory.exports` and the sampler convention it follows (section 7).
+EXPORT_CONVENTIONS = {
+    "llada": "LLaDA generate(): integer num_transfer_tokens per step and block (one block of gen_length = d "
+             "by default); LLaDA's own get_num_transfer_tokens floors and front-loads the remainder "
+             "(llada_default), so replace that call by these counts.",
+    "dream": "Dream diffusion_generate(): the decreasing time grid t_j = 1 - C_j/d (masked fraction, "
+             "linear alpha), ending at eps = 1e-3, instead of linspace(1, eps, steps + 1); alg='origin' reveals "
+             "k_j tokens in expectation, the other algorithms take int(n_masked (1 - s/t)) "
+             "(counts_from_grid, exact says whether float32 reproduces the counts).",
+    "mdlm": "MDLM: the same grid ending at eps = 1e-5 in place of linspace(1, eps, T + 1); a mask is revealed "
+            "between t and s with probability (t - s)/t, so k_j tokens in expectation (no counts).",
+    "dllm": "dllm schedulers: alpha(t_j) = C_j/d (unmasked fraction) on dllm's step grid t_j = 1 - j/S; dllm's "
+            "round(n_rem (1 - (1 - alpha(s))/(1 - alpha(t)))) gives back exactly k_j.",
+    "json": "mdmtheory's own form: sizes for mt.Schedule.from_json, reveal times C_j/d for mt.Grid.from_json.",
+}
+
+
 def _exports(sched: Schedule) -> dict:
-    grid = schedule_to_grid(sched)
-    return {
-        "sizes": list(sched.sizes),
-        "cumulative": list(sched.cumulative),
-        "reveal_times": list(grid.times),
-        "masked_fraction": [1.0 - t for t in grid.times],
-        "json": sched.to_json(),
-        "llada_num_transfer_tokens": [list(sched.sizes)],
-    }
+    """The schedule in every convention of :mod:`mdmtheory.exports` (an unavailable one holds
+    ``{"format": ..., "unavailable": reason}``, e.g. Dream's eps = 1e-3 needs d < 1000)."""
+    out = {}
+    for fmt in EXPORT_CONVENTIONS:
+        try:
+            out[fmt] = _export.export(sched, fmt)
+        except ValueError as exc:
+            out[fmt] = {"format": fmt, "unavailable": str(exc)}
+    return out
 
 
 def _recommended_section(p: Joint, prof: Profile, target: float, steps: int | None,
@@ -283,6 +301,7 @@ def _recommended_section(p: Joint, prof: Profile, target: float, steps: int | No
         rule = f"steps = {steps} (given)"
     sched = fr.schedule(steps)
     const = Schedule.constant(d, steps)
+    best = pareto_frontier(prof, d).schedule(steps) if model_profile is not None else sched
     return {
         "rule": rule,
         "target": target,
@@ -293,6 +312,9 @@ def _recommended_section(p: Joint, prof: Profile, target: float, steps: int | No
         "exact_kl": cache(sched),
         "constant_path_kl": path_kl(prof, const),
         "constant_exact_kl": cache(const),
+        "exact_optimal_sizes": list(best.sizes),
+        "exact_optimal_path_kl": path_kl(prof, best),
+        "meets_target": bool(path_kl(prof, sched) <= target + 1e-12) if rule.startswith("fewest") else None,
         "exports": _exports(sched),
     }
 
@@ -401,6 +423,15 @@ def _num(x, digits: int = 6) -> str:
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
     return f"{0.0 if abs(x) < 5e-13 else x:.{digits}g}"
+
+
+def _short(v) -> str:
+    """A value of an export for the table: floats to 6 significant digits, lists inline."""
+    if isinstance(v, float):
+        return _num(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_short(x) for x in v) + "]"
+    return str(v)
 
 
 def _table(head: list[str], rows: list[list], left: int = 1) -> str:
@@ -517,10 +548,26 @@ def render_html(report: Report) -> str:
         ["rule", rec["rule"]], ["designed from", rec["designed_from"]], ["steps T", rec["steps"]],
         ["sizes", str(rec["sizes"])], ["path KL", rec["path_kl"]], ["exact KL", rec["exact_kl"]],
         ["constant schedule path KL", rec["constant_path_kl"]], ["constant schedule exact KL", rec["constant_exact_kl"]],
-    ]))
-    parts.append("<p>Exports (tokens per step; revealed counts; reveal times s_t/d for grid-based samplers; "
-                 "LLaDA's <code>num_transfer_tokens</code> for one block):</p>")
-    parts.append("<pre>" + html.escape("\n".join(f"{k}: {v}" for k, v in ex.items())) + "</pre>")
+        ["exact-optimal sizes with T steps", str(rec["exact_optimal_sizes"])],
+        ["exact-optimal path KL", rec["exact_optimal_path_kl"]],
+    ] + ([] if rec["meets_target"] is None else [["path KL meets the target", rec["meets_target"]]])))
+    if rec["path_kl"] > rec["constant_path_kl"] + 1e-12:
+        parts.append('<p class="bad">The schedule designed from the model is worse than the constant schedule under '
+                     "the exact law: the model's learning error ε(m) (section 2) distorts its profile. Improve the "
+                     "model, or use the exact-optimal sizes above where the law is known.</p>")
+    parts.append("<p>The recommended schedule exported for the samplers people run (<code>mdmtheory.exports</code>; "
+                 "docs/design-from-data.md shows where each one plugs in). C_j = k_1 + … + k_j are the revealed "
+                 "counts after step j.</p>")
+    rows = []
+    for fmt, e in ex.items():
+        body_ = e.get("unavailable") or ", ".join(f"{k}: {_short(v)}" for k, v in e.items() if k != "format")
+        rows.append([f"<code>{html.escape(fmt)}</code>", html.escape(EXPORT_CONVENTIONS[fmt]),
+                     f"<code>{html.escape(body_)}</code>"])
+    parts.append(_table(["export", "sampler convention it follows", "values"], rows, left=3))
+    if ex["dream"].get("exact") is False:
+        parts.append(f'<p class="bad">Dream: its non-origin algorithms would take {ex["dream"]["counts_from_grid"]} '
+                     f'from this grid (float32 rounding of int(n_masked (1 − s/t))), not {ex["dream"]["counts"]}: '
+                     "pass the counts, or use alg='origin' (the counts in expectation).</p>")
 
     body = "\n".join(parts)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>mdmtheory report: '

@@ -18,7 +18,7 @@ import pytest
 
 import mdmtheory as mt
 from mdmtheory import families
-from mdmtheory.report import SECTIONS, Report, build_report, render_html, step_counts, write_html
+from mdmtheory.report import EXPORT_CONVENTIONS, SECTIONS, Report, build_report, render_html, step_counts, write_html
 
 
 def _entropy(t):
@@ -137,10 +137,55 @@ def test_recommended_is_the_fewest_steps_meeting_the_target(report):
     assert rec["steps"] == expected and sum(rec["sizes"]) == 5
     assert rec["path_kl"] == pytest.approx(best[expected], abs=1e-12)
     assert rec["exact_kl"] <= rec["path_kl"] + 1e-12
+    assert rec["meets_target"] is True and rec["exact_optimal_sizes"] == rec["sizes"]
+
+
+def test_recommended_exports_follow_each_sampler_convention(report):
+    """Every export of mdmtheory.exports, checked against its convention written out here."""
+    rec = report.recommended
     ex = rec["exports"]
-    assert ex["sizes"] == rec["sizes"] and ex["cumulative"][-1] == 5
-    assert json.loads(ex["json"])["sizes"] == rec["sizes"]
-    np.testing.assert_allclose(ex["reveal_times"], np.array(ex["cumulative"]) / 5)
+    assert set(ex) == {"llada", "dream", "mdlm", "dllm", "json"}
+    assert set(ex) == set(EXPORT_CONVENTIONS)
+    sizes = rec["sizes"]
+    C = np.cumsum([0] + sizes)  # revealed counts C_0 = 0, ..., C_S = d
+    S = len(sizes)
+    # LLaDA, one block of gen_length = d: the counts themselves
+    assert ex["llada"]["num_transfer_tokens"] == [sizes] and ex["llada"]["block_length"] == 5
+    # Dream / MDLM: masked fraction 1 - C_j/d, the last node replaced by eps
+    for fmt, eps in (("dream", 1e-3), ("mdlm", 1e-5)):
+        t = np.array(ex[fmt]["times"])
+        np.testing.assert_allclose(t[:-1], 1 - C[:-1] / 5, atol=1e-15)
+        assert t[-1] == eps and np.all(np.diff(t) < 0)
+        # a mask survives from t to s with probability s/t: expected reveals are the sizes
+        left, expected = 5.0, []
+        for j in range(S):
+            k = left * (1 - t[j + 1] / t[j]) if j < S - 1 else left
+            expected.append(k)
+            left -= k
+        np.testing.assert_allclose(expected, sizes, atol=1e-9)
+    # Dream's non-origin algorithms take int(n_masked (1 - s/t)) in float32, the rest at the last step
+    t32, left, got = np.array(ex["dream"]["times"], dtype=np.float32), 5, []
+    for j in range(S):
+        k = left if j == S - 1 else int(left * (np.float32(1) - t32[j + 1] / t32[j]))
+        got.append(k)
+        left -= k
+    assert ex["dream"]["counts_from_grid"] == got and ex["dream"]["exact"] == (got == sizes)
+    assert ex["dream"]["counts"] == sizes
+    # dllm: alpha(t_j) = C_j/d on t_j = 1 - j/S
+    np.testing.assert_allclose(ex["dllm"]["alpha"], C / 5)
+    np.testing.assert_allclose(ex["dllm"]["t"], 1 - np.arange(S + 1) / S)
+    # our json: read back by the package
+    assert list(mt.Schedule.from_json(json.dumps(ex["json"])).sizes) == sizes
+    np.testing.assert_allclose(ex["json"]["times"], C / 5)  # reveal times C_j/d, j = 0..S
+
+
+def test_unavailable_export_is_said_not_dropped():
+    from mdmtheory.report import _exports
+
+    # Dream's eps = 1e-3 needs d < 1000: the record says why instead of failing or hiding it
+    ex = _exports(mt.Schedule.constant(1000, 10))
+    assert "eps" in ex["dream"]["unavailable"] and ex["dream"]["format"] == "dream"
+    assert ex["mdlm"]["times"][-1] == 1e-5 and sum(ex["llada"]["num_transfer_tokens"][0]) == 1000
 
 
 def test_recommend_steps_overrides_target(law):
