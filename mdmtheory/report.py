@@ -14,7 +14,14 @@ r"""The report: every number of the main job for one law (and optionally a model
    against the constant, cosine, log-linear (MDLM Bernoulli grid) and geometric schedules;
 6. **planners** — exact KL of practical planners at equal step counts;
 7. **recommended** — the fewest steps whose optimal path KL is at most ``target`` (nats),
-   the schedule, its exact KL and its exports.
+   the schedule, its exact KL and its exports (:mod:`mdmtheory.exports`: LLaDA, Dream,
+   MDLM, dllm, ours);
+8. **attention** (when a torch model is given) — :mod:`mdmtheory.bridge.attention` while the
+   model samples with the recommended schedule: received attention per step and layer with
+   its anchors, absorption per layer against a causal baseline's BOS sink, and the Spearman
+   correlation per layer between attention and the exact information
+   :math:`I(X_i; X_j \mid X_{A\setminus j})` of the revealed positions (arXiv 2601.07894 for
+   the anchors; the information comparison is ours).
 
 :func:`write_html` turns the record into one self-contained HTML file (PNG plots embedded as
 base64, inline CSS, no scripts, no network). The record's :meth:`Report.to_dict` is the
@@ -64,7 +71,14 @@ SECTIONS = {
     "frontier": "5. Pareto frontier: steps vs KL",
     "planners": "6. Planners compared at equal steps",
     "recommended": "7. Recommended schedule and exports",
+    "attention": "8. Attention: floating anchors and where the information is",
 }
+
+#: Defaults of the attention section: free-running samples, teacher-forced samples for the
+#: information correlation, anchor threshold ε (arXiv 2601.07894, Sec. 3.1).
+ATTENTION_SAMPLES = 200
+ATTENTION_INFO_SAMPLES = 48
+ATTENTION_EPS = 3.0
 
 #: z for a two-sided 95% normal interval.
 Z95 = 1.959963984540054
@@ -81,6 +95,7 @@ class Report:
     frontier: dict
     planners: dict
     recommended: dict
+    attention: dict | None = None
 
     def to_dict(self) -> dict:
         """The ``--json`` twin of the HTML file (floats; ``inf`` as in the record)."""
@@ -319,6 +334,68 @@ def _recommended_section(p: Joint, prof: Profile, target: float, steps: int | No
     }
 
 
+def _attention_section(law: Joint, model, baseline, sched: Schedule, plan_from: str, n: int, n_info: int,
+                       seed: int, eps: float, progress) -> dict:
+    """Section 8 from :mod:`mdmtheory.bridge.attention` (imports torch)."""
+    from .bridge import attention as att
+    from .structured import as_oracle
+
+    d = law.d
+    out = {
+        "plan_from": plan_from,
+        "sizes": list(sched.sizes),
+        "n": n,
+        "n_info": n_info,
+        "seed": seed,
+        "eps": eps,
+        "eps_can_pass": bool(d > 1 and eps < math.sqrt(d - 1)),  # Samuelson: z_max <= sqrt(L - 1)
+        "uniform_absorption": 1.0 / d,
+        "baseline": None,
+    }
+    data = as_oracle(law).sample(max(n, n_info), np.random.default_rng([seed, 1]))
+
+    def mdm():
+        tr = att.trace_sampling(model, d, sched, "random", n=n, seed=seed, keep="summary")
+        s = tr.received()  # (n, T, layers, L)
+        nl = tr.n_layers
+        c = tr.colsum_masked + tr.colsum_revealed
+        pos0 = att.absorption_stats((c[..., 0] / c.sum(axis=-1)).mean(axis=1))  # key 0, per layer
+        out.update(
+            layers=nl,
+            received_sample=[s[0, :, ell].tolist() for ell in range(nl)],
+            revealed_sample=tr.revealed[0].tolist(),
+            received_mean=[s[:, :, ell].mean(axis=0).tolist() for ell in range(nl)],
+            mdm=att.floating_summary(tr, eps=eps).to_dict(),
+            mdm_position0={"mean": pos0[0].tolist(), "std": pos0[1].tolist()},
+        )
+
+    def causal():
+        if baseline is None:
+            return
+        import torch
+
+        trb = att.trace_forward(baseline, torch.as_tensor(data[:n]), keep="full")
+        bos = att.absorption_stats(att.absorption(trb.maps[:, 0], [0]))
+        bsum = att.floating_summary(trb, eps=eps)
+        out["baseline"] = {
+            "bos_mean": bos[0].tolist(),
+            "bos_std": bos[1].tolist(),
+            "top_is_bos": [float(v) for v in np.asarray(bsum.top_share)[:, 0]],
+            "uniform_causal_bos": float(np.mean(1.0 / np.arange(1, d + 1))),
+            "summary": bsum.to_dict(),
+        }
+
+    def information():
+        # teacher forcing on data x ~ p: every state is possible under the exact law
+        trf = att.trace_sampling(model, d, sched, "random", n=n_info, seed=seed, keep="full", targets=data[:n_info])
+        out["information"] = {kind: att.attention_information_correlation(trf, law, kind=kind).to_dict()
+                              for kind in ("pointwise", "average")}
+
+    for stage in progress([mdm, causal, information], desc="attention", unit="part"):
+        stage()
+    return out
+
+
 def build_report(
     law: Joint,
     *,
@@ -329,6 +406,13 @@ def build_report(
     target: float | None = None,
     recommend_steps: int | None = None,
     cross_entropy=None,
+    attention_model=None,
+    attention_baseline=None,
+    attention_steps: int | None = None,
+    attention_samples: int = ATTENTION_SAMPLES,
+    attention_info_samples: int = ATTENTION_INFO_SAMPLES,
+    attention_seed: int = 0,
+    attention_eps: float = ATTENTION_EPS,
     progress: Callable | None = None,
 ) -> Report:
     r"""Every number of the report for the exact law ``law`` (see the module docstring).
@@ -346,6 +430,16 @@ def build_report(
         as returned by ``mdmtheory.bridge.estimate_profile``: shown beside φ with 95% CIs,
         and — when it covers every level 0..d−1 — used to design the recommended schedule
         (the exact profile then judges it).
+    attention_model : optional torch MDM returning attention maps (the tiny MDM, a Hugging
+        Face model loaded with eager attention, a bridge ``MaskedModel``) whose outcomes are
+        the law's: section 8 (needs the ``bridge`` extra).
+    attention_baseline : optional causal model trained on the same data (the tiny AR model,
+        BOS as key 0): its BOS absorption per layer beside the MDM's anchors.
+    attention_steps : trace with the constant schedule of this many steps instead of the
+        recommended schedule.
+    attention_samples, attention_info_samples, attention_seed : free-running samples,
+        teacher-forced samples (data x ~ law) for the information correlation, and the seed.
+    attention_eps : anchor threshold ε of :func:`mdmtheory.bridge.attention.anchors`.
     progress : optional wrapper ``progress(iterable, desc=..., unit=...)`` (e.g.
         :func:`mdmtheory.cli._common.progress`).
 
@@ -366,6 +460,16 @@ def build_report(
         raise ValueError(f"target: expected a KL target >= 0 nats, got {target}")
     if recommend_steps is not None:
         recommend_steps = int_arg(recommend_steps, "recommend_steps", 1, d)
+    if attention_steps is not None:
+        attention_steps = int_arg(attention_steps, "attention_steps", 1, d)
+    attention_samples = int_arg(attention_samples, "attention_samples", 1)
+    attention_info_samples = int_arg(attention_info_samples, "attention_info_samples", 1)
+    attention_seed = int_arg(attention_seed, "attention_seed", 0)
+    attention_eps = real_arg(attention_eps, "attention_eps")
+    if attention_eps < 0:
+        raise ValueError(f"attention_eps: expected a threshold multiplier >= 0, got {attention_eps}")
+    if attention_baseline is not None and attention_model is None:
+        raise ValueError("attention_baseline: the baseline is compared with an MDM; pass attention_model too")
     if isinstance(planners, str):
         planners = (planners,)
     if not planners:
@@ -388,14 +492,27 @@ def build_report(
         "cross_entropy": ce,
     }
     cache = _KLCache(law)
+    bounds = _bounds_section(law, Ts, progress, cache)  # fills the cache first: each law is computed once
+    frontier = _frontier_section(law, prof, Ts, model_profile, cache)
+    planners_ = _planners_section(law, Ts, planners, progress, cache)
+    recommended = _recommended_section(law, prof, target, recommend_steps, model_profile, cache)
+    attention = None
+    if attention_model is not None:
+        if attention_steps is None:
+            plan, plan_from = Schedule(recommended["sizes"]), "the recommended schedule (section 7)"
+        else:
+            plan, plan_from = Schedule.constant(d, attention_steps), f"the constant schedule with {attention_steps} steps"
+        attention = _attention_section(law, attention_model, attention_baseline, plan, plan_from, attention_samples,
+                                       attention_info_samples, attention_seed, attention_eps, progress)
     return Report(
         law=_law_section(law, name, source),
         profile=profile,
         gain=_gain_section(prof),
-        bounds=_bounds_section(law, Ts, progress, cache),
-        frontier=_frontier_section(law, prof, Ts, model_profile, cache),
-        planners=_planners_section(law, Ts, planners, progress, cache),
-        recommended=_recommended_section(law, prof, target, recommend_steps, model_profile, cache),
+        bounds=bounds,
+        frontier=frontier,
+        planners=planners_,
+        recommended=recommended,
+        attention=attention,
     )
 
 
