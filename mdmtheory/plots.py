@@ -12,14 +12,17 @@ import math
 
 import numpy as np
 
+#: z for a two-sided 95% normal interval.
+Z95 = 1.959963984540054
+
 #: Values at or below this (nats) are rounding noise around an exact 0 and are not drawn on log axes.
 ZERO = 1e-12
 
 __all__ = ["profile_figure", "gain_figure", "bounds_figure", "frontier_figure", "planners_figure",
-           "schedule_figure", "png"]
+           "schedule_figure", "attention_heatmap_figure", "absorption_figure", "information_figure", "png"]
 
 
-def _figure(ncols: int = 1, width: float = 7.0, height: float = 3.8):
+def _figure(ncols: int = 1, width: float = 7.0, height: float = 3.8, nrows: int = 1):
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -27,7 +30,7 @@ def _figure(ncols: int = 1, width: float = 7.0, height: float = 3.8):
         raise ImportError("plots need matplotlib: pip install 'mdmtheory[report]'") from None
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    axes = [fig.add_subplot(nrows, ncols, i + 1) for i in range(nrows * ncols)]
     return fig, axes
 
 
@@ -148,6 +151,8 @@ def planners_figure(planners: dict):
 
 
 def schedule_figure(recommended: dict):
+    from matplotlib.ticker import MaxNLocator
+
     fig, (ax,) = _figure(height=3.4)
     sizes = np.asarray(recommended["sizes"])
     T = sizes.size
@@ -159,5 +164,86 @@ def schedule_figure(recommended: dict):
     ax.set_xlabel("step")
     ax.set_ylabel("tokens revealed")
     ax.set_xticks(x)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend()
+    return fig
+
+
+# -- attention (section 8; the drawing functions of mdmtheory.bridge.attention on our Axes) --
+def attention_heatmap_figure(attention: dict):
+    """Received attention, steps × positions, one column per layer: sample 0 (top, revealed
+    positions dotted) and the mean over samples (bottom); anchors circled."""
+    from .bridge.attention import plot_received
+
+    nl = attention["layers"]
+    T = len(attention["sizes"])
+    L = len(attention["received_sample"][0][0])
+    fig, axes = _figure(nl, width=min(4.2 * nl, 10.0), height=2.2 + 0.55 * T * 2, nrows=2)
+    rv = np.asarray(attention["revealed_sample"], dtype=bool)
+    for ell in range(nl):
+        top, bottom = axes[ell], axes[nl + ell]
+        plot_received(np.asarray(attention["received_sample"][ell]), eps=attention["eps"], ax=top,
+                      title=f"layer {ell}: one sample")
+        tt, jj = np.nonzero(rv)
+        top.scatter(jj, tt, marker=".", s=18, color="white")
+        plot_received(np.asarray(attention["received_mean"][ell]), eps=attention["eps"], ax=bottom,
+                      title=f"layer {ell}: mean of {attention['n']} samples")
+        for ax in (top, bottom):
+            ax.set_xlim(-0.5, L - 0.5)
+    return fig
+
+
+def absorption_figure(attention: dict):
+    """Absorption per layer: the MDM's top anchor and its key 0 vs the causal baseline's BOS,
+    with the uniform references."""
+    from .bridge.attention import plot_absorption
+
+    fig, (ax,) = _figure(height=3.6)
+    m = attention["mdm"]
+    series = {f"MDM: anchor (ε = {attention['eps']:g})": (m["absorption_mean"], m["absorption_std"]),
+              "MDM: position 0": (attention["mdm_position0"]["mean"], attention["mdm_position0"]["std"])}
+    b = attention.get("baseline")
+    if b is not None:
+        series["causal baseline: BOS (key 0)"] = (b["bos_mean"], b["bos_std"])
+    plot_absorption(series, ax=ax, title="share of attention absorbed, mean ± std over samples")
+    ax.axhline(attention["uniform_absorption"], ls=":", color="gray", lw=1)
+    ax.text(1.0, attention["uniform_absorption"], " uniform, 1/d", transform=ax.get_yaxis_transform(),
+            va="center", ha="left", fontsize=7, color="gray")
+    if b is not None:
+        ax.axhline(b["uniform_causal_bos"], ls="--", color="gray", lw=1)
+        ax.text(1.0, b["uniform_causal_bos"], " uniform causal BOS", transform=ax.get_yaxis_transform(),
+                va="center", ha="left", fontsize=7, color="gray")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def information_figure(attention: dict):
+    """Per layer: Spearman ρ between A_ij and the exact information of the revealed j (95%
+    CIs), and how often the most attended revealed position is a most informative one."""
+    fig, (a1, a2) = _figure(2, width=9.0, height=3.4)
+    info = attention["information"]
+    kinds = list(info)
+    nl = len(info[kinds[0]]["rho_mean"])
+    x = np.arange(nl)
+    w = 0.8 / len(kinds)
+    for k, kind in enumerate(kinds):
+        c = info[kind]
+        off = (k - (len(kinds) - 1) / 2) * w
+        a1.bar(x + off, c["rho_mean"], width=w, yerr=Z95 * np.asarray(c["rho_stderr"]), capsize=3,
+               label=f"{kind} I(X_i; X_j | ·)")
+        a2.bar(x + off, c["top_hit"], width=w, label=kind)
+    a1.axhline(0.0, color="k", lw=0.8)
+    a1.set_ylim(-1, 1)
+    a1.set_ylabel("Spearman ρ (95% CI)")
+    a1.set_title("attention vs information")
+    chance = info[kinds[0]]["top_hit_chance"]
+    a2.axhline(chance, ls="--", color="gray", label=f"chance {chance:.2f}")
+    a2.set_ylim(0, 1)
+    a2.set_ylabel("share of cases")
+    a2.set_title("top-attended = most informative")
+    for ax in (a1, a2):
+        ax.set_xticks(x, [f"layer {ell}" for ell in range(nl)])
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=7)
     return fig

@@ -569,6 +569,76 @@ def _figure(png: bytes, caption: str, alt: str) -> str:
             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
 
+def _attention_html(a: dict | None) -> list[str]:
+    from . import plots
+
+    parts = [f'<h2 id="attention">{SECTIONS["attention"]}</h2>']
+    if a is None:
+        return parts + ["<p>No model given: this section needs a torch MDM that returns its attention maps "
+                        "(<code>mdmtheory report --checkpoint PATH</code>; the default report uses the shipped "
+                        "<code>words</code> MDM and its causal baseline <code>words-ar</code>).</p>"]
+    m, b, info = a["mdm"], a["baseline"], a["information"]
+    nl = a["layers"]
+    d = len(a["received_sample"][0][0])
+    parts.append(f"<p>Head-averaged attention A<sup>(ℓ)</sup> of every layer, recorded while the model samples "
+                 f"{a['n']} sequences with {html.escape(a['plan_from'])} (sizes {a['sizes']}), random order "
+                 f"(<code>mdmtheory.bridge.attention.trace_sampling</code>). Received attention "
+                 f"s_j = (1/L) Σ_i A_ij; anchors are the positions with s_j &gt; μ(s) + ε σ(s), ε = {a['eps']:g} "
+                 "(arXiv 2601.07894, Sec. 3.1), the arg max when none passes.</p>")
+    if not a["eps_can_pass"]:
+        parts.append(f"<p>With d = {d} positions no position can pass ε = {a['eps']:g} (Samuelson: "
+                     f"max (s_j − μ)/σ ≤ √(d − 1) = {math.sqrt(max(d - 1, 0)):.3g}), so every anchor here is the arg "
+                     "max: “floating” means the arg max moves.</p>")
+    parts.append(_figure(plots.png(plots.attention_heatmap_figure(a)),
+                         "Received attention s_j per step (rows, top to bottom) and position (columns), one column "
+                         "per layer; red circles mark the anchors. Top: one sample, white dots mark the positions "
+                         "already revealed at that step. Bottom: the mean over samples. A fixed sink is one bright "
+                         "column; floating anchors are circles that change column from step to step or from layer "
+                         "to layer.", "received attention heatmaps"))
+    rows = [
+        ["anchors per step", *m["n_anchors"]],
+        ["steps where no position passed (arg max used)", *m["fallback"]],
+        ["anchor set changed between steps (drift rate)", *m["drift_rate"]],
+        ["mean move of the top anchor (positions)", *m["top_shift"]],
+        ["absorption of the anchors", *m["absorption_mean"]],
+        ["absorption of position 0", *a["mdm_position0"]["mean"]],
+        ["row entropy (nats; uniform log d = %.3f)" % math.log(d), *m["entropy"]],
+        ["share of attention on masked keys", *m["masked_share"]],
+    ]
+    if b is not None:
+        rows += [["causal baseline: absorption of BOS", *b["bos_mean"]],
+                 ["causal baseline: BOS is the top key", *b["top_is_bos"]]]
+    parts.append(_table(["per layer"] + [f"layer {ell}" for ell in range(nl)], rows))
+    cap = ("Share of all attention absorbed per layer (mean ± std over samples): the MDM's anchor set and its "
+           "position 0")
+    if b is not None:
+        cap += (", against the causal baseline's BOS (key 0) on data. An attention sink absorbs far more than "
+                "uniform attention would (dashed: uniform causal attention gives BOS the mean of 1/(i+1))")
+    cap += ("; dotted: 1/d, one position under uniform attention. The closer a curve stays to its uniform line, "
+            "the weaker the sink or anchor.")
+    parts.append(_figure(plots.png(plots.absorption_figure(a)), cap, "absorption per layer"))
+    parts.append(f"<p>Where is the information? For {a['n_info']} samples teacher-forced on data x ~ p (so every "
+                 "state is possible under the exact law), each masked query i and each revealed j: the exact "
+                 "I(X_i; X_j | X_{A∖j}) — pointwise (given the values of the other revealed positions) and "
+                 "averaged over the law — against A_ij, Spearman rank correlation per layer "
+                 "(<code>attention_information_correlation</code>).</p>")
+    parts.append(_figure(plots.png(plots.information_figure(a)),
+                         "Left: mean Spearman ρ per layer between the attention a masked query pays to the revealed "
+                         "positions and their exact information about it, with 95% CIs; ρ > 0 means the layer looks "
+                         "where the information is, ρ ≈ 0 that it looks elsewhere. Right: how often the most attended "
+                         "revealed position is a most informative one, against the chance of a uniform pick (dashed).",
+                         "attention versus information"))
+    rows = []
+    for kind, c in info.items():
+        rows += [[f"{kind}: Spearman ρ ± stderr",
+                  *[f"{r:.3f} ± {e:.3f}" for r, e in zip(c["rho_mean"], c["rho_stderr"])]],
+                 [f"{kind}: top-attended is most informative (chance {c['top_hit_chance']:.3f})", *c["top_hit"]],
+                 [f"{kind}: information rank of the top anchor (0.5 = random)", *c["anchor_info_rank"]],
+                 [f"{kind}: cases", *c["n_cases"]]]
+    parts.append(_table(["per layer"] + [f"layer {ell}" for ell in range(nl)], rows))
+    return parts
+
+
 def render_html(report: Report) -> str:
     """The report as one self-contained HTML document (a string)."""
     from . import plots
@@ -667,7 +737,7 @@ def render_html(report: Report) -> str:
         ["constant schedule path KL", rec["constant_path_kl"]], ["constant schedule exact KL", rec["constant_exact_kl"]],
         ["exact-optimal sizes with T steps", str(rec["exact_optimal_sizes"])],
         ["exact-optimal path KL", rec["exact_optimal_path_kl"]],
-    ] + ([] if rec["meets_target"] is None else [["path KL meets the target", rec["meets_target"]]])))
+    ] + ([] if rec["meets_target"] is None else [["path KL meets the target", rec["meets_target"]]]), left=2))
     if rec["path_kl"] > rec["constant_path_kl"] + 1e-12:
         parts.append('<p class="bad">The schedule designed from the model is worse than the constant schedule under '
                      "the exact law: the model's learning error ε(m) (section 2) distorts its profile. Improve the "
@@ -678,13 +748,15 @@ def render_html(report: Report) -> str:
     rows = []
     for fmt, e in ex.items():
         body_ = e.get("unavailable") or ", ".join(f"{k}: {_short(v)}" for k, v in e.items() if k != "format")
-        rows.append([f"<code>{html.escape(fmt)}</code>", html.escape(EXPORT_CONVENTIONS[fmt]),
+        rows.append([f"<code>{html.escape(fmt)}</code>", EXPORT_CONVENTIONS[fmt],
                      f"<code>{html.escape(body_)}</code>"])
     parts.append(_table(["export", "sampler convention it follows", "values"], rows, left=3))
     if ex["dream"].get("exact") is False:
         parts.append(f'<p class="bad">Dream: its non-origin algorithms would take {ex["dream"]["counts_from_grid"]} '
                      f'from this grid (float32 rounding of int(n_masked (1 − s/t))), not {ex["dream"]["counts"]}: '
                      "pass the counts, or use alg='origin' (the counts in expectation).</p>")
+
+    parts.extend(_attention_html(r.attention))
 
     body = "\n".join(parts)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>mdmtheory report: '
