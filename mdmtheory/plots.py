@@ -53,10 +53,21 @@ def _log_axes(ax, steps=None) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator
 
     ax.set_xscale("log")
+    ys = [np.asarray(line.get_ydata(), dtype=np.float64) for line in ax.get_lines()]
+    if not any(np.any(np.isfinite(y) & (y > 0)) for y in ys):  # e.g. a product law: every KL is 0
+        ax.set_ylim(0.0, 1.0)
+        ax.text(0.5, 0.5, "every value is 0 (nothing to draw on a log scale)", ha="center", va="center",
+                transform=ax.transAxes)
+        ax.grid(alpha=0.3, which="both")
+        return
     ax.set_yscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    # y: 1, 2, 5 per decade written plainly (0.2, 0.5, 1, 2, ...), so every decade is labelled
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
     if steps is not None and len(steps) <= 16:  # few step counts: label each one
         ax.set_xticks([float(t) for t in steps])
     ax.grid(alpha=0.3, which="both")
@@ -73,6 +84,9 @@ def profile_figure(profile: dict):
         err = np.asarray(ce["ci_high"]) - v
         ax.errorbar(lv, v, yerr=err, fmt="s--", color="tab:orange", capsize=3,
                     label="model cross-entropy c(m), 95% CI")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("m = number of revealed tokens")
     ax.set_ylabel("nats per token")
     ax.legend()
@@ -129,7 +143,7 @@ def frontier_figure(frontier: dict):
         ax.plot(T, _positive(vals), ".-", label=name)
     md = frontier.get("model_designed")
     if md is not None:
-        ax.plot(T, _positive(md["path_kl"]), "x--", color="tab:red", label="designed from model (path KL)")
+        ax.plot(T, _positive(md["path_kl"]), "x--", color="magenta", lw=1.6, ms=8, label="designed from model (path KL)")
     _log_axes(ax, T)
     ax.set_xlabel("steps T")
     ax.set_ylabel("nats")
@@ -233,6 +247,9 @@ def information_figure(attention: dict):
         a1.bar(x + off, c["rho_mean"], width=w, yerr=Z95 * np.asarray(c["rho_stderr"]), capsize=3,
                label=f"{kind} I(X_i; X_j | ·)")
         a2.bar(x + off, c["top_hit"], width=w, label=kind)
+    if all(n == 0 for c in info.values() for n in c["n_cases"]):
+        for ax in (a1, a2):
+            ax.text(0.5, 0.5, "no case with a defined correlation", ha="center", va="center", transform=ax.transAxes)
     a1.axhline(0.0, color="k", lw=0.8)
     a1.set_ylim(-1, 1)
     a1.set_ylabel("Spearman ρ (95% CI)")

@@ -635,8 +635,25 @@ def _attention_html(a: dict | None) -> list[str]:
                  [f"{kind}: top-attended is most informative (chance {c['top_hit_chance']:.3f})", *c["top_hit"]],
                  [f"{kind}: information rank of the top anchor (0.5 = random)", *c["anchor_info_rank"]],
                  [f"{kind}: cases", *c["n_cases"]]]
+    if all(n == 0 for c in info.values() for n in c["n_cases"]):
+        parts.append("<p>There is no case with a defined correlation: in every state the revealed positions carry "
+                     "equal (e.g. zero) information about each masked one.</p>")
     parts.append(_table(["per layer"] + [f"layer {ell}" for ell in range(nl)], rows))
     return parts
+
+
+def _bounds_caption(b: dict) -> str:
+    cap = ("Constant schedules with T steps, random planner, log scales. Solid lines are exact: the KL of the "
+           "sampler's output law and the path KL. Dashed lines are published upper bounds; each must lie above "
+           "the exact quantity it bounds (KL or path KL). Zero values (T = d is exact) and infinite ones cannot "
+           "be drawn on a log scale.")
+    hidden = [n for n, s in b["series"].items() if s["kind"] == "upper" and n != "data_processing"
+              and not any(v is not None and math.isfinite(v) and v > 1e-12 for v in s["values"])]
+    if "data_processing" in b["series"]:
+        cap += " data_processing is the path KL line itself."
+    if hidden:
+        cap += f" Not drawn (infinite or zero at every T here): {', '.join(hidden)}."
+    return cap
 
 
 def render_html(report: Report) -> str:
@@ -687,10 +704,7 @@ def render_html(report: Report) -> str:
     b = r.bounds
     parts.append(f'<h2 id="bounds">{SECTIONS["bounds"]}</h2>')
     parts.append(_figure(plots.png(plots.bounds_figure(b)),
-                         "Constant schedules with T steps, random planner, log scales. Solid lines are exact: the KL "
-                         "of the sampler's output law and the path KL. Dashed lines are published upper bounds; each "
-                         "must lie above the exact quantity it bounds (KL or path KL). Bounds that are infinite or "
-                         "zero are not drawn.", "bounds versus steps"))
+                         _bounds_caption(b), "bounds versus steps"))
     names = list(b["series"])
     rows = [[T, b["kl"][i], b["path_kl"][i]] + [b["series"][n]["values"][i] for n in names] for i, T in enumerate(b["steps"])]
     parts.append(_table(["T", "exact KL", "path KL"] + names, rows))
@@ -706,9 +720,10 @@ def render_html(report: Report) -> str:
     parts.append(f'<h2 id="frontier">{SECTIONS["frontier"]}</h2>')
     cap = ("Path KL against the number of steps. The optimal schedule (black) is the lower envelope: no "
            "schedule with T steps does better; the gap to each family is what the family wastes. Dotted: "
-           "the exact KL of the optimal schedule's output law.")
+           "the exact KL of the optimal schedule's output law. Zero values (T = d) are not drawn on the log scale.")
     if f["model_designed"] is not None:
-        cap += " Red: schedules designed from the model's cross-entropy profile, judged by the exact profile."
+        cap += (" Magenta: schedules designed from the model's cross-entropy profile, judged by the exact profile "
+                "(above the black line by what the model's learning error costs).")
     parts.append(_figure(plots.png(plots.frontier_figure(f)), cap, "Pareto frontier"))
     fam = list(f["families"])
     rows = [[T, f["optimal"][i], f["optimal_exact_kl"][i]] + [f["families"][n][i] for n in fam]
@@ -720,7 +735,8 @@ def render_html(report: Report) -> str:
     parts.append(f'<h2 id="planners">{SECTIONS["planners"]}</h2>')
     parts.append(_figure(plots.png(plots.planners_figure(pl)),
                          "Exact KL of each planner's output law on the constant schedule with T steps. Lower is "
-                         "better; at T = d every planner is exact (one token per step).", "planners compared"))
+                         "better; at T = d every planner is exact (one token per step: zero, not drawn on the log scale).",
+                         "planners compared"))
     parts.append(_table(["T"] + pl["planners"], [[T] + row for T, row in zip(pl["steps"], pl["kl"])]))
 
     # 7. recommended

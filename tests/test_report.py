@@ -309,3 +309,90 @@ def test_images_render_in_headless_chromium(report, tmp_path):
     sizes = [tuple(int(v) for v in s.split("x")) for s in m.group(1).split()]
     assert len(sizes) == 6
     assert all(min(s) > 0 for s in sizes), sizes
+
+
+# -- section 8: attention (a tiny random-weight MDM and causal baseline; torch needed) --------
+@pytest.fixture(scope="module")
+def tiny_models():
+    torch = pytest.importorskip("torch")
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM
+
+    torch.manual_seed(0)
+    mdm = TinyMDM(TinyConfig(vocab_size=2, seq_len=5, d_model=16, n_layers=2, n_heads=2, d_ff=32)).eval()
+    ar = TinyMDM(TinyConfig(vocab_size=2, seq_len=5, d_model=16, n_layers=2, n_heads=2, d_ff=32, causal=True)).eval()
+    return mdm, ar
+
+
+@pytest.fixture(scope="module")
+def att_report(law, tiny_models):
+    mdm, ar = tiny_models
+    return build_report(law, steps=[1, 5], planners=("random",), target=0.05, attention_model=mdm,
+                        attention_baseline=ar, attention_samples=30, attention_info_samples=12, attention_seed=3)
+
+
+def test_attention_section_numbers(law, report, tiny_models, att_report):
+    import torch
+
+    from mdmtheory.structured import as_oracle
+
+    a = att_report.attention
+    assert report.attention is None
+    assert a["sizes"] == att_report.recommended["sizes"] and a["layers"] == 2 and a["n"] == 30
+    T = len(a["sizes"])
+    for key in ("received_sample", "received_mean"):
+        s = np.array(a[key])
+        assert s.shape == (2, T, 5)
+        np.testing.assert_allclose(s.sum(axis=-1), 1.0, atol=1e-9)  # received attention is a distribution
+    rv = np.array(a["revealed_sample"])
+    np.testing.assert_array_equal(rv.sum(axis=1), np.concatenate([[0], np.cumsum(a["sizes"])[:-1]]))
+    # d = 5: Samuelson, sqrt(4) = 2 < 3: no position can pass, every anchor is the fallback
+    assert a["eps_can_pass"] is False and a["mdm"]["fallback"] == [1.0, 1.0] and a["mdm"]["n_anchors"] == [1.0, 1.0]
+    # causal baseline: BOS absorption by hand from the model's own attention tensors on the same data
+    data = as_oracle(law).sample(30, np.random.default_rng([3, 1]))
+    with torch.no_grad():
+        _, att = tiny_models[1](torch.as_tensor(data), output_attentions=True)
+    bos = np.array([layer.double().mean(dim=1)[:, :, 0].sum(dim=1).numpy() / 5 for layer in att])  # (layers, n)
+    np.testing.assert_allclose(a["baseline"]["bos_mean"], bos.mean(axis=1), atol=1e-6)
+    np.testing.assert_allclose(a["baseline"]["bos_std"], bos.std(axis=1), atol=1e-6)
+    assert a["baseline"]["uniform_causal_bos"] == pytest.approx(sum(1 / k for k in range(1, 6)) / 5)
+    for kind in ("pointwise", "average"):
+        c = a["information"][kind]
+        assert c["impossible"] == 0 and all(-1 <= r <= 1 for r in c["rho_mean"])
+    json.loads(json.dumps(att_report.to_dict()))
+
+
+def test_attention_information_is_empty_for_independent_positions(tiny_models):
+    # a product law: every revealed position carries zero information, no correlation is defined
+    mdm, _ = tiny_models
+    law = mt.families.product([[0.3, 0.7]] * 5)
+    r = build_report(law, steps=[5], planners=("random",), attention_model=mdm, attention_samples=5,
+                     attention_info_samples=6, attention_steps=5)
+    assert r.attention["sizes"] == [1] * 5 and r.attention["baseline"] is None
+    for c in r.attention["information"].values():
+        assert c["n_cases"] == [0, 0]
+    text = render_html(r)
+    assert len(_images(text)) == 9 and "no case with a defined correlation" in text
+
+
+def test_attention_arguments_name_themselves(law, tiny_models):
+    mdm, ar = tiny_models
+    for kwargs, word in [({"attention_baseline": ar}, "attention_baseline"),
+                         ({"attention_model": mdm, "attention_steps": 9}, "attention_steps"),
+                         ({"attention_model": mdm, "attention_samples": 0}, "attention_samples"),
+                         ({"attention_model": mdm, "attention_eps": -1.0}, "attention_eps")]:
+        with pytest.raises(ValueError, match=word):
+            build_report(law, steps=[1], planners=("random",), **kwargs)
+
+
+def test_html_with_attention_has_three_more_figures(att_report):
+    from PIL import Image
+
+    text = render_html(att_report)
+    assert f'<h2 id="attention">{SECTIONS["attention"]}</h2>' in text
+    imgs = _images(text)
+    assert len(imgs) == 9 and text.count("<figcaption>") == 9
+    for alt, b64 in imgs:
+        im = Image.open(io.BytesIO(base64.b64decode(b64)))
+        im.load()
+        assert im.size[0] > 100 and im.size[1] > 100, alt
+    assert "causal baseline: absorption of BOS" in text and "Spearman" in text
