@@ -289,11 +289,12 @@ def _chromium():
 
 
 @pytest.mark.slow
-def test_images_render_in_headless_chromium(report, tmp_path):
+@pytest.mark.parametrize("which, n_images", [("report", 6), ("att_report", 9)])
+def test_images_render_in_headless_chromium(which, n_images, request, tmp_path):
     exe = _chromium()
     if exe is None:
         pytest.skip("Debian's chromium is not installed and 'apt-get install chromium' failed (no root or no network)")
-    text = render_html(report)
+    text = render_html(request.getfixturevalue(which))
     probe = ("<script>window.addEventListener('load',()=>{document.body.setAttribute('data-sizes',"
              "[...document.images].map(i=>i.naturalWidth+'x'+i.naturalHeight+'x'+"
              "Math.round(i.getBoundingClientRect().width)+'x'+Math.round(i.getBoundingClientRect().height)).join(' '))})"
@@ -307,7 +308,7 @@ def test_images_render_in_headless_chromium(report, tmp_path):
     m = re.search(r'data-sizes="([^"]*)"', out.stdout)
     assert m, f"chromium gave no DOM: {out.stderr[-500:]}"
     sizes = [tuple(int(v) for v in s.split("x")) for s in m.group(1).split()]
-    assert len(sizes) == 6
+    assert len(sizes) == n_images
     assert all(min(s) > 0 for s in sizes), sizes
 
 
