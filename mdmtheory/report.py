@@ -592,7 +592,7 @@ def _attention_html(a: dict | None) -> list[str]:
     parts.append(_figure(plots.png(plots.attention_heatmap_figure(a)),
                          "Received attention s_j per step (rows, top to bottom) and position (columns), one column "
                          "per layer; red circles mark the anchors. Top: one sample, white dots mark the positions "
-                         "already revealed at that step. Bottom: the mean over samples. A fixed sink is one bright "
+                         "already revealed at that step. Bottom: the mean over samples (circles: the anchors of the mean). A fixed sink is one bright "
                          "column; floating anchors are circles that change column from step to step or from layer "
                          "to layer.", "received attention heatmaps"))
     rows = [
