@@ -12,14 +12,17 @@ import math
 
 import numpy as np
 
+#: z for a two-sided 95% normal interval.
+Z95 = 1.959963984540054
+
 #: Values at or below this (nats) are rounding noise around an exact 0 and are not drawn on log axes.
 ZERO = 1e-12
 
 __all__ = ["profile_figure", "gain_figure", "bounds_figure", "frontier_figure", "planners_figure",
-           "schedule_figure", "png"]
+           "schedule_figure", "attention_heatmap_figure", "absorption_figure", "information_figure", "png"]
 
 
-def _figure(ncols: int = 1, width: float = 7.0, height: float = 3.8):
+def _figure(ncols: int = 1, width: float = 7.0, height: float = 3.8, nrows: int = 1):
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -27,7 +30,7 @@ def _figure(ncols: int = 1, width: float = 7.0, height: float = 3.8):
         raise ImportError("plots need matplotlib: pip install 'mdmtheory[report]'") from None
     fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    axes = [fig.add_subplot(nrows, ncols, i + 1) for i in range(nrows * ncols)]
     return fig, axes
 
 
@@ -50,10 +53,21 @@ def _log_axes(ax, steps=None) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator
 
     ax.set_xscale("log")
+    ys = [np.asarray(line.get_ydata(), dtype=np.float64) for line in ax.get_lines()]
+    if not any(np.any(np.isfinite(y) & (y > 0)) for y in ys):  # e.g. a product law: every KL is 0
+        ax.set_ylim(0.0, 1.0)
+        ax.text(0.5, 0.5, "every value is 0 (nothing to draw on a log scale)", ha="center", va="center",
+                transform=ax.transAxes)
+        ax.grid(alpha=0.3, which="both")
+        return
     ax.set_yscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    # y: 1, 2, 5 per decade written plainly (0.2, 0.5, 1, 2, ...), so every decade is labelled
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
     if steps is not None and len(steps) <= 16:  # few step counts: label each one
         ax.set_xticks([float(t) for t in steps])
     ax.grid(alpha=0.3, which="both")
@@ -70,6 +84,9 @@ def profile_figure(profile: dict):
         err = np.asarray(ce["ci_high"]) - v
         ax.errorbar(lv, v, yerr=err, fmt="s--", color="tab:orange", capsize=3,
                     label="model cross-entropy c(m), 95% CI")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("m = number of revealed tokens")
     ax.set_ylabel("nats per token")
     ax.legend()
@@ -126,7 +143,7 @@ def frontier_figure(frontier: dict):
         ax.plot(T, _positive(vals), ".-", label=name)
     md = frontier.get("model_designed")
     if md is not None:
-        ax.plot(T, _positive(md["path_kl"]), "x--", color="tab:red", label="designed from model (path KL)")
+        ax.plot(T, _positive(md["path_kl"]), "x--", color="magenta", lw=1.6, ms=8, label="designed from model (path KL)")
     _log_axes(ax, T)
     ax.set_xlabel("steps T")
     ax.set_ylabel("nats")
@@ -148,6 +165,8 @@ def planners_figure(planners: dict):
 
 
 def schedule_figure(recommended: dict):
+    from matplotlib.ticker import MaxNLocator
+
     fig, (ax,) = _figure(height=3.4)
     sizes = np.asarray(recommended["sizes"])
     T = sizes.size
@@ -159,5 +178,89 @@ def schedule_figure(recommended: dict):
     ax.set_xlabel("step")
     ax.set_ylabel("tokens revealed")
     ax.set_xticks(x)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend()
+    return fig
+
+
+# -- attention (section 8; the drawing functions of mdmtheory.bridge.attention on our Axes) --
+def attention_heatmap_figure(attention: dict):
+    """Received attention, steps × positions, one column per layer: sample 0 (top, revealed
+    positions dotted) and the mean over samples (bottom); anchors circled."""
+    from .bridge.attention import plot_received
+
+    nl = attention["layers"]
+    T = len(attention["sizes"])
+    L = len(attention["received_sample"][0][0])
+    fig, axes = _figure(nl, width=min(4.2 * nl, 10.0), height=2.2 + 0.55 * T * 2, nrows=2)
+    rv = np.asarray(attention["revealed_sample"], dtype=bool)
+    for ell in range(nl):
+        top, bottom = axes[ell], axes[nl + ell]
+        plot_received(np.asarray(attention["received_sample"][ell]), eps=attention["eps"], ax=top,
+                      title=f"layer {ell}: one sample")
+        tt, jj = np.nonzero(rv)
+        top.scatter(jj, tt, marker=".", s=18, color="white")
+        plot_received(np.asarray(attention["received_mean"][ell]), eps=attention["eps"], ax=bottom,
+                      title=f"layer {ell}: mean of {attention['n']} samples")
+        for ax in (top, bottom):
+            ax.set_xlim(-0.5, L - 0.5)
+    return fig
+
+
+def absorption_figure(attention: dict):
+    """Absorption per layer: the MDM's top anchor and its key 0 vs the causal baseline's BOS,
+    with the uniform references."""
+    from .bridge.attention import plot_absorption
+
+    fig, (ax,) = _figure(height=3.6)
+    m = attention["mdm"]
+    series = {f"MDM: anchor (ε = {attention['eps']:g})": (m["absorption_mean"], m["absorption_std"]),
+              "MDM: position 0": (attention["mdm_position0"]["mean"], attention["mdm_position0"]["std"])}
+    b = attention.get("baseline")
+    if b is not None:
+        series["causal baseline: BOS (key 0)"] = (b["bos_mean"], b["bos_std"])
+    plot_absorption(series, ax=ax, title="share of attention absorbed, mean ± std over samples")
+    ax.axhline(attention["uniform_absorption"], ls=":", color="gray", lw=1)
+    ax.text(1.0, attention["uniform_absorption"], " uniform, 1/d", transform=ax.get_yaxis_transform(),
+            va="center", ha="left", fontsize=7, color="gray")
+    if b is not None:
+        ax.axhline(b["uniform_causal_bos"], ls="--", color="gray", lw=1)
+        ax.text(1.0, b["uniform_causal_bos"], " uniform causal BOS", transform=ax.get_yaxis_transform(),
+                va="center", ha="left", fontsize=7, color="gray")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def information_figure(attention: dict):
+    """Per layer: Spearman ρ between A_ij and the exact information of the revealed j (95%
+    CIs), and how often the most attended revealed position is a most informative one."""
+    fig, (a1, a2) = _figure(2, width=9.0, height=3.4)
+    info = attention["information"]
+    kinds = list(info)
+    nl = len(info[kinds[0]]["rho_mean"])
+    x = np.arange(nl)
+    w = 0.8 / len(kinds)
+    for k, kind in enumerate(kinds):
+        c = info[kind]
+        off = (k - (len(kinds) - 1) / 2) * w
+        a1.bar(x + off, c["rho_mean"], width=w, yerr=Z95 * np.asarray(c["rho_stderr"]), capsize=3,
+               label=f"{kind} I(X_i; X_j | ·)")
+        a2.bar(x + off, c["top_hit"], width=w, label=kind)
+    if all(n == 0 for c in info.values() for n in c["n_cases"]):
+        for ax in (a1, a2):
+            ax.text(0.5, 0.5, "no case with a defined correlation", ha="center", va="center", transform=ax.transAxes)
+    a1.axhline(0.0, color="k", lw=0.8)
+    a1.set_ylim(-1, 1)
+    a1.set_ylabel("Spearman ρ (95% CI)")
+    a1.set_title("attention vs information")
+    chance = info[kinds[0]]["top_hit_chance"]
+    a2.axhline(chance, ls="--", color="gray", label=f"chance {chance:.2f}")
+    a2.set_ylim(0, 1)
+    a2.set_ylabel("share of cases")
+    a2.set_title("top-attended = most informative")
+    for ax in (a1, a2):
+        ax.set_xticks(x, [f"layer {ell}" for ell in range(nl)])
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=7)
     return fig

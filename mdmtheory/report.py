@@ -14,7 +14,14 @@ r"""The report: every number of the main job for one law (and optionally a model
    against the constant, cosine, log-linear (MDLM Bernoulli grid) and geometric schedules;
 6. **planners** — exact KL of practical planners at equal step counts;
 7. **recommended** — the fewest steps whose optimal path KL is at most ``target`` (nats),
-   the schedule, its exact KL and its exports.
+   the schedule, its exact KL and its exports (:mod:`mdmtheory.exports`: LLaDA, Dream,
+   MDLM, dllm, ours);
+8. **attention** (when a torch model is given) — :mod:`mdmtheory.bridge.attention` while the
+   model samples with the recommended schedule: received attention per step and layer with
+   its anchors, absorption per layer against a causal baseline's BOS sink, and the Spearman
+   correlation per layer between attention and the exact information
+   :math:`I(X_i; X_j \mid X_{A\setminus j})` of the revealed positions (arXiv 2601.07894 for
+   the anchors; the information comparison is ours).
 
 :func:`write_html` turns the record into one self-contained HTML file (PNG plots embedded as
 base64, inline CSS, no scripts, no network). The record's :meth:`Report.to_dict` is the
@@ -33,6 +40,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import bounds as _bounds
+from . import exports as _export
 from . import ugc as _ugc
 from ._validate import int_arg, real_arg
 from .divergence import kl, path_kl
@@ -46,10 +54,10 @@ from .schedules import (
     cosine_schedule,
     geometric_schedule,
     loglinear_grid,
-    schedule_to_grid,
 )
 
-__all__ = ["Report", "build_report", "write_html", "step_counts", "DEFAULT_PLANNERS", "SECTIONS"]
+__all__ = ["Report", "build_report", "write_html", "render_html", "step_counts", "DEFAULT_PLANNERS", "SECTIONS",
+           "EXPORT_CONVENTIONS"]
 
 #: Planners compared in section 6 (registered names of :mod:`mdmtheory.samplers`).
 DEFAULT_PLANNERS = ("random", "left_to_right", "confidence", "margin", "entropy")
@@ -63,7 +71,14 @@ SECTIONS = {
     "frontier": "5. Pareto frontier: steps vs KL",
     "planners": "6. Planners compared at equal steps",
     "recommended": "7. Recommended schedule and exports",
+    "attention": "8. Attention: floating anchors and where the information is",
 }
+
+#: Defaults of the attention section: free-running samples, teacher-forced samples for the
+#: information correlation, anchor threshold ε (arXiv 2601.07894, Sec. 3.1).
+ATTENTION_SAMPLES = 200
+ATTENTION_INFO_SAMPLES = 48
+ATTENTION_EPS = 3.0
 
 #: z for a two-sided 95% normal interval.
 Z95 = 1.959963984540054
@@ -80,6 +95,7 @@ class Report:
     frontier: dict
     planners: dict
     recommended: dict
+    attention: dict | None = None
 
     def to_dict(self) -> dict:
         """The ``--json`` twin of the HTML file (floats; ``inf`` as in the record)."""
@@ -257,16 +273,33 @@ def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCac
     return {"steps": list(Ts), "planners": names, "kl": rows}
 
 
+#: Each export of :mod:`mdmtheory.exports` and the sampler convention it follows (section 7).
+EXPORT_CONVENTIONS = {
+    "llada": "LLaDA generate(): integer num_transfer_tokens per step and block (one block of gen_length = d "
+             "by default); LLaDA's own get_num_transfer_tokens floors and front-loads the remainder "
+             "(llada_default), so replace that call by these counts.",
+    "dream": "Dream diffusion_generate(): the decreasing time grid t_j = 1 - C_j/d (masked fraction, "
+             "linear alpha), ending at eps = 1e-3, instead of linspace(1, eps, steps + 1); alg='origin' reveals "
+             "k_j tokens in expectation, the other algorithms take int(n_masked (1 - s/t)) "
+             "(counts_from_grid, exact says whether float32 reproduces the counts).",
+    "mdlm": "MDLM: the same grid ending at eps = 1e-5 in place of linspace(1, eps, T + 1); a mask is revealed "
+            "between t and s with probability (t - s)/t, so k_j tokens in expectation (no counts).",
+    "dllm": "dllm schedulers: alpha(t_j) = C_j/d (unmasked fraction) on dllm's step grid t_j = 1 - j/S; dllm's "
+            "round(n_rem (1 - (1 - alpha(s))/(1 - alpha(t)))) gives back exactly k_j.",
+    "json": "mdmtheory's own form: sizes for mt.Schedule.from_json, reveal times C_j/d for mt.Grid.from_json.",
+}
+
+
 def _exports(sched: Schedule) -> dict:
-    grid = schedule_to_grid(sched)
-    return {
-        "sizes": list(sched.sizes),
-        "cumulative": list(sched.cumulative),
-        "reveal_times": list(grid.times),
-        "masked_fraction": [1.0 - t for t in grid.times],
-        "json": sched.to_json(),
-        "llada_num_transfer_tokens": [list(sched.sizes)],
-    }
+    """The schedule in every convention of :mod:`mdmtheory.exports` (an unavailable one holds
+    ``{"format": ..., "unavailable": reason}``, e.g. Dream's eps = 1e-3 needs d < 1000)."""
+    out = {}
+    for fmt in EXPORT_CONVENTIONS:
+        try:
+            out[fmt] = _export.export(sched, fmt)
+        except ValueError as exc:
+            out[fmt] = {"format": fmt, "unavailable": str(exc)}
+    return out
 
 
 def _recommended_section(p: Joint, prof: Profile, target: float, steps: int | None,
@@ -283,6 +316,7 @@ def _recommended_section(p: Joint, prof: Profile, target: float, steps: int | No
         rule = f"steps = {steps} (given)"
     sched = fr.schedule(steps)
     const = Schedule.constant(d, steps)
+    best = pareto_frontier(prof, d).schedule(steps) if model_profile is not None else sched
     return {
         "rule": rule,
         "target": target,
@@ -293,8 +327,73 @@ def _recommended_section(p: Joint, prof: Profile, target: float, steps: int | No
         "exact_kl": cache(sched),
         "constant_path_kl": path_kl(prof, const),
         "constant_exact_kl": cache(const),
+        "exact_optimal_sizes": list(best.sizes),
+        "exact_optimal_path_kl": path_kl(prof, best),
+        "meets_target": bool(path_kl(prof, sched) <= target + 1e-12) if rule.startswith("fewest") else None,
         "exports": _exports(sched),
     }
+
+
+def _attention_section(law: Joint, model, baseline, sched: Schedule, plan_from: str, n: int, n_info: int,
+                       seed: int, eps: float, progress) -> dict:
+    """Section 8 from :mod:`mdmtheory.bridge.attention` (imports torch)."""
+    from .bridge import attention as att
+    from .structured import as_oracle
+
+    d = law.d
+    out = {
+        "plan_from": plan_from,
+        "sizes": list(sched.sizes),
+        "n": n,
+        "n_info": n_info,
+        "seed": seed,
+        "eps": eps,
+        "eps_can_pass": bool(d > 1 and eps < math.sqrt(d - 1)),  # Samuelson: z_max <= sqrt(L - 1)
+        "uniform_absorption": 1.0 / d,
+        "baseline": None,
+    }
+    data = as_oracle(law).sample(max(n, n_info), np.random.default_rng([seed, 1]))
+
+    def mdm():
+        tr = att.trace_sampling(model, d, sched, "random", n=n, seed=seed, keep="summary")
+        s = tr.received()  # (n, T, layers, L)
+        nl = tr.n_layers
+        c = tr.colsum_masked + tr.colsum_revealed
+        pos0 = att.absorption_stats((c[..., 0] / c.sum(axis=-1)).mean(axis=1))  # key 0, per layer
+        out.update(
+            layers=nl,
+            received_sample=[s[0, :, ell].tolist() for ell in range(nl)],
+            revealed_sample=tr.revealed[0].tolist(),
+            received_mean=[s[:, :, ell].mean(axis=0).tolist() for ell in range(nl)],
+            mdm=att.floating_summary(tr, eps=eps).to_dict(),
+            mdm_position0={"mean": pos0[0].tolist(), "std": pos0[1].tolist()},
+        )
+
+    def causal():
+        if baseline is None:
+            return
+        import torch
+
+        trb = att.trace_forward(baseline, torch.as_tensor(data[:n]), keep="full")
+        bos = att.absorption_stats(att.absorption(trb.maps[:, 0], [0]))
+        bsum = att.floating_summary(trb, eps=eps)
+        out["baseline"] = {
+            "bos_mean": bos[0].tolist(),
+            "bos_std": bos[1].tolist(),
+            "top_is_bos": [float(v) for v in np.asarray(bsum.top_share)[:, 0]],
+            "uniform_causal_bos": float(np.mean(1.0 / np.arange(1, d + 1))),
+            "summary": bsum.to_dict(),
+        }
+
+    def information():
+        # teacher forcing on data x ~ p: every state is possible under the exact law
+        trf = att.trace_sampling(model, d, sched, "random", n=n_info, seed=seed, keep="full", targets=data[:n_info])
+        out["information"] = {kind: att.attention_information_correlation(trf, law, kind=kind).to_dict()
+                              for kind in ("pointwise", "average")}
+
+    for stage in progress([mdm, causal, information], desc="attention", unit="part"):
+        stage()
+    return out
 
 
 def build_report(
@@ -307,6 +406,13 @@ def build_report(
     target: float | None = None,
     recommend_steps: int | None = None,
     cross_entropy=None,
+    attention_model=None,
+    attention_baseline=None,
+    attention_steps: int | None = None,
+    attention_samples: int = ATTENTION_SAMPLES,
+    attention_info_samples: int = ATTENTION_INFO_SAMPLES,
+    attention_seed: int = 0,
+    attention_eps: float = ATTENTION_EPS,
     progress: Callable | None = None,
 ) -> Report:
     r"""Every number of the report for the exact law ``law`` (see the module docstring).
@@ -324,6 +430,16 @@ def build_report(
         as returned by ``mdmtheory.bridge.estimate_profile``: shown beside φ with 95% CIs,
         and — when it covers every level 0..d−1 — used to design the recommended schedule
         (the exact profile then judges it).
+    attention_model : optional torch MDM returning attention maps (the tiny MDM, a Hugging
+        Face model loaded with eager attention, a bridge ``MaskedModel``) whose outcomes are
+        the law's: section 8 (needs the ``bridge`` extra).
+    attention_baseline : optional causal model trained on the same data (the tiny AR model,
+        BOS as key 0): its BOS absorption per layer beside the MDM's anchors.
+    attention_steps : trace with the constant schedule of this many steps instead of the
+        recommended schedule.
+    attention_samples, attention_info_samples, attention_seed : free-running samples,
+        teacher-forced samples (data x ~ law) for the information correlation, and the seed.
+    attention_eps : anchor threshold ε of :func:`mdmtheory.bridge.attention.anchors`.
     progress : optional wrapper ``progress(iterable, desc=..., unit=...)`` (e.g.
         :func:`mdmtheory.cli._common.progress`).
 
@@ -344,6 +460,16 @@ def build_report(
         raise ValueError(f"target: expected a KL target >= 0 nats, got {target}")
     if recommend_steps is not None:
         recommend_steps = int_arg(recommend_steps, "recommend_steps", 1, d)
+    if attention_steps is not None:
+        attention_steps = int_arg(attention_steps, "attention_steps", 1, d)
+    attention_samples = int_arg(attention_samples, "attention_samples", 1)
+    attention_info_samples = int_arg(attention_info_samples, "attention_info_samples", 1)
+    attention_seed = int_arg(attention_seed, "attention_seed", 0)
+    attention_eps = real_arg(attention_eps, "attention_eps")
+    if attention_eps < 0:
+        raise ValueError(f"attention_eps: expected a threshold multiplier >= 0, got {attention_eps}")
+    if attention_baseline is not None and attention_model is None:
+        raise ValueError("attention_baseline: the baseline is compared with an MDM; pass attention_model too")
     if isinstance(planners, str):
         planners = (planners,)
     if not planners:
@@ -366,14 +492,27 @@ def build_report(
         "cross_entropy": ce,
     }
     cache = _KLCache(law)
+    bounds = _bounds_section(law, Ts, progress, cache)  # fills the cache first: each law is computed once
+    frontier = _frontier_section(law, prof, Ts, model_profile, cache)
+    planners_ = _planners_section(law, Ts, planners, progress, cache)
+    recommended = _recommended_section(law, prof, target, recommend_steps, model_profile, cache)
+    attention = None
+    if attention_model is not None:
+        if attention_steps is None:
+            plan, plan_from = Schedule(recommended["sizes"]), "the recommended schedule (section 7)"
+        else:
+            plan, plan_from = Schedule.constant(d, attention_steps), f"the constant schedule with {attention_steps} steps"
+        attention = _attention_section(law, attention_model, attention_baseline, plan, plan_from, attention_samples,
+                                       attention_info_samples, attention_seed, attention_eps, progress)
     return Report(
         law=_law_section(law, name, source),
         profile=profile,
         gain=_gain_section(prof),
-        bounds=_bounds_section(law, Ts, progress, cache),
-        frontier=_frontier_section(law, prof, Ts, model_profile, cache),
-        planners=_planners_section(law, Ts, planners, progress, cache),
-        recommended=_recommended_section(law, prof, target, recommend_steps, model_profile, cache),
+        bounds=bounds,
+        frontier=frontier,
+        planners=planners_,
+        recommended=recommended,
+        attention=attention,
     )
 
 
@@ -403,6 +542,15 @@ def _num(x, digits: int = 6) -> str:
     return f"{0.0 if abs(x) < 5e-13 else x:.{digits}g}"
 
 
+def _short(v) -> str:
+    """A value of an export for the table: floats to 6 significant digits, lists inline."""
+    if isinstance(v, float):
+        return _num(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_short(x) for x in v) + "]"
+    return str(v)
+
+
 def _table(head: list[str], rows: list[list], left: int = 1) -> str:
     th = "".join(f'<th class="{"l" if i < left else ""}">{html.escape(h)}</th>' for i, h in enumerate(head))
     body = []
@@ -419,6 +567,93 @@ def _figure(png: bytes, caption: str, alt: str) -> str:
     b64 = base64.b64encode(png).decode("ascii")
     return (f'<figure><img alt="{html.escape(alt)}" src="data:image/png;base64,{b64}">'
             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+def _attention_html(a: dict | None) -> list[str]:
+    from . import plots
+
+    parts = [f'<h2 id="attention">{SECTIONS["attention"]}</h2>']
+    if a is None:
+        return parts + ["<p>No model given: this section needs a torch MDM that returns its attention maps "
+                        "(<code>mdmtheory report --checkpoint PATH</code>; the default report uses the shipped "
+                        "<code>words</code> MDM and its causal baseline <code>words-ar</code>).</p>"]
+    m, b, info = a["mdm"], a["baseline"], a["information"]
+    nl = a["layers"]
+    d = len(a["received_sample"][0][0])
+    parts.append(f"<p>Head-averaged attention A<sup>(ℓ)</sup> of every layer, recorded while the model samples "
+                 f"{a['n']} sequences with {html.escape(a['plan_from'])} (sizes {a['sizes']}), random order "
+                 f"(<code>mdmtheory.bridge.attention.trace_sampling</code>). Received attention "
+                 f"s_j = (1/L) Σ_i A_ij; anchors are the positions with s_j &gt; μ(s) + ε σ(s), ε = {a['eps']:g} "
+                 "(arXiv 2601.07894, Sec. 3.1), the arg max when none passes.</p>")
+    if not a["eps_can_pass"]:
+        parts.append(f"<p>With d = {d} positions no position can pass ε = {a['eps']:g} (Samuelson: "
+                     f"max (s_j − μ)/σ ≤ √(d − 1) = {math.sqrt(max(d - 1, 0)):.3g}), so every anchor here is the arg "
+                     "max: “floating” means the arg max moves.</p>")
+    parts.append(_figure(plots.png(plots.attention_heatmap_figure(a)),
+                         "Received attention s_j per step (rows, top to bottom) and position (columns), one column "
+                         "per layer; red circles mark the anchors. Top: one sample, white dots mark the positions "
+                         "already revealed at that step. Bottom: the mean over samples (circles: the anchors of the mean). A fixed sink is one bright "
+                         "column; floating anchors are circles that change column from step to step or from layer "
+                         "to layer.", "received attention heatmaps"))
+    rows = [
+        ["anchors per step", *m["n_anchors"]],
+        ["steps where no position passed (arg max used)", *m["fallback"]],
+        ["anchor set changed between steps (drift rate)", *m["drift_rate"]],
+        ["mean move of the top anchor (positions)", *m["top_shift"]],
+        ["absorption of the anchors", *m["absorption_mean"]],
+        ["absorption of position 0", *a["mdm_position0"]["mean"]],
+        ["row entropy (nats; uniform log d = %.3f)" % math.log(d), *m["entropy"]],
+        ["share of attention on masked keys", *m["masked_share"]],
+    ]
+    if b is not None:
+        rows += [["causal baseline: absorption of BOS", *b["bos_mean"]],
+                 ["causal baseline: BOS is the top key", *b["top_is_bos"]]]
+    parts.append(_table(["per layer"] + [f"layer {ell}" for ell in range(nl)], rows))
+    cap = ("Share of all attention absorbed per layer (mean ± std over samples): the MDM's anchor set and its "
+           "position 0")
+    if b is not None:
+        cap += (", against the causal baseline's BOS (key 0) on data. An attention sink absorbs far more than "
+                "uniform attention would (dashed: uniform causal attention gives BOS the mean of 1/(i+1))")
+    cap += ("; dotted: 1/d, one position under uniform attention. The closer a curve stays to its uniform line, "
+            "the weaker the sink or anchor.")
+    parts.append(_figure(plots.png(plots.absorption_figure(a)), cap, "absorption per layer"))
+    parts.append(f"<p>Where is the information? For {a['n_info']} samples teacher-forced on data x ~ p (so every "
+                 "state is possible under the exact law), each masked query i and each revealed j: the exact "
+                 "I(X_i; X_j | X_{A∖j}) — pointwise (given the values of the other revealed positions) and "
+                 "averaged over the law — against A_ij, Spearman rank correlation per layer "
+                 "(<code>attention_information_correlation</code>).</p>")
+    parts.append(_figure(plots.png(plots.information_figure(a)),
+                         "Left: mean Spearman ρ per layer between the attention a masked query pays to the revealed "
+                         "positions and their exact information about it, with 95% CIs; ρ > 0 means the layer looks "
+                         "where the information is, ρ ≈ 0 that it looks elsewhere. Right: how often the most attended "
+                         "revealed position is a most informative one, against the chance of a uniform pick (dashed).",
+                         "attention versus information"))
+    rows = []
+    for kind, c in info.items():
+        rows += [[f"{kind}: Spearman ρ ± stderr",
+                  *[f"{r:.3f} ± {e:.3f}" for r, e in zip(c["rho_mean"], c["rho_stderr"])]],
+                 [f"{kind}: top-attended is most informative (chance {c['top_hit_chance']:.3f})", *c["top_hit"]],
+                 [f"{kind}: information rank of the top anchor (0.5 = random)", *c["anchor_info_rank"]],
+                 [f"{kind}: cases", *c["n_cases"]]]
+    if all(n == 0 for c in info.values() for n in c["n_cases"]):
+        parts.append("<p>There is no case with a defined correlation: in every state the revealed positions carry "
+                     "equal (e.g. zero) information about each masked one.</p>")
+    parts.append(_table(["per layer"] + [f"layer {ell}" for ell in range(nl)], rows))
+    return parts
+
+
+def _bounds_caption(b: dict) -> str:
+    cap = ("Constant schedules with T steps, random planner, log scales. Solid lines are exact: the KL of the "
+           "sampler's output law and the path KL. Dashed lines are published upper bounds; each must lie above "
+           "the exact quantity it bounds (KL or path KL). Zero values (T = d is exact) and infinite ones cannot "
+           "be drawn on a log scale.")
+    hidden = [n for n, s in b["series"].items() if s["kind"] == "upper" and n != "data_processing"
+              and not any(v is not None and math.isfinite(v) and v > 1e-12 for v in s["values"])]
+    if "data_processing" in b["series"]:
+        cap += " data_processing is the path KL line itself."
+    if hidden:
+        cap += f" Not drawn (infinite or zero at every T here): {', '.join(hidden)}."
+    return cap
 
 
 def render_html(report: Report) -> str:
@@ -469,10 +704,7 @@ def render_html(report: Report) -> str:
     b = r.bounds
     parts.append(f'<h2 id="bounds">{SECTIONS["bounds"]}</h2>')
     parts.append(_figure(plots.png(plots.bounds_figure(b)),
-                         "Constant schedules with T steps, random planner, log scales. Solid lines are exact: the KL "
-                         "of the sampler's output law and the path KL. Dashed lines are published upper bounds; each "
-                         "must lie above the exact quantity it bounds (KL or path KL). Bounds that are infinite or "
-                         "zero are not drawn.", "bounds versus steps"))
+                         _bounds_caption(b), "bounds versus steps"))
     names = list(b["series"])
     rows = [[T, b["kl"][i], b["path_kl"][i]] + [b["series"][n]["values"][i] for n in names] for i, T in enumerate(b["steps"])]
     parts.append(_table(["T", "exact KL", "path KL"] + names, rows))
@@ -488,9 +720,10 @@ def render_html(report: Report) -> str:
     parts.append(f'<h2 id="frontier">{SECTIONS["frontier"]}</h2>')
     cap = ("Path KL against the number of steps. The optimal schedule (black) is the lower envelope: no "
            "schedule with T steps does better; the gap to each family is what the family wastes. Dotted: "
-           "the exact KL of the optimal schedule's output law.")
+           "the exact KL of the optimal schedule's output law. Zero values (T = d) are not drawn on the log scale.")
     if f["model_designed"] is not None:
-        cap += " Red: schedules designed from the model's cross-entropy profile, judged by the exact profile."
+        cap += (" Magenta: schedules designed from the model's cross-entropy profile, judged by the exact profile "
+                "(above the black line by what the model's learning error costs).")
     parts.append(_figure(plots.png(plots.frontier_figure(f)), cap, "Pareto frontier"))
     fam = list(f["families"])
     rows = [[T, f["optimal"][i], f["optimal_exact_kl"][i]] + [f["families"][n][i] for n in fam]
@@ -502,7 +735,8 @@ def render_html(report: Report) -> str:
     parts.append(f'<h2 id="planners">{SECTIONS["planners"]}</h2>')
     parts.append(_figure(plots.png(plots.planners_figure(pl)),
                          "Exact KL of each planner's output law on the constant schedule with T steps. Lower is "
-                         "better; at T = d every planner is exact (one token per step).", "planners compared"))
+                         "better; at T = d every planner is exact (one token per step: zero, not drawn on the log scale).",
+                         "planners compared"))
     parts.append(_table(["T"] + pl["planners"], [[T] + row for T, row in zip(pl["steps"], pl["kl"])]))
 
     # 7. recommended
@@ -517,10 +751,28 @@ def render_html(report: Report) -> str:
         ["rule", rec["rule"]], ["designed from", rec["designed_from"]], ["steps T", rec["steps"]],
         ["sizes", str(rec["sizes"])], ["path KL", rec["path_kl"]], ["exact KL", rec["exact_kl"]],
         ["constant schedule path KL", rec["constant_path_kl"]], ["constant schedule exact KL", rec["constant_exact_kl"]],
-    ]))
-    parts.append("<p>Exports (tokens per step; revealed counts; reveal times s_t/d for grid-based samplers; "
-                 "LLaDA's <code>num_transfer_tokens</code> for one block):</p>")
-    parts.append("<pre>" + html.escape("\n".join(f"{k}: {v}" for k, v in ex.items())) + "</pre>")
+        ["exact-optimal sizes with T steps", str(rec["exact_optimal_sizes"])],
+        ["exact-optimal path KL", rec["exact_optimal_path_kl"]],
+    ] + ([] if rec["meets_target"] is None else [["path KL meets the target", rec["meets_target"]]]), left=2))
+    if rec["path_kl"] > rec["constant_path_kl"] + 1e-12:
+        parts.append('<p class="bad">The schedule designed from the model is worse than the constant schedule under '
+                     "the exact law: the model's learning error ε(m) (section 2) distorts its profile. Improve the "
+                     "model, or use the exact-optimal sizes above where the law is known.</p>")
+    parts.append("<p>The recommended schedule exported for the samplers people run (<code>mdmtheory.exports</code>; "
+                 "docs/design-from-data.md shows where each one plugs in). C_j = k_1 + … + k_j are the revealed "
+                 "counts after step j.</p>")
+    rows = []
+    for fmt, e in ex.items():
+        body_ = e.get("unavailable") or ", ".join(f"{k}: {_short(v)}" for k, v in e.items() if k != "format")
+        rows.append([f"<code>{html.escape(fmt)}</code>", EXPORT_CONVENTIONS[fmt],
+                     f"<code>{html.escape(body_)}</code>"])
+    parts.append(_table(["export", "sampler convention it follows", "values"], rows, left=3))
+    if ex["dream"].get("exact") is False:
+        parts.append(f'<p class="bad">Dream: its non-origin algorithms would take {ex["dream"]["counts_from_grid"]} '
+                     f'from this grid (float32 rounding of int(n_masked (1 − s/t))), not {ex["dream"]["counts"]}: '
+                     "pass the counts, or use alg='origin' (the counts in expectation).</p>")
+
+    parts.extend(_attention_html(r.attention))
 
     body = "\n".join(parts)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>mdmtheory report: '

@@ -18,7 +18,7 @@ import pytest
 
 import mdmtheory as mt
 from mdmtheory import families
-from mdmtheory.report import SECTIONS, Report, build_report, render_html, step_counts, write_html
+from mdmtheory.report import EXPORT_CONVENTIONS, SECTIONS, Report, build_report, render_html, step_counts, write_html
 
 
 def _entropy(t):
@@ -137,10 +137,55 @@ def test_recommended_is_the_fewest_steps_meeting_the_target(report):
     assert rec["steps"] == expected and sum(rec["sizes"]) == 5
     assert rec["path_kl"] == pytest.approx(best[expected], abs=1e-12)
     assert rec["exact_kl"] <= rec["path_kl"] + 1e-12
+    assert rec["meets_target"] is True and rec["exact_optimal_sizes"] == rec["sizes"]
+
+
+def test_recommended_exports_follow_each_sampler_convention(report):
+    """Every export of mdmtheory.exports, checked against its convention written out here."""
+    rec = report.recommended
     ex = rec["exports"]
-    assert ex["sizes"] == rec["sizes"] and ex["cumulative"][-1] == 5
-    assert json.loads(ex["json"])["sizes"] == rec["sizes"]
-    np.testing.assert_allclose(ex["reveal_times"], np.array(ex["cumulative"]) / 5)
+    assert set(ex) == {"llada", "dream", "mdlm", "dllm", "json"}
+    assert set(ex) == set(EXPORT_CONVENTIONS)
+    sizes = rec["sizes"]
+    C = np.cumsum([0] + sizes)  # revealed counts C_0 = 0, ..., C_S = d
+    S = len(sizes)
+    # LLaDA, one block of gen_length = d: the counts themselves
+    assert ex["llada"]["num_transfer_tokens"] == [sizes] and ex["llada"]["block_length"] == 5
+    # Dream / MDLM: masked fraction 1 - C_j/d, the last node replaced by eps
+    for fmt, eps in (("dream", 1e-3), ("mdlm", 1e-5)):
+        t = np.array(ex[fmt]["times"])
+        np.testing.assert_allclose(t[:-1], 1 - C[:-1] / 5, atol=1e-15)
+        assert t[-1] == eps and np.all(np.diff(t) < 0)
+        # a mask survives from t to s with probability s/t: expected reveals are the sizes
+        left, expected = 5.0, []
+        for j in range(S):
+            k = left * (1 - t[j + 1] / t[j]) if j < S - 1 else left
+            expected.append(k)
+            left -= k
+        np.testing.assert_allclose(expected, sizes, atol=1e-9)
+    # Dream's non-origin algorithms take int(n_masked (1 - s/t)) in float32, the rest at the last step
+    t32, left, got = np.array(ex["dream"]["times"], dtype=np.float32), 5, []
+    for j in range(S):
+        k = left if j == S - 1 else int(left * (np.float32(1) - t32[j + 1] / t32[j]))
+        got.append(k)
+        left -= k
+    assert ex["dream"]["counts_from_grid"] == got and ex["dream"]["exact"] == (got == sizes)
+    assert ex["dream"]["counts"] == sizes
+    # dllm: alpha(t_j) = C_j/d on t_j = 1 - j/S
+    np.testing.assert_allclose(ex["dllm"]["alpha"], C / 5)
+    np.testing.assert_allclose(ex["dllm"]["t"], 1 - np.arange(S + 1) / S)
+    # our json: read back by the package
+    assert list(mt.Schedule.from_json(json.dumps(ex["json"])).sizes) == sizes
+    np.testing.assert_allclose(ex["json"]["times"], C / 5)  # reveal times C_j/d, j = 0..S
+
+
+def test_unavailable_export_is_said_not_dropped():
+    from mdmtheory.report import _exports
+
+    # Dream's eps = 1e-3 needs d < 1000: the record says why instead of failing or hiding it
+    ex = _exports(mt.Schedule.constant(1000, 10))
+    assert "eps" in ex["dream"]["unavailable"] and ex["dream"]["format"] == "dream"
+    assert ex["mdlm"]["times"][-1] == 1e-5 and sum(ex["llada"]["num_transfer_tokens"][0]) == 1000
 
 
 def test_recommend_steps_overrides_target(law):
@@ -244,11 +289,12 @@ def _chromium():
 
 
 @pytest.mark.slow
-def test_images_render_in_headless_chromium(report, tmp_path):
+@pytest.mark.parametrize("which, n_images", [("report", 6), ("att_report", 9)])
+def test_images_render_in_headless_chromium(which, n_images, request, tmp_path):
     exe = _chromium()
     if exe is None:
         pytest.skip("Debian's chromium is not installed and 'apt-get install chromium' failed (no root or no network)")
-    text = render_html(report)
+    text = render_html(request.getfixturevalue(which))
     probe = ("<script>window.addEventListener('load',()=>{document.body.setAttribute('data-sizes',"
              "[...document.images].map(i=>i.naturalWidth+'x'+i.naturalHeight+'x'+"
              "Math.round(i.getBoundingClientRect().width)+'x'+Math.round(i.getBoundingClientRect().height)).join(' '))})"
@@ -262,5 +308,92 @@ def test_images_render_in_headless_chromium(report, tmp_path):
     m = re.search(r'data-sizes="([^"]*)"', out.stdout)
     assert m, f"chromium gave no DOM: {out.stderr[-500:]}"
     sizes = [tuple(int(v) for v in s.split("x")) for s in m.group(1).split()]
-    assert len(sizes) == 6
+    assert len(sizes) == n_images
     assert all(min(s) > 0 for s in sizes), sizes
+
+
+# -- section 8: attention (a tiny random-weight MDM and causal baseline; torch needed) --------
+@pytest.fixture(scope="module")
+def tiny_models():
+    torch = pytest.importorskip("torch")
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM
+
+    torch.manual_seed(0)
+    mdm = TinyMDM(TinyConfig(vocab_size=2, seq_len=5, d_model=16, n_layers=2, n_heads=2, d_ff=32)).eval()
+    ar = TinyMDM(TinyConfig(vocab_size=2, seq_len=5, d_model=16, n_layers=2, n_heads=2, d_ff=32, causal=True)).eval()
+    return mdm, ar
+
+
+@pytest.fixture(scope="module")
+def att_report(law, tiny_models):
+    mdm, ar = tiny_models
+    return build_report(law, steps=[1, 5], planners=("random",), target=0.05, attention_model=mdm,
+                        attention_baseline=ar, attention_samples=30, attention_info_samples=12, attention_seed=3)
+
+
+def test_attention_section_numbers(law, report, tiny_models, att_report):
+    import torch
+
+    from mdmtheory.structured import as_oracle
+
+    a = att_report.attention
+    assert report.attention is None
+    assert a["sizes"] == att_report.recommended["sizes"] and a["layers"] == 2 and a["n"] == 30
+    T = len(a["sizes"])
+    for key in ("received_sample", "received_mean"):
+        s = np.array(a[key])
+        assert s.shape == (2, T, 5)
+        np.testing.assert_allclose(s.sum(axis=-1), 1.0, atol=1e-9)  # received attention is a distribution
+    rv = np.array(a["revealed_sample"])
+    np.testing.assert_array_equal(rv.sum(axis=1), np.concatenate([[0], np.cumsum(a["sizes"])[:-1]]))
+    # d = 5: Samuelson, sqrt(4) = 2 < 3: no position can pass, every anchor is the fallback
+    assert a["eps_can_pass"] is False and a["mdm"]["fallback"] == [1.0, 1.0] and a["mdm"]["n_anchors"] == [1.0, 1.0]
+    # causal baseline: BOS absorption by hand from the model's own attention tensors on the same data
+    data = as_oracle(law).sample(30, np.random.default_rng([3, 1]))
+    with torch.no_grad():
+        _, att = tiny_models[1](torch.as_tensor(data), output_attentions=True)
+    bos = np.array([layer.double().mean(dim=1)[:, :, 0].sum(dim=1).numpy() / 5 for layer in att])  # (layers, n)
+    np.testing.assert_allclose(a["baseline"]["bos_mean"], bos.mean(axis=1), atol=1e-6)
+    np.testing.assert_allclose(a["baseline"]["bos_std"], bos.std(axis=1), atol=1e-6)
+    assert a["baseline"]["uniform_causal_bos"] == pytest.approx(sum(1 / k for k in range(1, 6)) / 5)
+    for kind in ("pointwise", "average"):
+        c = a["information"][kind]
+        assert c["impossible"] == 0 and all(-1 <= r <= 1 for r in c["rho_mean"])
+    json.loads(json.dumps(att_report.to_dict()))
+
+
+def test_attention_information_is_empty_for_independent_positions(tiny_models):
+    # a product law: every revealed position carries zero information, no correlation is defined
+    mdm, _ = tiny_models
+    law = mt.families.product([[0.3, 0.7]] * 5)
+    r = build_report(law, steps=[5], planners=("random",), attention_model=mdm, attention_samples=5,
+                     attention_info_samples=6, attention_steps=5)
+    assert r.attention["sizes"] == [1] * 5 and r.attention["baseline"] is None
+    for c in r.attention["information"].values():
+        assert c["n_cases"] == [0, 0]
+    text = render_html(r)
+    assert len(_images(text)) == 9 and "no case with a defined correlation" in text
+
+
+def test_attention_arguments_name_themselves(law, tiny_models):
+    mdm, ar = tiny_models
+    for kwargs, word in [({"attention_baseline": ar}, "attention_baseline"),
+                         ({"attention_model": mdm, "attention_steps": 9}, "attention_steps"),
+                         ({"attention_model": mdm, "attention_samples": 0}, "attention_samples"),
+                         ({"attention_model": mdm, "attention_eps": -1.0}, "attention_eps")]:
+        with pytest.raises(ValueError, match=word):
+            build_report(law, steps=[1], planners=("random",), **kwargs)
+
+
+def test_html_with_attention_has_three_more_figures(att_report):
+    from PIL import Image
+
+    text = render_html(att_report)
+    assert f'<h2 id="attention">{SECTIONS["attention"]}</h2>' in text
+    imgs = _images(text)
+    assert len(imgs) == 9 and text.count("<figcaption>") == 9
+    for alt, b64 in imgs:
+        im = Image.open(io.BytesIO(base64.b64decode(b64)))
+        im.load()
+        assert im.size[0] > 100 and im.size[1] > 100, alt
+    assert "causal baseline: absorption of BOS" in text and "Spearman" in text

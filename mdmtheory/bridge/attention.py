@@ -1120,7 +1120,8 @@ def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = N
     s : (T, L) received attention of one sample and one layer (or averaged over layers),
         e.g. ``trace.received()[0, :, layer]``.
     eps : anchor threshold multiplier (:func:`anchors`).
-    ax : a matplotlib Axes, or None for a new figure.
+    ax : a matplotlib Axes, or None for a new figure (pyplot, tight layout); with an Axes the
+        caller's figure is drawn on as it is (no pyplot, its own layout engine kept).
 
     Returns
     -------
@@ -1129,20 +1130,25 @@ def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = N
     s = _as_array(s, "s")
     if s.ndim != 2:
         raise ValueError(f"s: expected a (steps, positions) array, got shape {s.shape}")
-    plt = _pyplot()
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(2.0 + 0.35 * s.shape[1], 1.5 + 0.3 * s.shape[0]))
+    own = ax is None  # with a given ax the caller owns the figure and its layout (no pyplot)
+    if own:
+        fig, ax = _pyplot().subplots(figsize=(2.0 + 0.35 * s.shape[1], 1.5 + 0.3 * s.shape[0]))
     else:
         fig = ax.figure
     im = ax.imshow(s, aspect="auto", cmap="viridis", origin="upper")
     a = anchors(s, eps=eps)
     tt, jj = np.nonzero(a)
     ax.scatter(jj, tt, marker="o", s=30, facecolors="none", edgecolors="red", label="anchor")
+    if s.shape[1] <= 32:
+        ax.set_xticks(range(s.shape[1]))
+    if s.shape[0] <= 32:
+        ax.set_yticks(range(s.shape[0]), [str(t + 1) for t in range(s.shape[0])])
     ax.set_xlabel("position j")
     ax.set_ylabel("step t")
     ax.set_title(title or "received attention $s_j$")
     fig.colorbar(im, ax=ax)
-    fig.tight_layout()
+    if own:
+        fig.tight_layout()
     return fig
 
 
@@ -1156,19 +1162,21 @@ def plot_absorption(series: dict, *, ax=None, title: str | None = None):
     """
     if not isinstance(series, dict) or not series:
         raise ValueError("series: expected a non-empty dict name -> (mean, std)")
-    plt = _pyplot()
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(5, 3.2))
+    own = ax is None  # with a given ax the caller owns the figure and its layout (no pyplot)
+    if own:
+        fig, ax = _pyplot().subplots(figsize=(5, 3.2))
     else:
         fig = ax.figure
     for name, (mean, std) in series.items():
         mean, std = _as_array(mean, f"series[{name!r}] mean"), _as_array(std, f"series[{name!r}] std")
         layers = np.arange(mean.size)
         ax.errorbar(layers, mean, yerr=std, marker="o", capsize=3, label=str(name))
+        ax.set_xticks(layers)
     ax.set_xlabel("layer")
     ax.set_ylabel("absorption")
     ax.set_ylim(0, 1)
     ax.set_title(title or "attention absorbed per layer")
     ax.legend()
-    fig.tight_layout()
+    if own:
+        fig.tight_layout()
     return fig

@@ -3,7 +3,9 @@
 Sections (see :mod:`mdmtheory.report`): the law and its source; the information profile
 and, with a model, its cross-entropy profile with CIs; the gain h(t) and UGC density; exact
 KL, path KL and every applicable bound across step counts; the Pareto frontier against the
-usual schedule families; planners compared; the recommended schedule and its exports.
+usual schedule families; planners compared; the recommended schedule and its exports; with
+a model, its attention while it samples (floating anchors, a causal baseline's BOS sink, and
+attention against the exact information of the revealed positions).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ def default_law(model: bool = True, seed: int = 0):
     """The embedded default: the exact law of five-letter English words (wordfreq) and the
     shipped tiny MDM trained on it, with 4000 words drawn from the law for its estimates.
 
-    Returns (law, name, source, model_or_None, samples_or_None).
+    Returns (law, name, source, model_or_None, samples_or_None); the causal baseline
+    ``words-ar`` is :func:`default_baseline`.
     """
     from .. import datasets
 
@@ -37,6 +40,13 @@ def default_law(model: bool = True, seed: int = 0):
 
     source += "; model: the shipped checkpoint 'words' (mdmtheory.bridge.tiny.load_pretrained('words'))"
     return ds.joint, "five-letter words", source, load_pretrained("words"), ds.sample(4000, seed=seed)
+
+
+def default_baseline():
+    """The shipped causal baseline trained on the same words (``words-ar``)."""
+    from ..bridge.tiny import load_pretrained
+
+    return load_pretrained("words-ar")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,24 +63,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     m.add_argument("--n-per-level", type=int, default=400, help="Monte Carlo draws per level (default 400)")
     m.add_argument("--seed", type=int, default=0, help="seed of the estimates (default 0)")
     m.add_argument("--no-model", action="store_true", help="skip the model section of the default report")
+    a = parser.add_argument_group("attention (with a model): floating anchors and information")
+    a.add_argument("--baseline", metavar="PATH", help="a causal mdmtheory checkpoint trained on the same data "
+                   "(BOS as key 0; default report: the shipped 'words-ar')")
+    a.add_argument("--attention-samples", type=int, default=200, metavar="N",
+                   help="samples traced while the model samples (default 200)")
+    a.add_argument("--attention-info-samples", type=int, default=48, metavar="N",
+                   help="teacher-forced samples for attention vs information (default 48)")
+    a.add_argument("--attention-steps", type=int, metavar="T",
+                   help="trace with the constant schedule of T steps (default: the recommended schedule)")
+    a.add_argument("--no-attention", action="store_true", help="skip the attention section")
 
 
-def _estimate(model, samples, args, quiet: bool):
+def _load(model):
     from .estimate import load_model
 
-    from ..bridge import estimate_profile
-
-    if isinstance(model, str):
-        model = load_model(model)
-    return estimate_profile(model, samples, n_per_level=args.n_per_level, seed=args.seed)
+    return load_model(model) if isinstance(model, str) else model
 
 
 def run(args) -> dict:
     if args.n_per_level < 1:
         raise UsageError(f"--n-per-level: expected a positive integer, got {args.n_per_level}")
+    for opt in ("attention_samples", "attention_info_samples"):
+        if getattr(args, opt) < 1:
+            raise UsageError(f"--{opt.replace('_', '-')}: expected a positive integer, got {getattr(args, opt)}")
     if args.data is not None and (args.no_model or False):
         raise UsageError("--data: the model's estimates need a model; drop --no-model")
+    if args.baseline is not None and (args.no_model or args.no_attention):
+        raise UsageError("--baseline: the baseline is compared with the model's attention; drop --no-model/--no-attention")
     law_given = any(getattr(args, o) is not None for o in ("table", "tokens", "family"))
+    baseline = args.baseline
     if law_given:
         law, name, source = load_law(args)
         model, samples = args.checkpoint, None
@@ -78,12 +100,17 @@ def run(args) -> dict:
         law, name, source, model, samples = default_law(not args.no_model and args.checkpoint is None, args.seed)
         if args.checkpoint is not None:
             model = args.checkpoint
+        elif model is not None and baseline is None and not args.no_attention:
+            baseline = default_baseline()
+            source += "; causal baseline: the shipped checkpoint 'words-ar'"
     if args.no_model:
         model = None
     if args.data is not None:
         if model is None:
             raise UsageError("--data: the model's estimates need --checkpoint")
         samples = read_tokens(args.data, "--data")
+    if baseline is not None and model is None:
+        raise UsageError("--baseline: the baseline is compared with a model's attention; give --checkpoint")
     cross_entropy = None
     if model is not None:
         if samples is None:
@@ -92,11 +119,25 @@ def run(args) -> dict:
             from ..structured import as_oracle
 
             samples = as_oracle(law).sample(4000, np.random.default_rng(args.seed))
-        cross_entropy = _estimate(model, samples, args, args.quiet)
+        from ..bridge import estimate_profile
+
+        model = _load(model)
+        cross_entropy = estimate_profile(model, samples, n_per_level=args.n_per_level, seed=args.seed)
+    if isinstance(baseline, str):
+        from ..bridge.tiny import load_checkpoint
+
+        try:
+            baseline = load_checkpoint(baseline)
+        except (FileNotFoundError, OSError) as exc:
+            raise UsageError(f"--baseline: cannot read {args.baseline!r} ({exc})") from None
     planners = tuple(p for p in args.planners.split(",") if p)
+    use_attention = model is not None and not args.no_attention
     report = build_report(
         law, name=name, source=source, steps=args.steps, planners=planners, target=args.target,
         recommend_steps=args.recommend_steps, cross_entropy=cross_entropy,
+        attention_model=model if use_attention else None, attention_baseline=baseline if use_attention else None,
+        attention_steps=args.attention_steps, attention_samples=args.attention_samples,
+        attention_info_samples=args.attention_info_samples, attention_seed=args.seed,
         progress=functools.partial(progress, quiet=args.quiet, leave=False),
     )
     path = write_html(report, args.out)
@@ -115,6 +156,21 @@ def render(result: dict) -> str:
         f"{result['law']['name']}: {result['law']['source']}",
         f"every bound holds: {'yes' if b['all_hold'] else 'NO'} ({len(b['series'])} bounds x {len(b['steps'])} step counts)",
         f"recommended: {rec['steps']} steps, sizes {rec['sizes']}, exact KL {_z(rec['exact_kl']):.4g} nats "
-        f"(constant schedule: {_z(rec['constant_exact_kl']):.4g})",
-        f"report written to {result['path']}",
-    ])
+        f"(constant schedule: {_z(rec['constant_exact_kl']):.4g})"
+        + (" -- designed from the model, worse than constant under the exact law (see the report)"
+           if rec["path_kl"] > rec["constant_path_kl"] + 1e-12 else ""),
+    ] + _attention_lines(result.get("attention")) + [f"report written to {result['path']}"])
+
+
+def _attention_lines(a) -> list[str]:
+    if a is None:
+        return []
+    f = lambda v: "/".join(f"{x:.2f}" for x in v)  # noqa: E731
+    lines = [f"attention per layer: anchor absorption {f(a['mdm']['absorption_mean'])} (uniform {a['uniform_absorption']:.2f}), "
+             f"anchor drift rate {f(a['mdm']['drift_rate'])}"]
+    if a["baseline"] is not None:
+        lines.append(f"causal baseline: BOS absorption {f(a['baseline']['bos_mean'])} "
+                     f"(uniform causal {a['baseline']['uniform_causal_bos']:.2f})")
+    pw = a["information"]["pointwise"]
+    lines.append(f"attention vs exact information, Spearman per layer: {f(pw['rho_mean'])} ({pw['n_cases'][0]} cases)")
+    return lines
