@@ -211,7 +211,12 @@ def test_cross_entropy_section_and_model_designed_schedule(law):
         assert sum(md["schedules"][i]) == 5 and len(md["schedules"][i]) == T
         assert md["path_kl"][i] >= r.frontier["optimal"][i] - 1e-12
         assert md["path_kl"][i] == pytest.approx(_path_kl(phi, md["schedules"][i]), abs=1e-12)
-    assert r.recommended["designed_from"] == "model cross-entropy profile"
+    rec = r.recommended  # the law is known: the exact optimum is recommended, the model's design beside it
+    assert rec["sizes"] == list(mt.optimal_schedule(mt.information_profile(law), rec["steps"]).sizes)
+    mdr = rec["model_designed"]
+    assert sum(mdr["sizes"]) == 5 and len(mdr["sizes"]) == rec["steps"]
+    assert mdr["path_kl"] == pytest.approx(_path_kl(phi, mdr["sizes"]), abs=1e-12)
+    assert mdr["regret"] == pytest.approx(mdr["path_kl"] - rec["path_kl"], abs=1e-12) and mdr["regret"] >= 0
 
 
 @pytest.mark.parametrize(

@@ -157,8 +157,9 @@ def render(result: dict) -> str:
         f"every bound holds: {'yes' if b['all_hold'] else 'NO'} ({len(b['series'])} bounds x {len(b['steps'])} step counts)",
         f"recommended: {rec['steps']} steps, sizes {rec['sizes']}, exact KL {_z(rec['exact_kl']):.4g} nats "
         f"(constant schedule: {_z(rec['constant_exact_kl']):.4g})"
-        + (" -- designed from the model, worse than constant under the exact law (see the report)"
-           if rec["path_kl"] > rec["constant_path_kl"] + 1e-12 else ""),
+        + ("" if not rec.get("model_designed") else
+           f"; designed from the model alone: {rec['model_designed']['sizes']}, "
+           f"regret {_z(rec['model_designed']['regret']):.4g} nats"),
     ] + _attention_lines(result.get("attention")) + [f"report written to {result['path']}"])
 
 
