@@ -14,7 +14,7 @@ monotonicity the UGC functionals need), then C_ugc, C(P) (W26 block DP, BLOCKS b
 and P_ugc on the canonical interval [1/d, 1 - 1/d]. Standard errors: batch means over 5
 groups of samples. W26's printed ratios C_ugc / P_ugc: 2.19, 3.13, 3.85.
 
-Run: python examples/w26_mixtures.py [--fast] [--seeds 3] [--n 200] [--zeta 0.1]
+Run: python examples/w26_mixtures.py [--fast] [--seeds 3] [--n 200] [--zeta 0.1] [--dims 32 48 64]
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--zeta", type=float, default=0.1)
+    ap.add_argument("--dims", type=int, nargs="+", default=[32, 48, 64], choices=sorted(PRINTED_RATIO))
     args = ap.parse_args(argv)
-    dims, seeds, n = ((32,), 2, 60) if args.fast else ((32, 48, 64), args.seeds, args.n)
+    dims, seeds, n = ((32,), 2, 60) if args.fast else (tuple(args.dims), args.seeds, args.n)
     print(f"zeta = {args.zeta}, n = {n} exact samples per law, C(P) with {BLOCKS} blocks (W26 block DP)")
     print(f"{'d':>3} {'M':>6} {'seed':>4} {'C_ugc':>14} {'C(P)':>14} {'P_ugc':>14} {'C/P':>12} {'W26 C/P':>8} {'s':>5}")
     for d in dims:
