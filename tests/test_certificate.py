@@ -141,7 +141,7 @@ def test_certificate_through_the_bridge_equals_the_joints():
     from mdmtheory.bridge import ExactModel, ModelOracle
 
     p = mt.families.markov_chain([[0.9, 0.1], [0.25, 0.75]], d=5)
-    xs = mt.structured.as_oracle(p).sample(300, np.random.default_rng(7))
+    xs = mt.structured.as_oracle(p).sample(150, np.random.default_rng(7))
     for form in ("kl", "entropy"):
         ref = certify(p, xs, 0.05, seed=4, form=form)
         got = certify(ModelOracle(ExactModel(p), d=5), xs, 0.05, seed=4, form=form)
