@@ -14,7 +14,22 @@ monotonicity the UGC functionals need), then C_ugc, C(P) (W26 block DP, BLOCKS b
 and P_ugc on the canonical interval [1/d, 1 - 1/d]. Standard errors: batch means over 5
 groups of samples. W26's printed ratios C_ugc / P_ugc: 2.19, 3.13, 3.85.
 
-Run: python examples/w26_mixtures.py [--fast] [--seeds 3] [--n 200] [--zeta 0.1]
+Results (``--zeta 0.02 --n 200``, seeds 0-2, benchmarks/RESULTS.md §6; the d = 64 row with
+OMP_NUM_THREADS=1 took 27-58 s per seed on a shared 2-core machine):
+
+====  =====  ===========  =========  =========  ===================  ===========
+d     M      C_ugc        C(P)       P_ugc      C_ugc/P_ugc (seeds)  W26 printed
+====  =====  ===========  =========  =========  ===================  ===========
+32    256    24.7-25.0    11.8-12.1  11.3-11.7  2.14, 2.18, 2.18     2.19
+48    4096   43.0-43.5    14.2-14.8  13.5-14.1  3.07, 3.11, 3.19     3.13
+64    65536  62.87-62.93  16.4-17.6  15.4-16.6  3.86, 3.80, 4.07     3.85
+====  =====  ===========  =========  =========  ===================  ===========
+
+(± batch-means standard errors: about 0.2 on C_ugc, 0.1-0.4 on C(P) and P_ugc, 0.03-0.08 on
+the ratio.) W26 also prints C_ugc, C(P) and P_ugc for d = 64; those values were not
+available to us, so only the ratio is compared.
+
+Run: python examples/w26_mixtures.py [--fast] [--seeds 3] [--n 200] [--zeta 0.1] [--dims 32 48 64]
 """
 
 from __future__ import annotations
@@ -66,12 +81,14 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--zeta", type=float, default=0.1)
+    ap.add_argument("--dims", type=int, nargs="+", default=[32, 48, 64], choices=sorted(PRINTED_RATIO))
     args = ap.parse_args(argv)
-    dims, seeds, n = ((32,), 2, 60) if args.fast else ((32, 48, 64), args.seeds, args.n)
+    dims, seeds, n = ((32,), 2, 60) if args.fast else (tuple(args.dims), args.seeds, args.n)
     print(f"zeta = {args.zeta}, n = {n} exact samples per law, C(P) with {BLOCKS} blocks (W26 block DP)")
     print(f"{'d':>3} {'M':>6} {'seed':>4} {'C_ugc':>14} {'C(P)':>14} {'P_ugc':>14} {'C/P':>12} {'W26 C/P':>8} {'s':>5}")
+    results = {}
     for d in dims:
-        rs = []
+        rs = results[d] = []
         for seed in range(seeds):
             t = time.perf_counter()
             r = run(d, args.zeta, seed, n)
@@ -82,6 +99,7 @@ def main(argv=None):
                   f"{time.perf_counter() - t:>5.1f}")
         ratios = [r["ratio"] for r in rs]
         print(f"{d:>3} spread over seeds: C/P in [{min(ratios):.3f}, {max(ratios):.3f}], printed {PRINTED_RATIO[d]}")
+    return results
 
 
 if __name__ == "__main__":

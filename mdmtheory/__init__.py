@@ -10,6 +10,7 @@ import importlib
 
 from . import bounds, diagnostics, dyadic, families, optimal, samplers, schedules, structured, ugc
 from .bounds import Bound, compare
+from .certificate import Certificate, certify
 from .divergence import kl, path_kl, step_path_kl
 from .entropies import (
     card_gain_coefficients,
@@ -74,6 +75,7 @@ __all__ = [
     "Grid",
     "ExactRun",
     "Bound",
+    "Certificate",
     # entropies and the profile
     "subset_entropies",
     "entropy",
@@ -109,4 +111,5 @@ __all__ = [
     "optimal_schedule",
     "pareto_frontier",
     "optimal_grid",
+    "certify",
 ]

@@ -62,6 +62,15 @@ With stated weights W26's :math:`(q-p)B_\alpha` is :math:`\sum_j w_j B_\alpha` h
 
 The certificate is exact-conditional: from a model (``mdmtheory.bridge.ModelOracle``) it
 certifies the sampler run with the *model's* conditionals against the model's own law.
+
+**4. From data** (:func:`certify_data`, ``mdmtheory design DATA --certify EPS``). Without a
+model the only law with known conditionals is the empirical law
+:math:`\hat p(x) = \#\{x\}/n` (:func:`empirical_oracle`: a mixture of point masses, one
+per distinct sequence, so every conditional is a posterior over the observed sequences, at
+any d); the certificate is then about sampling :math:`\hat p`, with n iid draws from
+:math:`\hat p` (resampled rows). With a model the conditionals are the model's and the
+data rows stand in for draws from the model's law (our reading: exact only insofar as the
+model's law is the data's law).
 """
 
 from __future__ import annotations
@@ -77,8 +86,9 @@ from ._validate import real_arg as _real_arg
 from .dyadic import FORMS, WEIGHTS, dyadic_grid, dyadic_terms, dyadic_weights, oracle_samples, psi
 from .dyadic import _check_oracle
 from .schedules import Grid, geometric_grid
+from .structured import MixtureOfProductsLaw
 
-__all__ = ["Certificate", "certify", "empirical_bernstein_radius", "RULES"]
+__all__ = ["Certificate", "certify", "certify_data", "empirical_oracle", "empirical_bernstein_radius", "RULES"]
 
 #: Step-count rules: W26's ``ceil(8 C+/eps)`` or the least N whose bound is <= eps.
 RULES = ("w26", "tight")
@@ -349,3 +359,86 @@ def certify(
         rule=rule,
         truncated=cut / max(1, n * (v.shape[0] - 1)),
     )
+
+
+def empirical_oracle(samples, K: int | None = None) -> MixtureOfProductsLaw:
+    r"""The empirical law :math:`\hat p(x) = \#\{x\}/n` as a conditional oracle, at any d.
+
+    A mixture of point masses, one component per distinct row (weight = its frequency), so
+    :math:`\hat p(x_j = v \mid x_A)` is the frequency of v at j among the observed rows
+    that agree with :math:`x_A` (:class:`~mdmtheory.structured.MixtureOfProductsLaw`).
+
+    Examples
+    --------
+    >>> law = empirical_oracle(np.array([[0, 1], [0, 1], [1, 1], [1, 0]]))
+    >>> law.conditionals(np.array([[0, 1]]), np.array([[False, True]]))[0, 0].round(4).tolist()
+    [0.6667, 0.3333]
+    """
+    try:
+        x = np.asarray(samples)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"samples: cannot be read as an integer array (n, d) ({exc})") from None
+    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
+        raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
+    K = max(int(x.max()) + 1, 2) if K is None else _int_arg(K, "K", 2)
+    if x.min() < 0 or x.max() >= K:
+        raise ValueError(f"samples: tokens must lie in 0..{K - 1}")
+    rows, counts = np.unique(x, axis=0, return_counts=True)
+    probs = (rows[..., None] == np.arange(K)).astype(np.float64)
+    return MixtureOfProductsLaw(counts / counts.sum(), probs)
+
+
+def certify_data(
+    samples,
+    eps: float,
+    *,
+    K: int | None = None,
+    model=None,
+    confidence: float = 0.95,
+    seed: int = 0,
+    **kw,
+) -> tuple[Certificate, str]:
+    r"""A certificate from data (module docstring, step 4): the empirical law's, or a model's.
+
+    Parameters
+    ----------
+    samples : int array (n, d), outcome indices 0..K−1, n >= 2.
+    eps, confidence, seed : as in :func:`certify`.
+    K : alphabet size (default max + 1, at least 2; the model's with ``model``).
+    model : optional; a torch MDM (a TinyMDM, an ``nn.Module`` with ``mask_id``, a
+        ``MaskedModel``) or a ``mdmtheory.bridge.ModelOracle``.
+    **kw : passed to :func:`certify` (``weights``, ``form``, ``rule``, ``interval``, …).
+
+    Returns
+    -------
+    (Certificate, str)
+        The certificate and a sentence saying which law it is about.
+    """
+    x = np.asarray(samples)
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1 or x.dtype.kind not in "iu":
+        raise ValueError(f"samples: expected an integer array (n, d) with n >= 2, got shape {x.shape}, dtype {x.dtype}")
+    n, d = x.shape
+    seed = _int_arg(seed, "seed", 0)
+    if model is None:
+        law = empirical_oracle(x, K)
+        draws = x[np.random.default_rng([seed, 1]).integers(0, n, size=n)]
+        cert = certify(law, draws, eps, confidence=confidence, seed=seed, **kw)
+        note = (
+            f"certificate about sampling the empirical law of the {n} sequences ({law.M} distinct): its exact "
+            f"conditionals, {n} iid draws from it (resampled rows)"
+        )
+        return cert, note
+    if all(hasattr(model, a) for a in ("d", "K", "conditionals")) and not hasattr(model, "forward"):
+        oracle = model
+    else:
+        from .bridge import ModelOracle  # torch only here
+
+        oracle = ModelOracle(model, d=d)
+    if K is not None and int(oracle.K) != int(K):
+        raise ValueError(f"model: has K={oracle.K} outcomes, the data have K={K}")
+    cert = certify(oracle, x, eps, confidence=confidence, seed=seed, **kw)
+    note = (
+        f"certificate about the model's own law (its conditionals through the bridge); the {n} data "
+        "sequences stand in for draws from it, so it holds for the data insofar as the model fits them"
+    )
+    return cert, note

@@ -132,3 +132,39 @@ def test_bad_input_raises():
         certify(p, np.zeros((10, 2), int), 0.1)
     with pytest.raises(ValueError, match="interval"):
         certify(mt.families.repeated(2), 100, 0.1)
+
+
+# -- from a model through the bridge -------------------------------------------------------------
+def test_certificate_through_the_bridge_equals_the_joints():
+    """ModelOracle(ExactModel(p)) has p's conditionals: same samples and seed, same certificate."""
+    pytest.importorskip("torch")
+    from mdmtheory.bridge import ExactModel, ModelOracle
+
+    p = mt.families.markov_chain([[0.9, 0.1], [0.25, 0.75]], d=5)
+    xs = mt.structured.as_oracle(p).sample(150, np.random.default_rng(7))
+    for form in ("kl", "entropy"):
+        ref = certify(p, xs, 0.05, seed=4, form=form)
+        got = certify(ModelOracle(ExactModel(p), d=5), xs, 0.05, seed=4, form=form)
+        assert got.steps == ref.steps and got.times == ref.times
+        for k in ("estimate", "stderr", "upper", "radius", "bound"):
+            assert getattr(got, k) == pytest.approx(getattr(ref, k), rel=1e-9, abs=1e-12), k
+
+
+def test_certificate_of_a_tiny_mdm_runs():
+    """An untrained tiny MDM (its own, inconsistent conditionals): a finite certificate <= eps."""
+    torch = pytest.importorskip("torch")
+    from mdmtheory.bridge import ModelOracle
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM
+
+    torch.manual_seed(0)
+    m = TinyMDM(TinyConfig(vocab_size=3, seq_len=6, d_model=8, n_layers=1, n_heads=2, d_ff=8))
+    xs = np.random.default_rng(0).integers(0, 3, (64, 6))
+    for form in ("kl", "entropy"):
+        cert = certify(ModelOracle(m, d=6), xs, 0.1, seed=1, form=form)
+        assert cert.steps >= 1 and math.isfinite(cert.upper) and cert.bound <= 0.1
+        assert mt.Grid(cert.to_dict()["times"]).steps == cert.steps
+
+
+def test_top_level_reexport():
+    assert mt.certify is certify and mt.Certificate is mt.certificate.Certificate
+    assert {"certify", "Certificate"} <= set(mt.__all__)

@@ -248,3 +248,75 @@ def test_estimated_route_on_bridge_exact_model():
     z = (res.profile.values - prof.values) / res.stderr
     assert res.method == "estimated" and np.all(np.abs(z[:-1]) < 5), z
     assert mt.path_kl(prof, res.schedule) <= _brute_best(prof, 3) + 0.02
+
+
+# -- --certify (issue 14) ----------------------------------------------------------------------
+def test_certify_json_reads_back_and_holds_exactly_on_the_empirical_law(tmp_path, capsys):
+    """The printed grid is a valid mt.Grid and its exact KL on the empirical law is <= EPS."""
+    _, x = _markov_samples(n=300)
+    f = _write(tmp_path, x)
+    eps = 0.05
+    assert main(["design", str(f), "--certify", str(eps), "--confidence", "0.9", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    g = mt.Grid(out["times"])
+    assert g.steps == out["steps"] and out["confidence"] == 0.9 and out["bound"] <= eps
+    assert out["law"] == "empirical" and "empirical law" in out["note"]
+    pe = families.empirical(x, 3)
+    assert mt.kl(pe, mt.sampler_law(pe, g)) <= eps
+    assert main(["design", str(f), "--certify", str(eps)]) == 0  # the human-readable form
+    assert "certified" in capsys.readouterr().out
+
+
+def test_empirical_oracle_is_the_empirical_table():
+    """Conditionals of the point-mass mixture = those of the dense empirical Joint (brute force),
+    and certify_data = certify on the dense table with the same draws and seed."""
+    from mdmtheory.certificate import certify, certify_data, empirical_oracle
+
+    _, x = _markov_samples(n=80, seed=3)
+    law, pe = empirical_oracle(x, 3), families.empirical(x, 3)
+    rng = np.random.default_rng(0)
+    rev = rng.random((50, 5)) < 0.5
+    q = x[rng.integers(0, 80, 50)]
+    want = np.zeros((50, 5, 3))
+    for r in range(50):  # brute force: frequencies among the observed rows agreeing on A
+        agree = np.all((x == q[r]) | ~rev[r], axis=1)
+        for j in np.flatnonzero(~rev[r]):
+            want[r, j] = np.bincount(x[agree, j], minlength=3) / agree.sum()
+    np.testing.assert_allclose(law.conditionals(q, rev), want, atol=1e-12)
+    np.testing.assert_allclose(law.conditionals(q, rev), as_oracle(pe).conditionals(q, rev), atol=1e-12)
+    cert, note = certify_data(x, 0.05, K=3, seed=2, form="entropy")
+    draws = x[np.random.default_rng([2, 1]).integers(0, 80, size=80)]
+    ref = certify(pe, draws, 0.05, seed=2, form="entropy")
+    assert cert.steps == ref.steps and cert.upper == pytest.approx(ref.upper, rel=1e-10, abs=1e-12)
+
+
+def test_certify_on_a_tiny_checkpoint(tmp_path, capsys):
+    torch = pytest.importorskip("torch")
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM, save_checkpoint
+
+    _, x = _markov_samples(n=40)
+    torch.manual_seed(0)
+    m = TinyMDM(TinyConfig(vocab_size=3, seq_len=5, d_model=8, n_layers=1, n_heads=2, d_ff=8))
+    st, _ = save_checkpoint(m, tmp_path / "m.safetensors", info={"alphabet": ["0", "1", "2"]})
+    f = _write(tmp_path, x)
+    assert main(["design", str(f), "--model", st, "--certify", "0.1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["law"] == "model" and "model's own law" in out["note"]
+    assert mt.Grid(out["times"]).steps == out["steps"] and out["bound"] <= 0.1
+
+
+def test_certify_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    _, x = _markov_samples(n=20)
+    f = str(_write(tmp_path, x))
+    for argv in ([f, "--certify", "0"], [f, "--certify", "-0.1"], [f, "--certify", "nan"],
+                 [f, "--certify", "0.1", "--confidence", "0"], [f, "--certify", "0.1", "--confidence", "1"],
+                 [f, "--certify", "0.1", "--confidence", "1.5"], [f, "--certify", "0.1", "--steps", "2"],
+                 [f, "--certify", "0.1", "--budget", "0.1"], [f, "--steps", "2", "--confidence", "0.9"],
+                 [f, "--certify", "0.1", "--format", "llada"]):
+        try:  # argparse's own errors (exclusive options) exit through SystemExit(2)
+            rc = main(["design", *argv])
+        except SystemExit as exc:
+            rc = exc.code
+        assert rc == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("mdmtheory design: error:"), (argv, err)

@@ -213,3 +213,30 @@ def test_estimate_profile_matches_exact_profile():
     slow = MixtureOfProductsLaw(law.weights, law.probs)
     object.__setattr__(slow, "_finite", False)
     np.testing.assert_allclose(law.conditionals(x, rev), slow.conditionals(x, rev), atol=1e-13)
+
+
+def test_mixture_posterior_pruning_matches_full_softmax():
+    """Many components, a concentrated posterior: the pruned product (components below
+    e^-(40 + log M) of the row maximum left out) equals the full softmax mixture."""
+    from scipy.special import softmax
+
+    rng = np.random.default_rng(5)
+    M, d = 256, 48
+    c = rng.integers(0, 2, (M, d))
+    P = np.where(c[..., None] == np.arange(2), 0.98, 0.02)
+    w = rng.dirichlet(np.ones(M))
+    law = MixtureOfProductsLaw(w, P)
+    x = law.sample(40, rng)
+    rev = rng.random((40, d)) < np.linspace(0.0, 1.0, 40)[:, None]  # from nothing to all revealed
+    # brute force: log w_m + sum over revealed k of log pi_{m,k}(x_k), then a plain softmax
+    logpi = np.log(P[np.arange(M)[None, :, None], np.arange(d)[None, None, :], x[:, None, :]])  # (n, M, d)
+    logpost = np.log(w) + np.where(rev[:, None, :], logpi, 0.0).sum(axis=2)
+    want = np.einsum("nm,mdk->ndk", softmax(logpost, axis=1), P)
+    want[rev] = 0.0
+    got = law.conditionals(x, rev)
+    assert np.max(np.abs(got - want)) < 1e-12
+    # one row per call (pruning is decided per chunk of rows): the pruned branch is taken
+    # for a good share of rows (fewer than M/2 components within the cut)
+    rows = np.concatenate([law.conditionals(x[i : i + 1], rev[i : i + 1]) for i in range(40)])
+    assert np.max(np.abs(rows - want)) < 1e-12
+    assert np.mean(np.sum(logpost.max(1, keepdims=True) - logpost < 40 + np.log(M), 1) < M // 2) > 0.3

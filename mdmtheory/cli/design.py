@@ -4,6 +4,11 @@ DATA is a text file (one sequence per line: integer tokens separated by spaces, 
 characters with ``--chars``) or a ``.npy`` integer array (n, d). Small empirical laws are
 used exactly (the output says so); otherwise, or with ``--model``, the cross-entropy profile
 is estimated with confidence intervals (mdmtheory.design).
+
+``--certify EPS`` (instead of ``--steps``/``--budget``): W26's certified schedule
+(mdmtheory.certificate.certify_data) — a step count N and a Bernoulli grid t_0 … t_N whose
+KL is ≤ EPS with probability ≥ ``--confidence``. From DATA alone it is about sampling the
+empirical law; with ``--model`` about the model's own law (the output says which).
 """
 
 from __future__ import annotations
@@ -28,6 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_mutually_exclusive_group(required=True)
     g.add_argument("--steps", type=int, metavar="T", help="number of steps, 1 <= T <= d")
     g.add_argument("--budget", type=float, metavar="EPS", help="path-KL budget in nats (> 0): the fewest steps within it")
+    g.add_argument("--certify", type=float, metavar="EPS",
+                   help="certified grid (W26 Thm 2): KL <= EPS nats (> 0) with probability >= --confidence")
+    parser.add_argument("--confidence", type=float, default=None,
+                        help="--certify: probability in (0, 1) that the bound holds (default 0.95)")
     parser.add_argument("--format", default="json", choices=exports.FORMATS, help="export convention (default json)")
     parser.add_argument("--block-length", type=int, default=None, help="LLaDA block length (divides d; default d)")
     parser.add_argument("--chars", action="store_true", help="DATA lines are characters, one token each")
@@ -52,6 +61,15 @@ def _load_model(spec: str):
 def run(args) -> dict:
     if args.block_length is not None and args.format != "llada":
         raise UsageError("--block-length: only with --format llada")
+    if args.certify is not None:
+        if not args.certify > 0:  # also refuses nan
+            raise UsageError(f"--certify: expected EPS > 0 nats, got {args.certify}")
+        if args.confidence is not None and not 0 < args.confidence < 1:
+            raise UsageError(f"--confidence: expected a probability in (0, 1), e.g. 0.95, got {args.confidence}")
+        if args.format != "json":
+            raise UsageError("--format: --certify gives a Bernoulli time grid (JSON \"times\"); use --format json")
+    elif args.confidence is not None:
+        raise UsageError("--confidence: only with --certify")
     kw = {"block_length": args.block_length} if args.format == "llada" else {}
     model, alphabet, K = None, None, None
     if args.model is not None:
@@ -72,6 +90,8 @@ def run(args) -> dict:
         alphabet = alphabet or list(seen)
     if model is not None and x.shape[1] != model.config.seq_len:
         raise UsageError(f"DATA: sequences have d={x.shape[1]} tokens, the model expects d={model.config.seq_len}")
+    if args.certify is not None:
+        return _certify(args, x, K, model)
     if args.steps is not None and not 1 <= args.steps <= x.shape[1]:
         raise UsageError(f"--steps: expected 1 <= T <= d={x.shape[1]}, got {args.steps}")
     if args.budget is not None and not args.budget > 0:
@@ -98,7 +118,32 @@ def run(args) -> dict:
     return out
 
 
+def _certify(args, x, K, model) -> dict:
+    from ..certificate import certify_data
+
+    if x.shape[0] < 2:
+        raise UsageError(f"DATA: --certify needs at least 2 sequences, got {x.shape[0]}")
+    conf = 0.95 if args.confidence is None else args.confidence
+    cert, note = certify_data(x, args.certify, K=K, model=model, confidence=conf, seed=args.seed)
+    out = {"method": "certificate", "law": "empirical" if model is None else "model", "note": note,
+           "d": int(x.shape[1]), "K": int(K if K is not None else max(int(x.max()) + 1, 2))}
+    out.update(cert.to_dict())
+    return out
+
+
 def render(r: dict) -> str:
+    if r["method"] == "certificate":
+        t0, T = r["interval"]
+        return "\n".join([
+            f"mdmtheory design: {r['note']}",
+            f"n = {r['n']} sequences, d = {r['d']}, K = {r['K']}",
+            f"certified: {r['steps']} steps, KL <= {r['bound']:.4g} nats (<= eps = {r['eps']:g}) "
+            f"with probability >= {r['confidence']:g}",
+            f"estimated complexity C = {r['complexity']:.4f}, upper bound {r['complexity_upper']:.4f} "
+            f"(Q = {r['estimate']:.4f} +- {r['stderr']:.4f}, B = {r['upper']:.4f})",
+            f"Bernoulli grid Geo on [{t0:.4g}, {T:.4g}], exact draws outside; times (--json): "
+            + " ".join(f"{t:.4g}" for t in r["times"][:8]) + (" ..." if len(r["times"]) > 8 else ""),
+        ])
     lines = [f"mdmtheory design: {r['note']}", f"n = {r['n']} sequences, d = {r['d']}, K = {r['K']}"]
     prof = " ".join(f"{v:.4f}" for v in r["profile"])
     lines.append(("exact profile" if r["method"] == "exact" else "estimated cross-entropy profile") + f" (nats): {prof}")
