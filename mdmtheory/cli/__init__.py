@@ -80,5 +80,6 @@ def main(argv=None) -> int:
         msg = " ".join(str(exc).split()) or type(exc).__name__
         print(f"mdmtheory {args.command}: error: {msg}", file=sys.stderr)
         return 2
-    print(dumps(result) if args.json else mod.render(result))
+    if result is not None:  # None: nothing to print (e.g. a torchrun rank other than 0)
+        print(dumps(result) if args.json else mod.render(result))
     return 0

@@ -5,7 +5,7 @@ A command is a module ``mdmtheory.cli.<name>`` with
 * ``HELP`` — one line for ``mdmtheory --help``;
 * ``EXAMPLE`` — one runnable example, shown by ``mdmtheory <name> --help``;
 * ``add_arguments(parser)`` — its own arguments (``--json`` and ``--quiet`` are added for it);
-* ``run(args) -> dict`` — calls public library functions and returns a JSON-able dict
+* ``run(args) -> dict | None`` — calls public library functions and returns a JSON-able dict
   (exactly what ``--json`` prints); user errors raise :class:`UsageError` or ``ValueError``;
 * ``render(result) -> str`` — the human-readable text of that dict.
 """

@@ -4,7 +4,10 @@ Loads a checkpoint (a mdmtheory checkpoint, or a local Hugging Face folder — n
 downloaded), reads token sequences, and calls the public bridge estimators:
 ``bridge.estimate_profile`` (the cross-entropy profile c(m) with standard errors) and, for a
 plan, ``bridge.estimate_path_cross_entropy`` (Σ_t k_t c(s_t), nats per sequence). Runs under
-``torchrun`` too: the bridge estimators reduce their sufficient statistics across ranks.
+``torchrun`` too (``torchrun --nproc_per_node N -m mdmtheory estimate ...``): the process
+group is initialized from torchrun's environment, the estimators shard their draws by rank
+and all-reduce their sufficient statistics, and rank 0 alone prints (and writes ``--csv``)
+the result, which equals the one-process result for the same seed.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--csv", metavar="OUT.csv", help="write the profile as CSV (m,c,stderr): input of 'schedule'")
 
 
-def run(args) -> dict:
+def run(args) -> dict | None:
     for opt, v in (("--n-per-level", args.n_per_level), ("--n-path", args.n_path)):
         if v < 1:
             raise UsageError(f"{opt}: expected a positive integer, got {v}")
@@ -68,6 +71,7 @@ def run(args) -> dict:
     model = load_model(args.checkpoint, mask_id=args.mask_id, shift=args.shift,
                        trust_remote_code=args.trust_remote_code)
     bridge = _bridge()
+    rank = bridge.distributed.init_from_env().rank  # a no-op outside torchrun
     est = bridge.estimate_profile(model, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed)
     levels = np.asarray(est.levels).tolist()
     values = np.asarray(est.values, dtype=np.float64).tolist()
@@ -81,6 +85,9 @@ def run(args) -> dict:
         r = bridge.estimate_path_cross_entropy(model, samples, Schedule(args.sizes), n=args.n_path, seed=args.seed)
         out["path"] = {"sizes": list(args.sizes), "value": float(r.value), "stderr": float(r.stderr),
                        "forwards": int(getattr(r, "forwards", 0) or 0)}
+    if rank != 0:
+        return None  # under torchrun, rank 0 alone reports
+    out["world_size"] = bridge.distributed.world().size
     if args.csv:
         with Path(args.csv).open("w", newline="") as fh:
             w = csv.writer(fh)

@@ -58,8 +58,8 @@ def _free_port():
 
 def test_two_gloo_processes_equal_one(tmp_path):
     out = tmp_path / "rank0.npz"
-    # fork: the children inherit the imported modules (spawn re-imports jax and torch: ~20 s)
-    tmp.start_processes(_worker, args=(2, _free_port(), str(out)), nprocs=2, join=True, start_method="fork")
+    # spawn, not fork: forking after JAX and torch have started their thread pools can deadlock
+    tmp.start_processes(_worker, args=(2, _free_port(), str(out)), nprocs=2, join=True, start_method="spawn")
     got = np.load(out)
     one = _jobs(bridge.ExactModel(P), _samples())
     for key, val in one.items():
@@ -73,3 +73,36 @@ def test_world_without_a_group():
     assert list(bridge.distributed.World(1, 3).shard(8)) == [1, 4, 7]
     with pytest.raises(ValueError, match=r"^distributed: True needs"):
         bridge.estimate_profile(bridge.ExactModel(P), _samples(), n_per_level=2, distributed=True)
+
+
+def test_estimate_command_under_torchrun_equals_one_process(tmp_path):
+    """The user's path: ``torchrun --nproc_per_node 2 -m mdmtheory estimate ...`` (gloo on CPU)."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    torchrun = shutil.which("torchrun") or os.path.join(os.path.dirname(sys.executable), "torchrun")
+    if not os.path.exists(torchrun):
+        pytest.skip("torchrun is not installed beside this python")
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM, save_checkpoint
+
+    torch.manual_seed(0)
+    ckpt = tmp_path / "m.safetensors"
+    save_checkpoint(TinyMDM(TinyConfig(vocab_size=3, seq_len=4, d_model=16, n_layers=1, n_heads=2, d_ff=16)), ckpt)
+    data = tmp_path / "x.npy"
+    np.save(data, np.random.default_rng(0).integers(0, 3, size=(40, 4)))
+    args = ["-m", "mdmtheory", "estimate", "--checkpoint", str(ckpt), "--data", str(data),
+            "--n-per-level", "30", "--sizes", "2,2", "--n-path", "20", "--seed", "3", "--json"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(sys.path)}
+    one = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, env=env)
+    assert one.returncode == 0, one.stderr
+    two = subprocess.run([torchrun, "--nproc_per_node", "2", "--master_port", str(_free_port()), *args],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert two.returncode == 0, two.stderr[-2000:]
+    a, b = json.loads(one.stdout), json.loads(two.stdout)  # rank 0 alone prints: one JSON object
+    assert (a["world_size"], b["world_size"]) == (1, 2)
+    np.testing.assert_allclose(b["values"], a["values"], rtol=1e-12)
+    np.testing.assert_allclose(b["stderr"], a["stderr"], rtol=1e-9)
+    assert b["path"]["value"] == pytest.approx(a["path"]["value"], rel=1e-12)
