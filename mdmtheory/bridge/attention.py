@@ -601,10 +601,10 @@ def trace_sampling(
     -------
     :class:`AttentionTrace` (samples are outcome indices 0..K-1; ``targets`` when given).
     """
-    from ..samplers.planners import RandomPlanner, resolve_planner
     from ..samplers.simulate import _choose
-    from ..schedules import Grid, check_schedule
+    from ..schedules import Grid
     from ..structured import _inverse_cdf
+    from .estimators import _planner_setup
 
     torch = _torch()
     d = int_arg(d, "d", 1)
@@ -627,16 +627,7 @@ def trace_sampling(
     mask_id = int_arg(mask_id, "mask_id", 0)
     if isinstance(plan, Grid):
         raise ValueError("plan: trace_sampling takes a Schedule or None (convert a Grid with grid_to_schedule)")
-    planner = resolve_planner(planner)
-    is_random = isinstance(planner, RandomPlanner)
-    if not is_random and not hasattr(planner, "select"):
-        raise ValueError(f"planner: {getattr(planner, 'name', planner)!r} has no select(); use 'random' or an adaptive planner")
-    if plan is None:
-        if getattr(planner, "needs_schedule", True):
-            raise ValueError(f"plan: planner {getattr(planner, 'name', planner)!r} needs a Schedule")
-        sizes = [None] * d
-    else:
-        sizes = list(check_schedule(plan, d, name="plan").sizes)
+    planner, is_random, sizes = _planner_setup(plan, planner, d)
     T = len(sizes)
     if targets is not None:
         targets = np.asarray(targets)
