@@ -28,9 +28,12 @@ of W26's "truncated estimator"; the truncation rule is ours):
 
 * ``form="kl"`` (W26's per-sample KL): the interval sum :math:`S_j = \sum_i T_{ij}` is
   cut at :math:`c_j = d(m_j \log K + \tau)`, :math:`m_j` the number of positions revealed in
-  interval j. With exact conditionals :math:`T_{ij} \le -\log p(x_B \mid x_A)` pointwise
-  (:math:`p(v \mid x_A) \ge p(x_B \mid x_A)\, p(v \mid x_{A \cup B})`), and
-  :math:`P(-\log p(X_B \mid X_A) > |B|\log K + s) \le e^{-s}`, so the truncation lowers
+  interval j (B, after A). Row i of the leave-one-out conditionals conditions on
+  :math:`A_i = A \setminus \{i\}` and :math:`A_i \cup B_i`, :math:`B_i = B \setminus \{i\}`;
+  with exact conditionals :math:`T_{ij} \le \ell_i := -\log p(x_{B_i} \mid x_{A_i})`
+  pointwise (:math:`p(v \mid x_{A_i}) \ge p(x_{B_i} \mid x_{A_i})\, p(v \mid x_{A_i \cup B_i})`),
+  and :math:`P(\ell_i > m_j\log K + s) \le e^{-s}`. Since
+  :math:`(S_j - c_j)_+ \le \sum_i (\ell_i - m_j\log K - \tau)_+`, the truncation lowers
   the mean by at most :math:`d e^{-\tau}` per interval; that bias
   :math:`d e^{-\tau}\sum_j w_j` is added to :math:`B_\alpha` (``tail``, default 1e-3 nats,
   sets τ). Range :math:`R = d^2 \log K \max_j w_j + d\tau\sum_j w_j`.
