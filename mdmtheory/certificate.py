@@ -28,9 +28,12 @@ of W26's "truncated estimator"; the truncation rule is ours):
 
 * ``form="kl"`` (W26's per-sample KL): the interval sum :math:`S_j = \sum_i T_{ij}` is
   cut at :math:`c_j = d(m_j \log K + \tau)`, :math:`m_j` the number of positions revealed in
-  interval j. With exact conditionals :math:`T_{ij} \le -\log p(x_B \mid x_A)` pointwise
-  (:math:`p(v \mid x_A) \ge p(x_B \mid x_A)\, p(v \mid x_{A \cup B})`), and
-  :math:`P(-\log p(X_B \mid X_A) > |B|\log K + s) \le e^{-s}`, so the truncation lowers
+  interval j (B, after A). Row i of the leave-one-out conditionals conditions on
+  :math:`A_i = A \setminus \{i\}` and :math:`A_i \cup B_i`, :math:`B_i = B \setminus \{i\}`;
+  with exact conditionals :math:`T_{ij} \le \ell_i := -\log p(x_{B_i} \mid x_{A_i})`
+  pointwise (:math:`p(v \mid x_{A_i}) \ge p(x_{B_i} \mid x_{A_i})\, p(v \mid x_{A_i \cup B_i})`),
+  and :math:`P(\ell_i > m_j\log K + s) \le e^{-s}`. Since
+  :math:`(S_j - c_j)_+ \le \sum_i (\ell_i - m_j\log K - \tau)_+`, the truncation lowers
   the mean by at most :math:`d e^{-\tau}` per interval; that bias
   :math:`d e^{-\tau}\sum_j w_j` is added to :math:`B_\alpha` (``tail``, default 1e-3 nats,
   sets τ). Range :math:`R = d^2 \log K \max_j w_j + d\tau\sum_j w_j`.
@@ -81,6 +84,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validate import LIMITS
+from ._validate import float_array as _float_array
 from ._validate import int_arg as _int_arg
 from ._validate import real_arg as _real_arg
 from .dyadic import FORMS, WEIGHTS, dyadic_grid, dyadic_terms, dyadic_weights, oracle_samples, psi
@@ -106,10 +111,13 @@ def empirical_bernstein_radius(values, value_range: float, confidence: float) ->
     >>> round(r, 4)
     0.2234
     """
-    z = np.asarray(values, dtype=np.float64)
+    z = _float_array(values, "values", ndim=1, what="(n,)")
     n = z.shape[0]
-    if z.ndim != 1 or n < 2:
+    if n < 2:
         raise ValueError(f"values: expected at least 2 values, got shape {z.shape}")
+    value_range = _real_arg(value_range, "value_range")
+    if value_range < 0:
+        raise ValueError(f"value_range: expected the length (>= 0) of an interval holding every value, got {value_range}")
     conf = _confidence(confidence)
     log_term = math.log(2.0 / (1.0 - conf))
     var = float(z.var(ddof=1))
@@ -329,12 +337,20 @@ def certify(
     radius = empirical_bernstein_radius(Q, R, conf)
     upper = mean + radius + bias
     L = float(math.log(psi(T) / psi(t0)))
-    if upper <= 0:  # independent positions: nothing to correct, one step is exact
+    if upper <= 0:  # E Q <= B <= 0 forces H(t0, T) = 0: one step is exact
         N = 1
-    elif rule == "w26":
-        N = max(math.ceil(8.0 * L * upper / eps), math.ceil(L))
     else:
-        N = max(1, math.ceil(L / math.log1p(eps / (2.0 * upper)) - 1e-12))
+        # as a float first: a tiny eps makes it inf or beyond any grid (math.ceil(inf) raises)
+        if rule == "w26":
+            steps = max(8.0 * L * upper / eps, L)
+        else:
+            steps = max(1.0, L / math.log1p(eps / (2.0 * upper)) - 1e-12)
+        if not steps <= LIMITS["steps"]:
+            raise ValueError(
+                f"eps: {eps:g} needs about {steps:.3g} steps (upper bound B = {upper:.3g} nats), beyond the "
+                f"documented limit steps <= {LIMITS['steps']}; give a larger eps or more samples"
+            )
+        N = max(1, math.ceil(steps))
     bound = math.expm1(L / N) * 2.0 * max(upper, 0.0)
     while bound > eps:  # rounding guard; never taken by the rules' arithmetic
         N += 1

@@ -32,6 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ._validate import float_array as _float_array
 from ._validate import int_arg as _int_arg
 from .families import _initial_law, _transition, markov_chain, markov_chain_entropy_coefficients
 from .joint import Joint, Marginals
@@ -335,14 +336,11 @@ MarkovChainLaw.loo_conditionals = _markov_loo
 
 
 def _prob_array(value, name: str, ndim: int, last_axis_sums: bool = True) -> np.ndarray:
-    try:
-        a = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: cannot be read as a float array ({exc})") from None
-    if a.ndim != ndim:
-        raise ValueError(f"{name}: expected a {ndim}-d array, got shape {a.shape}")
-    if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a < 0):
-        raise ValueError(f"{name}: entries must be finite and non-negative")
+    a = _float_array(value, name, ndim=ndim)  # refuses strings, bools, NaN, inf
+    if a.size == 0:
+        raise ValueError(f"{name}: expected a non-empty array, got shape {a.shape}")
+    if np.any(a < 0):
+        raise ValueError(f"{name}: entries must be non-negative (min {a.min():.3g})")
     if last_axis_sums and not np.allclose(a.sum(axis=-1), 1.0, rtol=0, atol=1e-9):
         raise ValueError(f"{name}: each row (last axis) must sum to 1 within 1e-9; normalize it first")
     a.setflags(write=False)

@@ -134,6 +134,23 @@ def test_bad_input_raises():
         certify(mt.families.repeated(2), 100, 0.1)
 
 
+@pytest.mark.parametrize("rule", ["w26", "tight"])
+@pytest.mark.parametrize("eps", [1e-320, 1e-12])
+def test_tiny_eps_names_eps(rule, eps):
+    """A step count beyond any grid (inf for a subnormal eps) is refused naming eps, not OverflowError."""
+    with pytest.raises(ValueError, match="eps"):
+        certify(mt.families.repeated(3), 100, eps, rule=rule, form="entropy")
+
+
+def test_bernstein_radius_refuses_nan():
+    with pytest.raises(ValueError, match="value_range"):
+        empirical_bernstein_radius([0.0, 1.0, 0.5], float("nan"), 0.9)
+    with pytest.raises(ValueError, match="value_range"):
+        empirical_bernstein_radius([0.0, 1.0, 0.5], -1.0, 0.9)
+    with pytest.raises(ValueError, match="values"):
+        empirical_bernstein_radius([0.0, float("nan"), 0.5], 1.0, 0.9)
+
+
 # -- from a model through the bridge -------------------------------------------------------------
 def test_certificate_through_the_bridge_equals_the_joints():
     """ModelOracle(ExactModel(p)) has p's conditionals: same samples and seed, same certificate."""

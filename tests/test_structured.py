@@ -186,6 +186,24 @@ def test_bad_input_raises():
         HiddenMarkovLaw([1.0], [[1.0]], [[1.0]], 0)
 
 
+@pytest.mark.parametrize(
+    "weights,probs,word",
+    [
+        (["1"], [[["0.5", "0.5"]]], "weights"),  # numeric strings are text, not numbers
+        ([1.0], [[["0.5", "0.5"]]], "probs"),
+        ([True], [[[1.0, 0.0]]], "weights"),  # a bool is not a probability
+        ([1.0], [[[np.inf, 0.0]]], "probs"),
+        ([1.0], np.ones((1, 0, 2)) / 2, "probs"),  # d = 0
+    ],
+)
+def test_laws_refuse_text_bools_and_empty(weights, probs, word):
+    """Same refusals as every other array argument (mdmtheory._validate.float_array)."""
+    with pytest.raises(ValueError, match=word):
+        MixtureOfProductsLaw(weights, probs)
+    with pytest.raises(ValueError, match="initial"):
+        HiddenMarkovLaw(["1"], [[1.0]], [[0.5, 0.5]], 3)
+
+
 def test_estimate_profile_matches_exact_profile():
     """Monte Carlo phi_j (and paired h^card_j) vs the exact profile of the dense table, |z| < 5."""
     import mdmtheory as mt
