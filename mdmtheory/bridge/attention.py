@@ -106,10 +106,12 @@ def _check_maps(A, name: str = "A") -> np.ndarray:
     A = _as_array(A, name)
     if A.ndim < 2:
         raise ValueError(f"{name}: expected attention maps of shape (..., queries, keys), got shape {A.shape}")
+    if A.shape[-1] == 0 or A.shape[-2] == 0:
+        raise ValueError(f"{name}: expected at least one query row and one key column, got shape {A.shape}")
     if np.any(A < 0):
         raise ValueError(f"{name}: attention weights must be non-negative (pass softmax probabilities, not scores)")
     rows = A.sum(axis=-1)
-    if A.shape[-1] and np.any(np.abs(rows - 1.0) > ROW_SUM_TOL):
+    if np.any(np.abs(rows - 1.0) > ROW_SUM_TOL):
         worst = float(np.max(np.abs(rows - 1.0)))
         raise ValueError(
             f"{name}: every query row must sum to 1 (softmax probabilities, rows = queries); "
@@ -353,8 +355,6 @@ def masked_share(A, masked, *, queries: str = "all") -> np.ndarray:
     """
     A = _check_maps(A)
     M = _check_set(masked, A.shape[-1], "masked")
-    if M.dtype != bool:
-        raise ValueError("masked: expected a bool mask")
     if queries == "all":
         c = A.sum(axis=-2)
     elif queries == "masked":

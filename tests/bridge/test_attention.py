@@ -241,6 +241,10 @@ def test_masked_share_brute_force():
         (lambda: att.received_attention(-np.eye(3) + 2 * np.eye(3)[[1, 2, 0]]), "non-negative"),
         (lambda: att.received_attention(np.array([[np.nan, 1.0]])), "NaN"),
         (lambda: att.received_attention(np.ones(3) / 3), "queries, keys"),
+        # empty axes: no NaN from a mean over nothing, no row that "sums to 1" by having no keys
+        (lambda: att.received_attention(np.zeros((0, 3))), "one query row"),
+        (lambda: att.absorption(np.zeros((2, 0, 3)), [0]), "one query row"),
+        (lambda: att.row_entropy(np.zeros((2, 0))), "one key column"),
         (lambda: att.anchors(np.ones(3), eps=-1), "eps"),
         (lambda: att.anchors(np.ones(3), eps=float("nan")), "eps"),
         (lambda: att.absorption(np.eye(3), [5]), "S"),
