@@ -1092,15 +1092,13 @@ def attention_information_correlation(
 
 
 # -- plots ---------------------------------------------------------------------------------
-def _pyplot():
-    try:
-        import matplotlib
+def _new_axes(width: float, height: float):
+    """A new Figure and its Axes on the Agg canvas, without pyplot (no global backend switched,
+    no figure for the caller to close); the shared helper of :mod:`mdmtheory.plots`."""
+    from ..plots import _figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError("plotting needs matplotlib: pip install 'mdmtheory[report]'") from None
-    return plt
+    fig, (ax,) = _figure(width=width, height=height)
+    return fig, ax
 
 
 def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = None):
@@ -1111,8 +1109,8 @@ def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = N
     s : (T, L) received attention of one sample and one layer (or averaged over layers),
         e.g. ``trace.received()[0, :, layer]``.
     eps : anchor threshold multiplier (:func:`anchors`).
-    ax : a matplotlib Axes, or None for a new figure (pyplot, tight layout); with an Axes the
-        caller's figure is drawn on as it is (no pyplot, its own layout engine kept).
+    ax : a matplotlib Axes, or None for a new figure (Agg canvas, constrained layout, not
+        registered with pyplot); with an Axes the caller's figure is drawn on as it is.
 
     Returns
     -------
@@ -1121,9 +1119,8 @@ def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = N
     s = _as_array(s, "s")
     if s.ndim != 2:
         raise ValueError(f"s: expected a (steps, positions) array, got shape {s.shape}")
-    own = ax is None  # with a given ax the caller owns the figure and its layout (no pyplot)
-    if own:
-        fig, ax = _pyplot().subplots(figsize=(2.0 + 0.35 * s.shape[1], 1.5 + 0.3 * s.shape[0]))
+    if ax is None:
+        fig, ax = _new_axes(2.0 + 0.35 * s.shape[1], 1.5 + 0.3 * s.shape[0])
     else:
         fig = ax.figure
     im = ax.imshow(s, aspect="auto", cmap="viridis", origin="upper")
@@ -1138,8 +1135,6 @@ def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = N
     ax.set_ylabel("step t")
     ax.set_title(title or "received attention $s_j$")
     fig.colorbar(im, ax=ax)
-    if own:
-        fig.tight_layout()
     return fig
 
 
@@ -1153,9 +1148,8 @@ def plot_absorption(series: dict, *, ax=None, title: str | None = None):
     """
     if not isinstance(series, dict) or not series:
         raise ValueError("series: expected a non-empty dict name -> (mean, std)")
-    own = ax is None  # with a given ax the caller owns the figure and its layout (no pyplot)
-    if own:
-        fig, ax = _pyplot().subplots(figsize=(5, 3.2))
+    if ax is None:
+        fig, ax = _new_axes(5.0, 3.2)
     else:
         fig = ax.figure
     for name, (mean, std) in series.items():
@@ -1168,6 +1162,4 @@ def plot_absorption(series: dict, *, ax=None, title: str | None = None):
     ax.set_ylim(0, 1)
     ax.set_title(title or "attention absorbed per layer")
     ax.legend()
-    if own:
-        fig.tight_layout()
     return fig
