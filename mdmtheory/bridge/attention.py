@@ -769,23 +769,24 @@ def floating_summary(trace: AttentionTrace, *, eps: float = DEFAULT_EPS, queries
     s = trace.received(queries)  # (n, T, nl, L)
     act = trace.active  # (n, T)
     n, T, nl, L = s.shape
-    a = anchors(np.where(act[:, :, None, None], s, 1.0), eps=eps)  # inactive rows: dummy
+    s_act = np.where(act[:, :, None, None], s, 1.0)  # inactive rows: dummy (weighted out below)
+    # anchors and their drift along the steps (drift wants steps on the second-last axis)
+    dr = drift(np.moveaxis(s_act, 2, 1), eps=eps) if T >= 2 else None  # (n, nl, T, L)
+    a = anchors(s_act, eps=eps) if dr is None else np.moveaxis(dr.anchors, 1, 2)  # (n, T, nl, L)
     mu = s.mean(axis=-1, keepdims=True)
     passed = (s > mu + eps * s.std(axis=-1, keepdims=True)).any(axis=-1)  # (n, T, nl)
     if queries == "all":
         c = trace.colsum_masked + trace.colsum_revealed
-        ent = trace.entropy
         qmask = np.ones((n, T, 1, L), dtype=bool)
     else:
         c = trace.colsum_masked
-        ent = trace.entropy
         qmask = ~trace.revealed[:, :, None, :]
     total = c.sum(axis=-1)
     safe = np.where(act[:, :, None], total, 1.0)
     absorb = np.where(a, c, 0.0).sum(axis=-1) / safe  # (n, T, nl)
     msh = np.where(~trace.revealed[:, :, None, :], c, 0.0).sum(axis=-1) / safe
     nq = np.maximum(qmask.sum(axis=-1), 1)
-    ent_mean = np.where(qmask, ent, 0.0).sum(axis=-1) / nq  # (n, T, nl)
+    ent_mean = np.where(qmask, trace.entropy, 0.0).sum(axis=-1) / nq  # (n, T, nl)
 
     w = act[:, :, None].astype(np.float64)  # (n, T, 1)
     steps = np.maximum(w.sum(axis=1), 1.0)  # (n, 1)
@@ -800,12 +801,8 @@ def floating_summary(trace: AttentionTrace, *, eps: float = DEFAULT_EPS, queries
         top_share[ell] = np.bincount(top[:, :, ell][act], minlength=L) / max(act.sum(), 1)
     # drift over consecutive active steps (active steps are a prefix of each sample's steps)
     both = (act[:, 1:] & act[:, :-1])[:, :, None]  # (n, T-1, 1)
-    if T >= 2:
-        changed = np.any(a[:, 1:] != a[:, :-1], axis=-1)
-        inter = (a[:, 1:] & a[:, :-1]).sum(axis=-1)
-        union = (a[:, 1:] | a[:, :-1]).sum(axis=-1)
-        jac = 1.0 - inter / union
-        shift = np.abs(np.diff(top, axis=1))
+    if dr is not None:
+        changed, jac, shift = (np.moveaxis(v, 1, 2) for v in (dr.changed, dr.jaccard, dr.shift))  # (n, T-1, nl)
         ntr = np.maximum(both.sum(axis=1), 1)
         tr = lambda v: ((v * both).sum(axis=1) / ntr).mean(axis=0)  # noqa: E731
         drift_rate, jaccard, top_shift = tr(changed), tr(jac), tr(shift)
