@@ -47,6 +47,7 @@ from .divergence import kl, path_kl
 from .entropies import dual_total_correlation, entropy, total_correlation
 from .joint import Joint
 from .optimal import pareto_frontier
+from .plots import Z95  # one constant for the CIs of the record and of the figures
 from .profile import Profile, information_profile
 from .samplers import exact_run
 from .schedules import (
@@ -80,8 +81,6 @@ ATTENTION_SAMPLES = 200
 ATTENTION_INFO_SAMPLES = 48
 ATTENTION_EPS = 3.0
 
-#: z for a two-sided 95% normal interval.
-Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
@@ -241,10 +240,8 @@ def _family_curves(prof: Profile, Ts: list[int]) -> dict[str, list[float]]:
     return out
 
 
-def _frontier_section(p: Joint, prof: Profile, Ts: list[int], model_profile: Profile | None,
-                      cache: _KLCache) -> dict:
-    d = prof.d
-    fr = pareto_frontier(prof, d)
+def _frontier_section(prof: Profile, fr, Ts: list[int], mf, cache: _KLCache) -> dict:
+    """Section 5 from the exact frontier ``fr`` and (with a model) the model's frontier ``mf``."""
     opt = [float(fr.path_kl[T - 1]) for T in Ts]
     out = {
         "steps": list(Ts),
@@ -254,9 +251,8 @@ def _frontier_section(p: Joint, prof: Profile, Ts: list[int], model_profile: Pro
         "families": _family_curves(prof, Ts),
         "model_designed": None,
     }
-    if model_profile is not None:
+    if mf is not None:
         # the schedule a user can design (from the model's loss curve), judged by the exact profile
-        mf = pareto_frontier(model_profile, d)
         out["model_designed"] = {
             "path_kl": [path_kl(prof, mf.schedule(T)) for T in Ts],
             "schedules": [list(mf.schedule(T).sizes) for T in Ts],
@@ -302,13 +298,11 @@ def _exports(sched: Schedule) -> dict:
     return out
 
 
-def _recommended_section(p: Joint, prof: Profile, target: float, steps: int | None,
-                         model_profile: Profile | None, cache: _KLCache) -> dict:
+def _recommended_section(prof: Profile, fr, target: float, steps: int | None, mf, cache: _KLCache) -> dict:
     """Section 7. The report always has the exact law, so it recommends the exact optimum;
     with a model, the schedule a user would design from the model alone is shown beside it,
     judged under the exact law (its regret)."""
     d = prof.d
-    fr = pareto_frontier(prof, d)
     if steps is None:
         ok = np.flatnonzero(np.asarray(fr.path_kl) <= target)
         steps = int(ok[0]) + 1 if ok.size else d
@@ -319,8 +313,8 @@ def _recommended_section(p: Joint, prof: Profile, target: float, steps: int | No
     const = Schedule.constant(d, steps)
     pk = path_kl(prof, sched)
     model_designed = None
-    if model_profile is not None:
-        ms = pareto_frontier(model_profile, d).schedule(steps)
+    if mf is not None:
+        ms = mf.schedule(steps)
         mpk = path_kl(prof, ms)
         model_designed = {"sizes": list(ms.sizes), "path_kl": mpk, "exact_kl": cache(ms), "regret": max(mpk - pk, 0.0)}
     return {
@@ -500,9 +494,11 @@ def build_report(
     }
     cache = _KLCache(law)
     bounds = _bounds_section(law, Ts, progress, cache)  # fills the cache first: each law is computed once
-    frontier = _frontier_section(law, prof, Ts, model_profile, cache)
+    fr = pareto_frontier(prof, d)  # sections 5 and 7 share the frontiers (each computed once)
+    mf = None if model_profile is None else pareto_frontier(model_profile, d)
+    frontier = _frontier_section(prof, fr, Ts, mf, cache)
     planners_ = _planners_section(law, Ts, planners, progress, cache)
-    recommended = _recommended_section(law, prof, target, recommend_steps, model_profile, cache)
+    recommended = _recommended_section(prof, fr, target, recommend_steps, mf, cache)
     attention = None
     if attention_model is not None:
         if attention_steps is None:

@@ -106,10 +106,12 @@ def _check_maps(A, name: str = "A") -> np.ndarray:
     A = _as_array(A, name)
     if A.ndim < 2:
         raise ValueError(f"{name}: expected attention maps of shape (..., queries, keys), got shape {A.shape}")
+    if A.shape[-1] == 0 or A.shape[-2] == 0:
+        raise ValueError(f"{name}: expected at least one query row and one key column, got shape {A.shape}")
     if np.any(A < 0):
         raise ValueError(f"{name}: attention weights must be non-negative (pass softmax probabilities, not scores)")
     rows = A.sum(axis=-1)
-    if A.shape[-1] and np.any(np.abs(rows - 1.0) > ROW_SUM_TOL):
+    if np.any(np.abs(rows - 1.0) > ROW_SUM_TOL):
         worst = float(np.max(np.abs(rows - 1.0)))
         raise ValueError(
             f"{name}: every query row must sum to 1 (softmax probabilities, rows = queries); "
@@ -353,8 +355,6 @@ def masked_share(A, masked, *, queries: str = "all") -> np.ndarray:
     """
     A = _check_maps(A)
     M = _check_set(masked, A.shape[-1], "masked")
-    if M.dtype != bool:
-        raise ValueError("masked: expected a bool mask")
     if queries == "all":
         c = A.sum(axis=-2)
     elif queries == "masked":
@@ -769,23 +769,24 @@ def floating_summary(trace: AttentionTrace, *, eps: float = DEFAULT_EPS, queries
     s = trace.received(queries)  # (n, T, nl, L)
     act = trace.active  # (n, T)
     n, T, nl, L = s.shape
-    a = anchors(np.where(act[:, :, None, None], s, 1.0), eps=eps)  # inactive rows: dummy
+    s_act = np.where(act[:, :, None, None], s, 1.0)  # inactive rows: dummy (weighted out below)
+    # anchors and their drift along the steps (drift wants steps on the second-last axis)
+    dr = drift(np.moveaxis(s_act, 2, 1), eps=eps) if T >= 2 else None  # (n, nl, T, L)
+    a = anchors(s_act, eps=eps) if dr is None else np.moveaxis(dr.anchors, 1, 2)  # (n, T, nl, L)
     mu = s.mean(axis=-1, keepdims=True)
     passed = (s > mu + eps * s.std(axis=-1, keepdims=True)).any(axis=-1)  # (n, T, nl)
     if queries == "all":
         c = trace.colsum_masked + trace.colsum_revealed
-        ent = trace.entropy
         qmask = np.ones((n, T, 1, L), dtype=bool)
     else:
         c = trace.colsum_masked
-        ent = trace.entropy
         qmask = ~trace.revealed[:, :, None, :]
     total = c.sum(axis=-1)
     safe = np.where(act[:, :, None], total, 1.0)
     absorb = np.where(a, c, 0.0).sum(axis=-1) / safe  # (n, T, nl)
     msh = np.where(~trace.revealed[:, :, None, :], c, 0.0).sum(axis=-1) / safe
     nq = np.maximum(qmask.sum(axis=-1), 1)
-    ent_mean = np.where(qmask, ent, 0.0).sum(axis=-1) / nq  # (n, T, nl)
+    ent_mean = np.where(qmask, trace.entropy, 0.0).sum(axis=-1) / nq  # (n, T, nl)
 
     w = act[:, :, None].astype(np.float64)  # (n, T, 1)
     steps = np.maximum(w.sum(axis=1), 1.0)  # (n, 1)
@@ -800,12 +801,8 @@ def floating_summary(trace: AttentionTrace, *, eps: float = DEFAULT_EPS, queries
         top_share[ell] = np.bincount(top[:, :, ell][act], minlength=L) / max(act.sum(), 1)
     # drift over consecutive active steps (active steps are a prefix of each sample's steps)
     both = (act[:, 1:] & act[:, :-1])[:, :, None]  # (n, T-1, 1)
-    if T >= 2:
-        changed = np.any(a[:, 1:] != a[:, :-1], axis=-1)
-        inter = (a[:, 1:] & a[:, :-1]).sum(axis=-1)
-        union = (a[:, 1:] | a[:, :-1]).sum(axis=-1)
-        jac = 1.0 - inter / union
-        shift = np.abs(np.diff(top, axis=1))
+    if dr is not None:
+        changed, jac, shift = (np.moveaxis(v, 1, 2) for v in (dr.changed, dr.jaccard, dr.shift))  # (n, T-1, nl)
         ntr = np.maximum(both.sum(axis=1), 1)
         tr = lambda v: ((v * both).sum(axis=1) / ntr).mean(axis=0)  # noqa: E731
         drift_rate, jaccard, top_shift = tr(changed), tr(jac), tr(shift)
@@ -1092,15 +1089,13 @@ def attention_information_correlation(
 
 
 # -- plots ---------------------------------------------------------------------------------
-def _pyplot():
-    try:
-        import matplotlib
+def _new_axes(width: float, height: float):
+    """A new Figure and its Axes on the Agg canvas, without pyplot (no global backend switched,
+    no figure for the caller to close); the shared helper of :mod:`mdmtheory.plots`."""
+    from ..plots import _figure
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError("plotting needs matplotlib: pip install 'mdmtheory[report]'") from None
-    return plt
+    fig, (ax,) = _figure(width=width, height=height)
+    return fig, ax
 
 
 def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = None):
@@ -1111,8 +1106,8 @@ def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = N
     s : (T, L) received attention of one sample and one layer (or averaged over layers),
         e.g. ``trace.received()[0, :, layer]``.
     eps : anchor threshold multiplier (:func:`anchors`).
-    ax : a matplotlib Axes, or None for a new figure (pyplot, tight layout); with an Axes the
-        caller's figure is drawn on as it is (no pyplot, its own layout engine kept).
+    ax : a matplotlib Axes, or None for a new figure (Agg canvas, constrained layout, not
+        registered with pyplot); with an Axes the caller's figure is drawn on as it is.
 
     Returns
     -------
@@ -1121,9 +1116,8 @@ def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = N
     s = _as_array(s, "s")
     if s.ndim != 2:
         raise ValueError(f"s: expected a (steps, positions) array, got shape {s.shape}")
-    own = ax is None  # with a given ax the caller owns the figure and its layout (no pyplot)
-    if own:
-        fig, ax = _pyplot().subplots(figsize=(2.0 + 0.35 * s.shape[1], 1.5 + 0.3 * s.shape[0]))
+    if ax is None:
+        fig, ax = _new_axes(2.0 + 0.35 * s.shape[1], 1.5 + 0.3 * s.shape[0])
     else:
         fig = ax.figure
     im = ax.imshow(s, aspect="auto", cmap="viridis", origin="upper")
@@ -1138,8 +1132,6 @@ def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = N
     ax.set_ylabel("step t")
     ax.set_title(title or "received attention $s_j$")
     fig.colorbar(im, ax=ax)
-    if own:
-        fig.tight_layout()
     return fig
 
 
@@ -1153,9 +1145,8 @@ def plot_absorption(series: dict, *, ax=None, title: str | None = None):
     """
     if not isinstance(series, dict) or not series:
         raise ValueError("series: expected a non-empty dict name -> (mean, std)")
-    own = ax is None  # with a given ax the caller owns the figure and its layout (no pyplot)
-    if own:
-        fig, ax = _pyplot().subplots(figsize=(5, 3.2))
+    if ax is None:
+        fig, ax = _new_axes(5.0, 3.2)
     else:
         fig = ax.figure
     for name, (mean, std) in series.items():
@@ -1168,6 +1159,4 @@ def plot_absorption(series: dict, *, ax=None, title: str | None = None):
     ax.set_ylim(0, 1)
     ax.set_title(title or "attention absorbed per layer")
     ax.legend()
-    if own:
-        fig.tight_layout()
     return fig

@@ -241,6 +241,10 @@ def test_masked_share_brute_force():
         (lambda: att.received_attention(-np.eye(3) + 2 * np.eye(3)[[1, 2, 0]]), "non-negative"),
         (lambda: att.received_attention(np.array([[np.nan, 1.0]])), "NaN"),
         (lambda: att.received_attention(np.ones(3) / 3), "queries, keys"),
+        # empty axes: no NaN from a mean over nothing, no row that "sums to 1" by having no keys
+        (lambda: att.received_attention(np.zeros((0, 3))), "one query row"),
+        (lambda: att.absorption(np.zeros((2, 0, 3)), [0]), "one query row"),
+        (lambda: att.row_entropy(np.zeros((2, 0))), "one key column"),
         (lambda: att.anchors(np.ones(3), eps=-1), "eps"),
         (lambda: att.anchors(np.ones(3), eps=float("nan")), "eps"),
         (lambda: att.absorption(np.eye(3), [5]), "S"),
@@ -443,16 +447,18 @@ def test_extraction_errors_name_the_fix():
 
 
 def test_plots_render(tmp_path, anchor_traces):
+    import matplotlib.pyplot as plt
+
     _, full, _ = anchor_traces
+    before = plt.get_fignums()
     fig = att.plot_received(full.received()[0, :, 0])
     fig.savefig(tmp_path / "heat.png")
     summ = att.floating_summary(full)
     fig2 = att.plot_absorption({"MDM": (summ.absorption_mean, summ.absorption_std), "AR": ([0.9, 0.8], [0.01, 0.02])})
     fig2.savefig(tmp_path / "abs.png")
     assert (tmp_path / "heat.png").stat().st_size > 0 and (tmp_path / "abs.png").stat().st_size > 0
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
+    # drawn without pyplot: no figure registered for the caller to close (no backend switched)
+    assert plt.get_fignums() == before
 
 
 # -- the tiny MDM and its causal baseline (branch data11) --------------------------------
