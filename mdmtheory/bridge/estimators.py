@@ -38,7 +38,7 @@ from .._validate import int_arg, real_arg
 from ..dyadic import dyadic_grid, dyadic_weights, WEIGHTS
 from ..joint import Joint
 from ..profile import Profile
-from ..samplers.planners import RandomPlanner, resolve_planner
+from ..samplers.simulate import _choose, _planner_setup
 from ..schedules import Grid, Schedule, check_schedule
 from ..structured import as_oracle
 from .distributed import all_reduce_sum, world
@@ -507,25 +507,6 @@ def optimal_schedule_estimate(estimate: ProfileEstimate, steps: int, *, n_resamp
 
 
 # -- factorization error of a sampler along its own path --------------------------------------
-def _planner_setup(plan, planner, d: int):
-    planner = resolve_planner(planner)
-    is_random = isinstance(planner, RandomPlanner)
-    if not is_random and not hasattr(planner, "select"):
-        raise ValueError(
-            f"planner: {getattr(planner, 'name', planner)!r} has no select(); use 'random' or a "
-            "planner of mdmtheory.samplers.adaptive"
-        )
-    if isinstance(plan, Grid):
-        raise ValueError("plan: the bridge takes a Schedule or None (Grids: use the exact engine)")
-    if plan is None:
-        if getattr(planner, "needs_schedule", True):
-            raise ValueError(f"plan: planner {getattr(planner, 'name', planner)!r} needs a Schedule")
-        sizes = [None] * d
-    else:
-        sizes = list(check_schedule(plan, d, name="plan").sizes)
-    return planner, is_random, sizes
-
-
 def estimate_factorization_error(model, samples, plan=None, planner="random", *, n: int | None = None, seed: int = 0, distributed=None) -> FactorizationEstimate:
     r"""Factorization error of the model's sampler along the path of each sample, by the chain rule.
 
@@ -588,12 +569,8 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
                 lp = model.log_probs(x_in)
                 probs = torch.exp(lp).cpu().numpy()
                 lp_single = np.take_along_axis(lp.cpu().numpy(), xr[..., None], axis=2)[..., 0]
-                chosen = np.asarray(planner.select(t, size, probs, free), dtype=bool)
+                chosen = _choose(planner, False, t, size, probs, free, None)  # select() and its checks
                 prio = np.where(chosen, np.arange(d, dtype=np.float64)[None, :], np.inf)
-            if chosen.shape != free.shape or np.any(chosen & ~free) or np.any(chosen.sum(axis=1) == 0):
-                raise ValueError("planner: select() returned an empty set or positions that are not masked")
-            if size is not None and np.any(chosen.sum(axis=1) != size):
-                raise ValueError(f"planner: select() proposed a step of the wrong size (expected {size})")
             # position of each chosen token inside its step (0 = first scored)
             member = np.argsort(np.argsort(prio, axis=1, kind="stable"), axis=1, kind="stable")
             member = np.where(chosen, member, d)
