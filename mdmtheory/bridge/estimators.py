@@ -35,14 +35,14 @@ import torch
 from scipy.stats import norm
 
 from .._validate import int_arg, real_arg
-from ..dyadic import dyadic_grid, dyadic_weights, WEIGHTS
+from ..dyadic import WEIGHTS, dyadic_grid, dyadic_terms, dyadic_weights
 from ..joint import Joint
 from ..profile import Profile
 from ..samplers.simulate import _choose, _planner_setup
 from ..schedules import Grid, Schedule, check_schedule
 from ..structured import as_oracle
 from .distributed import all_reduce_sum, world
-from .model import as_masked_model
+from .model import ModelOracle, as_masked_model
 
 __all__ = [
     "ProfileEstimate",
@@ -679,49 +679,20 @@ def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corre
         raise ValueError(f"weights: expected one of {WEIGHTS}, got {weights!r}")
     v = dyadic_grid(a, b)
     wts = dyadic_weights(v, weights)
+    oracle = ModelOracle(model, d)
     w = world(distributed)
     f0 = model.forwards
     total, sumsq = np.zeros(1), np.zeros(1)
     for g in _chunks(w.shard(n), max(1, model.max_batch // max(1, d))):
         x = xs[g % n_s]
-        m = g.shape[0]
         U = uniforms(seed, _DYADIC, g, d)
-        Q = np.zeros(m)
-        prev = None
-        for j, vj in enumerate(v):
-            R = U <= vj
-            mu = _forced_masked_log_probs(model, x, R)
-            if prev is not None:
-                p1 = np.exp(mu)
-                with np.errstate(invalid="ignore"):
-                    kl = np.where(p1 > 0, p1 * (mu - prev), 0.0).sum(axis=(1, 2))
-                if not np.all(np.isfinite(kl)):
-                    raise ValueError("model: a conditional gives probability 0 where a later one does not (infinite KL)")
-                Q += wts[j - 1] * kl
-            prev = mu
+        T, _ = dyadic_terms(oracle, x, U, v, form="kl")  # leave-one-out conditionals of the model
+        if not np.all(np.isfinite(T)):
+            raise ValueError("model: a conditional gives probability 0 where a later one does not (infinite KL)")
+        Q = T @ wts
         total += Q.sum()
         sumsq += (Q * Q).sum()
     forwards = np.array([model.forwards - f0], dtype=np.float64)
     total, sumsq, forwards = all_reduce_sum(w, [total, sumsq, forwards], model.device)
     mean, se = _mean_se(n, total, sumsq)
     return DyadicModelEstimate(float(mean[0]), float(se[0]), n, int(forwards[0]), v, wts, weights)
-
-
-def _forced_masked_log_probs(model, x: np.ndarray, R: np.ndarray) -> np.ndarray:
-    r"""(m, d, K) :math:`\log \hat p(x_i = \cdot \mid x_{R \setminus \{i\}})` for every i.
-
-    One forward with R revealed serves every i ∉ R; each i ∈ R needs one with i masked.
-    """
-    m, d = x.shape
-    rows_x, which = [np.where(R, x, -1)], []
-    for r, i in zip(*np.nonzero(R)):
-        row = np.where(R[r], x[r], -1)
-        row[i] = -1
-        rows_x.append(row[None, :])
-        which.append((r, i))
-    batch = np.concatenate(rows_x, axis=0)
-    lp = model.log_probs(batch).cpu().numpy()
-    out = lp[:m].copy()
-    for k, (r, i) in enumerate(which):
-        out[r, i] = lp[m + k, i]
-    return out
