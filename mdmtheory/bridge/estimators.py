@@ -36,7 +36,6 @@ from scipy.stats import norm
 
 from .._validate import int_arg, real_arg
 from ..dyadic import WEIGHTS, dyadic_grid, dyadic_terms, dyadic_weights
-from ..joint import Joint
 from ..profile import Profile
 from ..samplers.simulate import _choose, _planner_setup
 from ..schedules import Grid, Schedule, check_schedule
@@ -612,8 +611,6 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
     variance than :math:`\hat c(i) - \varphi_i`). ``law``: a Joint or a conditional oracle.
     """
     model = as_masked_model(model)
-    if not isinstance(law, Joint) and not hasattr(law, "conditionals"):
-        raise ValueError(f"law: expected a mdmtheory.Joint or a conditional oracle, got {type(law).__name__}")
     oracle = as_oracle(law)
     d = int(oracle.d)
     model.resolve(d)

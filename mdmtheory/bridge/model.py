@@ -42,7 +42,6 @@ import numpy as np
 import torch
 
 from .._validate import int_arg
-from ..joint import Joint
 from ..structured import _check_batch, as_oracle
 
 __all__ = ["MaskedModel", "as_masked_model", "ExactModel", "ModelOracle"]
@@ -296,15 +295,13 @@ class ExactModel(torch.nn.Module):
 
     Parameters
     ----------
-    law : Joint or conditional oracle (``d``, ``K``, ``conditionals``; see
-        :mod:`mdmtheory.structured`).
+    law : Joint or conditional oracle (``d``, ``K``, ``conditionals``, ``log_marginal``,
+        ``sample``: what :func:`mdmtheory.structured.as_oracle` accepts).
     """
 
     def __init__(self, law):
         super().__init__()
-        if not isinstance(law, Joint) and not hasattr(law, "conditionals"):
-            raise ValueError(f"law: expected a mdmtheory.Joint or a conditional oracle, got {type(law).__name__}")
-        self.law = as_oracle(law)
+        self.law = as_oracle(law) = as_oracle(law)
         self.d = int(self.law.d)
         self.K = int(self.law.K)
         self.mask_id = self.K
