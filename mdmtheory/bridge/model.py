@@ -301,7 +301,7 @@ class ExactModel(torch.nn.Module):
 
     def __init__(self, law):
         super().__init__()
-        self.law = as_oracle(law) = as_oracle(law)
+        self.law = as_oracle(law)
         self.d = int(self.law.d)
         self.K = int(self.law.K)
         self.mask_id = self.K
