@@ -108,6 +108,13 @@ def run_profile(model, samples, *, levels=None, n_per_level=1000, seed=0) -> dic
     }
 
 
+def _levels_arg(text: str) -> list:
+    try:
+        return [int(s) for s in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mdmtheory.bridge.distributed", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="job", required=True)
@@ -118,7 +125,7 @@ def main(argv=None) -> int:
     p.add_argument("--shift", action="store_true", help="Dream-style right-shifted logits")
     p.add_argument("--trust-remote-code", action="store_true")
     p.add_argument("--samples", required=True, help=".npy integer array (n, d) of outcome indices")
-    p.add_argument("--levels", default=None, help="comma-separated levels (default: 0..d-1)")
+    p.add_argument("--levels", default=None, type=_levels_arg, help="comma-separated levels (default: 0..d-1)")
     p.add_argument("--n-per-level", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-batch", type=int, default=64)
@@ -134,8 +141,7 @@ def main(argv=None) -> int:
         trust_remote_code=args.trust_remote_code, max_batch=args.max_batch, device=device,
     )
     samples = np.load(args.samples)
-    levels = None if args.levels is None else [int(s) for s in args.levels.split(",")]
-    result = run_profile(model, samples, levels=levels, n_per_level=args.n_per_level, seed=args.seed)
+    result = run_profile(model, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed)
     if w.rank == 0:
         text = json.dumps(result)
         if args.out:

@@ -35,14 +35,13 @@ import torch
 from scipy.stats import norm
 
 from .._validate import int_arg, real_arg
-from ..dyadic import dyadic_grid, dyadic_weights, WEIGHTS
-from ..joint import Joint
+from ..dyadic import WEIGHTS, dyadic_grid, dyadic_terms, dyadic_weights
 from ..profile import Profile
-from ..samplers.planners import RandomPlanner, resolve_planner
+from ..samplers.simulate import _choose, _planner_setup
 from ..schedules import Grid, Schedule, check_schedule
 from ..structured import as_oracle
 from .distributed import all_reduce_sum, world
-from .model import as_masked_model
+from .model import ModelOracle, as_masked_model
 
 __all__ = [
     "ProfileEstimate",
@@ -507,25 +506,6 @@ def optimal_schedule_estimate(estimate: ProfileEstimate, steps: int, *, n_resamp
 
 
 # -- factorization error of a sampler along its own path --------------------------------------
-def _planner_setup(plan, planner, d: int):
-    planner = resolve_planner(planner)
-    is_random = isinstance(planner, RandomPlanner)
-    if not is_random and not hasattr(planner, "select"):
-        raise ValueError(
-            f"planner: {getattr(planner, 'name', planner)!r} has no select(); use 'random' or a "
-            "planner of mdmtheory.samplers.adaptive"
-        )
-    if isinstance(plan, Grid):
-        raise ValueError("plan: the bridge takes a Schedule or None (Grids: use the exact engine)")
-    if plan is None:
-        if getattr(planner, "needs_schedule", True):
-            raise ValueError(f"plan: planner {getattr(planner, 'name', planner)!r} needs a Schedule")
-        sizes = [None] * d
-    else:
-        sizes = list(check_schedule(plan, d, name="plan").sizes)
-    return planner, is_random, sizes
-
-
 def estimate_factorization_error(model, samples, plan=None, planner="random", *, n: int | None = None, seed: int = 0, distributed=None) -> FactorizationEstimate:
     r"""Factorization error of the model's sampler along the path of each sample, by the chain rule.
 
@@ -588,12 +568,8 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
                 lp = model.log_probs(x_in)
                 probs = torch.exp(lp).cpu().numpy()
                 lp_single = np.take_along_axis(lp.cpu().numpy(), xr[..., None], axis=2)[..., 0]
-                chosen = np.asarray(planner.select(t, size, probs, free), dtype=bool)
+                chosen = _choose(planner, False, t, size, probs, free, None)  # select() and its checks
                 prio = np.where(chosen, np.arange(d, dtype=np.float64)[None, :], np.inf)
-            if chosen.shape != free.shape or np.any(chosen & ~free) or np.any(chosen.sum(axis=1) == 0):
-                raise ValueError("planner: select() returned an empty set or positions that are not masked")
-            if size is not None and np.any(chosen.sum(axis=1) != size):
-                raise ValueError(f"planner: select() proposed a step of the wrong size (expected {size})")
             # position of each chosen token inside its step (0 = first scored)
             member = np.argsort(np.argsort(prio, axis=1, kind="stable"), axis=1, kind="stable")
             member = np.where(chosen, member, d)
@@ -635,8 +611,6 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
     variance than :math:`\hat c(i) - \varphi_i`). ``law``: a Joint or a conditional oracle.
     """
     model = as_masked_model(model)
-    if not isinstance(law, Joint) and not hasattr(law, "conditionals"):
-        raise ValueError(f"law: expected a mdmtheory.Joint or a conditional oracle, got {type(law).__name__}")
     oracle = as_oracle(law)
     d = int(oracle.d)
     model.resolve(d)
@@ -702,49 +676,20 @@ def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corre
         raise ValueError(f"weights: expected one of {WEIGHTS}, got {weights!r}")
     v = dyadic_grid(a, b)
     wts = dyadic_weights(v, weights)
+    oracle = ModelOracle(model, d)
     w = world(distributed)
     f0 = model.forwards
     total, sumsq = np.zeros(1), np.zeros(1)
     for g in _chunks(w.shard(n), max(1, model.max_batch // max(1, d))):
         x = xs[g % n_s]
-        m = g.shape[0]
         U = uniforms(seed, _DYADIC, g, d)
-        Q = np.zeros(m)
-        prev = None
-        for j, vj in enumerate(v):
-            R = U <= vj
-            mu = _forced_masked_log_probs(model, x, R)
-            if prev is not None:
-                p1 = np.exp(mu)
-                with np.errstate(invalid="ignore"):
-                    kl = np.where(p1 > 0, p1 * (mu - prev), 0.0).sum(axis=(1, 2))
-                if not np.all(np.isfinite(kl)):
-                    raise ValueError("model: a conditional gives probability 0 where a later one does not (infinite KL)")
-                Q += wts[j - 1] * kl
-            prev = mu
+        T, _ = dyadic_terms(oracle, x, U, v, form="kl")  # leave-one-out conditionals of the model
+        if not np.all(np.isfinite(T)):
+            raise ValueError("model: a conditional gives probability 0 where a later one does not (infinite KL)")
+        Q = T @ wts
         total += Q.sum()
         sumsq += (Q * Q).sum()
     forwards = np.array([model.forwards - f0], dtype=np.float64)
     total, sumsq, forwards = all_reduce_sum(w, [total, sumsq, forwards], model.device)
     mean, se = _mean_se(n, total, sumsq)
     return DyadicModelEstimate(float(mean[0]), float(se[0]), n, int(forwards[0]), v, wts, weights)
-
-
-def _forced_masked_log_probs(model, x: np.ndarray, R: np.ndarray) -> np.ndarray:
-    r"""(m, d, K) :math:`\log \hat p(x_i = \cdot \mid x_{R \setminus \{i\}})` for every i.
-
-    One forward with R revealed serves every i ∉ R; each i ∈ R needs one with i masked.
-    """
-    m, d = x.shape
-    rows_x, which = [np.where(R, x, -1)], []
-    for r, i in zip(*np.nonzero(R)):
-        row = np.where(R[r], x[r], -1)
-        row[i] = -1
-        rows_x.append(row[None, :])
-        which.append((r, i))
-    batch = np.concatenate(rows_x, axis=0)
-    lp = model.log_probs(batch).cpu().numpy()
-    out = lp[:m].copy()
-    for k, (r, i) in enumerate(which):
-        out[r, i] = lp[m + k, i]
-    return out

@@ -42,8 +42,7 @@ import numpy as np
 import torch
 
 from .._validate import int_arg
-from ..joint import Joint
-from ..structured import as_oracle
+from ..structured import _check_batch, as_oracle
 
 __all__ = ["MaskedModel", "as_masked_model", "ExactModel", "ModelOracle"]
 
@@ -230,7 +229,15 @@ class MaskedModel:
         clean sequences). Returns float64 (B, d) on the model's device; one forward per row.
         """
         ids = self._ids(x)
-        tgt = torch.as_tensor(target, device=self.device).long()
+        tgt = torch.as_tensor(target, device=self.device)
+        if tgt.dtype.is_floating_point or tgt.dtype == torch.bool or tuple(tgt.shape) != tuple(ids.shape):
+            raise ValueError(
+                f"target: expected integer outcome indices of the shape of x {tuple(ids.shape)}, "
+                f"got {tgt.dtype} {tuple(tgt.shape)}"
+            )
+        tgt = tgt.long()
+        if tgt.numel() and (tgt.min() < 0 or tgt.max() >= self.K):
+            raise ValueError(f"target: outcome indices must lie in 0..{self.K - 1} (the clean sequences, no -1)")
         out = []
         for sl in self._batches(ids.shape[0]):
             logits = self._outcome_logits(ids[sl])
@@ -288,14 +295,12 @@ class ExactModel(torch.nn.Module):
 
     Parameters
     ----------
-    law : Joint or conditional oracle (``d``, ``K``, ``conditionals``; see
-        :mod:`mdmtheory.structured`).
+    law : Joint or conditional oracle (``d``, ``K``, ``conditionals``, ``log_marginal``,
+        ``sample``: what :func:`mdmtheory.structured.as_oracle` accepts).
     """
 
     def __init__(self, law):
         super().__init__()
-        if not isinstance(law, Joint) and not hasattr(law, "conditionals"):
-            raise ValueError(f"law: expected a mdmtheory.Joint or a conditional oracle, got {type(law).__name__}")
         self.law = as_oracle(law)
         self.d = int(self.law.d)
         self.K = int(self.law.K)
@@ -340,14 +345,13 @@ class ModelOracle:
         return self.model.K
 
     def conditionals(self, x, revealed):
-        x = np.asarray(x)
-        revealed = np.asarray(revealed, dtype=bool)
-        if x.ndim != 2 or revealed.shape != x.shape:
-            raise ValueError(f"x, revealed: expected two (n, d) arrays, got {x.shape} and {revealed.shape}")
         if self.d is None:
-            self.d = x.shape[1]
-        if x.shape[1] != self.d:
-            raise ValueError(f"x: expected d={self.d} columns, got {x.shape[1]}")
-        inp = np.where(revealed, x, -1).astype(np.int64)
+            shape = np.shape(x)
+            if len(shape) != 2:
+                raise ValueError(f"x, revealed: expected two (n, d) arrays, got x of shape {shape}")
+            self.d = int_arg(shape[1], "d", 1)
+            self.model.resolve(self.d)
+        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        inp = np.where(revealed, x, -1)
         p = torch.exp(self.model.log_probs(inp)).cpu().numpy()
         return np.where(revealed[..., None], 0.0, p)

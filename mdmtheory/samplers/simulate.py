@@ -110,10 +110,12 @@ def _check_n_seed(n, seed):
     return n, seed
 
 
-def _setup(law, plan, planner):
-    oracle = as_oracle(law)
+def _planner_setup(plan, planner, d: int):
+    """(planner, is_random, sizes) of a Monte Carlo run on d positions: the one rule of every
+    Monte Carlo path (this module, ``mdmtheory.bridge``); sizes are ``None`` per step for
+    planners that choose their own."""
     if isinstance(plan, Grid):
-        raise ValueError("plan: Monte Carlo simulation takes a Schedule or None (Grids: use the exact engine)")
+        raise ValueError("plan: Monte Carlo takes a Schedule or None (Grids: use the exact engine)")
     planner = resolve_planner(planner)
     is_random = isinstance(planner, RandomPlanner)
     if not is_random and not hasattr(planner, "select"):
@@ -124,10 +126,15 @@ def _setup(law, plan, planner):
     if plan is None:
         if getattr(planner, "needs_schedule", True):
             raise ValueError(f"plan: planner {getattr(planner, 'name', planner)!r} needs a Schedule")
-        sizes = [None] * oracle.d
+        sizes = [None] * d
     else:
-        sizes = list(check_schedule(plan, oracle.d, name="plan").sizes)
-    return oracle, planner, is_random, sizes
+        sizes = list(check_schedule(plan, d, name="plan").sizes)
+    return planner, is_random, sizes
+
+
+def _setup(law, plan, planner):
+    oracle = as_oracle(law)
+    return (oracle, *_planner_setup(plan, planner, oracle.d))
 
 
 def _choose(planner, is_random, step, size, probs, free, rng):

@@ -106,3 +106,10 @@ def test_estimate_command_under_torchrun_equals_one_process(tmp_path):
     np.testing.assert_allclose(b["values"], a["values"], rtol=1e-12)
     np.testing.assert_allclose(b["stderr"], a["stderr"], rtol=1e-9)
     assert b["path"]["value"] == pytest.approx(a["path"]["value"], rel=1e-12)
+
+
+def test_bad_levels_option_is_refused_before_loading(capsys):
+    # formerly int('a') raised a bare ValueError after the model was loaded
+    with pytest.raises(SystemExit):
+        bridge.distributed.main(["profile", "--hf", "/nonexistent", "--samples", "x.npy", "--levels", "1,a"])
+    assert "--levels: expected comma-separated integers" in capsys.readouterr().err

@@ -170,6 +170,23 @@ def test_dyadic_estimate_agrees_with_the_exact_expectation(weights):
     exact = mt.dyadic.expected_dyadic_estimate(p, 0.2, 0.75, weights=weights)
     assert abs(z(est.value, exact, est.stderr)) < 5
     assert est.kind == weights and est.grid[0] == 0.2 and est.grid[-1] == 0.75
+    # cost as documented: per draw and grid time, 1 forward + 1 per revealed position
+    from mdmtheory.bridge.estimators import _DYADIC, uniforms
+
+    U = uniforms(15, _DYADIC, np.arange(800), 4)
+    assert est.forwards == sum(800 + int((U <= v).sum()) for v in est.grid)
+
+
+def test_dyadic_estimate_refuses_an_infinite_kl():
+    def f(ids):  # outcome 1 impossible while nothing is revealed, possible afterwards
+        out = torch.zeros(ids.shape + (3,), dtype=torch.float64)
+        out[..., 2] = -torch.inf  # the mask column
+        out[(ids == 2).all(dim=1), :, 1] = -torch.inf
+        return out
+
+    m = bridge.MaskedModel(f, mask_id=2, vocab=[0, 1])
+    with pytest.raises(ValueError, match=r"^model: a conditional gives probability 0 where a later one does not"):
+        bridge.estimate_dyadic(m, np.zeros((50, 4), dtype=int), 0.2, 0.75, seed=0)
 
 
 def test_optimal_schedule_estimate_finds_the_exact_optimum():

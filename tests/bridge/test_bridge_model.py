@@ -221,9 +221,39 @@ def test_other_arguments_are_named():
         bridge.as_masked_model(bridge.as_masked_model(m), shift=True)
     with pytest.raises(ValueError, match=r"^weights:"):
         bridge.estimate_dyadic(m, xs, 0.2, 0.6, weights="other")
+    with pytest.raises(ValueError, match=r"^law: expected a mdmtheory.Joint or a conditional oracle"):
+        bridge.ExactModel(np.ones((2, 2)) / 4)
+    with pytest.raises(ValueError, match=r"^law: expected a mdmtheory.Joint or a conditional oracle"):
+        bridge.estimate_learning_error(m, "p")
     with pytest.raises(ValueError, match=r"^law: has K=2"):
         bridge.estimate_learning_error(m, mt.families.dirichlet(4, 2, seed=0))
     with pytest.raises(ValueError, match=r"^estimate:"):
         bridge.optimal_schedule_estimate(bridge.estimate_learning_error(m, P, n_per_level=2), 2)
     with pytest.raises(ValueError, match=r"^levels: a Profile needs every level"):
         bridge.optimal_schedule_estimate(bridge.estimate_profile(m, xs, levels=[0, 1], n_per_level=2), 2)
+
+
+@pytest.mark.parametrize(
+    "target,msg",
+    [
+        (np.full((2, 4), 3), r"^target: outcome indices must lie in 0..2"),
+        (np.full((2, 4), -1), r"^target: outcome indices must lie in 0..2"),
+        (np.zeros((2, 3), dtype=int), r"^target: expected integer outcome indices of the shape of x"),
+        (np.zeros((2, 4)), r"^target: expected integer outcome indices"),
+    ],
+)
+def test_score_refuses_a_bad_target(target, msg):
+    # formerly a torch RuntimeError (index out of bounds, shape mismatch) or, for floats, a silent cast
+    m = bridge.as_masked_model(bridge.ExactModel(P))
+    with pytest.raises(ValueError, match=msg):
+        m.score(np.full((2, 4), -1), target)
+
+
+def test_model_oracle_refuses_what_the_other_oracles_refuse():
+    orc = bridge.ModelOracle(bridge.ExactModel(P))
+    with pytest.raises(ValueError, match=r"^x: expected integer tokens"):  # formerly 0.7 -> token 0
+        orc.conditionals(np.full((1, 4), 0.7), np.ones((1, 4), bool))
+    with pytest.raises(ValueError, match=r"^x: revealed values must be tokens in 0..2"):
+        orc.conditionals(np.full((1, 4), 3), np.ones((1, 4), bool))
+    with pytest.raises(ValueError, match=r"^x, revealed: expected two \(n, d=4\) arrays"):
+        orc.conditionals(np.zeros((1, 5), dtype=int), np.ones((1, 5), bool))
