@@ -604,7 +604,7 @@ def trace_sampling(
     from ..samplers.simulate import _choose
     from ..schedules import Grid
     from ..structured import _inverse_cdf
-    from .estimators import _planner_setup
+    from ..samplers.simulate import _planner_setup
 
     torch = _torch()
     d = int_arg(d, "d", 1)
