@@ -601,10 +601,9 @@ def trace_sampling(
     -------
     :class:`AttentionTrace` (samples are outcome indices 0..K-1; ``targets`` when given).
     """
-    from ..samplers.simulate import _choose
+    from ..samplers.simulate import _choose, _planner_setup
     from ..schedules import Grid
     from ..structured import _inverse_cdf
-    from ..samplers.simulate import _planner_setup
 
     torch = _torch()
     d = int_arg(d, "d", 1)
