@@ -45,8 +45,8 @@ __all__ = [
     "HiddenMarkovLaw",
     "as_oracle",
     "loo_conditionals",
-    "ProfileEstimate",
-    "estimate_profile",
+    "InformationProfileEstimate",
+    "estimate_information_profile",
 ]
 
 
@@ -630,7 +630,7 @@ class HiddenMarkovLaw:
 
 # -- the information profile of a law given by its conditionals (Monte Carlo) -----------------
 @dataclass(frozen=True)
-class ProfileEstimate:
+class InformationProfileEstimate:
     r"""Monte Carlo information profile :math:`\hat\varphi_j` with standard errors (nats).
 
     ``values[j]`` estimates :math:`\varphi_j` (j = 0..d-1), ``stderr[j]`` its standard
@@ -652,7 +652,7 @@ class ProfileEstimate:
         return diff.mean(axis=0), diff.std(axis=0, ddof=1) / np.sqrt(self.n)
 
 
-def estimate_profile(law, n: int, *, seed: int = 0, batch: int = 4096) -> ProfileEstimate:
+def estimate_information_profile(law, n: int, *, seed: int = 0, batch: int = 4096) -> InformationProfileEstimate:
     r"""Monte Carlo :math:`\varphi_j = \text{mean}_{|A| = j,\, i \notin A} H(X_i \mid X_A)` from the conditionals.
 
     Per clean sample :math:`X \sim p` one uniform random order π; for every level j,
@@ -690,4 +690,4 @@ def estimate_profile(law, n: int, *, seed: int = 0, batch: int = 4096) -> Profil
         ent[rev_all[s : s + batch]] = 0.0
         vals[s : s + batch] = ent.sum(axis=1) / (d - levels[s : s + batch])
     per = vals.reshape(n, d)
-    return ProfileEstimate(values=per.mean(axis=0), stderr=per.std(axis=0, ddof=1) / np.sqrt(n), per_sample=per)
+    return InformationProfileEstimate(values=per.mean(axis=0), stderr=per.std(axis=0, ddof=1) / np.sqrt(n), per_sample=per)

@@ -207,14 +207,14 @@ def test_laws_refuse_text_bools_and_empty(weights, probs, word):
 def test_estimate_profile_matches_exact_profile():
     """Monte Carlo phi_j (and paired h^card_j) vs the exact profile of the dense table, |z| < 5."""
     import mdmtheory as mt
-    from mdmtheory.structured import estimate_profile
+    from mdmtheory.structured import estimate_information_profile
 
     rng = np.random.default_rng(8)
     d, M = 6, 4
     centres = rng.integers(0, 2, (M, d))
     law = MixtureOfProductsLaw(np.full(M, 1 / M), np.where(centres[..., None] == np.arange(2), 0.85, 0.15))
     exact = mt.information_profile(law.to_joint()).values
-    est = estimate_profile(law, 3000, seed=9)
+    est = estimate_information_profile(law, 3000, seed=9)
     assert abs(est.values[0] - exact[0]) < 1e-12  # nothing revealed: the marginal, no noise
     z = (est.values[1:] - exact[1:]) / est.stderr[1:]
     assert np.all(np.abs(z) < 5)
@@ -223,7 +223,7 @@ def test_estimate_profile_matches_exact_profile():
     assert np.all(np.abs(hz) < 5)
     # the hidden Markov law too (and the fast matmul path = the general gather path)
     hmm = HiddenMarkovLaw(*random_hmm(rng, S=2, d=5, K=3), 5)
-    est = estimate_profile(hmm, 3000, seed=10)
+    est = estimate_information_profile(hmm, 3000, seed=10)
     exact = mt.information_profile(hmm.to_joint()).values
     assert np.all(np.abs((est.values[1:] - exact[1:]) / est.stderr[1:]) < 5)
     x = law.sample(30, rng)
