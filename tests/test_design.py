@@ -232,7 +232,21 @@ def test_design_function_argument_errors():
     with pytest.raises(ValueError, match="budget"):
         design(x, budget=0.0)
     with pytest.raises(ValueError, match="exact_limit"):
-        design(x, steps=2, exact_limit=10)  # 3^5 cells > 10 and no model
+        design(x, steps=2, exact_limit=0)
+
+
+def test_too_large_for_the_table_estimates_the_empirical_law():
+    """Over exact_limit and no model: the docs' estimated route on the empirical law's own
+    conditionals (it used to refuse): z-scores against the dense empirical profile."""
+    _, x = _markov_samples(n=300)
+    prof = mt.information_profile(families.empirical(x, 3))
+    res = design(x, K=3, steps=2, exact_limit=10, n_per_level=2000, seed=5)  # 3^5 cells > 10
+    assert res.method == "estimated" and "empirical law" in res.note
+    z = (res.profile.values - prof.values) / res.stderr
+    assert np.all(np.abs(z[:-1]) < 5), z
+    assert mt.path_kl(prof, res.schedule) <= _brute_best(prof, 2) + 0.02
+    sd = (res.ci[1] - res.ci[0]) / (2 * 1.959964)
+    assert abs(res.path_kl - mt.path_kl(prof, res.schedule)) < 5 * sd
 
 
 def test_estimated_route_on_bridge_exact_model():
