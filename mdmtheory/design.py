@@ -248,9 +248,7 @@ def design(
         w = defect_weights(s)
         kl = float(np.sum(w * c))
         sd = float(math.sqrt(np.sum((w * se) ** 2)))
-        k = np.zeros(d)
-        for st, kk in zip(s.starts, s.sizes):
-            k[st] += kk
+        k = w + 1  # k_t at s_t, else 0: the path cross-entropy's weights
         ce = float(np.sum(k * c))
         sdce = float(math.sqrt(np.sum((k * se) ** 2)))
         return kl, (kl - z * sd, kl + z * sd), ce, (ce - z * sdce, ce + z * sdce)
