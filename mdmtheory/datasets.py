@@ -39,6 +39,7 @@ __all__ = ["Dataset", "words", "phonemes", "markov", "load_sequences", "WORDS_MI
 WORDS_MIN_FREQUENCY = 1e-6
 
 _LETTERS = tuple("abcdefghijklmnopqrstuvwxyz")
+_INT64_MAX = np.iinfo(np.int64).max
 
 
 def _require(module: str):
@@ -331,9 +332,15 @@ def load_sequences(path, *, chars: bool = False, K: int | None = None) -> tuple[
             raise ValueError(f"DATA: expected an integer array of shape (n, d) with n, d >= 1, got shape {arr.shape}")
         if arr.dtype.kind not in "iu":
             raise ValueError(f"DATA: expected an integer array, got dtype {arr.dtype}; convert it with .astype(int)")
+        if arr.dtype.kind == "u" and int(arr.max()) > _INT64_MAX:  # astype(int64) would wrap it negative
+            raise ValueError(f"DATA: token {int(arr.max())} out of range: tokens must be < 2**63")
         return _check_tokens(arr.astype(np.int64), K, path)
-    with open(path, encoding="utf-8") as fh:
-        lines = [(i + 1, ln.rstrip("\r\n")) for i, ln in enumerate(fh)]
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = [(i + 1, ln.rstrip("\r\n")) for i, ln in enumerate(fh)]
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"DATA: {path!r} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                         "give a text file or a .npy integer array") from None
     lines = [(i, ln) for i, ln in lines if ln.strip()]
     if not lines:
         raise ValueError(f"DATA: {path!r} has no sequences (empty or blank lines only)")
@@ -361,6 +368,9 @@ def load_sequences(path, *, chars: bool = False, K: int | None = None) -> tuple[
             raise ValueError(
                 f"DATA: line {i}: token {bad!r} is not an integer (use --chars for character data)"
             ) from None
+        big = next((v for v in row if not -_INT64_MAX <= v <= _INT64_MAX), None)
+        if big is not None:  # np.array(..., int64) would raise OverflowError
+            raise ValueError(f"DATA: line {i}: token {big} out of range: tokens must be < 2**63")
         if d is None:
             d = len(row)
         elif len(row) != d:

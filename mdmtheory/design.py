@@ -7,7 +7,8 @@ Two routes (docs/design-from-data.md):
   information profile, the exact optimal schedule (:func:`mdmtheory.optimal_schedule`) and
   its exact path KL *on the empirical law*.
 * **estimated** — with ``model`` (a TinyMDM, an nn.Module with ``mask_id``, or a
-  conditional oracle), or when the table is too large: the cross-entropy profile
+  conditional oracle), or when the table is too large (then the model is the empirical law
+  itself, :func:`mdmtheory.certificate.empirical_oracle`): the cross-entropy profile
   :math:`c(m) = \mathbb E_{x, |A| = m, j \notin A}[-\log q(x_j \mid x_A)]` estimated on
   the samples with standard errors (:func:`mdmtheory.bridge.estimate_profile` for torch
   models, the same estimator in numpy for oracles), the optimal schedule for c (exact DP
@@ -189,6 +190,8 @@ def design(
         :func:`mdmtheory.datasets.load_sequences`).
     K : alphabet size (default max + 1, at least 2).
     model : optional; a TinyMDM (or an ``nn.Module`` with ``mask_id``) or a conditional oracle.
+        Without one, a table over ``exact_limit`` is estimated on the empirical law's own
+        conditionals (the profile's estimate then targets the empirical law's profile).
     steps, budget : exactly one: T in 1..d, or a path-KL budget > 0 (nats).
     exact_limit : largest K**d designed on exactly (at most ``MAX_OUTCOMES``).
     n_per_level, seed, confidence : the estimator's draws per level, seed, CI level.
@@ -229,12 +232,15 @@ def design(
                       n, d, K, budget, confidence, note)
 
     if model is None:
-        raise ValueError(
-            f"model: the empirical law has {K}^{d} cells, over exact_limit={exact_limit}; give a model "
-            "(--model CKPT) to estimate the profile"
-        )
-    _check_model(model, K)
-    est = estimate_profile(model, x, n_per_level=n_per_level, seed=seed)
+        # too large for a dense table: the empirical law's own conditionals (a mixture of point
+        # masses, one per distinct row), so the estimate is of the empirical law's profile
+        from .certificate import empirical_oracle
+
+        law, what = empirical_oracle(x, K), f"the empirical law ({K}^{d} cells, over exact_limit={exact_limit})"
+    else:
+        _check_model(model, K)
+        law, what = model, "the model"
+    est = estimate_profile(law, x, n_per_level=n_per_level, seed=seed)
     c, se = est.values, est.stderr
     prof = Profile(c)
 
@@ -242,9 +248,7 @@ def design(
         w = defect_weights(s)
         kl = float(np.sum(w * c))
         sd = float(math.sqrt(np.sum((w * se) ** 2)))
-        k = np.zeros(d)
-        for st, kk in zip(s.starts, s.sizes):
-            k[st] += kk
+        k = w + 1  # k_t at s_t, else 0: the path cross-entropy's weights
         ce = float(np.sum(k * c))
         sdce = float(math.sqrt(np.sum((k * se) ** 2)))
         return kl, (kl - z * sd, kl + z * sd), ce, (ce - z * sdce, ce + z * sdce)
@@ -256,7 +260,7 @@ def design(
         sched = next(front.schedule(T) for T in range(1, d + 1) if stats(front.schedule(T))[1][1] <= budget)
     kl, ci, ce, ci_ce = stats(sched)
     note = (
-        f"estimated: cross-entropy profile of the model on {n} sequences, {n_per_level} draws per level "
+        f"estimated: cross-entropy profile of {what} on {n} sequences, {n_per_level} draws per level "
         f"({est.forwards} forward rows); {int(round(confidence * 100))}% normal CIs"
     )
     return Design(sched, "estimated", prof, se, kl, ci, ce, ci_ce, n, d, K, budget, confidence, note)

@@ -109,6 +109,25 @@ def _time_grid(s: Schedule, eps: float) -> list[float]:
     return [float(x) for x in t]
 
 
+def _dream_grid(s: Schedule, eps: float) -> list[float]:
+    """:func:`_time_grid` in float32 (Dream's dtype), each t_{j+1} lowered by the fewest ulps
+    that make ``int(n_masked (1 - t_{j+1}/t_j))`` give k_j (the exact quotient k_j/n_masked
+    rounds below k_j about half the time, and ``int`` then truncates to k_j − 1). The
+    expected counts of ``alg='origin'`` move by ~1e-7 tokens."""
+    t = [np.float32(x) for x in _time_grid(s, eps)]
+    left = s.d
+    for j, k in enumerate(s.sizes[:-1]):  # the last step flushes whatever is left
+        tn = t[j + 1]
+        for _ in range(64):
+            if int(left * (np.float32(1) - tn / t[j])) >= k or tn <= t[-1]:
+                break
+            tn = np.nextafter(tn, np.float32(0))
+        if t[-1] < tn:
+            t[j + 1] = tn
+        left -= k
+    return [float(x) for x in t[:-1]] + [eps]  # t_S = eps as given (the last step flushes)
+
+
 def dream_counts(times, d: int, dtype=np.float64) -> list[int]:
     """Counts Dream's non-``origin`` algorithms take on a grid: ``int(n_masked (1 - s/t))``
     per step, everything left at the last step (emulated in ``dtype``)."""
@@ -129,14 +148,16 @@ def to_dream(schedule, *, eps: float = DREAM_EPS) -> dict:
 
     ``alg='origin'`` reveals each mask with probability :math:`1 - t_{j}/t_{j-1}`, i.e.
     :math:`k_j / (d - C_{j-1})`: exactly :math:`k_j` tokens *in expectation*. The other
-    algorithms take ``int(n_masked * (1 - s/t))`` = :math:`k_j` up to float rounding, and
-    everything left at the last step; ``counts_from_grid`` is that rule evaluated in
-    float32 (Dream's dtype) and ``exact`` says whether it reproduces the counts — where not,
-    pass ``counts`` instead of the grid.
+    algorithms take ``int(n_masked * (1 - s/t))`` tokens and everything left at the last
+    step; in float32 (Dream's dtype) the quotient often rounds just below :math:`k_j` and
+    ``int`` truncates it, so each :math:`t_{j+1}` is lowered by the fewest float32 ulps that
+    give :math:`k_j` (the times are float32 values, exact in ``torch.tensor(times)``).
+    ``counts_from_grid`` is that rule evaluated in float32 and ``exact`` says whether it
+    reproduces the counts — where not, pass ``counts`` instead of the grid.
     """
     s = _sched(schedule)
     eps = _real_arg(eps, "eps")
-    times = _time_grid(s, eps)
+    times = _dream_grid(s, eps)
     got = dream_counts(times, s.d, np.float32)
     return {
         "format": "dream",

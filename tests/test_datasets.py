@@ -144,3 +144,22 @@ def test_load_missing_and_bad_npy(tmp_path):
     np.save(f, np.array([0, 1]))
     with pytest.raises(ValueError, match="shape"):
         D.load_sequences(f)
+
+
+def test_load_extreme_tokens_and_binary_files_are_value_errors(tmp_path):
+    """Tokens beyond int64 (text or uint64 .npy) and non-UTF-8 files: a ValueError naming DATA,
+    not an OverflowError, a wrapped-around negative token or a UnicodeDecodeError."""
+    f = tmp_path / "big.txt"
+    f.write_text("0 1\n1 " + "9" * 30 + "\n")
+    with pytest.raises(ValueError, match=r"^DATA: line 2: token 9+ out of range"):
+        D.load_sequences(f)
+    g = tmp_path / "u.npy"
+    np.save(g, np.array([[0, 2**64 - 1], [1, 0]], dtype=np.uint64))
+    with pytest.raises(ValueError, match=f"^DATA: token {2**64 - 1} out of range"):
+        D.load_sequences(g)
+    np.save(g, np.array([[0, 2], [1, 0]], dtype=np.uint64))  # small unsigned tokens are fine
+    assert D.load_sequences(g)[0].tolist() == [[0, 2], [1, 0]]
+    h = tmp_path / "bin.txt"
+    h.write_bytes(b"0 1\n\xa1\xff\n")
+    with pytest.raises(ValueError, match="^DATA: .* is not UTF-8 text"):
+        D.load_sequences(h)

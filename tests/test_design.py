@@ -109,8 +109,23 @@ def test_estimated_route_on_a_tiny_checkpoint(tmp_path, capsys):
     assert main(["design", str(f), "--model", st, "--steps", "2", "--n-per-level", "50", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["method"] == "estimated" and len(out["profile_stderr"]) == 5
-    lo, hi = out["path_kl_ci"]
-    assert lo <= out["path_kl"] <= hi
+    # brute force: the model's c(m) on the empirical law of the data, every row and every
+    # revealed set of size m enumerated; the estimate agrees by z-score
+    exact = np.zeros(5)
+    with torch.no_grad():
+        for m_ in range(5):
+            sets = [np.isin(np.arange(5), A) for A in itertools.combinations(range(5), m_)]
+            for rev in sets:
+                ids = torch.tensor(np.where(rev, x, 3))
+                lp = torch.log_softmax(m(ids).logits.double(), -1).numpy()
+                nll = -np.take_along_axis(lp, x[..., None], -1)[..., 0]
+                exact[m_] += nll[:, ~rev].mean() / len(sets)
+    z = (np.array(out["profile"]) - exact) / np.array(out["profile_stderr"])
+    assert np.all(np.abs(z) < 5), z
+    w = np.full(5, -1.0)  # the defect's weights by hand: k_t at each step start s_t, minus 1
+    for st, k in zip(np.cumsum([0] + out["sizes"][:-1]), out["sizes"]):
+        w[st] += k
+    assert out["path_kl"] == pytest.approx(float(w @ np.array(out["profile"])), abs=1e-12)
 
 
 # -- exports ---------------------------------------------------------------------------------
@@ -157,12 +172,37 @@ def test_time_grids_decrease_and_reveal_the_counts_in_expectation(s, fmt):
     left = float(s.d)
     for j, k in enumerate(s.sizes):
         keep = t[j + 1] / t[j] if j < s.steps - 1 else 0.0  # the last step reveals the rest
-        assert left * (1 - keep) == pytest.approx(k, rel=1e-12)
+        # dream's times are float32, nudged by ulps so its truncating count rule is exact
+        assert left * (1 - keep) == pytest.approx(k, rel=1e-12 if fmt == "mdlm" else 1e-5)
         left *= keep
     assert e["counts"] == list(s.sizes)
     if fmt == "dream":
+        assert e["counts_from_grid"] == _dream_rule_torch(e["times"], s.d)
         assert e["exact"] == (e["counts_from_grid"] == list(s.sizes))
-        assert sum(e["counts_from_grid"]) == s.d
+
+
+def _dream_rule_torch(times, d):
+    """Dream's non-origin rule written out here in torch float32 (its dtype): at step j,
+    int(n_masked * (1 - s / t)) with t, s consecutive grid entries; the last step takes the rest."""
+    torch = pytest.importorskip("torch")
+    ts = torch.tensor(times, dtype=torch.float32)
+    left, out = d, []
+    for j in range(len(times) - 1):
+        k = left if j == len(times) - 2 else int(left * (1 - ts[j + 1] / ts[j]))
+        out.append(k)
+        left -= k
+    return out
+
+
+def test_dream_grid_counts_are_exact_on_ordinary_schedules():
+    """Dream's truncating rule in float32 reproduces the counts on the exported grid (it
+    gave (1, 1, 4, 2) for (1, 2, 4, 1) and a 0 for the constant schedule before the
+    grid was nudged), checked with the rule written in torch."""
+    more = [mt.Schedule((1,) * 64), mt.Schedule((3, 5, 7, 11, 13, 25)), mt.Schedule((4,) * 64),
+            mt.Schedule(tuple(range(1, 23))), mt.Schedule.constant(999, 37)]
+    for s in SCHEDS + more:
+        e = exports.to_dream(s)
+        assert _dream_rule_torch(e["times"], s.d) == list(s.sizes) and e["exact"], s
 
 
 @pytest.mark.parametrize("s", SCHEDS)
@@ -171,7 +211,15 @@ def test_dllm_alpha_reproduces_the_counts(s):
     t, a = np.array(e["t"]), np.array(e["alpha"])
     assert t[0] == 1 and t[-1] == 0 and np.all(np.diff(t) < 0)
     assert a[0] == 0 and a[-1] == 1 and np.all(np.diff(a) > 0)
-    assert exports.dllm_counts(t, a, s.d) == list(s.sizes)
+    # dllm's rule, written out here: round(n_rem (1 - (1 - a(s)) / (1 - a(t)))), empty steps dropped
+    left, counts = s.d, []
+    for j in range(len(t) - 1):
+        frac = 1.0 if a[j + 1] >= 1 else 1.0 - (1.0 - a[j + 1]) / (1.0 - a[j])
+        k = int(round(left * frac))
+        left -= k
+        counts += [k] if k else []
+    assert counts == list(s.sizes) and left == 0
+    assert exports.dllm_counts(t, a, s.d) == counts
 
 
 def test_export_rejects_unknown_format():
@@ -232,7 +280,21 @@ def test_design_function_argument_errors():
     with pytest.raises(ValueError, match="budget"):
         design(x, budget=0.0)
     with pytest.raises(ValueError, match="exact_limit"):
-        design(x, steps=2, exact_limit=10)  # 3^5 cells > 10 and no model
+        design(x, steps=2, exact_limit=0)
+
+
+def test_too_large_for_the_table_estimates_the_empirical_law():
+    """Over exact_limit and no model: the docs' estimated route on the empirical law's own
+    conditionals (it used to refuse): z-scores against the dense empirical profile."""
+    _, x = _markov_samples(n=300)
+    prof = mt.information_profile(families.empirical(x, 3))
+    res = design(x, K=3, steps=2, exact_limit=10, n_per_level=2000, seed=5)  # 3^5 cells > 10
+    assert res.method == "estimated" and "empirical law" in res.note
+    z = (res.profile.values - prof.values) / res.stderr
+    assert np.all(np.abs(z[:-1]) < 5), z
+    assert mt.path_kl(prof, res.schedule) <= _brute_best(prof, 2) + 0.02
+    sd = (res.ci[1] - res.ci[0]) / (2 * 1.959964)
+    assert abs(res.path_kl - mt.path_kl(prof, res.schedule)) < 5 * sd
 
 
 def test_estimated_route_on_bridge_exact_model():

@@ -154,7 +154,8 @@ def test_recommended_exports_follow_each_sampler_convention(report):
     # Dream / MDLM: masked fraction 1 - C_j/d, the last node replaced by eps
     for fmt, eps in (("dream", 1e-3), ("mdlm", 1e-5)):
         t = np.array(ex[fmt]["times"])
-        np.testing.assert_allclose(t[:-1], 1 - C[:-1] / 5, atol=1e-15)
+        tol = 1e-6 if fmt == "dream" else 1e-15  # Dream's times are float32, nudged by ulps
+        np.testing.assert_allclose(t[:-1], 1 - C[:-1] / 5, atol=tol)
         assert t[-1] == eps and np.all(np.diff(t) < 0)
         # a mask survives from t to s with probability s/t: expected reveals are the sizes
         left, expected = 5.0, []
@@ -162,7 +163,7 @@ def test_recommended_exports_follow_each_sampler_convention(report):
             k = left * (1 - t[j + 1] / t[j]) if j < S - 1 else left
             expected.append(k)
             left -= k
-        np.testing.assert_allclose(expected, sizes, atol=1e-9)
+        np.testing.assert_allclose(expected, sizes, atol=1e-5 if fmt == "dream" else 1e-9)
     # Dream's non-origin algorithms take int(n_masked (1 - s/t)) in float32, the rest at the last step
     t32, left, got = np.array(ex["dream"]["times"], dtype=np.float32), 5, []
     for j in range(S):

@@ -110,6 +110,9 @@ def train(
     lr = _real_arg(lr, "lr")
     if lr <= 0:
         raise ValueError(f"lr: expected a learning rate > 0, got {lr}")
+    weight_decay = _real_arg(weight_decay, "weight_decay")
+    if weight_decay < 0:
+        raise ValueError(f"weight_decay: expected a decay >= 0, got {weight_decay}")
     if weighting not in ("elbo", "mean"):
         raise ValueError(f"weighting: expected 'elbo' or 'mean', got {weighting!r}")
     x_all = _as_samples(samples, model)

@@ -39,7 +39,7 @@ def load_model(path: str, *, mask_id: int | None = None, shift: bool = False, tr
     p = Path(path)
     if not p.exists():
         raise UsageError(f"--checkpoint: no such file or folder {path!r}")
-    if p.is_dir() and (p / "config.json").is_file() and not list(p.glob("*.mdm.json")):
+    if p.is_dir() and (p / "config.json").is_file():
         return bridge.from_pretrained(str(p), mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code)
     from ..bridge.tiny import load_checkpoint
 

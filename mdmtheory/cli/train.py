@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args) -> dict:
     import os
+    import sys
 
     import torch
 
@@ -35,6 +36,8 @@ def run(args) -> dict:
     from ..bridge.tiny import TinyConfig, TinyMDM, save_checkpoint
     from ..bridge.train import train
 
+    if not str(args.out).endswith(".safetensors"):
+        raise UsageError(f"--out: expected a .safetensors path, got {args.out!r}")
     if args.data in DATASETS and not os.path.exists(args.data):
         ds = {"words": datasets.words, "phonemes": datasets.phonemes,
               "markov": lambda: datasets.markov(args.d)}[args.data]()
@@ -42,13 +45,12 @@ def run(args) -> dict:
     else:
         x, alphabet = datasets.load_sequences(args.data, chars=args.chars)
         alphabet, what = list(alphabet), f"file {args.data}"
-    if not str(args.out).endswith(".safetensors"):
-        raise UsageError(f"--out: expected a .safetensors path, got {args.out!r}")
-    torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     model = TinyMDM(TinyConfig(vocab_size=len(alphabet), seq_len=x.shape[1], causal=args.causal))
+    # train() validates --threads (torch.set_num_threads(0) is a RuntimeError); the bar follows
+    # the CLI's rule: silent with --quiet or when stderr is not a terminal
     res = train(model, x, steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
-                progress=not args.quiet)
+                num_threads=args.threads, progress=not args.quiet and sys.stderr.isatty())
     info = {"command": "mdmtheory train " + " ".join(f"{k}={v}" for k, v in sorted(vars(args).items()) if not k.startswith("_")),
             "seed": args.seed, "data": what, "alphabet": [a if a is None else str(a) for a in alphabet],
             "final_loss": res.losses[-1]}

@@ -118,3 +118,29 @@ def test_cli_train_writes_a_loadable_checkpoint(tmp_path, capsys):
     assert meta["info"]["alphabet"] == ["a", "b", "c"] and meta["info"]["seed"] == 0
     assert main(["train", str(f), "--chars", "--out", str(tmp_path / "m.pt"), "--steps", "1"]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_cli_train_bad_threads_is_one_line_and_no_bar_off_a_terminal(tmp_path, capsys):
+    """--threads 0 was a RuntimeError traceback from torch.set_num_threads; and without a
+    terminal on stderr the progress bar stays silent (the CLI's rule), even without --quiet."""
+    from mdmtheory.cli import main
+
+    f = tmp_path / "w.txt"
+    f.write_text("abc\nbca\ncab\nabc\n")
+    out = str(tmp_path / "m.safetensors")
+    assert main(["train", str(f), "--chars", "--out", out, "--steps", "2", "--threads", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("mdmtheory train: error: num_threads"), err
+    threads = torch.get_num_threads()
+    try:
+        assert main(["train", str(f), "--chars", "--out", out, "--steps", "2", "--batch-size", "4"]) == 0
+    finally:
+        torch.set_num_threads(threads)
+    assert capsys.readouterr().err == ""
+
+
+def test_weight_decay_is_validated():
+    _, x = _data(n=50)
+    for bad in (-0.1, float("nan"), "0.1"):
+        with pytest.raises(ValueError, match="weight_decay"):
+            train(_model(), x, steps=1, weight_decay=bad)
