@@ -192,7 +192,8 @@ def test_bad_files_are_one_line_exit_2(capsys, tmp_path):
     _one_line_error(capsys, ["schedule", "--profile", str(tmp_path / "p.csv")], "--profile")
     (tmp_path / "p.json").write_text('{"other": 1}')
     _one_line_error(capsys, ["schedule", "--profile", str(tmp_path / "p.json")], "--profile")
-    np.save(tmp_path / "big.npy", np.zeros((2,) * 22, dtype=np.float32))
+    # 2^25 cells, over the dense limit 2^24; a sparse file, refused from its header alone
+    np.lib.format.open_memmap(tmp_path / "big.npy", mode="w+", dtype=np.float32, shape=(2,) * 25).flush()
     _one_line_error(capsys, ["profile", "--table", str(tmp_path / "big.npy")], "too large")
 
 

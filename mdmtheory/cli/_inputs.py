@@ -34,8 +34,9 @@ FAMILIES = {
     "dirichlet": ("random law, Dirichlet(0.5) table, seed 0", lambda d: families.dirichlet(d, 2, alpha=0.5, seed=0)),
 }
 
-#: Largest table the exact commands accept (K^d outcomes).
-MAX_OUTCOMES = 2_000_000
+#: Largest table the exact commands accept (K^d outcomes): the package's dense limit, so
+#: the 26^5 word law fits (its exact work takes seconds).
+from ..joint import MAX_OUTCOMES  # noqa: E402
 
 
 def int_list(text: str) -> list[int]:
@@ -116,11 +117,12 @@ def load_law(args) -> tuple[Joint, str, str]:
         if not p.is_file():
             raise UsageError(f"--table: no such file {args.table!r}")
         try:
-            table = np.load(p, allow_pickle=False)
+            table = np.load(p, allow_pickle=False, mmap_mode="r")  # the shape is checked before reading
         except (ValueError, OSError) as exc:
             raise UsageError(f"--table: cannot read {args.table!r} as a .npy array ({exc})") from None
         if table.ndim >= 1:
             _check_size(table.shape[0], table.ndim, "--table")
+        table = np.array(table)
         try:
             law = Joint(table)
         except ValueError as exc:

@@ -34,21 +34,24 @@ def _bridge():
 
 
 def load_model(path: str, *, mask_id: int | None = None, shift: bool = False, trust_remote_code: bool = False):
-    """A MaskedModel from a mdmtheory checkpoint file or a local Hugging Face folder."""
+    """A MaskedModel from a shipped name (``words``, ``markov``), a mdmtheory checkpoint file,
+    or a local Hugging Face folder."""
     bridge = _bridge()
+    from ..bridge.tiny import PRETRAINED, load_checkpoint, load_pretrained
+
     p = Path(path)
+    if not p.exists() and path in PRETRAINED:
+        return bridge.as_masked_model(load_pretrained(path))
     if not p.exists():
-        raise UsageError(f"--checkpoint: no such file or folder {path!r}")
+        raise UsageError(f"--checkpoint: no such file or folder {path!r} (or a shipped name: {', '.join(PRETRAINED)})")
     if p.is_dir() and (p / "config.json").is_file():
         return bridge.from_pretrained(str(p), mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code)
-    from ..bridge.tiny import load_checkpoint
-
     return bridge.as_masked_model(load_checkpoint(str(p)))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", required=True, metavar="PATH",
-                        help="mdmtheory checkpoint, or a local Hugging Face folder (never downloaded)")
+                        help="mdmtheory checkpoint, shipped name (words, markov), or local Hugging Face folder (never downloaded)")
     parser.add_argument("--data", required=True, metavar="FILE",
                         help="token sequences (outcome indices 0..K-1): .npy (n, d) or text, one per line")
     parser.add_argument("--levels", type=int_list, metavar="M1,M2,...", help="revealed counts m (default 0..d-1)")
