@@ -26,7 +26,12 @@ def best(fn, reps):
     return out
 
 
-def main():
+def main(argv=None):
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="accepted for run_all --quick (this script is already short)")
+    ap.parse_args(argv)
     p = mt.families.dirichlet(7, 2, 0.5, seed=1)
     prof = mt.information_profile(p)
     c = np.sort(np.random.default_rng(0).random(4096))[::-1]

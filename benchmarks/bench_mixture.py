@@ -42,7 +42,10 @@ def main(argv=None):
     ap.add_argument("--samples", type=int, default=4)
     ap.add_argument("--d", type=int, default=64)
     ap.add_argument("--zeta", type=float, default=0.02)
+    ap.add_argument("--quick", action="store_true", help="d = 32, 2 samples (the smoke version)")
     a = ap.parse_args(argv)
+    if a.quick:
+        a.d, a.samples = 32, 2
     d, M = a.d, 2 ** (a.d // 4)
     rng = np.random.default_rng(0)
     c = rng.integers(0, 2, (M, d))
