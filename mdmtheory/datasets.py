@@ -301,8 +301,8 @@ def load_sequences(path, *, chars: bool = False, K: int | None = None) -> tuple[
     Formats
     -------
     * ``.npy``: an integer array of shape (n, d), tokens ``>= 0``; alphabet ``(0, …, K−1)``.
-    * text, ``chars=False``: one sequence per line, integer tokens separated by whitespace;
-      alphabet ``(0, …, K−1)``.
+    * text, ``chars=False``: one sequence per line, integer tokens separated by whitespace
+      or commas; lines starting with ``#`` are comments; alphabet ``(0, …, K−1)``.
     * text, ``chars=True``: one sequence per line, each character a token (line endings are
       stripped, nothing else); alphabet = the sorted distinct characters, outcome k is
       ``alphabet[k]``.
@@ -359,8 +359,11 @@ def load_sequences(path, *, chars: bool = False, K: int | None = None) -> tuple[
         return arr, alphabet
     rows = []
     d = None
+    lines = [(i, ln) for i, ln in lines if not ln.lstrip().startswith("#")]
+    if not lines:
+        raise ValueError(f"DATA: {path!r} has no sequences (comment lines only)")
     for i, ln in lines:
-        toks = ln.split()
+        toks = ln.replace(",", " ").split()
         try:
             row = [int(t) for t in toks]
         except ValueError:

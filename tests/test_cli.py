@@ -187,7 +187,7 @@ def test_bad_files_are_one_line_exit_2(capsys, tmp_path):
     np.save(bad, np.array([[0.5, 0.6], [0.1, 0.1]]))
     _one_line_error(capsys, ["profile", "--table", str(bad)], "--table")
     (tmp_path / "t.txt").write_text("0 1\n1 0 1\n")
-    _one_line_error(capsys, ["profile", "--tokens", str(tmp_path / "t.txt")], "different lengths")
+    _one_line_error(capsys, ["profile", "--tokens", str(tmp_path / "t.txt")], "--tokens: ragged lines")
     (tmp_path / "p.csv").write_text("m,phi\n0,abc\n")
     _one_line_error(capsys, ["schedule", "--profile", str(tmp_path / "p.csv")], "--profile")
     (tmp_path / "p.json").write_text('{"other": 1}')

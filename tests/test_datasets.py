@@ -163,3 +163,16 @@ def test_load_extreme_tokens_and_binary_files_are_value_errors(tmp_path):
     h.write_bytes(b"0 1\n\xa1\xff\n")
     with pytest.raises(ValueError, match="^DATA: .* is not UTF-8 text"):
         D.load_sequences(h)
+
+
+def test_load_sequences_commas_and_comments(tmp_path):
+    """Integer text may separate tokens by commas and carry '#' comment lines (the CLI's
+    --tokens/--data files and design's DATA are read by this one function)."""
+    f = tmp_path / "x.txt"
+    f.write_text("# two sequences\n0, 1,2\n\n2 1 0\n")
+    x, alphabet = datasets.load_sequences(f)
+    np.testing.assert_array_equal(x, [[0, 1, 2], [2, 1, 0]])
+    assert alphabet == (0, 1, 2)
+    f.write_text("# nothing but a comment\n")
+    with pytest.raises(ValueError, match=r"^DATA: .*no sequences"):
+        datasets.load_sequences(f)

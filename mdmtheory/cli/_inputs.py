@@ -68,34 +68,15 @@ def add_law_arguments(parser: argparse.ArgumentParser, *, required: bool = True)
 
 
 def read_tokens(path: str, option: str = "--tokens") -> np.ndarray:
-    """Token sequences (n, d) from a ``.npy`` file or a text file (one sequence per line)."""
-    p = Path(path)
-    if not p.is_file():
-        raise UsageError(f"{option}: no such file {path!r}")
-    if p.suffix == ".npy":
-        try:
-            seq = np.load(p, allow_pickle=False)
-        except (ValueError, OSError) as exc:
-            raise UsageError(f"{option}: cannot read {path!r} as a .npy array ({exc})") from None
-    else:
-        rows = []
-        for i, line in enumerate(p.read_text().splitlines(), 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            try:
-                rows.append([int(x) for x in line.replace(",", " ").split()])
-            except ValueError:
-                raise UsageError(f"{option}: line {i} of {path!r} is not a list of integers: {line[:40]!r}") from None
-        if not rows:
-            raise UsageError(f"{option}: {path!r} holds no sequences")
-        if len({len(r) for r in rows}) != 1:
-            raise UsageError(f"{option}: sequences in {path!r} have different lengths; all need the same d")
-        seq = np.array(rows)
-    if seq.ndim != 2 or seq.shape[0] < 1 or seq.dtype.kind not in "iu":
-        raise UsageError(f"{option}: expected integer sequences of shape (n, d), got {seq.dtype} {seq.shape}")
-    if seq.min() < 0:
-        raise UsageError(f"{option}: tokens must be >= 0, found {seq.min()}")
+    """Token sequences (n, d) from a ``.npy`` file or a text file (one sequence per line):
+    :func:`mdmtheory.datasets.load_sequences`, its errors named after ``option``."""
+    from ..datasets import load_sequences
+
+    try:
+        seq, _ = load_sequences(path)
+    except (FileNotFoundError, ValueError) as exc:
+        msg = " ".join(str(exc).split())
+        raise UsageError(f"{option}: {msg[len('DATA: '):] if msg.startswith('DATA: ') else msg}") from None
     return seq
 
 
