@@ -170,9 +170,9 @@ def test_load_sequences_commas_and_comments(tmp_path):
     --tokens/--data files and design's DATA are read by this one function)."""
     f = tmp_path / "x.txt"
     f.write_text("# two sequences\n0, 1,2\n\n2 1 0\n")
-    x, alphabet = datasets.load_sequences(f)
+    x, alphabet = D.load_sequences(f)
     np.testing.assert_array_equal(x, [[0, 1, 2], [2, 1, 0]])
     assert alphabet == (0, 1, 2)
     f.write_text("# nothing but a comment\n")
     with pytest.raises(ValueError, match=r"^DATA: .*no sequences"):
-        datasets.load_sequences(f)
+        D.load_sequences(f)
