@@ -314,6 +314,15 @@ class DyadicModelEstimate:
 
 
 # -- the cross-entropy profile -------------------------------------------------------------
+def _level_estimate(w, model, f0, lv, n_per_level, total, sumsq, kind, d) -> ProfileEstimate:
+    """All-reduce per-level sums (and the forward count) across ranks; mean and s.e. per level."""
+    forwards = np.array([model.forwards - f0], dtype=np.float64)
+    total, sumsq, forwards = all_reduce_sum(w, [total, sumsq, forwards], model.device)
+    counts = np.full(len(lv), n_per_level, dtype=np.int64)
+    mean, se = _mean_se(counts, total, sumsq)
+    return ProfileEstimate(lv, mean, se, counts, int(forwards[0]), kind, d)
+
+
 def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None) -> ProfileEstimate:
     r"""The cross-entropy profile c(i) by Monte Carlo, stratified by level.
 
@@ -360,11 +369,7 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
         Y = _masked_nll(model, x_in, x) / (d - i)
         np.add.at(total, ell, Y)
         np.add.at(sumsq, ell, Y * Y)
-    forwards = np.array([model.forwards - f0], dtype=np.float64)
-    total, sumsq, forwards = all_reduce_sum(w, [total, sumsq, forwards], model.device)
-    counts = np.full(L, n_per_level, dtype=np.int64)
-    mean, se = _mean_se(counts, total, sumsq)
-    return ProfileEstimate(lv, mean, se, counts, int(forwards[0]), "cross_entropy", d)
+    return _level_estimate(w, model, f0, lv, n_per_level, total, sumsq, "cross_entropy", d)
 
 
 # -- path cross-entropy of schedules ---------------------------------------------------------
@@ -640,11 +645,7 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
         Y = kl.sum(axis=1) / (d - i)
         np.add.at(total, ell, Y)
         np.add.at(sumsq, ell, Y * Y)
-    forwards = np.array([model.forwards - f0], dtype=np.float64)
-    total, sumsq, forwards = all_reduce_sum(w, [total, sumsq, forwards], model.device)
-    counts = np.full(L, n_per_level, dtype=np.int64)
-    mean, se = _mean_se(counts, total, sumsq)
-    return ProfileEstimate(lv, mean, se, counts, int(forwards[0]), "learning_error", d)
+    return _level_estimate(w, model, f0, lv, n_per_level, total, sumsq, "learning_error", d)
 
 
 # -- W26's dyadic estimate of the UGC --------------------------------------------------------
