@@ -126,7 +126,7 @@ def main(argv=None) -> dict:
     print(f"  eps=3: anchors/step {fmt(mdm3.n_anchors)}  fallback {fmt(mdm3.fallback)}  (d = 5 <= 10: always the arg max)")
     print(f"  top-anchor drift rate {fmt(mdm3.drift_rate)}  mean |shift| {fmt(mdm3.top_shift)}")
     print(f"  absorption of the top anchor {fmt(mdm3.absorption_mean)} +- {fmt(mdm3.absorption_std)}")
-    print(f"  top-anchor position shares: " + "; ".join(fmt(r) for r in mdm3.top_share))
+    print("  top-anchor position shares: " + "; ".join(fmt(r) for r in mdm3.top_share))
     print(f"  eps=1: anchors/step {fmt(mdm1.n_anchors)}  set drift rate {fmt(mdm1.drift_rate)}  Jaccard {fmt(mdm1.jaccard)}")
     print(f"  absorption of position 0 {fmt(pos0[0])}; row entropy {fmt(mdm3.entropy)} (log d = {np.log(d):.3f})")
     print(f"  attention on masked keys {fmt(mdm3.masked_share)}")

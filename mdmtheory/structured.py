@@ -474,7 +474,7 @@ class MixtureOfProductsLaw:
     def loo_conditionals(self, x, revealed):
         r"""Row j: :math:`p(x_j \mid x_{A\setminus\{j\}})`, from :math:`\log p(m \mid x_A)` minus j's own term."""
         x, revealed = _check_batch(x, revealed, self.d, self.K)
-        n, d, K, M = x.shape[0], self.d, self.K, self.M
+        n, d, K = x.shape[0], self.d, self.K
         out = np.zeros((n, d, K))
         step = max(1, self._chunk() // 2)
         P = self.probs  # (M, d, K)

@@ -17,8 +17,6 @@ more than 10,000 generated calls. ``CALLS`` counts them; run with ``-s`` to see 
 
 from __future__ import annotations
 
-import itertools
-import json
 import math
 import re
 import signal

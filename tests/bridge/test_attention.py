@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
-from mdmtheory import Joint, Schedule  # noqa: E402
+from mdmtheory import Schedule  # noqa: E402
 from mdmtheory.bridge import attention as att  # noqa: E402
 from mdmtheory.samplers import ConfidencePlanner, ThresholdPlanner  # noqa: E402
 
