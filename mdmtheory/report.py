@@ -76,7 +76,7 @@ SECTIONS = {
 }
 
 #: Defaults of the attention section: free-running samples, teacher-forced samples for the
-#: information correlation, anchor threshold ε (arXiv 2601.07894, Sec. 3.1).
+#: information correlation, anchor threshold ε (arXiv 2601.07894).
 ATTENTION_SAMPLES = 200
 ATTENTION_INFO_SAMPLES = 48
 ATTENTION_EPS = 3.0
@@ -587,7 +587,7 @@ def _attention_html(a: dict | None) -> list[str]:
                  f"{a['n']} sequences with {html.escape(a['plan_from'])} (sizes {a['sizes']}), random order "
                  f"(<code>mdmtheory.bridge.attention.trace_sampling</code>). Received attention "
                  f"s_j = (1/L) Σ_i A_ij; anchors are the positions with s_j &gt; μ(s) + ε σ(s), ε = {a['eps']:g} "
-                 "(arXiv 2601.07894, Sec. 3.1), the arg max when none passes.</p>")
+                 "(arXiv 2601.07894), the arg max when none passes.</p>")
     if not a["eps_can_pass"]:
         parts.append(f"<p>With d = {d} positions no position can pass ε = {a['eps']:g} (Samuelson: "
                      f"max (s_j − μ)/σ ≤ √(d − 1) = {math.sqrt(max(d - 1, 0)):.3g}), so every anchor here is the arg "

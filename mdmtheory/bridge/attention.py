@@ -3,7 +3,7 @@ r"""Attention diagnostics of masked diffusion models: floating anchors across st
 Autoregressive transformers send much of their attention to a fixed *sink* (the first
 token); masked diffusion models (bidirectional attention) have been reported to show
 *floating* anchors: positions that absorb attention move across denoising steps and layers
-(Attention Floating, arXiv 2601.07894, Sec. 3). This module measures that on any torch model
+(Attention Floating, arXiv 2601.07894). This module measures that on any torch model
 that returns attention maps, while it samples, and relates the anchors to the information
 structure of data whose law is known exactly.
 
@@ -16,7 +16,7 @@ Everything is computed from the **head-averaged map** of layer :math:`\ell`
 
 Metrics (pure functions on arrays, numpy or torch; leading axes are batch axes):
 
-* :func:`received_attention` — :math:`s_j = \frac1L \sum_i A_{ij}` (arXiv 2601.07894, Sec. 3.1).
+* :func:`received_attention` — :math:`s_j = \frac1L \sum_i A_{ij}` (arXiv 2601.07894).
 * :func:`anchors` — :math:`\{j : s_j > \mu(s) + \varepsilon\,\sigma(s)\}`, ε = 3, σ the population
   standard deviation (ddof = 0); when no position passes, the arg max of s (lowest index on
   ties). This follows the paper's text; one script of the paper's code adds ε
@@ -158,7 +158,7 @@ def received_attention(A) -> np.ndarray:
 
     References
     ----------
-    Attention Floating, arXiv 2601.07894, Sec. 3.1.
+    Attention Floating, arXiv 2601.07894.
 
     Examples
     --------
@@ -176,7 +176,7 @@ def anchors(s, *, eps: float = DEFAULT_EPS) -> np.ndarray:
     μ and σ are the mean and population standard deviation (ddof = 0) of s along the last
     axis. When no position passes the threshold the set is :math:`\{\arg\max_j s_j\}` (lowest
     index on ties), so every set is non-empty. This is the rule of the paper's text
-    (arXiv 2601.07894, Sec. 3.1, ε = 3); one script of its code compares with
+    (arXiv 2601.07894, ε = 3); one script of its code compares with
     :math:`\mu + \varepsilon` instead, which we do not follow. By Samuelson's inequality no
     position can pass when :math:`\varepsilon \ge \sqrt{L-1}` (e.g. ε = 3 and L ≤ 10).
 
@@ -230,7 +230,7 @@ def absorption(A, S) -> np.ndarray:
 
     References
     ----------
-    Attention Floating, arXiv 2601.07894, Sec. 3.2 (absorption of the sink / anchors).
+    Attention Floating, arXiv 2601.07894 (absorption of the sink / anchors).
 
     Examples
     --------
