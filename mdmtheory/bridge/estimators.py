@@ -125,6 +125,13 @@ def _check_count(n, name: str, minimum: int = 2) -> int:
     return int_arg(n, name, minimum)
 
 
+def _prepare(model, samples, seed):
+    """What every estimator starts with: the model as a MaskedModel, the checked samples
+    (int64 outcome indices, which also fixes the model's d) and the checked seed."""
+    model = as_masked_model(model)
+    return model, _check_samples(samples, model), _check_seed(seed)
+
+
 def _check_level(level) -> float:
     if not (isinstance(level, numbers.Real) and 0 < level < 1):
         raise ValueError(f"level: expected a confidence level in (0, 1), got {level!r}")
@@ -349,10 +356,8 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
     -------
     ProfileEstimate
     """
-    model = as_masked_model(model)
-    xs = _check_samples(samples, model)
+    model, xs, seed = _prepare(model, samples, seed)
     n_per_level = _check_count(n_per_level, "n_per_level")
-    seed = _check_seed(seed)
     n_s, d = xs.shape
     lv = _check_levels(levels, d)
     L = lv.shape[0]
@@ -400,10 +405,8 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
     have small variance (H(X) and most of the noise cancel); the standard errors come from
     the covariance of the Y's. Forwards: n × (number of distinct levels).
     """
-    model = as_masked_model(model)
-    xs = _check_samples(samples, model)
+    model, xs, seed = _prepare(model, samples, seed)
     n = _check_count(n, "n")
-    seed = _check_seed(seed)
     n_s, d = xs.shape
     if isinstance(plans, (Schedule, Grid)) or (
         isinstance(plans, (list, tuple, np.ndarray)) and len(plans) > 0 and all(isinstance(v, numbers.Integral) for v in plans)
@@ -537,12 +540,9 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
     planner : ``"random"``, a registered name or a planner object with ``select``.
     n : number of draws (default: one per sample).
     """
-    model = as_masked_model(model)
-    xs = _check_samples(samples, model)
+    model, xs, seed = _prepare(model, samples, seed)
     n_s, d = xs.shape
-    n = n_s if n is None else n
-    n = _check_count(n, "n")
-    seed = _check_seed(seed)
+    n = _check_count(n_s if n is None else n, "n")
     planner, is_random, sizes = _planner_setup(plan, planner, d)
     w = world(distributed)
     f0 = model.forwards
@@ -666,12 +666,9 @@ def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corre
     interval; docs/theory.md §5). Forwards per draw and grid time: 1 + the number of revealed
     positions (each needs its own forward with itself masked).
     """
-    model = as_masked_model(model)
-    xs = _check_samples(samples, model)
+    model, xs, seed = _prepare(model, samples, seed)
     n_s, d = xs.shape
-    n = n_s if n is None else n
-    n = _check_count(n, "n")
-    seed = _check_seed(seed)
+    n = _check_count(n_s if n is None else n, "n")
     a, b = real_arg(a, "a"), real_arg(b, "b")
     if weights not in WEIGHTS:
         raise ValueError(f"weights: expected one of {WEIGHTS}, got {weights!r}")
