@@ -227,7 +227,7 @@ def to_mdlm(schedule, *, eps: float = MDLM_EPS) -> dict:
     every non-uniform schedule. The step sizes must change with the grid.
 
     ``times`` is :math:`t_j = 1 - C_j/d` for j < S and :math:`t_S = \varepsilon` (the time of
-    MDLM's final noise-removal pass), as float32 values (MDLM's dtype); ``dt[j]`` is
+    MDLM's final noise-removal pass); the :math:`t_j` are float32 values (MDLM's dtype); ``dt[j]`` is
     :math:`t_j - t_{j+1}` for j < S − 1, so step j reveals each of its
     :math:`d - C_{j-1}` masks with probability :math:`k_j / (d - C_{j-1})` — :math:`k_j` in
     expectation — and ``dt[S-1]`` is :math:`t_{S-1}` (s = 0), so the last step reveals every
@@ -242,7 +242,7 @@ def to_mdlm(schedule, *, eps: float = MDLM_EPS) -> dict:
     return {
         "format": "mdlm",
         "steps": s.steps,
-        "times": [float(x) for x in t],
+        "times": [float(x) for x in t[:-1]] + [eps],  # float32 values; eps as given (only noise removal reads it)
         "dt": [float(x) for x in dt],
         "counts": list(s.sizes),
         "eps": eps,

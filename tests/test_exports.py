@@ -46,6 +46,7 @@ def compositions(d):
 
 
 ALL = [mt.Schedule(c) for d in range(1, 9) for c in compositions(d)]
+SMALL = [s for s in ALL if s.d <= 6]  # the second variant of a rule runs on these 63
 SCHEDS = [mt.Schedule((1, 2, 4, 1)), mt.Schedule((8,)), mt.Schedule((1,) * 8), mt.Schedule((3, 3, 2))]
 
 
@@ -282,11 +283,13 @@ def test_fast_dllm_counts_hold_with_threshold_none_only():
                                       block_length=B, threshold=plan["threshold"])
         assert got == plan["num_transfer_tokens"] and nfe == s.steps
         holds += 1
+        if s.d > 6:
+            continue
         with llada_int.patch(module, plan):
             got, nfe = fast_dllm_rule(module.get_num_transfer_tokens, steps=plan["steps"], gen_length=s.d,
                                       block_length=B, threshold=0.9)
         differs += got != plan["num_transfer_tokens"]
-    assert holds > 255 + 30 and differs > 100  # with a threshold the confidences decide, not the plan
+    assert holds > 255 + 30 and differs > 50  # with a threshold the confidences decide, not the plan
 
 
 # == Dream ==================================================================================
@@ -474,7 +477,8 @@ def _mdlm_right(s, probs):
 @pytest.mark.parametrize("sampler", ["ddpm_cache", "ddpm"])
 def test_mdlm_plan_through_mdlm_loop_reveals_k_over_n(sampler):
     right = 0
-    for s in ALL:
+    cases = ALL if sampler == "ddpm_cache" else SMALL  # ddpm_cache is MDLM's default
+    for s in cases:
         plan = exports.to_mdlm(s)
         model = MdlmRule(s.d, sampler=sampler, noise_removal=False)
         x = mdlm_int.sample(model, plan)
@@ -484,7 +488,7 @@ def test_mdlm_plan_through_mdlm_loop_reveals_k_over_n(sampler):
         assert model.probs[-1] == 1.0 and not (x == model.mask_index).any()  # s = 0: nothing left over
         assert sum(sum(c) for c in model.counts) == 2 * s.d
         right += 1
-    assert right == 255
+    assert right == len(cases)
 
 
 def test_mdlm_grid_only_edit_gives_wrong_counts_on_non_uniform_schedules():
@@ -510,8 +514,8 @@ def test_mdlm_plan_pairs_and_checks():
     s = mt.Schedule((1, 2, 4, 1))
     plan = exports.to_mdlm(s)
     t, dt = np.float32(plan["times"]), np.float32(plan["dt"])
-    assert plan["times"] == [float(v) for v in t] and plan["dt"] == [float(v) for v in dt]  # float32 values
-    assert list(t[:-2] - dt[:-1]) == list(t[1:-1]) and t[-2] - dt[-1] == 0 and plan["times"][-1] == 1e-5 * 0 + t[-1]
+    assert plan["times"][:-1] == [float(v) for v in t[:-1]] and plan["dt"] == [float(v) for v in dt]  # float32
+    assert list(t[:-2] - dt[:-1]) == list(t[1:-1]) and t[-2] - dt[-1] == 0 and plan["times"][-1] == 1e-5
     assert mdlm_int.plan_steps(plan) == list(zip(plan["times"][:-1], plan["dt"]))
     with pytest.raises(ValueError, match="^plan: reveals 8"):
         mdlm_int.sample(MdlmRule(9), plan)
@@ -579,7 +583,7 @@ def test_dllm_scheduler_reproduces_the_counts_through_dllms_rule():
         plan = exports.to_dllm(s)
         assert "alpha" not in plan and plan["max_new_tokens"] == s.d  # the field no longer hides alpha()
         ours = PlanAlphaScheduler.from_plan(plan)
-        for sched in (ours, HooksOnly(ours)):
+        for sched in (ours, HooksOnly(ours)) if s.d <= 6 else (ours,):
             assert dllm_rule(sched, s.d, plan["steps"]) == [list(s.sizes)] * 2, s
         assert exports.dllm_counts(plan["t"], plan["alpha_nodes"], s.d) == list(s.sizes)
 
@@ -643,6 +647,21 @@ def test_integrations_import_without_torch_or_dllm():
     assert out.returncode == 0, out.stderr
     a, r, loaded = out.stdout.split()
     assert float(a) == pytest.approx(3 / 8) and float(r) == pytest.approx(5 / 7, rel=1e-6) and loaded == "False"
+
+
+@pytest.mark.parametrize("s", SCHEDS)
+def test_time_grids_and_nodes_have_their_shape(s):
+    for fmt, eps in (("dream", 1e-3), ("mdlm", 1e-5)):
+        t = np.array(exports.export(s, fmt)["times"])
+        assert t[0] == 1.0 and np.all(np.diff(t) < 0) and len(t) == s.steps + 1
+        assert t[-1] == eps
+        np.testing.assert_allclose(t[:-1], 1 - np.array(s.cumulative[:-1]) / s.d, atol=1e-6)
+    e = exports.to_dllm(s)
+    t, a = np.array(e["t"]), np.array(e["alpha_nodes"])
+    assert t[0] == 1 and t[-1] == 0 and np.all(np.diff(t) < 0) and a[0] == 0 and a[-1] == 1
+    np.testing.assert_allclose(a, np.array(s.cumulative) / s.d, atol=1e-15)
+    with pytest.raises(ValueError, match="^eps:"):
+        exports.to_mdlm(s, eps=1 / s.d)
 
 
 # == json, dispatch =========================================================================
