@@ -664,6 +664,23 @@ def test_time_grids_and_nodes_have_their_shape(s):
         exports.to_mdlm(s, eps=1 / s.d)
 
 
+def test_cli_llada_refuses_padding_and_keeps_valid_block_plans(tmp_path, capsys):
+    """`design --format llada --block-length B --steps T`: never a changed step count (the
+    old export printed steps: 24 for --steps 8 in three blocks): one line, exit 2, naming
+    block_length and steps; a schedule that fits the blocks still exports."""
+    from mdmtheory.cli import main
+
+    rng = np.random.default_rng(0)
+    f = tmp_path / "x.txt"
+    f.write_text("\n".join(" ".join(map(str, r)) for r in rng.integers(0, 2, (300, 6))) + "\n")
+    assert main(["design", str(f), "--steps", "3", "--format", "llada", "--block-length", "3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "block_length:" in err and "steps=3" in err and "num_blocks=2" in err
+    assert main(["design", str(f), "--steps", "6", "--format", "llada", "--block-length", "3", "--json"]) == 0
+    e = json.loads(capsys.readouterr().out)["export"]
+    assert e["steps"] == 6 and e["num_transfer_tokens"] == [[1, 1, 1], [1, 1, 1]]
+
+
 # == json, dispatch =========================================================================
 @pytest.mark.parametrize("s", SCHEDS)
 def test_json_export_reads_back(s):
