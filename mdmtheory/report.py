@@ -271,16 +271,19 @@ def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCac
 
 #: Each export of :mod:`mdmtheory.exports` and the sampler convention it follows (section 7).
 EXPORT_CONVENTIONS = {
-    "llada": "LLaDA generate(): integer num_transfer_tokens per step and block (one block of gen_length = d "
-             "by default); LLaDA's own get_num_transfer_tokens floors and front-loads the remainder "
-             "(llada_default), so replace that call by these counts.",
+    "llada": "LLaDA / Fast-dLLM generate(): integer num_transfer_tokens per step and block (one block of gen_length = d "
+             "by default), plugged in with mdmtheory.integrations.llada.patch; LLaDA's own get_num_transfer_tokens "
+             "floors and front-loads the remainder (llada_default). Fast-dLLM follows the counts only with "
+             "threshold=None.",
     "dream": "Dream diffusion_generate(): the decreasing time grid t_j = 1 - C_j/d (masked fraction, "
-             "linear alpha), ending at eps = 1e-3, instead of linspace(1, eps, steps + 1); alg='origin' reveals "
-             "k_j tokens in expectation, the other algorithms take int(n_masked (1 - s/t)) "
-             "(counts_from_grid, exact says whether float32 reproduces the counts).",
-    "mdlm": "MDLM: the same grid ending at eps = 1e-5 in place of linspace(1, eps, T + 1); a mask is revealed "
-            "between t and s with probability (t - s)/t, so k_j tokens in expectation (no counts).",
-    "dllm": "dllm schedulers: alpha(t_j) = C_j/d (unmasked fraction) on dllm's step grid t_j = 1 - j/S; dllm's "
+             "linear alpha), ending at eps = 1e-3, instead of linspace(1, eps, steps + 1), run with steps = the "
+             "plan's steps; alg='origin' reveals k_j tokens in expectation, the other algorithms take "
+             "int(n_masked (1 - s/t)) (counts_from_grid, exact says whether float32 reproduces the counts).",
+    "mdlm": "MDLM Diffusion._sample: per-step pairs (t_j, dt_j) in place of linspace(1, eps, T + 1) and its constant "
+            "dt (mdmtheory.integrations.mdlm.sample); a mask is revealed from t to t - dt with probability dt/t, "
+            "so k_j tokens in expectation (no counts).",
+    "dllm": "dllm schedulers: alpha_nodes alpha(t_j) = C_j/d (unmasked fraction) on dllm's step grid t_j = 1 - j/S, "
+            "as mdmtheory.integrations.dllm.PlanAlphaScheduler; dllm's "
             "round(n_rem (1 - (1 - alpha(s))/(1 - alpha(t)))) gives back exactly k_j.",
     "json": "mdmtheory's own form: sizes for mt.Schedule.from_json, reveal times C_j/d for mt.Grid.from_json.",
 }

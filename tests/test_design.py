@@ -1,5 +1,6 @@
 """mdmtheory design: exact route = optimal_schedule on the empirical law, estimated route on
-exact conditionals, every export checked against its sampler's convention, one-line errors."""
+exact conditionals, every export format from the CLI, one-line errors (the exports themselves:
+tests/test_exports.py)."""
 
 import itertools
 import json
@@ -128,105 +129,7 @@ def test_estimated_route_on_a_tiny_checkpoint(tmp_path, capsys):
     assert out["path_kl"] == pytest.approx(float(w @ np.array(out["profile"])), abs=1e-12)
 
 
-# -- exports ---------------------------------------------------------------------------------
-SCHEDS = [mt.Schedule((1, 2, 4, 1)), mt.Schedule((8,)), mt.Schedule((1,) * 8), mt.Schedule((3, 3, 2))]
-
-
-@pytest.mark.parametrize("s", SCHEDS)
-def test_json_export_reads_back(s):
-    e = exports.to_json(s)
-    text = json.dumps(e)
-    assert mt.Schedule.from_json(text) == s
-    g = mt.Grid.from_json(text)
-    assert mt.schedules.grid_to_schedule(g, s.d) == s
-
-
-@pytest.mark.parametrize("s", SCHEDS)
-@pytest.mark.parametrize("B", [8, 4, 2])
-def test_llada_counts_sum_to_the_block_length(s, B):
-    e = exports.to_llada(s, block_length=B)
-    counts = np.array(e["num_transfer_tokens"])
-    assert counts.shape == (8 // B, e["steps_per_block"]) and e["steps"] == counts.size
-    assert np.all(counts.sum(1) == B) and np.all(counts >= 0)
-    # read back: the nonzero counts in order re-merge into the schedule's cumulative counts
-    cum = np.cumsum(counts[counts > 0])
-    assert set(s.cumulative[1:]) <= set(cum.tolist())
-    if B == 8:
-        assert counts[0].tolist() == list(s.sizes)
-    for row in e["llada_default"]:  # LLaDA's own rule: floor, remainder front-loaded
-        assert sum(row) == B and row == sorted(row, reverse=True) and max(row) - min(row) <= 1
-
-
-def test_llada_rejects_a_block_length_not_dividing_d():
-    with pytest.raises(ValueError, match="divide"):
-        exports.to_llada(mt.Schedule((2, 3)), block_length=2)
-
-
-@pytest.mark.parametrize("s", SCHEDS)
-@pytest.mark.parametrize("fmt", ["dream", "mdlm"])
-def test_time_grids_decrease_and_reveal_the_counts_in_expectation(s, fmt):
-    e = exports.export(s, fmt)
-    t = np.array(e["times"])
-    assert t[0] == 1.0 and t[-1] == e["eps"] and np.all(np.diff(t) < 0) and len(t) == s.steps + 1
-    # Bernoulli rule: a mask survives t -> s with probability s/t; expected reveals per step
-    left = float(s.d)
-    for j, k in enumerate(s.sizes):
-        keep = t[j + 1] / t[j] if j < s.steps - 1 else 0.0  # the last step reveals the rest
-        # dream's times are float32, nudged by ulps so its truncating count rule is exact
-        assert left * (1 - keep) == pytest.approx(k, rel=1e-12 if fmt == "mdlm" else 1e-5)
-        left *= keep
-    assert e["counts"] == list(s.sizes)
-    if fmt == "dream":
-        assert e["counts_from_grid"] == _dream_rule_torch(e["times"], s.d)
-        assert e["exact"] == (e["counts_from_grid"] == list(s.sizes))
-
-
-def _dream_rule_torch(times, d):
-    """Dream's non-origin rule written out here in torch float32 (its dtype): at step j,
-    int(n_masked * (1 - s / t)) with t, s consecutive grid entries; the last step takes the rest."""
-    torch = pytest.importorskip("torch")
-    ts = torch.tensor(times, dtype=torch.float32)
-    left, out = d, []
-    for j in range(len(times) - 1):
-        k = left if j == len(times) - 2 else int(left * (1 - ts[j + 1] / ts[j]))
-        out.append(k)
-        left -= k
-    return out
-
-
-def test_dream_grid_counts_are_exact_on_ordinary_schedules():
-    """Dream's truncating rule in float32 reproduces the counts on the exported grid (it
-    gave (1, 1, 4, 2) for (1, 2, 4, 1) and a 0 for the constant schedule before the
-    grid was nudged), checked with the rule written in torch."""
-    more = [mt.Schedule((1,) * 64), mt.Schedule((3, 5, 7, 11, 13, 25)), mt.Schedule((4,) * 64),
-            mt.Schedule(tuple(range(1, 23))), mt.Schedule.constant(999, 37)]
-    for s in SCHEDS + more:
-        e = exports.to_dream(s)
-        assert _dream_rule_torch(e["times"], s.d) == list(s.sizes) and e["exact"], s
-
-
-@pytest.mark.parametrize("s", SCHEDS)
-def test_dllm_alpha_reproduces_the_counts(s):
-    e = exports.to_dllm(s)
-    t, a = np.array(e["t"]), np.array(e["alpha"])
-    assert t[0] == 1 and t[-1] == 0 and np.all(np.diff(t) < 0)
-    assert a[0] == 0 and a[-1] == 1 and np.all(np.diff(a) > 0)
-    # dllm's rule, written out here: round(n_rem (1 - (1 - a(s)) / (1 - a(t)))), empty steps dropped
-    left, counts = s.d, []
-    for j in range(len(t) - 1):
-        frac = 1.0 if a[j + 1] >= 1 else 1.0 - (1.0 - a[j + 1]) / (1.0 - a[j])
-        k = int(round(left * frac))
-        left -= k
-        counts += [k] if k else []
-    assert counts == list(s.sizes) and left == 0
-    assert exports.dllm_counts(t, a, s.d) == counts
-
-
-def test_export_rejects_unknown_format():
-    with pytest.raises(ValueError, match="format"):
-        exports.export(mt.Schedule((1, 1)), "vllm")
-
-
+# -- exports: tests/test_exports.py runs each through its sampler's rule; here the CLI ------
 @pytest.mark.parametrize("fmt", exports.FORMATS)
 def test_cli_every_format(tmp_path, capsys, fmt):
     _, x = _markov_samples()

@@ -154,7 +154,7 @@ def test_recommended_exports_follow_each_sampler_convention(report):
     # Dream / MDLM: masked fraction 1 - C_j/d, the last node replaced by eps
     for fmt, eps in (("dream", 1e-3), ("mdlm", 1e-5)):
         t = np.array(ex[fmt]["times"])
-        tol = 1e-6 if fmt == "dream" else 1e-15  # Dream's times are float32, nudged by ulps
+        tol = 1e-6  # both float32 (Dream's and MDLM's dtype); Dream's nudged by ulps
         np.testing.assert_allclose(t[:-1], 1 - C[:-1] / 5, atol=tol)
         assert t[-1] == eps and np.all(np.diff(t) < 0)
         # a mask survives from t to s with probability s/t: expected reveals are the sizes
@@ -163,7 +163,10 @@ def test_recommended_exports_follow_each_sampler_convention(report):
             k = left * (1 - t[j + 1] / t[j]) if j < S - 1 else left
             expected.append(k)
             left -= k
-        np.testing.assert_allclose(expected, sizes, atol=1e-5 if fmt == "dream" else 1e-9)
+        np.testing.assert_allclose(expected, sizes, atol=1e-5)
+    # MDLM: per-step dt, s = t - dt is the next time, and the last step reaches s = 0
+    t, dt = np.array(ex["mdlm"]["times"]), np.array(ex["mdlm"]["dt"])
+    np.testing.assert_allclose(t[:-1] - dt, np.r_[t[1:-1], 0.0], atol=1e-7)
     # Dream's non-origin algorithms take int(n_masked (1 - s/t)) in float32, the rest at the last step
     t32, left, got = np.array(ex["dream"]["times"], dtype=np.float32), 5, []
     for j in range(S):
@@ -173,7 +176,7 @@ def test_recommended_exports_follow_each_sampler_convention(report):
     assert ex["dream"]["counts_from_grid"] == got and ex["dream"]["exact"] == (got == sizes)
     assert ex["dream"]["counts"] == sizes
     # dllm: alpha(t_j) = C_j/d on t_j = 1 - j/S
-    np.testing.assert_allclose(ex["dllm"]["alpha"], C / 5)
+    np.testing.assert_allclose(ex["dllm"]["alpha_nodes"], C / 5)
     np.testing.assert_allclose(ex["dllm"]["t"], 1 - np.arange(S + 1) / S)
     # our json: read back by the package
     assert list(mt.Schedule.from_json(json.dumps(ex["json"])).sizes) == sizes

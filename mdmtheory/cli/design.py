@@ -38,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--confidence", type=float, default=None,
                         help="--certify: probability in (0, 1) that the bound holds (default 0.95)")
     parser.add_argument("--format", default="json", choices=exports.FORMATS, help="export convention (default json)")
-    parser.add_argument("--block-length", type=int, default=None, help="LLaDA block length (divides d; default d)")
+    parser.add_argument("--block-length", type=int, default=None, help="LLaDA block length (divides d; the schedule must fit its blocks "
+                        "with steps/num_blocks steps each, else refused; default d)")
     parser.add_argument("--chars", action="store_true", help="DATA lines are characters, one token each")
     parser.add_argument("--n-per-level", type=int, default=1000, help="estimator draws per level (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="estimator seed (default 0)")

@@ -1,0 +1,15 @@
+"""Plugging a :mod:`mdmtheory.exports` plan into the samplers people run.
+
+Our own code, written against each sampler's published interface; none of those packages is
+needed to import this one (torch is imported only when a function that needs it is called).
+
+* :mod:`.llada` — LLaDA's and Fast-dLLM's ``generate``: :func:`.llada.patch` swaps their
+  module-level ``get_num_transfer_tokens`` for the plan's counts, block by block.
+* :mod:`.dream` — Dream's ``_sample``: :func:`.dream.timesteps`, the grid to use in place of
+  its ``linspace``, refusing a ``steps`` that differs from the plan's.
+* :mod:`.mdlm` — MDLM's ``Diffusion._sample`` loop with a per-step ``dt``: :func:`.mdlm.sample`.
+* :mod:`.dllm` — :class:`.dllm.PlanAlphaScheduler`, an α(t) scheduler with dllm's interface.
+
+docs/design-from-data.md ("Exports") shows each in use; tests/test_exports.py runs each
+through its sampler's rule as that sampler's source implements it.
+"""
