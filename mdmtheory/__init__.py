@@ -8,7 +8,7 @@ the rest (``mt.ugc``, ``mt.bounds``, ``mt.optimal``, ``mt.schedules``, ``mt.samp
 
 import importlib
 
-from . import bounds, diagnostics, dyadic, families, optimal, prompted, samplers, schedules, structured, ugc
+from . import blocks, bounds, diagnostics, dyadic, families, optimal, prompted, samplers, schedules, structured, ugc
 from .bounds import Bound, compare
 from .certificate import Certificate, certify
 from .divergence import kl, path_kl, step_path_kl
@@ -60,6 +60,7 @@ def __getattr__(name):
 
 __all__ = [
     # submodules
+    "blocks",
     "bounds",
     "diagnostics",
     "dyadic",
