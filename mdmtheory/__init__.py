@@ -8,7 +8,7 @@ the rest (``mt.ugc``, ``mt.bounds``, ``mt.optimal``, ``mt.schedules``, ``mt.samp
 
 import importlib
 
-from . import bounds, diagnostics, dyadic, families, optimal, samplers, schedules, structured, ugc
+from . import blocks, bounds, diagnostics, dyadic, families, optimal, prompted, samplers, schedules, structured, ugc
 from .bounds import Bound, compare
 from .certificate import Certificate, certify
 from .divergence import kl, path_kl, step_path_kl
@@ -26,6 +26,7 @@ from .entropies import (
 from .joint import Joint
 from .optimal import optimal_grid, optimal_schedule, pareto_frontier
 from .profile import Profile, information_profile
+from .prompted import prompted_kl
 from .samplers import (
     ConfidencePlanner,
     DilatedPlanner,
@@ -59,11 +60,13 @@ def __getattr__(name):
 
 __all__ = [
     # submodules
+    "blocks",
     "bounds",
     "diagnostics",
     "dyadic",
     "families",
     "optimal",
+    "prompted",
     "samplers",
     "schedules",
     "structured",
@@ -107,6 +110,7 @@ __all__ = [
     "kl",
     "path_kl",
     "step_path_kl",
+    "prompted_kl",
     "compare",
     "optimal_schedule",
     "pareto_frontier",

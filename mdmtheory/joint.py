@@ -189,6 +189,57 @@ class Joint:
         cond = np.divide(joint, mass[..., None], out=np.zeros_like(joint), where=reachable[..., None])
         return cond, reachable
 
+    # -- prompts -------------------------------------------------------------------------
+    def condition(self, positions: Iterable[int], values: Iterable[int]) -> "Joint":
+        r"""The law of the other positions given :math:`X_G = v` (a prompt).
+
+        .. math::
+
+            p(x_R \mid x_G = v) = \frac{p(x_R, x_G = v)}{p(x_G = v)}, \qquad R = [d] \setminus G,
+
+        a :class:`Joint` on the :math:`|R|` remaining positions, in increasing order. The
+        given positions are fixed, never sampled, scored or counted: every exact function
+        applied to the result is the prompt-conditioned quantity (the response's profile,
+        sampler law, KL and optimal schedule). Averages over the law of the prompt:
+        ``information_profile(p, given=G)`` and :func:`mdmtheory.prompted.prompted_kl`.
+
+        Raises ValueError when :math:`p(x_G = v) = 0` (the prompt is impossible under p),
+        when ``positions`` has repeats or leaves no position to generate, or when a value
+        is not a token.
+
+        >>> p = Joint([[0.4, 0.1], [0.1, 0.4]])
+        >>> p.condition([0], [1]).table
+        array([0.2, 0.8])
+        """
+        try:
+            G = list(positions)
+            vals = list(values)
+        except TypeError:
+            raise ValueError("positions/values: expected two sequences of the same length, "
+                             "e.g. condition([0, 1], [3, 2])") from None
+        positions_to_mask(G, self.d, name="positions")
+        if len(set(G)) != len(G):
+            raise ValueError(f"positions: repeated entries in {G}")
+        if len(vals) != len(G):
+            raise ValueError(f"values: expected one token per position ({len(G)}), got {len(vals)}")
+        if len(G) >= self.d:
+            raise ValueError(f"positions: conditioning on all d={self.d} positions leaves nothing to "
+                             "generate; give at most d - 1 positions")
+        for i, v in zip(G, vals):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or not 0 <= v < self.K:
+                raise ValueError(f"values: {v!r} at position {i} is not a token in 0..{self.K - 1}")
+        if self.lost:
+            raise ValueError(f"p: has lost mass {self.lost:.3g}; condition a normalized law")
+        index = [slice(None)] * self.d
+        for i, v in zip(G, vals):
+            index[i] = int(v)
+        sub = self.table[tuple(index)]
+        mass = float(sub.sum())
+        if not mass > 0:
+            raise ValueError(f"values: the prompt {dict(zip(G, vals))} has probability 0 under p "
+                             "(the conditional law is undefined)")
+        return Joint(sub / mass)
+
 
 class Marginals:
     """Marginals of a table by bitmask, in keepdims form (length K on the axes of the set,
