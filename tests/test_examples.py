@@ -29,6 +29,7 @@ def test_every_example_is_tested():
               "dyadic_counterexample", "attention_floating", "w26_mixtures"}
     present = {p.stem for p in EXAMPLES.glob("*.py")}
     tested.add("word_schedule")
+    tested.add("prompted_blocks")
     assert present <= tested, present - tested
 
 
@@ -125,3 +126,23 @@ def test_w26_mixtures(capsys):
     for c_ugc, c_p, p_ugc, ratio in (tuple(map(float, r)) for r in rows):
         # W26: C_ugc >= C(P) (Cauchy-Schwarz) and C(P) >= P_ugc, all three from one estimated profile
         assert c_ugc >= c_p >= p_ugc and ratio == pytest.approx(c_ugc / p_ugc, rel=1e-2)
+
+
+def test_prompted_blocks(capsys):
+    """One block of the whole response is the plain optimal schedule of the prompted
+    profile; the pick is the best candidate; the scheduler carries the pick's counts."""
+    import mdmtheory as mt
+
+    out, text = _run("prompted_blocks", capsys)
+    p = mt.families.markov_chain([[0.9, 0.1], [0.3, 0.7]], out["d"])
+    prof = mt.information_profile(p, given=out["prompt"])
+    n = prof.d
+    for row in out["rows"]:
+        F = row["forwards"]
+        whole = [c for c in row["candidates"] if c["block_length"] == n][0]
+        assert whole["path_kl"] == pytest.approx(mt.path_kl(prof, mt.optimal_schedule(prof, steps=F)), abs=1e-12)
+        feasible = [c["path_kl"] for c in row["candidates"] if c["path_kl"] is not None]
+        assert row["best"]["path_kl"] == min(feasible)
+    if "scheduler_counts" in out:
+        assert out["scheduler_counts"] == out["rows"][n // 2 - 1]["best"]["counts"]
+    assert "pick B=" in text
