@@ -280,7 +280,9 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
             pA = marg(A)
             reach = pA > 0
             lost += float(np.where(reach, 0.0, m).sum())
-            draw = np.divide(m, pA, out=np.zeros(pA.shape), where=reach) * p.table
+            # m * p(x | x_A): the conditional (<= 1) first, so a marginal of 1e-300 cannot
+            # overflow m / p(x_A) before the product (issue 17: NaN on a valid law)
+            draw = m * np.divide(p.table, pA, out=np.zeros(p.table.shape), where=reach)
             q += draw
             finish[last + 1] += draw.sum()
             for j in range(d):
