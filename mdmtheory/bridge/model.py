@@ -50,6 +50,8 @@ __all__ = ["MaskedModel", "as_masked_model", "ExactModel", "ModelOracle"]
 
 def _embedding_rows(model):
     """Number of token ids the model embeds, when it says so (TinyMDM, Hugging Face), else None."""
+    if isinstance(model, torch.nn.Embedding):
+        return model.num_embeddings
     try:
         emb = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else getattr(model, "tok", None)
     except (AttributeError, NotImplementedError, TypeError):
