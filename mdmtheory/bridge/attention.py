@@ -927,7 +927,12 @@ def conditional_mutual_information(joint, i: int, j: int, given=()) -> float:
     j = int_arg(j, "j", 0, d - 1)
     if i == j:
         raise ValueError(f"i, j: expected two different positions, got {i} twice")
-    C = positions_to_mask(given, d, name="given")
+    if given is None or isinstance(given, (str, bytes)) or not hasattr(given, "__iter__"):
+        raise ValueError(f"given: expected a sequence of positions (e.g. () or [2]), got {_short(given)}")
+    try:
+        C = positions_to_mask(given, d, name="given")
+    except (TypeError, OverflowError, RecursionError):
+        raise ValueError(f"given: expected a sequence of positions in 0..{d - 1}, got {_short(given)}") from None
     if C >> i & 1 or C >> j & 1:
         raise ValueError("given: must not contain i or j")
     t = joint.table

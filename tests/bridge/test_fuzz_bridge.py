@@ -60,11 +60,20 @@ def _report():
 
 
 # -- fixtures built once (tiny) ---------------------------------------------------------------
+class _Deep(list):
+    """A list nested n deep, with a short repr (hypothesis prints what it drew)."""
+
+    def __repr__(self):
+        return f"<list nested {self.depth} deep>"
+
+
 def _deep(n):
     x = [1, 0]
-    for _ in range(n):
+    for _ in range(n - 1):
         x = [x]
-    return x
+    out = _Deep([x])
+    out.depth = n
+    return out
 
 
 torch.manual_seed(0)
@@ -401,29 +410,33 @@ def data_files(draw):
 
 
 def dataset_calls(draw):
+    """(name, rows, thunk); every argument is drawn before anything is called."""
     k = draw(st.integers(0, 5))
     if k == 0:
         path, rows = draw(data_files())
         chars = draw(st.one_of(st.just(False), hostile))
-        return "load_sequences", rows if chars is False else None, lambda: datasets.load_sequences(
-            path, chars=chars, K=draw(st.one_of(st.none(), maybe(st.integers(5, 9)))))
+        K = draw(st.one_of(st.none(), maybe(st.integers(5, 9))))
+        return "load_sequences", rows if chars is False else None, lambda: datasets.load_sequences(path, chars=chars, K=K)
     if k == 1:
-        path, rows = draw(data_files())
-        return "read_npy", None, lambda: datasets.read_npy(path, "DATA", ndim=draw(st.sampled_from([None, 1, 2])))
+        path, _ = draw(data_files())
+        ndim = draw(st.sampled_from([None, 1, 2]))
+        return "read_npy", None, lambda: datasets.read_npy(path, "DATA", ndim=ndim)
     if k == 2:
-        return "phonemes", None, lambda: datasets.phonemes(length=draw(maybe(st.integers(1, 6))), stress=draw(maybe(st.booleans())))
+        length, stress = draw(maybe(st.integers(1, 6))), draw(maybe(st.booleans()))
+        return "phonemes", None, lambda: datasets.phonemes(length=length, stress=stress)
     if k == 3:
-        return "markov", None, lambda: datasets.markov(
-            draw(maybe(st.integers(2, 5))), K=draw(maybe(st.integers(2, 4))), stickiness=draw(maybe(st.floats(0, 0.9))),
-            seed=draw(seeds)).sample(draw(maybe(st.integers(1, 4))), seed=draw(seeds))
+        d, K, s, seed = draw(maybe(st.integers(2, 5))), draw(maybe(st.integers(2, 4))), draw(maybe(st.floats(0, 0.9))), draw(seeds)
+        n, seed2 = draw(maybe(st.integers(1, 4))), draw(seeds)
+        return "markov", None, lambda: datasets.markov(d, K=K, stickiness=s, seed=seed).sample(n, seed=seed2)
     if k == 4:
-        return "markov_transition", None, lambda: datasets.markov_transition(draw(maybe(st.integers(2, 5))), seed=draw(seeds))
+        K, seed = draw(maybe(st.integers(2, 5))), draw(seeds)
+        return "markov_transition", None, lambda: datasets.markov_transition(K, seed=seed)
     ds = datasets.markov(3, K=2)
-    return "Dataset.decode", None, lambda: ds.decode(draw(maybe(st.sampled_from([np.zeros((2, 3), int), [[0, 1, 1]], [[-1, 0, 0]],
-                                                                                  [[0.0, 1.0, 1.0]], [[5, 0, 0]]]))))
+    x = draw(maybe(st.sampled_from([np.zeros((2, 3), int), [[0, 1, 1]], [[-1, 0, 0]], [[0.0, 1.0, 1.0]], [[5, 0, 0]]])))
+    return "Dataset.decode", None, lambda: ds.decode(x)
 
 
-@twice(80, 2500, st.data())
+@twice(40, 2500, st.data())
 def _datasets_hostile(data):
     name, rows, thunk = dataset_calls(data.draw)
     try:
@@ -480,7 +493,7 @@ def checkpoint_files(draw):
     return "ckpt", st_path
 
 
-@twice(40, 1500, checkpoint_files())
+@twice(20, 1500, checkpoint_files())
 def _checkpoint_files_hostile(case):
     kind, path = case
     if kind == "hf":
