@@ -23,6 +23,10 @@ Conventions shared by every estimator
 * Accumulation in float64 of sufficient statistics (counts, sums, sums of squares or of
   outer products); ``forwards`` counts the sequences the model evaluated (all ranks).
 * Standard errors are :math:`s/\sqrt n` (ddof = 1); ``ci(level)`` is the normal interval.
+* Limits (checked before any forward; :mod:`mdmtheory.bridge._checks`): at most
+  :data:`~mdmtheory.bridge._checks.MAX_DRAWS` = 2**24 draws per estimate (levels ×
+  ``n_per_level``; ``n`` × levels for :func:`compare_plans`; ``n`` elsewhere) and
+  :data:`~mdmtheory.bridge._checks.MAX_RESAMPLES` = 10**5 ``n_resamples``.
 """
 
 from __future__ import annotations

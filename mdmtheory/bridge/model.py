@@ -99,9 +99,14 @@ class MaskedModel:
     time_input : callable, optional
         ``mask_fraction (B,) float64 tensor -> dict`` of extra keyword arguments.
     max_batch : int
-        Largest number of sequences per forward.
+        Largest number of sequences per forward (<= ``MAX_BATCH`` = 2**20).
     device, dtype : optional
         Move / cast the module there (``nn.Module`` only); default: where it already is.
+        ``device``: a device that exists here; ``dtype``: a floating torch dtype.
+
+    ``mask_id`` and ``vocab`` ids are <= ``MAX_TOKEN_ID`` = 2**31 − 1 and, when the model
+    says how many ids it embeds (TinyMDM, Hugging Face ``get_input_embeddings``), below
+    that; a causal TinyMDM is refused (it cannot read masked sequences).
 
     Attributes
     ----------
