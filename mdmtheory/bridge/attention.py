@@ -170,7 +170,7 @@ def _check_set(S, L: int, name: str) -> np.ndarray:
     if np.any((arr < 0) | (arr >= L)):
         raise ValueError(f"{name}: positions must lie in 0..{L - 1} (no -1: nothing wraps), got {_short(arr.tolist())}")
     mask = np.zeros(L, dtype=bool)
-    mask[arr] = True
+    mask[arr.astype(np.int64)] = True  # an empty list (float dtype) is the empty set
     return mask
 
 

@@ -427,6 +427,11 @@ class ModelOracle:
         return self.model.K
 
     def conditionals(self, x, revealed):
+        for name, v in (("x", x), ("revealed", revealed)):  # ragged or deep: numpy's own errors name nothing
+            try:
+                np.asarray(v)
+            except (TypeError, ValueError, OverflowError, RecursionError, MemoryError):
+                raise ValueError(f"{name}: cannot be read as an (n, d) array, got {short(v)}") from None
         if self.d is None:
             shape = np.shape(x)
             if len(shape) != 2:
