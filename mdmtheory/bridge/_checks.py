@@ -24,8 +24,6 @@ The tiny model's own limits are in :mod:`mdmtheory.bridge.tiny`, training's in
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import torch
 
@@ -133,7 +131,3 @@ def bool_array(value, name: str, what: str = "") -> np.ndarray:
     if arr.dtype.kind in "iu" and (arr.size == 0 or (arr.min() >= 0 and arr.max() <= 1)):
         return arr.astype(bool)
     raise ValueError(f"{name}: expected a bool array{shape} (True/False or 0/1), got dtype {arr.dtype}")
-
-
-def is_integral(v) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))

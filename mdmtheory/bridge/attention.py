@@ -56,7 +56,7 @@ import numpy as np
 from scipy.special import entr, xlogy
 from scipy.stats import rankdata
 
-from .._validate import LIMITS, _short, float_array, int_arg, real_arg
+from .._validate import _short, float_array, int_arg, real_arg
 
 #: Largest ``batch_size`` of the extraction functions (sequences per forward).
 MAX_BATCH = 1 << 20
