@@ -23,6 +23,10 @@ Conventions shared by every estimator
 * Accumulation in float64 of sufficient statistics (counts, sums, sums of squares or of
   outer products); ``forwards`` counts the sequences the model evaluated (all ranks).
 * Standard errors are :math:`s/\sqrt n` (ddof = 1); ``ci(level)`` is the normal interval.
+* Limits (checked before any forward; :mod:`mdmtheory.bridge._checks`): at most
+  :data:`~mdmtheory.bridge._checks.MAX_DRAWS` = 2**24 draws per estimate (levels ×
+  ``n_per_level``; ``n`` × levels for :func:`compare_plans`; ``n`` elsewhere) and
+  :data:`~mdmtheory.bridge._checks.MAX_RESAMPLES` = 10**5 ``n_resamples``.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from ..samplers.simulate import _choose, _planner_setup
 from ..schedules import Grid, Schedule, check_schedule
 from ..structured import as_oracle
 from .distributed import all_reduce_sum, world
+from ._checks import MAX_DRAWS, MAX_RESAMPLES, check_choice, int_array, short
 from .model import ModelOracle, as_masked_model
 
 __all__ = [
@@ -91,16 +96,10 @@ def _check_seed(seed) -> int:
 
 
 def _check_samples(samples, model, name: str = "samples") -> np.ndarray:
-    if isinstance(samples, torch.Tensor):
-        samples = samples.detach().cpu().numpy()
-    try:
-        xs = np.asarray(samples)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: cannot be read as an integer array (n, d) ({exc})") from None
+    xs = int_array(samples, name, "outcome indices (n, d)")
     if xs.ndim != 2 or xs.shape[0] < 1 or xs.shape[1] < 1:
         raise ValueError(f"{name}: expected a non-empty integer array of shape (n, d), got shape {xs.shape}")
-    if xs.dtype.kind not in "iu":
-        raise ValueError(f"{name}: expected integer outcome indices, got dtype {xs.dtype}")
+    model.check_length(xs.shape[1], name)
     model.resolve(xs.shape[1])
     if xs.min() < 0 or xs.max() >= model.K:
         raise ValueError(
@@ -113,16 +112,22 @@ def _check_samples(samples, model, name: str = "samples") -> np.ndarray:
 def _check_levels(levels, d: int) -> np.ndarray:
     if levels is None:
         return np.arange(d, dtype=np.int64)
-    lv = np.atleast_1d(np.asarray(levels))
-    if lv.ndim != 1 or lv.shape[0] == 0 or lv.dtype.kind not in "iu" or lv.min() < 0 or lv.max() >= d:
-        raise ValueError(f"levels: expected distinct integers in 0..{d - 1} (numbers of revealed tokens), got {levels!r}")
+    try:
+        lv = np.atleast_1d(int_array(levels, "levels"))
+    except ValueError:
+        lv = None
+    if lv is None or lv.ndim != 1 or lv.shape[0] == 0 or lv.min() < 0 or lv.max() >= d:
+        raise ValueError(f"levels: expected distinct integers in 0..{d - 1} (numbers of revealed tokens), got {short(levels)}")
     if np.unique(lv).shape[0] != lv.shape[0]:
-        raise ValueError(f"levels: contains repeated levels: {levels!r}")
+        raise ValueError(f"levels: contains repeated levels: {short(levels)}")
     return lv.astype(np.int64)
 
 
-def _check_count(n, name: str, minimum: int = 2) -> int:
-    return int_arg(n, name, minimum)
+def _check_count(n, name: str, minimum: int = 2, per: int = 1) -> int:
+    """A number of draws, >= minimum; ``per`` draws each (levels) stay within MAX_DRAWS in all."""
+    top = MAX_DRAWS // max(per, 1)
+    hint = f" (at most {MAX_DRAWS} draws in all: {per} levels x {name})" if per > 1 else ""
+    return int_arg(n, name, minimum, max(top, minimum), hint=hint)
 
 
 def _prepare(model, samples, seed):
@@ -133,8 +138,8 @@ def _prepare(model, samples, seed):
 
 
 def _check_level(level) -> float:
-    if not (isinstance(level, numbers.Real) and 0 < level < 1):
-        raise ValueError(f"level: expected a confidence level in (0, 1), got {level!r}")
+    if isinstance(level, (bool, np.bool_)) or not (isinstance(level, numbers.Real) and 0 < level < 1):
+        raise ValueError(f"level: expected a confidence level in (0, 1), got {short(level)}")
     return float(level)
 
 
@@ -357,10 +362,10 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
     ProfileEstimate
     """
     model, xs, seed = _prepare(model, samples, seed)
-    n_per_level = _check_count(n_per_level, "n_per_level")
     n_s, d = xs.shape
     lv = _check_levels(levels, d)
     L = lv.shape[0]
+    n_per_level = _check_count(n_per_level, "n_per_level", per=L)
     w = world(distributed)
     f0 = model.forwards
     total, sumsq = np.zeros(L), np.zeros(L)
@@ -406,7 +411,6 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
     the covariance of the Y's. Forwards: n × (number of distinct levels).
     """
     model, xs, seed = _prepare(model, samples, seed)
-    n = _check_count(n, "n")
     n_s, d = xs.shape
     if isinstance(plans, (Schedule, Grid)) or (
         isinstance(plans, (list, tuple, np.ndarray)) and len(plans) > 0 and all(isinstance(v, numbers.Integral) for v in plans)
@@ -417,6 +421,7 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
     plans = _check_plans(list(plans), d)
     lv = np.unique(np.concatenate([np.asarray(p.starts) for p in plans]))
     L = lv.shape[0]
+    n = _check_count(n, "n", per=L)
     W = np.zeros((len(plans), L))
     for a, p in enumerate(plans):
         for s, k in zip(p.starts, p.sizes):
@@ -485,7 +490,7 @@ def optimal_schedule_estimate(estimate: ProfileEstimate, steps: int, *, n_resamp
     prof = estimate.profile
     d = prof.d
     steps = int_arg(steps, "steps", 1, d)
-    n_resamples = int_arg(n_resamples, "n_resamples", 1)
+    n_resamples = int_arg(n_resamples, "n_resamples", 1, MAX_RESAMPLES)
     seed = _check_seed(seed)
     level = _check_level(level)
     sched = optimal_schedule(prof, steps)
@@ -621,10 +626,10 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
     model.resolve(d)
     if model.K != oracle.K:
         raise ValueError(f"law: has K={oracle.K} outcomes but the model has K={model.K}")
-    n_per_level = _check_count(n_per_level, "n_per_level")
     seed = _check_seed(seed)
     lv = _check_levels(levels, d)
     L = lv.shape[0]
+    n_per_level = _check_count(n_per_level, "n_per_level", per=L)
     xs_all = np.asarray(oracle.sample(L * n_per_level, np.random.default_rng(seed)), dtype=np.int64)
     w = world(distributed)
     f0 = model.forwards
@@ -670,8 +675,7 @@ def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corre
     n_s, d = xs.shape
     n = _check_count(n_s if n is None else n, "n")
     a, b = real_arg(a, "a"), real_arg(b, "b")
-    if weights not in WEIGHTS:
-        raise ValueError(f"weights: expected one of {WEIGHTS}, got {weights!r}")
+    weights = check_choice(weights, "weights", WEIGHTS)
     v = dyadic_grid(a, b)
     wts = dyadic_weights(v, weights)
     oracle = ModelOracle(model, d)

@@ -226,3 +226,28 @@ def test_confidence_intervals_cover():
 def test_confidence_intervals_cover_slow():
     cov = _coverage(300, 200)
     assert abs(cov - 0.9) < 0.04
+
+
+# -- issue 17, item 12: sizes with a documented maximum, checked before work ------------------------
+def test_sizes_beyond_the_documented_maxima_are_refused_before_work():
+    import time
+
+    from mdmtheory.bridge._checks import MAX_DRAWS, MAX_RESAMPLES
+
+    p = mt.families.dirichlet(3, 2, seed=0)
+    xs = np.asarray(as_oracle(p).sample(5, np.random.default_rng(0)), dtype=np.int64)
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"^n_per_level: .*at most {MAX_DRAWS} draws in all"):  # formerly MemoryError
+        bridge.estimate_profile(bridge.ExactModel(p), xs, n_per_level=10**12)
+    with pytest.raises(ValueError, match=r"^n_per_level: "):
+        bridge.estimate_learning_error(bridge.ExactModel(p), p, n_per_level=10**12)
+    with pytest.raises(ValueError, match=r"^n: "):
+        bridge.compare_plans(bridge.ExactModel(p), xs, [[1, 2], [3]], n=MAX_DRAWS)  # 2 levels x n > MAX_DRAWS
+    est = bridge.estimate_profile(bridge.ExactModel(p), xs, n_per_level=3)
+    with pytest.raises(ValueError, match=rf"^n_resamples: expected an integer in 1\.\.{MAX_RESAMPLES}"):  # formerly a hang
+        bridge.optimal_schedule_estimate(est, 2, n_resamples=10**12)
+    with pytest.raises(ValueError, match=r"^distributed: expected None \(auto\), True or False"):
+        bridge.estimate_profile(bridge.ExactModel(p), xs, n_per_level=2, distributed=np.array([1, 0]))
+    with pytest.raises(ValueError, match=r"^weights: expected one of"):  # formerly numpy's ambiguous truth value
+        bridge.estimate_dyadic(bridge.ExactModel(p), xs, 0.1, 0.9, weights=np.array(["stated"]))
+    assert time.perf_counter() - t0 < 5
