@@ -24,6 +24,12 @@ from .model import MaskedModel
 __all__ = ["from_pretrained"]
 
 
+#: Hugging Face model types refused by :func:`from_pretrained`: uniform-corruption block
+#: diffusion (transformers' ``DiffusionGemmaForBlockDiffusion``, whose generation loop renoises
+#: non-accepted positions with random tokens), which has no masked-diffusion conditionals.
+UNIFORM_CORRUPTION_MODEL_TYPES = frozenset({"diffusion_gemma"})
+
+
 def _transformers():
     try:
         import transformers
@@ -98,6 +104,13 @@ def from_pretrained(
             f"path: {str(folder)!r}: its config.json cannot be read as a Hugging Face config "
             f"({type(exc).__name__}: {' '.join(str(exc).split())[:160]})"
         ) from None
+    if getattr(config, "model_type", None) in UNIFORM_CORRUPTION_MODEL_TYPES:
+        raise ValueError(
+            f"path: {str(folder)!r} is a {config.model_type!r} model, a uniform-corruption block diffusion "
+            "(non-accepted positions are renoised with random tokens, never masked): its predictions are not "
+            "masked-diffusion conditionals p(x_j | x_A), so it has no masked-diffusion profile to estimate "
+            "(docs/pipelines.md)"
+        )
     kw = dict(common, attn_implementation="eager")
     if dtype is not None:
         kw["dtype"] = dtype

@@ -106,3 +106,19 @@ def test_mask_id_outside_the_vocabulary_is_a_value_error(bert_folder):
     """`estimate --mask-id 99` on a 20-token model: formerly an IndexError from the embedding."""
     with pytest.raises(ValueError, match=r"^mask_id: 99 is not a token id of this model \(its embedding has 20 rows"):
         bridge.from_pretrained(bert_folder, mask_id=99, device="cpu")
+
+
+def test_diffusion_gemma_is_refused_with_the_reason(tmp_path):
+    """transformers' DiffusionGemmaForBlockDiffusion is uniform-corruption block diffusion
+    (its generation loop renoises non-accepted positions with random tokens): no
+    masked-diffusion conditionals, so the bridge refuses it, before reading any weight.
+    The folder holds the real class's config (the tiniest model of it has 1.7e8
+    parameters, too large for the suite)."""
+    cfg_cls = getattr(transformers, "DiffusionGemmaConfig", None)
+    if cfg_cls is None:
+        pytest.skip("this transformers has no DiffusionGemma")
+    text = dict(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                num_key_value_heads=1, head_dim=8)
+    cfg_cls(text_config=text, vision_config=None).save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="path: .*'diffusion_gemma' model, a uniform-corruption block diffusion"):
+        bridge.hf.from_pretrained(tmp_path, mask_id=0)
