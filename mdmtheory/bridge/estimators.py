@@ -160,6 +160,22 @@ def _masked_nll(model, x_in: np.ndarray, target: np.ndarray) -> np.ndarray:
     return -lp.sum(dim=1).cpu().numpy()
 
 
+def _check_prompt_length(prompt_length, d: int) -> int:
+    if isinstance(prompt_length, (bool, np.bool_)) or not isinstance(prompt_length, numbers.Integral) \
+            or not 0 <= prompt_length < d:
+        raise ValueError(f"prompt_length: expected an integer in 0..{d - 1} (the first positions of each row are "
+                         f"the prompt; at least one response position), got {prompt_length!r}")
+    return int(prompt_length)
+
+
+def _reveal(x: np.ndarray, u: np.ndarray, counts, g: int) -> np.ndarray:
+    """Rows with the prompt (first g positions) visible and, of the response, the ``counts``
+    positions of lowest uniform ``u`` revealed; every other response position masked (-1)."""
+    rank = np.argsort(np.argsort(u, axis=1), axis=1)
+    resp = np.where(rank < np.reshape(counts, (-1, 1)), x[:, g:], -1)
+    return np.concatenate([x[:, :g], resp], axis=1) if g else resp
+
+
 def _chunks(idx: np.ndarray, size: int):
     for lo in range(0, idx.shape[0], size):
         yield idx[lo : lo + size]
@@ -335,8 +351,14 @@ def _level_estimate(w, model, f0, lv, n_per_level, total, sumsq, kind, d) -> Pro
     return ProfileEstimate(lv, mean, se, counts, int(forwards[0]), kind, d)
 
 
-def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None) -> ProfileEstimate:
+def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None,
+                     prompt_length: int = 0) -> ProfileEstimate:
     r"""The cross-entropy profile c(i) by Monte Carlo, stratified by level.
+
+    ``prompt_length = g``: the first g positions of every row are a prompt, always visible,
+    never masked, scored or counted; levels and the result then refer to the d − g response
+    positions and the estimate is the response's profile averaged over the prompts of the
+    data (``mt.information_profile(p, given=range(g))`` for an exact model).
 
     Draw g = (level ℓ, r): sample :math:`x` (``g mod n``), a uniformly random revealed set A
     with :math:`|A| = i_\ell`; **one forward** scores every masked position,
@@ -362,7 +384,9 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
     ProfileEstimate
     """
     model, xs, seed = _prepare(model, samples, seed)
-    n_s, d = xs.shape
+    n_s, D = xs.shape
+    gp = _check_prompt_length(prompt_length, D)
+    d = D - gp  # response length: only response positions are masked, scored or counted
     lv = _check_levels(levels, d)
     L = lv.shape[0]
     n_per_level = _check_count(n_per_level, "n_per_level", per=L)
@@ -374,8 +398,7 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
         ell = g // n_per_level
         i = lv[ell]
         x = xs[g % n_s]
-        rank = np.argsort(np.argsort(uniforms(seed, _PROFILE, g, d), axis=1), axis=1)
-        x_in = np.where(rank < i[:, None], x, -1)
+        x_in = _reveal(x, uniforms(seed, _PROFILE, g, d), i, gp)
         Y = _masked_nll(model, x_in, x) / (d - i)
         np.add.at(total, ell, Y)
         np.add.at(sumsq, ell, Y * Y)
@@ -399,7 +422,8 @@ def _check_plans(plans, d: int) -> tuple:
     return tuple(out)
 
 
-def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distributed=None) -> PlanComparison:
+def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distributed=None,
+                  prompt_length: int = 0) -> PlanComparison:
     r"""Path cross-entropies :math:`\sum_t k_t c(s_t)` of several schedules, paired.
 
     Draw g: sample x and one uniformly random order π of the positions (common to every
@@ -408,10 +432,14 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
     :math:`Y_s = \frac{1}{d-s}\sum_{j \notin A_s} -\log \hat p(x_j \mid x_{A_s})`. Plan k's
     estimate is :math:`\sum_t k_t Y_{s_t}` on the same draws, so differences between plans
     have small variance (H(X) and most of the noise cancel); the standard errors come from
-    the covariance of the Y's. Forwards: n × (number of distinct levels).
+    the covariance of the Y's. Forwards: n × (number of distinct levels). With
+    ``prompt_length = g`` the plans are schedules of the d − g response positions and the
+    prompt is always visible (as in :func:`estimate_profile`).
     """
     model, xs, seed = _prepare(model, samples, seed)
-    n_s, d = xs.shape
+    n_s, D = xs.shape
+    gp = _check_prompt_length(prompt_length, D)
+    d = D - gp  # plans are schedules of the response positions
     if isinstance(plans, (Schedule, Grid)) or (
         isinstance(plans, (list, tuple, np.ndarray)) and len(plans) > 0 and all(isinstance(v, numbers.Integral) for v in plans)
     ):
@@ -431,10 +459,10 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
     total, outer = np.zeros(L), np.zeros((L, L))
     for g in _chunks(w.shard(n), model.max_batch):
         x = xs[g % n_s]
-        rank = np.argsort(np.argsort(uniforms(seed, _PATH, g, d), axis=1), axis=1)
+        u = uniforms(seed, _PATH, g, d)
         Y = np.empty((g.shape[0], L))
         for li, s in enumerate(lv):
-            Y[:, li] = _masked_nll(model, np.where(rank < s, x, -1), x) / (d - s)
+            Y[:, li] = _masked_nll(model, _reveal(x, u, np.full(g.shape[0], s), gp), x) / (d - s)
         total += Y.sum(axis=0)
         outer += Y.T @ Y
     forwards = np.array([model.forwards - f0], dtype=np.float64)
@@ -458,13 +486,14 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
     )
 
 
-def estimate_path_cross_entropy(model, samples, plan, *, n: int = 1000, seed: int = 0, distributed=None) -> PathEstimate:
+def estimate_path_cross_entropy(model, samples, plan, *, n: int = 1000, seed: int = 0, distributed=None,
+                                prompt_length: int = 0) -> PathEstimate:
     r""":math:`\sum_t k_t c(s_t)` of one Schedule, nats per sequence (see :func:`compare_plans`).
 
     With an exact model this is :math:`\mathrm{KL}_{\text{path}}(k) + H(X)`; for any model
     it is the path KL of its random-order sampler plus H(X) (docs/design.md §2).
     """
-    cmp = compare_plans(model, samples, [plan], n=n, seed=seed, distributed=distributed)
+    cmp = compare_plans(model, samples, [plan], n=n, seed=seed, distributed=distributed, prompt_length=prompt_length)
     sched = cmp.plans[0]
     steps = np.array([k * cmp.level_values[np.searchsorted(cmp.levels, s)] for s, k in zip(sched.starts, sched.sizes)])
     return PathEstimate(float(cmp.values[0]), float(cmp.stderr[0]), cmp.n, cmp.forwards, sched, steps)
