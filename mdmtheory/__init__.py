@@ -11,6 +11,7 @@ import importlib
 from . import blocks, bounds, diagnostics, dyadic, families, optimal, prompted, samplers, schedules, structured, ugc
 from .bounds import Bound, compare
 from .certificate import Certificate, certify
+from .certificate_blocks import BlockCertificate, certify_blocks
 from .divergence import kl, path_kl, step_path_kl
 from .entropies import (
     card_gain_coefficients,
@@ -116,4 +117,6 @@ __all__ = [
     "pareto_frontier",
     "optimal_grid",
     "certify",
+    "certify_blocks",
+    "BlockCertificate",
 ]

@@ -1,4 +1,4 @@
-r"""W26 §4: the dyadic estimator of the unmasking growth complexity :math:`H(a, b)`.
+r"""W26 §4.3: the dyadic estimator of the unmasking growth complexity :math:`H(a, b)`.
 
 Notation of docs/theory.md §3 and §5 (W26 = Wainwright 2026, *The data geometry of masking
 diffusion*, §4). :math:`\psi(t) = t/(1-t)` are the reveal odds,
@@ -39,14 +39,14 @@ Its expectation is, per interval and position, a conditional mutual information:
     = I(X_i; X_{A' \setminus A} \mid X_A), \qquad
     \mathbb E\, Q = \sum_j w_j \bigl(h(v_{j+1}) - h(v_j)\bigr).
 
-**Weights.** W26 §4, eq. (32c) (read from the paper) states :math:`w_j = v_{j+1} - v_j`
+**Weights.** W26 §4.3.2, eq. (32c) states :math:`w_j = v_{j+1} - v_j`
 and claims :math:`\mathbb E Q \le H(a, b) \le 2\,\mathbb E Q` for arbitrary
 :math:`0 < a < b < 1`. The lower half always holds; the upper half fails on the last,
 partial interval (docs/theory.md §5; e.g. ``a = 0.3, b = 0.31``: one partial interval,
 where :math:`H / \mathbb E Q \approx 21`). The corrected weights
 :math:`w_j = v_j (1 - v_{j+1})` satisfy :math:`\mathbb E Q' \le H(a, b) \le 2\,\mathbb E Q'`
 for every :math:`0 < a < b < 1`; on full dyadic intervals the two weights coincide.
-W26's Proposition 2(A) and Theorem 2 use (32c) and inherit the gap: with the corrected
+W26's Proposition 2(A) (§4.3.2, its proof eq. 55a) and Theorem 2 (§4.4.1) use (32c) and inherit the gap: with the corrected
 weights their :math:`(q - p) B_\alpha` becomes :math:`(\sum_j w_j) B_\alpha`.
 Proof: proofs/dyadic_weights.md (tests/proofs/test_dyadic_weights.py).
 """
@@ -189,7 +189,7 @@ class Lemma1(NamedTuple):
 
 
 def w26_lemma1(p, a: float, b: float) -> Lemma1:
-    r"""W26 Lemma 1: :math:`D/c \le H(a, b) \le ((1+c)/c)\, D` for :math:`0 < a < b < 1`.
+    r"""W26 Lemma 1 (§4.3.1, eqs. 31a–b): :math:`D/c \le H(a, b) \le ((1+c)/c)\, D` for :math:`0 < a < b < 1`.
 
     With :math:`c = \psi(b)/\psi(a) - 1 = (b-a)/(a(1-b))` and
     :math:`D = (b-a)(h(b)-h(a))` the two sides are exactly

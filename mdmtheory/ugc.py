@@ -27,7 +27,9 @@ On the canonical interval :math:`[1/d, 1-1/d]` (:math:`\lambda \in [-\ell_d, \el
 
 Every function takes a :class:`~mdmtheory.Joint` or a :class:`~mdmtheory.Profile`; all of
 them are functionals of the entropy coefficients :math:`e_m` (equivalently the profile).
-Source: Wainwright (2026), *The data geometry of masking diffusion* (W26), §2–3;
+Source: Wainwright (2026), *The data geometry of masking diffusion* (W26, arXiv 2608.13520),
+§2.2 eqs. (2a)–(6), §3.2 eqs. (15a)–(16b), §4.2 eq. (27), §6.1.2 eqs. (50a)–(51b), App. A–C
+(places and statuses: docs/theory.md);
 DHW26 for the effective total correlation. Proofs/checks: tests/test_ugc.py.
 """
 
