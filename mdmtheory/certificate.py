@@ -91,7 +91,7 @@ from ._validate import real_arg as _real_arg
 from .dyadic import FORMS, WEIGHTS, dyadic_grid, dyadic_terms, dyadic_weights, oracle_samples, psi
 from .dyadic import _check_oracle
 from .schedules import Grid, geometric_grid
-from .structured import MixtureOfProductsLaw
+from .structured import MAX_MIXTURE_ENTRIES, MixtureOfProductsLaw
 
 __all__ = ["Certificate", "certify", "certify_data", "empirical_oracle", "empirical_bernstein_radius", "RULES"]
 
@@ -216,8 +216,10 @@ def _interval(interval, d: int) -> tuple[float, float]:
         if d < 3:
             raise ValueError(f"interval: the canonical interval (1/d, 1 - 1/d) needs d >= 3 (d={d}); give interval")
         return 1.0 / d, 1.0 - 1.0 / d
+    if isinstance(interval, (str, bytes)):
+        raise ValueError(f"interval: expected a pair (t0, T) with 0 < t0 < T < 1, got {interval!r}")
     try:
-        a, b = (float(v) for v in interval)
+        a, b = (_real_arg(v, "interval") for v in interval)
     except (TypeError, ValueError):
         raise ValueError(f"interval: expected a pair (t0, T) with 0 < t0 < T < 1, got {interval!r}") from None
     if not (math.isfinite(a) and math.isfinite(b) and 0.0 < a < b < 1.0):
@@ -383,6 +385,8 @@ def empirical_oracle(samples, K: int | None = None) -> MixtureOfProductsLaw:
     A mixture of point masses, one component per distinct row (weight = its frequency), so
     :math:`\hat p(x_j = v \mid x_A)` is the frequency of v at j among the observed rows
     that agree with :math:`x_A` (:class:`~mdmtheory.structured.MixtureOfProductsLaw`).
+    Limits, checked before the table is built: d <= 2**16, tokens below K <= 2**24, and
+    (distinct rows)·d·K <= :data:`~mdmtheory.structured.MAX_MIXTURE_ENTRIES` = 2**26.
 
     Examples
     --------
@@ -396,10 +400,23 @@ def empirical_oracle(samples, K: int | None = None) -> MixtureOfProductsLaw:
         raise ValueError(f"samples: cannot be read as an integer array (n, d) ({exc})") from None
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
         raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
-    K = max(int(x.max()) + 1, 2) if K is None else _int_arg(K, "K", 2)
-    if x.min() < 0 or x.max() >= K:
+    if x.shape[1] > LIMITS["d"]:
+        raise ValueError(f"samples: {x.shape[1]} positions exceed the documented limit d <= {LIMITS['d']}")
+    if x.min() < 0:
+        raise ValueError("samples: tokens must be non-negative integers")
+    if K is None:
+        if int(x.max()) >= LIMITS["K"]:
+            raise ValueError(f"samples: a token {int(x.max())} would make an alphabet beyond the "
+                             f"documented limit K <= {LIMITS['K']}; map the tokens to 0..K-1")
+        K = max(int(x.max()) + 1, 2)
+    else:
+        K = _int_arg(K, "K", 2)
+    if x.max() >= K:
         raise ValueError(f"samples: tokens must lie in 0..{K - 1}")
     rows, counts = np.unique(x, axis=0, return_counts=True)
+    if rows.shape[0] * x.shape[1] * K > MAX_MIXTURE_ENTRIES:
+        raise ValueError(f"samples: {rows.shape[0]} distinct rows x d={x.shape[1]} x K={K} exceed the "
+                         f"documented limit of {MAX_MIXTURE_ENTRIES} entries of the empirical oracle")
     probs = (rows[..., None] == np.arange(K)).astype(np.float64)
     return MixtureOfProductsLaw(counts / counts.sum(), probs)
 

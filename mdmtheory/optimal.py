@@ -59,7 +59,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from .profile import Profile
+from .profile import MONOTONE_TOL as _PROFILE_MONOTONE_TOL
+from .profile import Profile, _tol_arg, monotone_gap
 from ._validate import int_arg as _int_arg
 from ._validate import real_arg as _real_arg
 from .schedules import Grid, Schedule
@@ -80,8 +81,9 @@ __all__ = [
     "block_grid",
 ]
 
-#: Relative size (to max(1, max|c|)) below which an increase of the profile counts as rounding.
-MONOTONE_TOL = 1e-12
+#: Relative rise (to max|c|) that counts as rounding: the package's one rule,
+#: :data:`mdmtheory.profile.MONOTONE_TOL` (:meth:`~mdmtheory.profile.Profile.is_nonincreasing`).
+MONOTONE_TOL = _PROFILE_MONOTONE_TOL
 
 
 # -- profiles -------------------------------------------------------------------------------
@@ -89,9 +91,7 @@ def _as_profile(profile) -> Profile:
     return as_profile(profile, name="profile", vectors=True)
 
 
-def _monotone_gap(c: np.ndarray) -> float:
-    r""":math:`\max_s (c(s) - \min_{u \le s} c(u))`: how far c is from non-increasing."""
-    return float(np.max(c - np.minimum.accumulate(c)))
+_monotone_gap = monotone_gap
 
 
 # -- exact layers: fast envelope and plain DP -----------------------------------------------
@@ -308,11 +308,11 @@ def _resolve_method(c: np.ndarray, method: str, tol: float) -> tuple[str, np.nda
     """
     if not isinstance(method, str) or method not in ("auto", "envelope", "dp"):
         raise ValueError(f"method: expected 'auto', 'envelope' or 'dp', got {method!r}")
-    if not tol >= 0:
-        raise ValueError(f"tol: expected a tolerance >= 0, got {tol}")
+    tol = _tol_arg(tol)
     factor = _unit_exponent(c)
     c = _times_pow2(c, factor)
-    scale = 1.0
+    # the package's one rule (Profile.is_nonincreasing): rise <= tol * max|c|
+    scale = float(np.abs(c).max())
     gap = _monotone_gap(c)
     monotone = gap <= tol * scale
     if method == "envelope" and not monotone:

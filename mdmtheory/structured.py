@@ -32,6 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ._validate import LIMITS
 from ._validate import float_array as _float_array
 from ._validate import int_arg as _int_arg
 from .families import _initial_law, _transition, markov_chain, markov_chain_entropy_coefficients
@@ -39,6 +40,7 @@ from .joint import Joint, Marginals
 
 __all__ = [
     "ConditionalOracle",
+    "MAX_MIXTURE_ENTRIES",
     "TableLaw",
     "MarkovChainLaw",
     "MixtureOfProductsLaw",
@@ -347,6 +349,24 @@ def _prob_array(value, name: str, ndim: int, last_axis_sums: bool = True) -> np.
     return a
 
 
+#: Most entries M·d·K of a :class:`MixtureOfProductsLaw` (512 MiB of float64, twice: the
+#: table and its logarithm).
+MAX_MIXTURE_ENTRIES = 1 << 26
+
+
+def _check_mixture_shape(shape) -> None:
+    if len(shape) != 3:
+        return  # _prob_array names the wrong number of axes
+    M, d, K = (int(v) for v in shape)
+    if d > LIMITS["d"]:
+        raise ValueError(f"probs: {d} positions exceed the documented limit d <= {LIMITS['d']}")
+    if K > LIMITS["K"]:
+        raise ValueError(f"probs: {K} outcomes exceed the documented limit K <= {LIMITS['K']}")
+    if M * d * K > MAX_MIXTURE_ENTRIES:
+        raise ValueError(f"probs: M*d*K = {M * d * K} entries exceed the documented limit "
+                         f"{MAX_MIXTURE_ENTRIES} (fewer components, positions or outcomes)")
+
+
 def _logsumexp(a: np.ndarray, axis: int = -1) -> np.ndarray:
     """log Σ exp along ``axis``; -inf for an all -inf slice (no warnings, no NaN)."""
     m = np.max(a, axis=axis, keepdims=True)
@@ -369,7 +389,9 @@ class MixtureOfProductsLaw:
     Parameters
     ----------
     weights : (M,) mixture weights, summing to 1.
-    probs : (M, d, K) per-component, per-position token laws (rows sum to 1).
+    probs : (M, d, K) per-component, per-position token laws (rows sum to 1);
+        d <= 2**16 and K <= 2**24 (the limits of :mod:`mdmtheory._validate`), and at most
+        :data:`MAX_MIXTURE_ENTRIES` = 2**26 entries M·d·K, checked before the table is read.
     """
 
     weights: np.ndarray
@@ -379,8 +401,12 @@ class MixtureOfProductsLaw:
     _finite: bool
 
     def __init__(self, weights, probs):
+        shape = np.shape(probs) if isinstance(probs, np.ndarray) else None
+        if shape is not None:  # an array's size is known before anything is copied
+            _check_mixture_shape(shape)
         w = _prob_array(weights, "weights", 1)
         P = _prob_array(probs, "probs", 3)
+        _check_mixture_shape(P.shape)
         if P.shape[0] != w.shape[0]:
             raise ValueError(f"probs: expected shape (M={w.shape[0]}, d, K), got {P.shape}")
         with np.errstate(divide="ignore"):
