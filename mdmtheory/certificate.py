@@ -447,7 +447,10 @@ def certify_data(
     (Certificate, str)
         The certificate and a sentence saying which law it is about.
     """
-    x = np.asarray(samples)
+    try:
+        x = np.asarray(samples)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"samples: cannot be read as an integer array (n, d) ({str(exc)[:80]})") from None
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1 or x.dtype.kind not in "iu":
         raise ValueError(f"samples: expected an integer array (n, d) with n >= 2, got shape {x.shape}, dtype {x.dtype}")
     n, d = x.shape

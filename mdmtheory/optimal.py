@@ -93,6 +93,9 @@ def _as_profile(profile) -> Profile:
 
 _monotone_gap = monotone_gap
 
+#: Largest ``resolution`` of :func:`block_partition` / :func:`block_grid` (an (M+1)^2 table).
+MAX_BLOCK_RESOLUTION = 1 << 12
+
 
 # -- exact layers: fast envelope and plain DP -----------------------------------------------
 def _envelope_hull(A: np.ndarray, c: np.ndarray, idx: np.ndarray, max_rounds: int = 24) -> np.ndarray:
@@ -847,14 +850,16 @@ def block_partition(
     fine cell, then differences of the cumulative sum). By Cauchy–Schwarz splitting a
     block never raises :math:`\sum_k\sqrt{S_k H_k}`, so more blocks never hurt; the
     number of blocks is what Proposition 1 limits (:func:`block_grid`). Default interval:
-    the canonical :math:`[1/d, 1 - 1/d]`; needs 0 < start < stop < 1.
+    the canonical :math:`[1/d, 1 - 1/d]`; needs 0 < start < stop < 1. ``resolution`` is at
+    most :data:`MAX_BLOCK_RESOLUTION` = 4096 (the DP's (M+1)² table, 128 MiB).
     Source: W26, Proposition 1 and the block DP of its §5 (docs/theory.md §3–4).
     """
     prof = _as_profile(profile)
     start, stop = _interval_args(prof, start, stop)
     if not (0 < start and stop < 1):
         raise ValueError(f"start, stop: log reveal odds need 0 < start < stop < 1, got {start}, {stop}")
-    M = _int_arg(resolution, "resolution", 1)
+    M = _int_arg(resolution, "resolution", 1, MAX_BLOCK_RESOLUTION,
+                 f" (the block DP holds an (M+1)^2 table; at most {MAX_BLOCK_RESOLUTION})")
     K = _int_arg(blocks, "blocks", 1, M, f" (at most resolution={M} blocks)")
     lam = np.linspace(math.log(start / (1 - start)), math.log(stop / (1 - stop)), M + 1)
     tau = 1.0 / (1.0 + np.exp(-lam))

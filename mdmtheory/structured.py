@@ -63,9 +63,31 @@ class ConditionalOracle(Protocol):
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray: ...
 
 
+def _revealed_mask(revealed) -> np.ndarray:
+    """A bool mask; 0/1 integers are accepted, floats (0.5 would cast to True) and text are not."""
+    try:
+        r = np.asarray(revealed)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"revealed: cannot be read as a bool array ({str(exc)[:80]})") from None
+    if r.dtype.kind == "b":
+        return r
+    if r.dtype.kind in "iu" and np.all((r == 0) | (r == 1)):
+        return r.astype(bool)
+    raise ValueError(f"revealed: expected a bool array (or 0/1 integers), got dtype {r.dtype}")
+
+
+def _token_array(x) -> np.ndarray:
+    if isinstance(x, (str, bytes)) or x is None:
+        raise ValueError(f"x: expected an integer array (n, d), got {type(x).__name__}")
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"x: cannot be read as an integer array ({str(exc)[:80]})") from None
+
+
 def _check_batch(x, revealed, d: int, K: int) -> tuple[np.ndarray, np.ndarray]:
-    x = np.asarray(x)
-    revealed = np.asarray(revealed, dtype=bool)
+    x = _token_array(x)
+    revealed = _revealed_mask(revealed)
     if x.ndim != 2 or x.shape[1] != d or revealed.shape != x.shape:
         raise ValueError(f"x, revealed: expected two (n, d={d}) arrays, got {x.shape} and {revealed.shape}")
     if x.dtype.kind not in "iu":
@@ -290,11 +312,14 @@ def loo_conditionals(law, x, revealed, *, max_rows: int = 1 << 16) -> np.ndarray
     -------
     numpy.ndarray, shape (n, d, K)
     """
+    if not all(hasattr(law, a) for a in ("d", "K", "conditionals")):
+        raise ValueError(f"law: expected a conditional oracle (d, K, conditionals), got {type(law).__name__}")
+    max_rows = _int_arg(max_rows, "max_rows", 1)
     own = getattr(law, "loo_conditionals", None)
     if own is not None:
         return own(x, revealed)
-    x = np.asarray(x)
-    revealed = np.asarray(revealed, dtype=bool)
+    x = _token_array(x)
+    revealed = _revealed_mask(revealed)
     d = int(law.d)
     if x.ndim != 2 or x.shape[1] != d or revealed.shape != x.shape:
         raise ValueError(f"x, revealed: expected two (n, d={d}) arrays, got {x.shape} and {revealed.shape}")
