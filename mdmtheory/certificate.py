@@ -120,8 +120,12 @@ def empirical_bernstein_radius(values, value_range: float, confidence: float) ->
         raise ValueError(f"value_range: expected the length (>= 0) of an interval holding every value, got {value_range}")
     conf = _confidence(confidence)
     log_term = math.log(2.0 / (1.0 - conf))
-    var = float(z.var(ddof=1))
-    return math.sqrt(2.0 * var * log_term / n) + 7.0 * float(value_range) * log_term / (3.0 * (n - 1))
+    scale = float(np.max(np.abs(z)))  # the variance of z / scale: no overflow at 1e200
+    std = scale * math.sqrt(float((z / scale).var(ddof=1))) if scale > 0 else 0.0
+    radius = math.sqrt(2.0 * log_term / n) * std + 7.0 * float(value_range) * log_term / (3.0 * (n - 1))
+    if not math.isfinite(radius):
+        raise ValueError(f"values: the radius exceeds float64 (values up to {scale:.3g}, range {value_range:.3g})")
+    return radius
 
 
 def _confidence(confidence) -> float:

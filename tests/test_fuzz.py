@@ -636,3 +636,11 @@ def test_revealed_masks_are_not_cast_from_floats():
     out = structured.loo_conditionals(law, [[0, 1, 1, 0]], np.array([[1, 0, 1, 0]]))
     ref = structured.loo_conditionals(law, [[0, 1, 1, 0]], np.array([[True, False, True, False]]))
     assert np.array_equal(out, ref)
+
+
+def test_bernstein_radius_scale_aware():
+    # the sample variance of values near 1e200 overflowed (inf radius, numpy warning)
+    r = certificate.empirical_bernstein_radius([1e200, -1e200, 1.0], 1e300, 0.95)
+    r1 = certificate.empirical_bernstein_radius([1.0, -1.0, 1e-200], 1e100, 0.95)
+    assert math.isfinite(r) and r == pytest.approx(r1 * 1e200, rel=1e-12)
+    _refused(certificate.empirical_bernstein_radius, [1e300, -1e300, 1.0], 1e308, 0.95, name="values")
