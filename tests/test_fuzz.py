@@ -644,3 +644,11 @@ def test_bernstein_radius_scale_aware():
     r1 = certificate.empirical_bernstein_radius([1.0, -1.0, 1e-200], 1e100, 0.95)
     assert math.isfinite(r) and r == pytest.approx(r1 * 1e200, rel=1e-12)
     _refused(certificate.empirical_bernstein_radius, [1e300, -1e300, 1.0], 1e308, 0.95, name="values")
+
+
+def test_design_refuses_n_per_level_beyond_its_limit_before_work():
+    from mdmtheory.design import design
+    x = np.array([[0, 1, 1], [1, 0, 1], [0, 0, 0], [1, 1, 1]] * 3)
+    t0 = time.perf_counter()
+    _refused(design, x, steps=2, n_per_level=10**12, name="n_per_level")
+    assert time.perf_counter() - t0 < 1.0
