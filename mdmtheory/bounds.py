@@ -608,9 +608,10 @@ class BlockAllocation(NamedTuple):
 def _block_terms(S: np.ndarray, H: np.ndarray, n: np.ndarray) -> np.ndarray:
     r""":math:`(e^{S_k/n} - 1) H_k` for every block k (rows) and step count n (columns);
     0 where :math:`H_k = 0` (whatever the factor)."""
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 where H = 0: replaced by 0
         f = np.expm1(S[:, None] / n[None, :])
-    return np.where(H[:, None] > 0, f * H[:, None], 0.0)
+        prod = f * H[:, None]
+    return np.where(H[:, None] > 0, prod, 0.0)
 
 
 def w26_block_objective_min(p, edges, steps: int) -> BlockAllocation:

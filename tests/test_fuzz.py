@@ -652,3 +652,10 @@ def test_design_refuses_n_per_level_beyond_its_limit_before_work():
     t0 = time.perf_counter()
     _refused(design, x, steps=2, n_per_level=10**12, name="n_per_level")
     assert time.perf_counter() - t0 < 1.0
+
+
+def test_compare_on_a_point_mass_over_an_extreme_grid():
+    # found by the slow fuzz: inf * 0 in the block objective (RuntimeWarning) where H = 0
+    p = mt.Joint(np.array([1.0, 5.99929215e-289]))
+    cmp = mt.compare(p, mt.Grid((1e-300, 0.999999999999)))
+    assert all(not math.isnan(r.value) for r in cmp.rows)
