@@ -170,6 +170,8 @@ def dyadic_weights(grid, weights: str = "corrected") -> np.ndarray:
     v = float_array(grid, "grid", what="(J+1,), increasing reveal times in [0, 1]")
     if v.ndim != 1 or v.shape[0] < 2 or np.any(np.diff(v) <= 0) or v[0] < 0 or v[-1] > 1:
         raise ValueError(f"grid: expected increasing reveal times in [0, 1], got {grid!r}")
+    if not isinstance(weights, str):
+        raise ValueError(f"weights: expected one of {WEIGHTS}, got {type(weights).__name__}")
     if weights == "stated":
         return np.diff(v)
     if weights == "corrected":

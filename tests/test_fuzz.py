@@ -659,3 +659,8 @@ def test_compare_on_a_point_mass_over_an_extreme_grid():
     p = mt.Joint(np.array([1.0, 5.99929215e-289]))
     cmp = mt.compare(p, mt.Grid((1e-300, 0.999999999999)))
     assert all(not math.isnan(r.value) for r in cmp.rows)
+
+
+def test_dyadic_weights_name_must_be_text():
+    # found by the slow fuzz: an array as `weights` raised numpy's "truth value ... ambiguous"
+    _refused(dyadic.dyadic_weights, [0.2, 0.5, 0.8], np.array([1, 2]), name="weights")
