@@ -302,11 +302,11 @@ def certify(
     if eps <= 0:
         raise ValueError(f"eps: expected a target KL > 0 (nats), got {eps}")
     conf = _confidence(confidence)
-    if weights not in WEIGHTS:
+    if not isinstance(weights, str) or weights not in WEIGHTS:
         raise ValueError(f"weights: expected one of {WEIGHTS}, got {weights!r}")
-    if form not in FORMS:
+    if not isinstance(form, str) or form not in FORMS:
         raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
-    if rule not in RULES:
+    if not isinstance(rule, str) or rule not in RULES:
         raise ValueError(f"rule: expected one of {RULES}, got {rule!r}")
     tail = _real_arg(tail, "tail")
     if tail <= 0:

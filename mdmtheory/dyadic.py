@@ -493,7 +493,7 @@ def dyadic_terms(law, xs: np.ndarray, U: np.ndarray, grid, *, form: str = "kl") 
     Returns ``(T, counts)``: T of shape (n, J) (summed over positions i) and counts (n, J)
     of positions revealed inside each interval (:math:`|\{k : v_j < U_k \le v_{j+1}\}|`).
     """
-    if form not in FORMS:
+    if not isinstance(form, str) or form not in FORMS:
         raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
     v = np.asarray(grid, dtype=np.float64)
     prev = None
