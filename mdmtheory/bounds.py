@@ -20,13 +20,14 @@ masking diffusion* (2026), arXiv 2608.13520 (read in full; places: docs/theory.m
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ._validate import LIMITS as _LIMITS
-from ._validate import int_arg
+from ._validate import _short, int_arg
 from .divergence import kl as _kl
 from .joint import Joint
 from .schedules import Grid, Schedule, check_schedule
@@ -353,12 +354,19 @@ def lc25_lower_our_reading(p, max_size: int, *, reading: str = "revealed") -> Bo
 
 
 def _max_size_arg(max_size, d: int) -> int:
-    try:
-        ok = not isinstance(max_size, (bool, np.bool_)) and float(max_size).is_integer()
-    except (TypeError, ValueError):
-        ok = False
+    """An integer step size in 1..d (integral floats accepted; 10**400 or Fraction refused
+    without a float overflow)."""
+    ok = False
+    if isinstance(max_size, numbers.Integral) and not isinstance(max_size, (bool, np.bool_)):
+        ok = True
+    elif isinstance(max_size, numbers.Real) and not isinstance(max_size, (bool, np.bool_)):
+        try:
+            f = float(max_size)
+            ok = math.isfinite(f) and f.is_integer() and f == max_size
+        except (OverflowError, TypeError, ValueError):
+            ok = False
     if not ok or not 1 <= int(max_size) <= d:
-        raise ValueError(f"max_size: expected an integer in 1..d={d}, got {max_size!r}")
+        raise ValueError(f"max_size: expected an integer in 1..d={d}, got {_short(max_size)}")
     return int(max_size)
 
 
@@ -600,9 +608,10 @@ class BlockAllocation(NamedTuple):
 def _block_terms(S: np.ndarray, H: np.ndarray, n: np.ndarray) -> np.ndarray:
     r""":math:`(e^{S_k/n} - 1) H_k` for every block k (rows) and step count n (columns);
     0 where :math:`H_k = 0` (whatever the factor)."""
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 where H = 0: replaced by 0
         f = np.expm1(S[:, None] / n[None, :])
-    return np.where(H[:, None] > 0, f * H[:, None], 0.0)
+        prod = f * H[:, None]
+    return np.where(H[:, None] > 0, prod, 0.0)
 
 
 def w26_block_objective_min(p, edges, steps: int) -> BlockAllocation:

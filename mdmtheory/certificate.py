@@ -116,7 +116,7 @@ from ._validate import real_arg as _real_arg
 from .dyadic import FORMS, WEIGHTS, dyadic_grid, dyadic_terms, dyadic_weights, oracle_samples, psi
 from .dyadic import _check_oracle
 from .schedules import Grid, geometric_grid
-from .structured import MixtureOfProductsLaw
+from .structured import MAX_MIXTURE_ENTRIES, MixtureOfProductsLaw
 
 __all__ = ["Certificate", "certify", "certify_data", "empirical_oracle", "empirical_bernstein_radius", "RULES"]
 
@@ -145,8 +145,12 @@ def empirical_bernstein_radius(values, value_range: float, confidence: float) ->
         raise ValueError(f"value_range: expected the length (>= 0) of an interval holding every value, got {value_range}")
     conf = _confidence(confidence)
     log_term = math.log(2.0 / (1.0 - conf))
-    var = float(z.var(ddof=1))
-    return math.sqrt(2.0 * var * log_term / n) + 7.0 * float(value_range) * log_term / (3.0 * (n - 1))
+    scale = float(np.max(np.abs(z)))  # the variance of z / scale: no overflow at 1e200
+    std = scale * math.sqrt(float((z / scale).var(ddof=1))) if scale > 0 else 0.0
+    radius = math.sqrt(2.0 * log_term / n) * std + 7.0 * float(value_range) * log_term / (3.0 * (n - 1))
+    if not math.isfinite(radius):
+        raise ValueError(f"values: the radius exceeds float64 (values up to {scale:.3g}, range {value_range:.3g})")
+    return radius
 
 
 def _confidence(confidence) -> float:
@@ -244,8 +248,10 @@ def _interval(interval, d: int) -> tuple[float, float]:
         if d < 3:
             raise ValueError(f"interval: the canonical interval (1/d, 1 - 1/d) needs d >= 3 (d={d}); give interval")
         return 1.0 / d, 1.0 - 1.0 / d
+    if isinstance(interval, (str, bytes)):
+        raise ValueError(f"interval: expected a pair (t0, T) with 0 < t0 < T < 1, got {interval!r}")
     try:
-        a, b = (float(v) for v in interval)
+        a, b = (_real_arg(v, "interval") for v in interval)
     except (TypeError, ValueError):
         raise ValueError(f"interval: expected a pair (t0, T) with 0 < t0 < T < 1, got {interval!r}") from None
     if not (math.isfinite(a) and math.isfinite(b) and 0.0 < a < b < 1.0):
@@ -324,11 +330,11 @@ def certify(
     if eps <= 0:
         raise ValueError(f"eps: expected a target KL > 0 (nats), got {eps}")
     conf = _confidence(confidence)
-    if weights not in WEIGHTS:
+    if not isinstance(weights, str) or weights not in WEIGHTS:
         raise ValueError(f"weights: expected one of {WEIGHTS}, got {weights!r}")
-    if form not in FORMS:
+    if not isinstance(form, str) or form not in FORMS:
         raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
-    if rule not in RULES:
+    if not isinstance(rule, str) or rule not in RULES:
         raise ValueError(f"rule: expected one of {RULES}, got {rule!r}")
     tail = _real_arg(tail, "tail")
     if tail <= 0:
@@ -419,6 +425,8 @@ def empirical_oracle(samples, K: int | None = None) -> MixtureOfProductsLaw:
     A mixture of point masses, one component per distinct row (weight = its frequency), so
     :math:`\hat p(x_j = v \mid x_A)` is the frequency of v at j among the observed rows
     that agree with :math:`x_A` (:class:`~mdmtheory.structured.MixtureOfProductsLaw`).
+    Limits, checked before the table is built: d <= 2**16, tokens below K <= 2**24, and
+    (distinct rows)·d·K <= :data:`~mdmtheory.structured.MAX_MIXTURE_ENTRIES` = 2**26.
 
     Examples
     --------
@@ -432,10 +440,23 @@ def empirical_oracle(samples, K: int | None = None) -> MixtureOfProductsLaw:
         raise ValueError(f"samples: cannot be read as an integer array (n, d) ({exc})") from None
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
         raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
-    K = max(int(x.max()) + 1, 2) if K is None else _int_arg(K, "K", 2)
-    if x.min() < 0 or x.max() >= K:
+    if x.shape[1] > LIMITS["d"]:
+        raise ValueError(f"samples: {x.shape[1]} positions exceed the documented limit d <= {LIMITS['d']}")
+    if x.min() < 0:
+        raise ValueError("samples: tokens must be non-negative integers")
+    if K is None:
+        if int(x.max()) >= LIMITS["K"]:
+            raise ValueError(f"samples: a token {int(x.max())} would make an alphabet beyond the "
+                             f"documented limit K <= {LIMITS['K']}; map the tokens to 0..K-1")
+        K = max(int(x.max()) + 1, 2)
+    else:
+        K = _int_arg(K, "K", 2)
+    if x.max() >= K:
         raise ValueError(f"samples: tokens must lie in 0..{K - 1}")
     rows, counts = np.unique(x, axis=0, return_counts=True)
+    if rows.shape[0] * x.shape[1] * K > MAX_MIXTURE_ENTRIES:
+        raise ValueError(f"samples: {rows.shape[0]} distinct rows x d={x.shape[1]} x K={K} exceed the "
+                         f"documented limit of {MAX_MIXTURE_ENTRIES} entries of the empirical oracle")
     probs = (rows[..., None] == np.arange(K)).astype(np.float64)
     return MixtureOfProductsLaw(counts / counts.sum(), probs)
 
@@ -466,7 +487,10 @@ def certify_data(
     (Certificate, str)
         The certificate and a sentence saying which law it is about.
     """
-    x = np.asarray(samples)
+    try:
+        x = np.asarray(samples)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"samples: cannot be read as an integer array (n, d) ({str(exc)[:80]})") from None
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1 or x.dtype.kind not in "iu":
         raise ValueError(f"samples: expected an integer array (n, d) with n >= 2, got shape {x.shape}, dtype {x.dtype}")
     n, d = x.shape

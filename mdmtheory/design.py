@@ -212,6 +212,7 @@ def design(
         if budget <= 0:
             raise ValueError(f"budget: expected EPS > 0 nats, got {budget}")
     exact_limit = _int_arg(exact_limit, "exact_limit", 1, MAX_OUTCOMES)
+    n_per_level = _int_arg(n_per_level, "n_per_level", 2)  # documented limit: _validate.LIMITS
     confidence = _real_arg(confidence, "confidence")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence: expected a level in (0, 1), got {confidence}")

@@ -31,7 +31,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from ._validate import float_array, real_arg
+from ._validate import _short, float_array, int_arg, real_arg
 
 __all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "RESCALE_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions"]
 
@@ -46,10 +46,13 @@ MAX_OUTCOMES = 1 << 24
 
 def positions_to_mask(positions: Iterable[int], d: int, *, name: str = "positions") -> int:
     """Bitmask of a set of positions, validating that each lies in ``0 .. d-1``."""
+    d = int_arg(d, "d", 1)
+    if isinstance(positions, (str, bytes)) or not hasattr(positions, "__iter__"):
+        raise ValueError(f"{name}: expected an iterable of positions in 0..{d - 1}, got {type(positions).__name__}")
     mask = 0
     for j in positions:
         if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer)):
-            raise ValueError(f"{name}: positions must be integers, got {j!r}")
+            raise ValueError(f"{name}: positions must be integers, got {_short(j)}")
         if not 0 <= int(j) < d:
             raise ValueError(f"{name}: position {j} is outside 0..{d - 1}")
         mask |= 1 << int(j)
@@ -57,7 +60,11 @@ def positions_to_mask(positions: Iterable[int], d: int, *, name: str = "position
 
 
 def mask_to_positions(mask: int, d: int) -> tuple[int, ...]:
-    """Sorted positions of a bitmask."""
+    """Sorted positions of a bitmask (``d`` <= 2**16; ``mask`` an integer in 0..2**d - 1)."""
+    d = int_arg(d, "d", 1)
+    if isinstance(mask, (bool, np.bool_)) or not isinstance(mask, (int, np.integer)) or not 0 <= int(mask) < (1 << d):
+        raise ValueError(f"mask: expected an integer bitmask in 0..2**{d}-1, got {type(mask).__name__}")
+    mask = int(mask)
     return tuple(j for j in range(d) if mask >> j & 1)
 
 
@@ -248,6 +255,10 @@ class Marginals:
     """
 
     def __init__(self, table: np.ndarray):
+        if isinstance(table, Joint):
+            table = table.table
+        if not isinstance(table, np.ndarray) or table.dtype.kind != "f" or table.ndim < 1:
+            raise ValueError(f"table: expected a float numpy array (a Joint's table), got {type(table).__name__}")
         self.full = (1 << table.ndim) - 1
         self.cache = {self.full: table}
 

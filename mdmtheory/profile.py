@@ -22,11 +22,28 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import comb
 
-from ._validate import LIMITS, float_array
+from ._validate import LIMITS, float_array, real_arg
 from .entropies import entropy_coefficients, popcounts, subset_entropies
 from .joint import Joint, positions_to_mask
 
-__all__ = ["Profile", "information_profile"]
+__all__ = ["Profile", "information_profile", "MONOTONE_TOL", "monotone_gap"]
+
+#: Relative rise (to max |φ|) above the running minimum that still counts as rounding: the
+#: one monotonicity tolerance of the package (:meth:`Profile.is_nonincreasing`).
+MONOTONE_TOL = 1e-12
+
+
+def monotone_gap(values) -> float:
+    r""":math:`\max_s (c_s - \min_{u \le s} c_u)` (>= 0): how far ``values`` are from non-increasing."""
+    c = np.asarray(values, dtype=np.float64)
+    return float(np.max(c - np.minimum.accumulate(c))) if c.size else 0.0
+
+
+def _tol_arg(tol) -> float:
+    tol = real_arg(tol, "tol")
+    if tol < 0:
+        raise ValueError(f"tol: expected a tolerance >= 0, got {tol}")
+    return tol
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -81,10 +98,18 @@ class Profile:
         r"""Information curve :math:`Z(i) = \varphi_0 - \varphi_i`."""
         return self.values[0] - self.values
 
-    def is_nonincreasing(self, tol: float = 1e-12) -> bool:
-        """Whether the values are non-increasing up to ``tol`` (scaled by the largest value)."""
-        scale = max(1.0, float(np.abs(self.values).max()))
-        return bool(np.all(np.diff(self.values) <= tol * scale))
+    def is_nonincreasing(self, tol: float = None) -> bool:
+        r"""Whether the values are non-increasing up to ``tol`` (default :data:`MONOTONE_TOL`).
+
+        The one rule of the package (:func:`monotone_gap`): the largest rise above the running
+        minimum, :math:`\max_s (\varphi_s - \min_{u \le s} \varphi_u)`, is at most
+        ``tol · max|φ|`` — relative to the profile's own scale, so multiplying a profile by a
+        constant never changes the answer. :func:`mdmtheory.optimal.optimal_schedule`,
+        :func:`~mdmtheory.optimal.lagrangian_frontier` and the UGC functions accept exactly
+        the profiles accepted here (with the same ``tol``).
+        """
+        tol = MONOTONE_TOL if tol is None else _tol_arg(tol)
+        return monotone_gap(self.values) <= tol * float(np.abs(self.values).max())
 
     def __repr__(self) -> str:
         return f"Profile(d={self.d}, values={np.array2string(self.values, precision=4)})"
