@@ -174,7 +174,7 @@ def test_report_command_writes_html_and_json_twin(capsys, tmp_path):
         (["schedule", "--profile", "/no/such.csv"], "--profile"),
         (["report", "--family", "markov", "--d", "4", "--target", "-1"], "target"),
         (["report", "--data", "x.txt", "--no-model"], "--data"),
-        (["estimate", "--checkpoint", "x", "--data", "/no/such.txt"], "--data"),
+        (["estimate", "--checkpoint", "words", "--data", "/no/such.txt"], "--data"),
         (["nosuchcommand"], "invalid choice"),
     ],
 )
