@@ -49,6 +49,10 @@ MAX_ALPHABET = 1 << 16
 #: (the Bernoulli path KL of an MDLM grid) costs of order d^2 T, about 2 s at d = 256, T = 256.
 MAX_SCHEDULE_D = 256
 
+#: Largest profile value ``schedule --profile`` accepts (nats): far above any cross-entropy
+#: a model reaches (-log 1e-300 is 691 nats), small enough that no sum of d * T values overflows.
+MAX_PROFILE_VALUE = 1e12
+
 #: Relative tolerance of the profile checks of ``schedule --profile`` (``>= 0`` and
 #: non-increasing), scaled by max(1, max |phi|).
 PROFILE_TOL = 1e-9
@@ -287,6 +291,11 @@ def load_profile(path: str, option: str = "--profile") -> tuple[Profile, np.ndar
 
 def _check_profile(v: np.ndarray, se, option: str) -> None:
     """A profile (phi_m, or a model's c(m)) is >= 0 and non-increasing in m, up to tolerance."""
+    big = np.flatnonzero(np.abs(v) > MAX_PROFILE_VALUE)
+    if big.size:
+        m = int(big[0])
+        raise UsageError(f"{option}: value {v[m]:.6g} at m = {m} is beyond the maximum {MAX_PROFILE_VALUE:g} nats "
+                         "of a profile")
     tol = PROFILE_TOL * max(1.0, float(np.abs(v).max()))
     neg = np.flatnonzero(v < -tol)
     if neg.size:
