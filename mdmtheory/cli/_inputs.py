@@ -187,8 +187,9 @@ def check_law_options(args) -> None:
         raise UsageError("--d: only with --family (a --table or --tokens law has its own length)")
 
 
-def load_law(args) -> tuple[Joint, str, str]:
-    """(law, name, source) from ``--table``, ``--tokens`` or ``--family``."""
+def load_law(args, alphabet=None) -> tuple[Joint, str, str]:
+    """(law, name, source) from ``--table``, ``--tokens`` or ``--family``; ``alphabet`` (a
+    model's): ``--tokens --chars`` read through it, so the law's outcome k is the model's."""
     given = [o for o in ("table", "tokens", "family") if getattr(args, o, None) is not None]
     if len(given) > 1:
         raise UsageError(f"--{given[0]}, --{given[1]}: give only one law")
@@ -212,7 +213,8 @@ def load_law(args) -> tuple[Joint, str, str]:
             raise UsageError(f"--table: {_message(exc)}") from None
         return law, p.stem, f"joint table {p.name} (d = {law.d}, K = {law.K})"
     if args.tokens is not None:
-        seq, seen = read_tokens(args.tokens, "--tokens", chars=args.chars, K=args.K)
+        seq, seen = read_tokens(args.tokens, "--tokens", chars=args.chars, K=args.K,
+                                alphabet=alphabet if args.chars else None)
         K = len(seen)
         _check_size(K, seq.shape[1], "--tokens")
         try:

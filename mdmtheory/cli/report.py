@@ -145,14 +145,17 @@ def run(args) -> dict:
     baseline = args.baseline
     model = None
     if given:
-        law, name, source = load_law(args)
+        if args.checkpoint is not None:
+            model = load_model(args.checkpoint, "--checkpoint")
+        if args.tokens is not None and args.chars and model is not None and model.alphabet is None:
+            raise UsageError(f"--chars: {model.describe()} does not record a character alphabet; give --tokens as "
+                             "integer outcome indices")
+        law, name, source = load_law(args, alphabet=None if model is None else model.alphabet)
         samples = None
         what = " ".join(f"--{o} {getattr(args, o)}" for o in ("table", "tokens", "family") if getattr(args, o) is not None)
         if args.family is not None:
             what += f" --d {8 if args.d is None else args.d}"
-        if args.checkpoint is not None:
-            model = load_model(args.checkpoint, "--checkpoint")
-        elif args.baseline is not None:
+        if model is None and args.baseline is not None:
             raise UsageError("--baseline: the baseline is compared with a model's attention; give --checkpoint")
     else:
         want_default_model = not args.no_model and args.checkpoint is None
