@@ -431,3 +431,24 @@ def test_a_token_of_a_billion_is_refused_before_work(capsys, tmp_path):
     for argv in (["profile", "--tokens", str(f)], ["design", str(f), "--steps", "1"]):
         line = _err_line(capsys, argv)
         assert "header" in line and "claims shape (1000000000, 1)" in line
+
+
+def test_hugging_face_mask_id_out_of_the_vocabulary_is_refused(capsys, tmp_path):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.BertConfig(vocab_size=20, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                  intermediate_size=16, max_position_embeddings=8, mask_token_id=4)
+    transformers.BertForMaskedLM(cfg).save_pretrained(tmp_path / "bert")
+    capsys.readouterr()  # transformers' own progress bar while saving
+    (tmp_path / "x.txt").write_text("0 1 2\n3 2 1\n")
+    line = _err_line(capsys, ["estimate", "--checkpoint", str(tmp_path / "bert"), "--data", str(tmp_path / "x.txt"),
+                              "--mask-id", "99"])
+    assert "--mask-id: 99" in line and "0..19" in line
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.json").write_text("{ not json")
+    line = _err_line(capsys, ["estimate", "--checkpoint", str(tmp_path / "bad"), "--data", str(tmp_path / "x.txt")])
+    assert line.startswith("mdmtheory estimate: error: --checkpoint:")
+    out = _json(capsys, ["estimate", "--checkpoint", str(tmp_path / "bert"), "--data", str(tmp_path / "x.txt"),
+                         "--n-per-level", "3"])
+    assert out["d"] == 3 and len(out["values"]) == 3

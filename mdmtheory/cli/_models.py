@@ -102,6 +102,7 @@ def load_model(spec: str, option: str = "--checkpoint", *, mask_id=None, shift: 
 def _load_hf(spec, option, *, mask_id, shift, trust_remote_code) -> LoadedModel:
     from .. import bridge
 
+    bars = _quiet_transformers()
     try:
         model = bridge.from_pretrained(spec, mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code)
     except (ValueError, OSError, KeyError, TypeError, AttributeError, RecursionError, ImportError) as exc:
@@ -109,10 +110,23 @@ def _load_hf(spec, option, *, mask_id, shift, trust_remote_code) -> LoadedModel:
         if msg.startswith("mask_id:"):
             raise UsageError(f"--mask-id: {msg[len('mask_id:'):].strip()} (give --mask-id ID)") from None
         raise UsageError(f"{option}: cannot load the Hugging Face folder {spec!r} ({msg[:300]})") from None
+    finally:
+        bars()
     V = _vocab_size(model.model)
     if V is not None and not 0 <= model.mask_id < V:
         raise UsageError(f"--mask-id: {model.mask_id} is not a token id of this model (its vocabulary has ids 0..{V - 1})")
     return LoadedModel(model, spec, option, "hf", None if V is None else V - 1, None, None, False)
+
+
+def _quiet_transformers():
+    """transformers' loading bars off (stderr is the CLI's one error line); returns the undo."""
+    try:
+        from transformers.utils import logging as tf_logging
+    except ImportError:
+        return lambda: None
+    was = tf_logging.is_progress_bar_enabled()
+    tf_logging.disable_progress_bar()
+    return tf_logging.enable_progress_bar if was else (lambda: None)
 
 
 def _vocab_size(module):
