@@ -46,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chars", action="store_true",
                         help="DATA lines are characters, one token each (with --model: the checkpoint's alphabet)")
     parser.add_argument("--n-per-level", type=int, default=1000,
-                        help="estimator draws per level (default 1000, at most 10,000,000)")
+                        help="estimator draws per level (default 1000; 2 to 10,000,000)")
     parser.add_argument("--seed", type=int, default=0, help="estimator seed (default 0)")
     parser.add_argument("--exact-limit", type=int, default=EXACT_LIMIT,
                         help=f"largest K^d used exactly (default {EXACT_LIMIT})")

@@ -17,7 +17,7 @@ import csv
 
 import numpy as np
 
-from ._common import UsageError, check_output
+from ._common import UsageError, check_output, options_for
 from ._inputs import MAX_ALPHABET, int_list, read_tokens
 from ._models import check_samples
 from ._models import load_model as _load_model
@@ -68,12 +68,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--data is text whose characters are tokens, read through the checkpoint's alphabet")
     parser.add_argument("--levels", type=int_list, metavar="M1,M2,...", help="revealed counts m (default 0..d-1)")
     parser.add_argument("--n-per-level", type=int, default=1000,
-                        help=f"Monte Carlo draws per level (default 1000, at most {MAX_DRAWS:,})")
+                        help=f"Monte Carlo draws per level (default 1000; 2 to {MAX_DRAWS:,})")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     parser.add_argument("--sizes", type=int_list, metavar="K1,K2,...",
                         help="also estimate the path cross-entropy of this schedule")
     parser.add_argument("--n-path", type=int, default=1000,
-                        help=f"draws for the path cross-entropy (default 1000, at most {MAX_DRAWS:,})")
+                        help=f"draws for the path cross-entropy (default 1000; 2 to {MAX_DRAWS:,})")
     parser.add_argument("--mask-id", type=int, help="mask token id (Hugging Face folders only)")
     parser.add_argument("--shift", action="store_true", help="logits shifted right by one (Dream; Hugging Face folders only)")
     parser.add_argument("--trust-remote-code", action="store_true",
@@ -82,8 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check_draws(option: str, v: int) -> None:
-    if not 1 <= v <= MAX_DRAWS:
-        raise UsageError(f"{option}: expected a number of draws in 1..{MAX_DRAWS:,}, got {v}")
+    """At least 2 draws (a standard error needs two), at most MAX_DRAWS."""
+    if not 2 <= v <= MAX_DRAWS:
+        raise UsageError(f"{option}: expected a number of draws in 2..{MAX_DRAWS:,}, got {v}")
 
 
 def check_seed(v: int) -> None:
@@ -110,7 +111,10 @@ def run(args) -> dict | None:
     bridge = _bridge()
     masked = model.masked()
     rank = bridge.distributed.init_from_env().rank  # a no-op outside torchrun
-    est = bridge.estimate_profile(masked, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed)
+    names = {"n_per_level": "--n-per-level", "n": "--n-path", "levels": "--levels", "seed": "--seed",
+             "samples": "--data", "schedule": "--sizes", "plan": "--sizes", "sizes": "--sizes"}
+    with options_for(names):
+        est = bridge.estimate_profile(masked, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed)
     levels = np.asarray(est.levels).tolist()
     values = np.asarray(est.values, dtype=np.float64).tolist()
     stderr = np.asarray(est.stderr, dtype=np.float64).tolist()
@@ -120,7 +124,8 @@ def run(args) -> dict | None:
     if args.sizes is not None:
         from ..schedules import Schedule
 
-        r = bridge.estimate_path_cross_entropy(masked, samples, Schedule(args.sizes), n=args.n_path, seed=args.seed)
+        with options_for(names):
+            r = bridge.estimate_path_cross_entropy(masked, samples, Schedule(args.sizes), n=args.n_path, seed=args.seed)
         out["path"] = {"sizes": list(args.sizes), "value": float(r.value), "stderr": float(r.stderr),
                        "forwards": int(getattr(r, "forwards", 0) or 0)}
     if rank != 0:
