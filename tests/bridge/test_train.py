@@ -130,7 +130,7 @@ def test_cli_train_bad_threads_is_one_line_and_no_bar_off_a_terminal(tmp_path, c
     out = str(tmp_path / "m.safetensors")
     assert main(["train", str(f), "--chars", "--out", out, "--steps", "2", "--threads", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("mdmtheory train: error: num_threads"), err
+    assert len(err) == 1 and err[0].startswith("mdmtheory train: error: --threads"), err
     threads = torch.get_num_threads()
     try:
         assert main(["train", str(f), "--chars", "--out", out, "--steps", "2", "--batch-size", "4"]) == 0
