@@ -402,4 +402,4 @@ def test_html_with_attention_has_three_more_figures(att_report):
         im = Image.open(io.BytesIO(base64.b64decode(b64)))
         im.load()
         assert im.size[0] > 100 and im.size[1] > 100, alt
-    assert "causal baseline: absorption of BOS" in text and "Spearman" in text
+    assert "causal baseline: share of attention absorbed by BOS" in text and "Spearman" in text
