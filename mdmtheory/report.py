@@ -823,8 +823,8 @@ def schedule_caption(rec: dict, phi) -> str:
     phi = list(phi)
     d, T = len(phi), rec["steps"]
     opt, const = Schedule(rec["sizes"]), Schedule(rec["constant_sizes"])
-    cap = (f"Tokens revealed at each of the {_plural(T, 'step')} by the recommended schedule {rec['sizes']} and by "
-           f"the constant one {rec['constant_sizes']}. A step of k tokens taken with s already revealed costs "
+    cap = (f"Tokens revealed at each step ({_plural(T, 'step')} in all) by the recommended schedule {rec['sizes']} "
+           f"and by the constant one {rec['constant_sizes']}. A step of k tokens taken with s already revealed costs "
            "Σ_{m=s}^{s+k−1} (φ_s − φ_m) nats of path KL: the fall of the profile inside the step (numbers above "
            "the bars). Optimal: " + " + ".join(f"{c:.3g}" for c in rec["step_costs"]) + f" = {rec['path_kl']:.3g} "
            "nats; constant: " + " + ".join(f"{c:.3g}" for c in rec["constant_step_costs"])
@@ -835,7 +835,7 @@ def schedule_caption(rec: dict, phi) -> str:
     if T >= 2:
         fo, fc = _falls_at(phi, opt.starts), _falls_at(phi, const.starts)
         cap += (" The optimum starts its steps at m = " + ", ".join(str(m) for m, _ in fo) + " revealed, so the "
-                "falls there (" + ", ".join(f"φ_{m - 1} − φ_m = {f:.3g}" for m, f in fo) + " nats) are paid by no "
+                "falls there (" + ", ".join(f"φ_{m - 1} − φ_{m} = {f:.3g}" for m, f in fo) + " nats) are paid by no "
                 "step; the constant schedule starts at m = " + ", ".join(str(m) for m, _ in fc) + ".")
         falls = np.asarray(phi[:-1]) - np.asarray(phi[1:])  # falls[m - 1] = φ_{m−1} − φ_m
         top = set((np.argsort(-falls, kind="stable")[:T - 1] + 1).tolist())
