@@ -23,6 +23,12 @@ r"""The report: every number of the main job for one law (and optionally a model
    :math:`I(X_i; X_j \mid X_{A\setminus j})` of the revealed positions (arXiv 2601.07894 for
    the anchors; the information comparison is ours).
 
+The HTML opens with a summary (the first screen): the step budget or target in words, and
+the optimal schedule's path KL against constant, cosine, log-linear and geometric at that
+budget (section 7's ``gains``). Anchor absorption is compared with its row-permutation null
+(:func:`anchor_null`: an arg max is at least 1/d by construction), the causal baseline's BOS
+with uniform causal attention (below it: no sink).
+
 :func:`write_html` turns the record into one self-contained HTML file (PNG plots embedded as
 base64, inline CSS, no scripts, no network). The record's :meth:`Report.to_dict` is the
 ``--json`` twin of that file: the same numbers.
