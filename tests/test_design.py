@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import mdmtheory as mt
-from mdmtheory import exports, families
+from mdmtheory import datasets, exports, families, structured
 from mdmtheory.cli import main
-from mdmtheory.design import defect_weights, design, estimate_profile
+from mdmtheory.design import defect_weights, design, estimate_profile, memorization
 from mdmtheory.structured import as_oracle
 
 
@@ -107,7 +107,7 @@ def test_estimated_route_on_a_tiny_checkpoint(tmp_path, capsys):
     m = TinyMDM(TinyConfig(vocab_size=3, seq_len=5, d_model=8, n_layers=1, n_heads=2, d_ff=8))
     st, _ = save_checkpoint(m, tmp_path / "m.safetensors", info={"alphabet": ["0", "1", "2"]})
     f = _write(tmp_path, x)
-    assert main(["design", str(f), "--model", st, "--steps", "2", "--n-per-level", "50", "--json"]) == 0
+    assert main(["design", str(f), "--model", st, "--steps", "2", "--n-per-level", "20", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["method"] == "estimated" and len(out["profile_stderr"]) == 5
     # brute force: the model's c(m) on the empirical law of the data, every row and every
@@ -285,3 +285,85 @@ def test_certify_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
         assert rc == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("mdmtheory design: error:"), (argv, err)
+
+
+# -- memorization of the empirical law (issue 17, item 1) ------------------------------------
+def _brute_unique(x, A):
+    """Fraction of rows i for which no other row agrees with row i on every position of A."""
+    n = x.shape[0]
+    A = list(A)
+    same = (x[:, None, A] == x[None, :, A]).all(axis=-1) if A else np.ones((n, n), bool)
+    np.fill_diagonal(same, False)
+    return float(np.mean(~same.any(axis=1)))
+
+
+def test_memorization_is_the_brute_force_unique_context_rate():
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 3, size=(40, 5))
+    x[30:] = x[:10]  # duplicates share every context
+    mem = memorization(x)
+    for m in range(5):
+        subs = list(itertools.combinations(range(5), m))
+        assert mem.subsets[m] == len(subs) and mem.stderr[m] == 0
+        assert mem.unique[m] == pytest.approx(np.mean([_brute_unique(x, A) for A in subs]), abs=1e-12)
+    assert mem.distinct == len({tuple(r) for r in x.tolist()})
+    over = [m for m in range(5) if mem.unique[m] > 0.5]
+    assert mem.memorized_from == (over[0] if over else None)
+    # sampled levels (more subsets than `subsets`) agree with the full enumeration within their stderr
+    x = rng.integers(0, 2, size=(60, 9))
+    mem = memorization(x, subsets=40, seed=1)
+    for m in range(9):
+        exact = np.mean([_brute_unique(x, A) for A in itertools.combinations(range(9), m)])
+        assert abs(mem.unique[m] - exact) <= 5 * mem.stderr[m] + 0.03, (m, mem.unique[m], exact)
+
+
+def test_d32_markov_with_2000_rows_is_flagged_as_memorized(tmp_path, capsys):
+    """n = 2000 rows of a d = 32 chain (n << 4^32): the empirical profile is memorized rows."""
+    x = datasets.markov(d=32).sample(2000, seed=0)
+    res = design(x, K=4, steps=8, n_per_level=20)
+    assert res.memorized and res.warning is not None
+    for route in ("--model", "mdmtheory train", "MarkovChainLaw"):
+        assert route in res.warning
+    m0 = res.memorization.memorized_from
+    assert 0 < m0 < 32 and res.memorization.unique[m0 - 1] <= 0.5
+    # an independent estimate (pairwise comparisons, other subsets) agrees that level m0 is mostly unique
+    rng = np.random.default_rng(99)
+    u = np.mean([_brute_unique(x, rng.permutation(32)[:m0]) for _ in range(8)])
+    assert u > 0.5 and abs(u - res.memorization.unique[m0]) < 0.1
+    np.save(tmp_path / "m.npy", x)
+    assert main(["design", str(tmp_path / "m.npy"), "--steps", "8", "--n-per-level", "20", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["memorized"] is True and out["warning"] == res.warning
+    assert out["memorization"]["memorized_from"] == m0
+    from mdmtheory.cli.design import render
+
+    text = render(out)  # the text form of the same result
+    assert "WARNING: memorized" in text and "not a design for the data's source" in text
+    assert "optimal schedule" not in text
+
+
+def test_plenty_of_data_is_not_flagged(tmp_path, capsys):
+    """n = 5000 >> K^d = 81: every context is shared, no warning."""
+    _, x = _markov_samples(n=5000, d=4)
+    res = design(x, K=3, steps=2)
+    assert not res.memorized and res.warning is None
+    assert np.all(res.memorization.unique < 0.05)
+    f = _write(tmp_path, x)
+    assert main(["design", str(f), "--steps", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["memorized"] is False and out["warning"] is None
+    assert main(["design", str(f), "--steps", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "WARNING" not in text and "optimal schedule, T = 2" in text
+
+
+def test_a_structured_fit_is_an_honest_route_without_the_warning():
+    """The route the warning offers: a Markov chain fitted to the rows, designed on as an oracle."""
+    x = datasets.markov(d=32).sample(2000, seed=0)
+    counts = np.ones((4, 4))
+    np.add.at(counts, (x[:, :-1].ravel(), x[:, 1:].ravel()), 1)
+    law = structured.MarkovChainLaw(counts / counts.sum(1, keepdims=True), 32)
+    res = design(x, K=4, model=law, steps=8, n_per_level=50)
+    assert res.memorization is None and res.warning is None and not res.memorized
+    # its profile stays away from 0 where the empirical one is memorized
+    assert res.profile.values[-1] > 0.1

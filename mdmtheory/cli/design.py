@@ -106,6 +106,9 @@ def run(args) -> dict:
         "profile": res.profile.values.tolist(),
         "profile_stderr": None if res.stderr is None else res.stderr.tolist(),
         "export": exports.export(res.schedule, args.format, **kw),
+        "memorized": res.memorized,
+        "warning": res.warning,
+        "memorization": None if res.memorization is None else res.memorization.to_dict(),
     }
     return out
 
@@ -138,11 +141,14 @@ def render(r: dict) -> str:
             + " ".join(f"{t:.4g}" for t in r["times"][:8]) + (" ..." if len(r["times"]) > 8 else ""),
         ])
     lines = [f"mdmtheory design: {r['note']}", f"n = {r['n']} sequences, d = {r['d']}, K = {r['K']}"]
+    if r.get("warning"):
+        lines.append(f"WARNING: {r['warning']}")
     prof = " ".join(f"{v:.4f}" for v in r["profile"])
     lines.append(("exact profile" if r["method"] == "exact" else "estimated cross-entropy profile") + f" (nats): {prof}")
     if r["budget"] is not None:
         lines.append(f"budget {r['budget']:g} nats: fewest steps = {r['steps']}")
-    lines.append(f"optimal schedule, T = {r['steps']}: sizes {r['sizes']}")
+    lines.append(("schedule of the memorized empirical law (not a design for the data's source)" if r.get("memorized")
+                  else "optimal schedule") + f", T = {r['steps']}: sizes {r['sizes']}")
     if r["method"] == "exact":
         lines.append(f"path KL (exact, on the empirical law): {r['path_kl']:.6f} nats")
     else:

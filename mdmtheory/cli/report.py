@@ -23,6 +23,10 @@ EXAMPLE = "mdmtheory report --family markov --d 8 --out report.html"
 
 DEFAULT_OUT = "mdmtheory-report.html"
 
+#: Step budget of the default report (five-letter words, d = 5): the step count where the choice of
+#: schedule matters (T = 2 and 4 have one best schedule up to order; at T = 3 the optimum beats the families).
+DEFAULT_RECOMMEND_STEPS = 3
+
 
 def default_law(model: bool = True, seed: int = 0):
     """The embedded default: the exact law of five-letter English words (wordfreq) and the
@@ -57,7 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--planners", default=",".join(DEFAULT_PLANNERS), help="planners compared (comma-separated)")
     parser.add_argument("--target", type=float, default=None,
                         help="recommend the fewest steps whose optimal path KL <= TARGET nats (default 5%% of H(X))")
-    parser.add_argument("--recommend-steps", type=int, metavar="T", help="recommend a schedule with T steps instead")
+    parser.add_argument("--recommend-steps", type=int, metavar="T",
+                        help=f"recommend a schedule with T steps instead (default report: {DEFAULT_RECOMMEND_STEPS})")
     m = parser.add_argument_group("model (optional): the cross-entropy profile of a checkpoint")
     m.add_argument("--checkpoint", metavar="PATH", help="a mdmtheory checkpoint or a local Hugging Face folder")
     m.add_argument("--data", metavar="FILE", help="token sequences for the model's estimates (default: sampled from the "
@@ -205,7 +210,8 @@ def run(args) -> dict:
     with options_for(_LIBRARY_OPTIONS):
         report = build_report(
             law, name=name, source=source, steps=args.steps, planners=planners, target=args.target,
-            recommend_steps=args.recommend_steps, cross_entropy=cross_entropy,
+            recommend_steps=(DEFAULT_RECOMMEND_STEPS if not given and args.target is None and args.recommend_steps is None
+                             else args.recommend_steps), cross_entropy=cross_entropy,
             attention_model=masked if use_attention else None, attention_baseline=baseline if use_attention else None,
             attention_steps=args.attention_steps, attention_samples=args.attention_samples,
             attention_info_samples=args.attention_info_samples, attention_seed=args.seed,
@@ -226,8 +232,9 @@ def render(result: dict) -> str:
     return "\n".join([
         f"{result['law']['name']}: {result['law']['source']}",
         f"every bound holds: {'yes' if b['all_hold'] else 'NO'} ({len(b['series'])} bounds x {len(b['steps'])} step counts)",
-        f"recommended: {rec['steps']} steps, sizes {rec['sizes']}, exact KL {_z(rec['exact_kl']):.4g} nats "
-        f"(constant schedule: {_z(rec['constant_exact_kl']):.4g})"
+        f"recommended: {rec['steps']} step{'' if rec['steps'] == 1 else 's'}, sizes {rec['sizes']}, path KL "
+        f"{_z(rec['path_kl']):.4g} nats (" + ", ".join(f"{k} {_z(g['path_kl']):.4g}" for k, g in rec["gains"].items())
+        + f"), exact KL {_z(rec['exact_kl']):.4g} nats (constant schedule: {_z(rec['constant_exact_kl']):.4g})"
         + ("" if not rec.get("model_designed") else
            f"; designed from the model alone: {rec['model_designed']['sizes']}, "
            f"regret {_z(rec['model_designed']['regret']):.4g} nats"),
@@ -238,11 +245,16 @@ def _attention_lines(a) -> list[str]:
     if a is None:
         return []
     f = lambda v: "/".join(f"{x:.2f}" for x in v)  # noqa: E731
-    lines = [f"attention per layer: anchor absorption {f(a['mdm']['absorption_mean'])} (uniform {a['uniform_absorption']:.2f}), "
-             f"anchor drift rate {f(a['mdm']['drift_rate'])}"]
+    null = a.get("anchor_null")
+    lines = [f"attention per layer: anchor absorption {f(a['mdm']['absorption_mean'])} (an arg max: "
+             + (f"row-permutation null {f(null['mean'])}, 95th percentile {f(null['q95'])}" if null else
+                f">= 1/d = {a['uniform_absorption']:.2f} by construction")
+             + f"), anchor drift rate {f(a['mdm']['drift_rate'])}"]
     if a["baseline"] is not None:
         lines.append(f"causal baseline: BOS absorption {f(a['baseline']['bos_mean'])} "
-                     f"(uniform causal {a['baseline']['uniform_causal_bos']:.2f})")
+                     f"(uniform causal {a['baseline']['uniform_causal_bos']:.2f}"
+                     + ("; below it: no sink" if min(a["baseline"]["bos_mean"]) < a["baseline"]["uniform_causal_bos"]
+                        else "") + ")")
     pw = a["information"]["pointwise"]
     lines.append(f"attention vs exact information, Spearman per layer: {f(pw['rho_mean'])} ({pw['n_cases'][0]} cases)")
     return lines
