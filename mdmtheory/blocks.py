@@ -32,9 +32,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .joint import Joint, positions_to_mask
+from .joint import Joint
 from .optimal import optimal_schedule
 from .profile import Profile, information_profile
+from .prompted import check_given
 from .schedules import Schedule
 
 __all__ = ["BlockPlan", "BlockDesign", "response_blocks", "block_profiles", "block_path_kl", "design_blocks"]
@@ -70,18 +71,7 @@ class BlockDesign:
 
 
 def _given(p: Joint, given) -> list[int]:
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
-    try:
-        G = sorted(int(j) if isinstance(j, np.integer) else j for j in given)
-    except TypeError:
-        raise ValueError(f"given: expected an iterable of prompt positions, e.g. [0, 1], got {given!r}") from None
-    positions_to_mask(G, p.d, name="given")
-    if len(set(G)) != len(G):
-        raise ValueError(f"given: repeated entries in {G}")
-    if len(G) >= p.d:
-        raise ValueError(f"given: a prompt of all d={p.d} positions leaves no response; give at most d - 1")
-    return G
+    return sorted(check_given(p, given))
 
 
 def _block_length(B, n: int) -> int:

@@ -33,7 +33,7 @@ import numpy as np
 
 from ._validate import _short, float_array, int_arg, real_arg
 
-__all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "RESCALE_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions"]
+__all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "RESCALE_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions", "prompt_positions"]
 
 #: Largest allowed deviation of ``table.sum() + lost`` from 1.
 NORMALIZATION_TOL = 1e-9
@@ -57,6 +57,21 @@ def positions_to_mask(positions: Iterable[int], d: int, *, name: str = "position
             raise ValueError(f"{name}: position {j} is outside 0..{d - 1}")
         mask |= 1 << int(j)
     return mask
+
+
+def prompt_positions(given, d: int, *, name: str = "given") -> list[int]:
+    """Prompt positions, checked: an iterable of distinct integers in 0..d−1 leaving at
+    least one response position; returned as a list in the order given."""
+    try:
+        G = [int(j) if isinstance(j, np.integer) else j for j in given]
+    except TypeError:
+        raise ValueError(f"{name}: expected an iterable of prompt positions, e.g. [0, 1], got {given!r}") from None
+    positions_to_mask(G, d, name=name)
+    if len(set(G)) != len(G):
+        raise ValueError(f"{name}: repeated entries in {G}")
+    if len(G) >= d:
+        raise ValueError(f"{name}: a prompt of all d={d} positions leaves no response; give at most d - 1")
+    return G
 
 
 def mask_to_positions(mask: int, d: int) -> tuple[int, ...]:
@@ -218,20 +233,14 @@ class Joint:
         >>> p.condition([0], [1]).table
         array([0.2, 0.8])
         """
+        G = prompt_positions(positions, self.d, name="positions")
         try:
-            G = list(positions)
             vals = list(values)
         except TypeError:
-            raise ValueError("positions/values: expected two sequences of the same length, "
-                             "e.g. condition([0, 1], [3, 2])") from None
-        positions_to_mask(G, self.d, name="positions")
-        if len(set(G)) != len(G):
-            raise ValueError(f"positions: repeated entries in {G}")
+            raise ValueError(f"values: expected one token per position, e.g. condition([0, 1], [3, 2]), "
+                             f"got {values!r}") from None
         if len(vals) != len(G):
             raise ValueError(f"values: expected one token per position ({len(G)}), got {len(vals)}")
-        if len(G) >= self.d:
-            raise ValueError(f"positions: conditioning on all d={self.d} positions leaves nothing to "
-                             "generate; give at most d - 1 positions")
         for i, v in zip(G, vals):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or not 0 <= v < self.K:
                 raise ValueError(f"values: {v!r} at position {i} is not a token in 0..{self.K - 1}")

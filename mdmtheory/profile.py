@@ -24,7 +24,7 @@ from scipy.special import comb
 
 from ._validate import LIMITS, float_array, real_arg
 from .entropies import entropy_coefficients, popcounts, subset_entropies
-from .joint import Joint, positions_to_mask
+from .joint import Joint, positions_to_mask, prompt_positions
 
 __all__ = ["Profile", "information_profile", "MONOTONE_TOL", "monotone_gap"]
 
@@ -173,15 +173,8 @@ def information_profile(p: Joint, given=None) -> Profile:
         return _fix_rounding(Profile.from_entropy_coefficients(entropy_coefficients(p)).values)
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
-    try:
-        G = list(given)
-    except TypeError:
-        raise ValueError(f"given: expected an iterable of prompt positions, e.g. [0, 1], got {given!r}") from None
+    G = prompt_positions(given, p.d)
     g = positions_to_mask(G, p.d, name="given")
-    if len(set(G)) != len(G):
-        raise ValueError(f"given: repeated entries in {G}")
-    if len(G) >= p.d:
-        raise ValueError(f"given: a prompt of all d={p.d} positions leaves no response; give at most d - 1")
     if not G:
         return information_profile(p)
     H = subset_entropies(p)

@@ -28,24 +28,16 @@ import itertools
 import numpy as np
 
 from .divergence import kl
-from .joint import Joint, positions_to_mask
+from .joint import Joint, prompt_positions
 
 __all__ = ["prompt_law", "prompted_kl"]
 
 
-def _check_given(p: Joint, given) -> list[int]:
+def check_given(p: Joint, given) -> list[int]:
+    """The prompt positions of ``p`` as a list, checked (:func:`mdmtheory.joint.prompt_positions`)."""
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
-    try:
-        G = [int(j) if isinstance(j, np.integer) else j for j in given]
-    except TypeError:
-        raise ValueError(f"given: expected an iterable of prompt positions, e.g. [0, 1], got {given!r}") from None
-    positions_to_mask(G, p.d, name="given")
-    if len(set(G)) != len(G):
-        raise ValueError(f"given: repeated entries in {G}")
-    if len(G) >= p.d:
-        raise ValueError(f"given: a prompt of all d={p.d} positions leaves no response; give at most d - 1")
-    return G
+    return prompt_positions(given, p.d)
 
 
 def prompt_law(p: Joint, given) -> list[tuple[tuple[int, ...], float]]:
@@ -58,7 +50,7 @@ def prompt_law(p: Joint, given) -> list[tuple[tuple[int, ...], float]]:
     >>> prompt_law(mt.families.repeated(3), [0])
     [((0,), 0.5), ((1,), 0.5)]
     """
-    G = _check_given(p, given)
+    G = check_given(p, given)
     marg = p.marginal(G) if G else np.array(1.0)
     out = []
     for v in itertools.product(range(p.K), repeat=len(G)):
@@ -89,7 +81,7 @@ def prompted_kl(p: Joint, plan, *, given, planner="random") -> float:
     """
     from .samplers import sampler_law
 
-    G = _check_given(p, given)
+    G = check_given(p, given)
     total = 0.0
     for v, w in prompt_law(p, G):
         cond = p.condition(G, v) if G else p
