@@ -184,6 +184,7 @@ def check_schedule(schedule, d: int, *, name: str = "schedule") -> Schedule:
 
     ``name`` is the caller's argument name, used in the error message.
     """
+    d = _int_arg(d, "d", 1)
     if not isinstance(schedule, Schedule):
         schedule = Schedule(schedule)
     if schedule.d != d:

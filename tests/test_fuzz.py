@@ -664,3 +664,10 @@ def test_compare_on_a_point_mass_over_an_extreme_grid():
 def test_dyadic_weights_name_must_be_text():
     # found by the slow fuzz: an array as `weights` raised numpy's "truth value ... ambiguous"
     _refused(dyadic.dyadic_weights, [0.2, 0.5, 0.8], np.array([1, 2]), name="weights")
+
+
+def test_check_schedule_refuses_an_array_as_d():
+    """Found by the slow fuzz: an array d gave numpy's 'truth value is ambiguous'."""
+    with pytest.raises(ValueError, match="^d: "):
+        schedules.check_schedule(mt.Schedule((1, 2)), np.array([1, 2]))
+    assert schedules.check_schedule((1, 2), np.int64(3)).sizes == (1, 2)
