@@ -12,7 +12,6 @@ are here too: MDLM with the grid-only edit, the LLaDA snippet that named an argu
 loop overwrites, Dream with steps other than the export's, and LLaDA's zero-count padding.
 """
 
-import itertools
 import json
 import math
 import subprocess
@@ -30,19 +29,9 @@ from mdmtheory.integrations import llada as llada_int
 from mdmtheory.integrations import mdlm as mdlm_int
 from mdmtheory.integrations.dllm import PlanAlphaScheduler
 
+from reference import compositions
+
 torch = pytest.importorskip("torch")
-
-
-def compositions(d):
-    for cuts in itertools.product((0, 1), repeat=d - 1):
-        sizes, k = [], 1
-        for c in cuts:
-            if c:
-                sizes.append(k)
-                k = 1
-            else:
-                k += 1
-        yield tuple(sizes + [k])
 
 
 ALL = [mt.Schedule(c) for d in range(1, 9) for c in compositions(d)]
