@@ -510,8 +510,9 @@ def certify_data(
         from .bridge import ModelOracle  # torch only here
 
         oracle = ModelOracle(model, d=d)
-    if K is not None and int(oracle.K) != int(K):
-        raise ValueError(f"model: has K={oracle.K} outcomes, the data have K={K}")
+    from .design import check_model_outcomes
+
+    check_model_outcomes(oracle, max(int(x.max()) + 1, 2) if K is None else int(K))
     cert = certify(oracle, x, eps, confidence=confidence, seed=seed, **kw)
     note = (
         f"certificate about the model's own law (its conditionals through the bridge); the {n} data "

@@ -234,11 +234,36 @@ def _is_oracle(model) -> bool:
     return all(hasattr(model, a) for a in ("d", "K", "conditionals")) and not hasattr(model, "forward")
 
 
+def model_outcomes(model) -> int | None:
+    """The number of outcomes a model scores, where it can be read without a forward: an
+    oracle's ``K``, a TinyMDM's ``config.vocab_size``, a ``MaskedModel`` with a known vocabulary
+    (None otherwise)."""
+    if _is_oracle(model):
+        return int(model.K)
+    vs = getattr(getattr(model, "config", None), "vocab_size", None)
+    if type(model).__name__ == "TinyMDM" and vs is not None:
+        return int(vs)
+    if type(model).__name__ == "MaskedModel":
+        try:
+            return int(model.K)
+        except ValueError:  # vocabulary not resolved yet
+            return None
+    return None
+
+
+def check_model_outcomes(model, K: int) -> None:
+    """One rule for every kind of model (oracle or torch): it must score exactly the K
+    outcomes of the data (K as given, or max + 1 of the data)."""
+    m = model_outcomes(model)
+    if m is not None and m != K:
+        raise ValueError(f"model: has K={m} outcomes, the data have K={K}; pass K={m} if the data simply "
+                         "do not use every outcome of the model")
+
+
 def _check_model(model, K: int) -> None:
     """Refuse what has no masked-diffusion profile, before any work."""
+    check_model_outcomes(model, K)
     if _is_oracle(model):
-        if model.K != K:
-            raise ValueError(f"model: has K={model.K} outcomes, the data have K={K}")
         return
     if getattr(model, "causal", False) or getattr(getattr(model, "config", None), "causal", False):
         raise ValueError("model: a causal (autoregressive) model has no masked-diffusion profile; use an MDM checkpoint")

@@ -367,3 +367,23 @@ def test_a_structured_fit_is_an_honest_route_without_the_warning():
     assert res.memorization is None and res.warning is None and not res.memorized
     # its profile stays away from 0 where the empirical one is memorized
     assert res.profile.values[-1] > 0.1
+
+
+def test_a_torch_model_with_more_outcomes_than_the_data_is_refused_like_an_oracle():
+    """Issue 17 item 12 (inconsistency): design and certify_data refused an oracle whose K
+    differs from the data's but accepted a torch model with more outcomes; one rule now,
+    and K= given explicitly is the way to say the data do not use every outcome."""
+    pytest.importorskip("torch")
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM
+    from mdmtheory.certificate import certify_data
+    from mdmtheory.design import design
+
+    m = TinyMDM(TinyConfig(vocab_size=4, seq_len=3, d_model=8, n_layers=1, n_heads=2, d_ff=8))
+    x = np.random.default_rng(0).integers(0, 3, size=(40, 3))  # tokens 0..2: K = 3 seen
+    oracle = mt.structured.MarkovChainLaw(np.full((4, 4), 0.25), 3)
+    for model in (m, oracle):
+        with pytest.raises(ValueError, match="model: has K=4 outcomes, the data have K=3; pass K=4"):
+            design(x, model=model, steps=2, n_per_level=4)
+        with pytest.raises(ValueError, match="model: has K=4 outcomes, the data have K=3; pass K=4"):
+            certify_data(x, 0.5, model=model)
+    assert design(x, K=4, model=m, steps=2, n_per_level=4).K == 4
