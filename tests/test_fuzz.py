@@ -111,8 +111,8 @@ class _Deep(list):
         return f"<list nested {self.depth} deep>"
 
 
-def _deep(n):
-    x = [0.5, 0.5]
+def _deep(n, leaf=(0.5, 0.5)):
+    x = list(leaf)
     for _ in range(n - 1):
         x = [x]
     out = _Deep([x])

@@ -30,6 +30,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
 from hypothesis import strategies as st  # noqa: E402
+from test_fuzz import _deep as _deep_lists  # noqa: E402
 from test_fuzz import guarded, twice  # noqa: E402
 
 import mdmtheory as mt  # noqa: E402
@@ -60,20 +61,9 @@ def _report():
 
 
 # -- fixtures built once (tiny) ---------------------------------------------------------------
-class _Deep(list):
-    """A list nested n deep, with a short repr (hypothesis prints what it drew)."""
-
-    def __repr__(self):
-        return f"<list nested {self.depth} deep>"
-
-
 def _deep(n):
-    x = [1, 0]
-    for _ in range(n - 1):
-        x = [x]
-    out = _Deep([x])
-    out.depth = n
-    return out
+    """A list nested n deep with integer leaves (test_fuzz's, shared)."""
+    return _deep_lists(n, leaf=(1, 0))
 
 
 torch.manual_seed(0)
