@@ -38,10 +38,20 @@ def _transformers():
     return transformers
 
 
+#: Files one of which a folder must hold for its own tokenizer to be read (without them
+#: ``AutoTokenizer`` builds a default tokenizer of the model type, with a made-up mask id).
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "tokenizer.model",
+                   "spiece.model", "sentencepiece.bpe.model")
+
+
 def _mask_id_of(path: Path, config, trust_remote_code: bool):
+    """The config's ``mask_token_id``, else the mask id of the tokenizer *saved in the folder*
+    (None when it has no tokenizer files: no default tokenizer is made up)."""
     mid = getattr(config, "mask_token_id", None)
-    if isinstance(mid, int):
+    if isinstance(mid, int) and not isinstance(mid, bool):
         return mid
+    if not any((path / f).is_file() for f in TOKENIZER_FILES):
+        return None
     tf = _transformers()
     try:
         tok = tf.AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=trust_remote_code)
@@ -133,7 +143,8 @@ def from_pretrained(
     if mask_id is None:
         mask_id = _mask_id_of(folder, config, trust_remote_code)
         if mask_id is None:
-            raise ValueError("mask_id: not in the config nor the tokenizer of this folder; pass mask_id=")
+            raise ValueError("mask_id: the folder's config has no mask_token_id and the folder holds no tokenizer "
+                             "that names one; pass mask_id= (the model's mask token id; LLaDA: 126336)")
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     return MaskedModel(model, mask_id=mask_id, vocab=vocab, shift=shift, time_input=time_input, max_batch=max_batch, device=device)

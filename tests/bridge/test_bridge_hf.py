@@ -70,7 +70,7 @@ def test_missing_folder_is_a_clear_error(tmp_path):
 def test_base_class_fallback_and_missing_mask_id(tmp_path):
     cfg = transformers.GPT2Config(vocab_size=20, n_embd=16, n_layer=1, n_head=2, n_positions=16, bos_token_id=0, eos_token_id=0)
     transformers.GPT2Model(cfg).save_pretrained(tmp_path)
-    with pytest.raises(ValueError, match=r"^mask_id: not in the config"):
+    with pytest.raises(ValueError, match=r"^mask_id: the folder.s config has no mask_token_id"):
         bridge.from_pretrained(tmp_path)
     m = bridge.from_pretrained(tmp_path, mask_id=19, device="cpu")  # no masked-LM class: AutoModel
     assert type(m.model).__name__ == "GPT2Model"
