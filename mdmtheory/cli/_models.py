@@ -97,6 +97,8 @@ def load_model(spec: str, option: str = "--checkpoint", *, mask_id=None, shift: 
                              "(.safetensors) or a Hugging Face folder saved with save_pretrained")
         if mask_id is not None and mask_id < 0:
             raise UsageError(f"--mask-id: expected a token id >= 0, got {mask_id}")
+        if not masked:
+            return _load_hf_causal(spec, option, trust_remote_code=trust_remote_code)
         return _load_hf(spec, option, mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code, vocab=vocab)
     hf_opts = [o for o, v in (("--mask-id", mask_id is not None), ("--shift", shift),
                               ("--trust-remote-code", trust_remote_code)) if v]
@@ -151,6 +153,50 @@ def _load_hf(spec, option, *, mask_id, shift, trust_remote_code, vocab=None) -> 
         raise UsageError(f"--mask-id: {model.mask_id} is not a token id of this model (its vocabulary has ids 0..{V - 1})")
     return LoadedModel(model, spec, option, "hf", None if V is None else V - 1, None, None, False,
                        None if vocab is None else tuple(vocab))
+
+
+def _load_hf_causal(spec, option, *, trust_remote_code) -> LoadedModel:
+    """A causal (autoregressive) Hugging Face folder, e.g. a baseline for attention: loaded
+    with ``AutoModelForCausalLM`` and eager attention (maps are read), never downloaded."""
+    _torch(option)
+    try:
+        import transformers as tf
+    except ImportError as exc:
+        raise UsageError(f"{option}: a Hugging Face folder needs transformers: pip install 'mdmtheory[hf]' ({exc})") from None
+    bars = _quiet_transformers()
+    try:
+        config = tf.AutoConfig.from_pretrained(spec, local_files_only=True, trust_remote_code=trust_remote_code)
+        module = tf.AutoModelForCausalLM.from_pretrained(spec, config=config, local_files_only=True,
+                                                         trust_remote_code=trust_remote_code,
+                                                         attn_implementation="eager")
+    except ValueError as exc:
+        raise UsageError(f"{option}: {spec!r} is not a causal language model folder (no AutoModelForCausalLM class "
+                         f"for its config: {_msg(exc)[:200]})") from None
+    except (OSError, KeyError, TypeError, AttributeError, RecursionError, ImportError, RuntimeError) as exc:
+        raise UsageError(f"{option}: cannot load the Hugging Face folder {spec!r} ({_msg(exc)[:300]})") from None
+    finally:
+        bars()
+    module.eval()
+    V = _vocab_size(module)
+    L = next((getattr(config, a) for a in ("n_positions", "max_position_embeddings")
+              if isinstance(getattr(config, a, None), int)), None)
+    # causal is what it does, not what its class is called (BERT loads as BertLMHeadModel
+    # and still attends to later keys unless is_decoder): no weight above the diagonal
+    import torch
+
+    n = 4 if L is None else max(2, min(L, 4))
+    try:
+        with torch.no_grad():
+            att = module(torch.zeros((1, n), dtype=torch.long), output_attentions=True).attentions
+        future = max(float(torch.triu(a[0].double(), diagonal=1).abs().max()) for a in att) if att else None
+    except (RuntimeError, ValueError, TypeError, IndexError, AttributeError) as exc:
+        raise UsageError(f"{option}: the model fails on a probe of {n} tokens ({_msg(exc)[:200]})") from None
+    if future is None:
+        raise UsageError(f"{option}: {spec!r} returns no attention maps (the baseline is compared by attention)")
+    if future > 1e-6:
+        raise UsageError(f"{option}: {spec!r} is not causal: its attention reaches later positions (weight "
+                         f"{future:.3g} above the diagonal); give an autoregressive model")
+    return LoadedModel(module, spec, option, "hf", V, L, None, True)
 
 
 def _quiet_transformers():
