@@ -802,7 +802,8 @@ def _tc_dtc(prof) -> tuple[float, float]:
 
 
 def ugc_total_bound(p) -> Bound:
-    r""":math:`H(0, 1) \le \min(TC, DTC)`, derived here (docs/theory.md §3): pointwise
+    r""":math:`H(0, 1) \le \min(TC, DTC)`, W26 App. A, Proposition 3, eq. (61c), verified
+    here (docs/theory.md §3); the proof is one line: pointwise
     :math:`t(1-t) \le \min(t, 1-t)` under :math:`\int h'` with
     :math:`TC = \int_0^1 (1-t) h'` and :math:`DTC = \int_0^1 t h'`."""
     prof = as_profile(p)
@@ -811,14 +812,15 @@ def ugc_total_bound(p) -> Bound:
         name="ugc_total",
         value=min(tc, dtc),
         bounds="ugc(0, 1)",
-        source="Wainwright 2026 (W26), App. A, eq. (61c); checked here (docs/theory.md §3)",
+        source="Wainwright 2026 (W26), App. A, Proposition 3, eq. (61c); verified here (docs/theory.md §3)",
         statement="H(0, 1) <= min(TC, DTC)",
-        status=DERIVED,
+        status=PAPER,
     )
 
 
 def dhw_sandwich(p) -> tuple[Bound, Bound]:
-    r"""DHW26 effective TC against the UGC, derived here (docs/theory.md §3):
+    r"""DHW26 effective TC against the UGC, W26 App. A, Proposition 3, eq. (62c), verified
+    here (docs/theory.md §3):
 
     .. math:: H(0, 1) \le \mathrm{DHW} \le \frac{e}{e-1} H(0, 1).
 
@@ -826,10 +828,10 @@ def dhw_sandwich(p) -> tuple[Bound, Bound]:
     :math:`t(1-t) \le t\min\{1, -\log t\} \le \frac{e}{e-1} t(1-t)` on [0, 1].
     """
     H = _ugc(as_profile(p), 0.0, 1.0)
-    src = "Wainwright 2026 (W26), App. A, Proposition 3, eq. (62c); checked here (docs/theory.md §3)"
+    src = "Wainwright 2026 (W26), App. A, Proposition 3, eq. (62c); verified here (docs/theory.md §3)"
     return (
-        Bound(name="dhw_lower", value=H, bounds="dhw", source=src, statement="H(0, 1) <= DHW", kind=LOWER, status=DERIVED),
-        Bound(name="dhw_upper", value=math.e / (math.e - 1) * H, bounds="dhw", source=src, statement="DHW <= (e/(e-1)) H(0, 1)", status=DERIVED),
+        Bound(name="dhw_lower", value=H, bounds="dhw", source=src, statement="H(0, 1) <= DHW", kind=LOWER, status=PAPER),
+        Bound(name="dhw_upper", value=math.e / (math.e - 1) * H, bounds="dhw", source=src, statement="DHW <= (e/(e-1)) H(0, 1)", status=PAPER),
     )
 
 
