@@ -45,7 +45,9 @@ BLOCK_FORMATS = ("json", "llada", "diffusers")
 _OPTIONS = {"steps": "--steps", "budget": "--budget", "n_per_level": "--n-per-level", "seed": "--seed",
             "exact_limit": "--exact-limit", "samples": "DATA", "x": "DATA", "model": "--model", "eps": "--certify",
             "confidence": "--confidence", "K": "DATA", "forwards": "--forwards", "block_lengths": "--block-lengths",
-            "block_length": "--block-lengths", "prompt_length": "--prompt-length"}
+            "block_length": "--block-length", "prompt_length": "--prompt-length"}
+#: The same for a block design, whose block lengths are the candidates.
+_BLOCK_OPTIONS = dict(_OPTIONS, block_length="--block-lengths")
 
 HELP = "optimal schedule for a data file or a model, exported for LLaDA/Dream/MDLM/dllm"
 EXAMPLE = "mdmtheory design words.txt --chars --steps 3 --format llada"
@@ -166,7 +168,7 @@ def run(args) -> dict:
     conf = 0.95
     r_len = x.shape[1] - g
     if blocks:
-        with options_for(_OPTIONS):
+        with options_for(_BLOCK_OPTIONS):
             res = block_design(x, K=K, model=model, forwards=args.forwards, budget=args.budget,
                                block_lengths=args.block_lengths, prompt_length=g, exact_limit=args.exact_limit,
                                n_per_level=args.n_per_level, seed=args.seed, confidence=conf)
@@ -206,8 +208,7 @@ def run(args) -> dict:
             export = _export_blocks(args, (res.sizes,), r_len, g)
         else:
             kw = {"block_length": args.block_length} if args.format == "llada" else {}
-            with options_for(_OPTIONS):
-                export = exports.export(res.schedule, args.format, **kw)
+            export = exports.export(res.schedule, args.format, **kw)  # its block_length: errors name the option
     out["export"] = export
     if out_dir is not None:
         from ..integrations.diffusers import save_scheduler
@@ -226,7 +227,7 @@ def _export_blocks(args, counts, B: int, g: int) -> dict:
         return scheduler_config([list(c) for c in counts], block_length=B, prompt_length=g)
     flat = Schedule([k for c in counts for k in c])
     if args.format == "llada":
-        with options_for(_OPTIONS):
+        with options_for(_BLOCK_OPTIONS):
             return exports.to_llada(flat, block_length=B)
     e = exports.to_json(flat)
     e.update({"block_length": B, "steps_per_block": len(counts[0]), "counts": [list(c) for c in counts]})
