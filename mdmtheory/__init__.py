@@ -12,7 +12,7 @@ from . import blocks, bounds, diagnostics, dyadic, families, optimal, prompted, 
 from .bounds import Bound, compare
 from .certificate import Certificate, certify
 from .certificate_blocks import BlockCertificate, certify_blocks
-from .divergence import kl, path_kl, step_path_kl
+from .divergence import kl, off_support_mass, path_kl, reverse_kl, step_path_kl, tv
 from .entropies import (
     card_gain_coefficients,
     dual_total_correlation,
@@ -109,6 +109,9 @@ __all__ = [
     "PositionCalibratedPlanner",
     # divergences, bounds, schedules
     "kl",
+    "reverse_kl",
+    "off_support_mass",
+    "tv",
     "path_kl",
     "step_path_kl",
     "prompted_kl",

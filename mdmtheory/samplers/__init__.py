@@ -24,7 +24,10 @@ from .planners import (
     register_planner,
     resolve_planner,
 )
+from .select import SampleThenSelectPlanner, SelectionBias, SelectRun, select_run, selection_bias
 from .simulate import KLEstimate, Simulation, estimate_kl, simulate
+
+register_planner("sample_then_select", SampleThenSelectPlanner)
 
 __all__ = [
     "ExactRun",
@@ -53,4 +56,9 @@ __all__ = [
     "KLEstimate",
     "simulate",
     "estimate_kl",
+    "SampleThenSelectPlanner",
+    "SelectRun",
+    "select_run",
+    "SelectionBias",
+    "selection_bias",
 ]

@@ -24,7 +24,9 @@ only from ``np.random.default_rng(seed)``.
   :math:`\bar L \pm z\, s/\sqrt n` (normal approximation).
 
 Planners: the deterministic planners of :mod:`mdmtheory.samplers.adaptive` (their ``select``
-method) and :class:`~mdmtheory.samplers.planners.RandomPlanner` (``"random"``).
+method), :class:`~mdmtheory.samplers.planners.RandomPlanner` (``"random"``), and in
+:func:`simulate` :class:`~mdmtheory.samplers.select.SampleThenSelectPlanner`, which draws a
+candidate everywhere and commits the most confident (:mod:`mdmtheory.samplers.select`).
 """
 
 from __future__ import annotations
@@ -118,7 +120,7 @@ def _planner_setup(plan, planner, d: int):
         raise ValueError("plan: Monte Carlo takes a Schedule or None (Grids: use the exact engine)")
     planner = resolve_planner(planner)
     is_random = isinstance(planner, RandomPlanner)
-    if not is_random and not hasattr(planner, "select"):
+    if not is_random and not hasattr(planner, "select") and not getattr(planner, "commits_values", False):
         raise ValueError(
             f"planner: {getattr(planner, 'name', planner)!r} has no Monte Carlo select(); "
             "use 'random' or a planner from mdmtheory.samplers.adaptive"
@@ -185,8 +187,11 @@ def simulate(law, plan=None, planner="random", *, n: int, seed: int) -> Simulati
         if rows.size == 0:
             continue
         probs = oracle.conditionals(xs, rv)
-        chosen = _choose(planner, is_random, t, size, probs, ~rv, rng)
-        draw = _inverse_cdf(probs, rng.random(xs.shape))
+        if getattr(planner, "commits_values", False):  # sample-then-select: values first, then positions
+            chosen, draw = planner.draw(probs, ~rv, size, rng)
+        else:
+            chosen = _choose(planner, is_random, t, size, probs, ~rv, rng)
+            draw = _inverse_cdf(probs, rng.random(xs.shape))
         x[rows] = np.where(chosen, draw, xs)
         revealed[rows] = rv | chosen
         reveal_step[rows] = np.where(chosen, t + 1, reveal_step[rows])
@@ -207,6 +212,9 @@ def estimate_kl(law, plan=None, planner="random", *, n: int, seed: int, level: f
     if not (isinstance(level, numbers.Real) and 0 < level < 1):
         raise ValueError(f"level: expected a confidence level in (0, 1), got {level!r}")
     oracle, planner, is_random, sizes = _setup(law, plan, planner)
+    if getattr(planner, "commits_values", False):
+        raise ValueError("planner: sample-then-select commits the values it drew, not the data's: the pointwise "
+                         "log-ratio along x's own path is not its KL; use select_run (exact) or simulate")
     rng = np.random.default_rng(seed)
     d = oracle.d
     x = oracle.sample(n, rng)
