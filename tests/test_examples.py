@@ -30,6 +30,7 @@ def test_every_example_is_tested():
     present = {p.stem for p in EXAMPLES.glob("*.py")}
     tested.add("word_schedule")
     tested.add("prompted_blocks")
+    tested.add("sample_then_select")
     assert present <= tested, present - tested
 
 
@@ -162,3 +163,23 @@ def test_w26_printed_numbers(capsys):
     gains = [r["C_ugc"] / r["C3"] / math.sqrt(d * math.log(d)) for d, r in sorted(out["xorsat"].items())]
     assert all(b >= a for a, b in zip(gains, gains[1:]))  # Lemma 2: gain of 3 blocks >= c sqrt(d log d)
     assert "§2.2.2, Fig. 4" not in text or "65" in text
+
+
+def test_sample_then_select(capsys):
+    from scipy.stats import norm
+
+    out, text = _run("sample_then_select", capsys)
+    d = out["d"]
+    one = (1,) * d
+    for name in ("parity", "markov chain (stay 0.9)"):
+        assert out[(name, one, "random")][0] == pytest.approx(0.0, abs=1e-12)  # one token per step is exact
+    # parity: every conditional is uniform until the last, which is a point mass: selecting
+    # by confidence cannot bias a uniform draw, so sample-then-select is exact there too
+    assert out[("parity", one, "STS T=1")][0] == pytest.approx(0.0, abs=1e-12)
+    # on the chain it is not: bias toward likely tokens even at one token per step
+    assert out[("markov chain (stay 0.9)", one, "STS T=1")][0] > 0.1
+    assert out[("markov chain (stay 0.9)", one, "greedy")][0] == math.inf  # a point mass
+    # Monte Carlo of random order agrees with the exact share of real words
+    share, se, _ = out["words", "random order"]
+    assert abs(share - out["words", "random", "exact"]) < norm.ppf(0.9995) * se
+    assert "share of samples that are words" in text
