@@ -7,9 +7,8 @@ prints the exact forward KL(p || q), total variation and reverse KL(q || p) of t
 for: sample-then-select at temperature 1 (LLaDA's confidence: the untempered probability),
 greedy (temperature 0) and with diffusers' threshold 0.7 on top (expected forwards shown).
 Then the five-letter words (d = 5, K = 26): the exact random-order law against a Monte
-Carlo of sample-then-select, as the share of samples that are real words (random order also
-loses samples that reach a prefix no word has; sample-then-select never does: every candidate
-comes from a conditional).
+Carlo of sample-then-select, as the share of samples that are real words (a sample that
+commits, in one step, letters no word combines is lost and is no word, for both samplers).
 
     python examples/sample_then_select.py [--fast]
 """

@@ -34,7 +34,9 @@ def _cond(table, vals):
 
 
 def _select_brute(conf, free, k, threshold):
-    """The rule written out: sort masked positions by (confidence desc, index asc)."""
+    """The rule written out: sort masked positions by (confidence desc, index asc), with
+    confidences equal to 12 decimals tied (the documented tie rule)."""
+    conf = {j: round(float(c), 12) for j, c in conf.items()}
     order = sorted(free, key=lambda j: (-conf[j], j))
     k = min(k, len(free))
     if threshold is not None:
@@ -63,6 +65,8 @@ def _brute_law(table, sizes, planner):
         if not free:
             out[tuple(vals[j] for j in range(d))] += prob
             return
+        if table[tuple(vals[j] if j in vals else slice(None) for j in range(d))].sum() == 0:
+            return  # a prefix p never produces: lost
         c = _cond(table, vals)
         S = {j: sdist(c[j]) for j in free}
         for ys in itertools.product(range(K), repeat=len(free)):
@@ -85,7 +89,7 @@ PLANNERS = [SampleThenSelectPlanner(), SampleThenSelectPlanner(temperature=0.0),
             SampleThenSelectPlanner(threshold=0.6), SampleThenSelectPlanner(threshold=0.0, temperature=0.7)]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(joints(d=(2, 4), K=(2, 3)), st.integers(0, len(PLANNERS) - 1), st.data())
 def test_exact_law_is_the_enumeration_of_every_candidate_vector(p, which, data):
     sizes = data.draw(st.sampled_from(list(compositions(p.d))))
@@ -93,7 +97,7 @@ def test_exact_law_is_the_enumeration_of_every_candidate_vector(p, which, data):
     run = select_run(p, mt.Schedule(sizes), planner)
     ref = _brute_law(p.table, sizes, planner)
     np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
-    assert run.law.lost == 0
+    assert run.law.lost == pytest.approx(1 - ref.sum(), abs=1e-12)
 
 
 @settings(max_examples=8, deadline=None)
@@ -116,7 +120,7 @@ def test_monte_carlo_agrees_with_the_exact_law():
         ex = select_run(p, mt.Schedule(sizes), planner).law.table.ravel()
         n = 20000
         sim = simulate(p, mt.Schedule(sizes), planner, n=n, seed=4)
-        assert not sim.lost.any()
+        assert not sim.lost.any()  # a Dirichlet law has full support: nothing is lost
         idx = np.ravel_multi_index(sim.samples.T, p.table.shape)
         freq = np.bincount(idx, minlength=ex.size) / n
         se = np.sqrt(np.maximum(ex * (1 - ex), 1e-12) / n)
@@ -186,3 +190,23 @@ def test_bad_input_names_the_argument():
     big = mt.families.dirichlet(12, 3, seed=0)
     with pytest.raises(ValueError, match=r"^p: the exact sample-then-select law needs"):
         select_run(big, mt.Schedule((6, 6)))
+
+
+def test_ties_in_exact_arithmetic_tie_in_floats():
+    # a symmetric chain: both end positions have conditional 1/2 from different marginals
+    p = mt.families.markov_chain([[0.8, 0.2], [0.2, 0.8]], 3)
+    b = selection_bias(p, 1)
+    assert b.commit_prob[0] == pytest.approx(1.0)  # every position ties at 1/2: the lowest index
+    confs = np.array([[0.5, 0.49999999999999994, 0.5]])
+    assert select_commits(confs, np.ones((1, 3), bool), 1, None).tolist() == [[True, False, False]]
+    assert select_commits(confs[:, ::-1], np.ones((1, 3), bool), 1, None).tolist() == [[True, False, False]]
+
+
+def test_joint_commits_can_lose_mass_like_any_factorized_step():
+    p = mt.Joint(np.array([[[0, 0], [0.5, 0]], [[0, 0.5], [0, 0]]]))  # x0 = x2 = 1 - x1
+    run = select_run(p, mt.Schedule((2, 1)))
+    ref = _brute_law(p.table, (2, 1), SampleThenSelectPlanner())
+    np.testing.assert_allclose(run.law.table, ref, atol=1e-15)
+    assert run.law.lost > 0.1
+    sim = simulate(p, mt.Schedule((2, 1)), SampleThenSelectPlanner(), n=20000, seed=1)
+    assert abs(sim.lost.mean() - run.law.lost) < 4.5 * np.sqrt(run.law.lost * (1 - run.law.lost) / 20000)

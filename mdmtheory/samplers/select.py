@@ -13,7 +13,8 @@ the state :math:`(A, x_A)` with masked set :math:`M`:
    (``"tempered"``: diffusers 0.42's ``_sample_from_logits`` returns the probability of the
    token under the tempered distribution it sampled from);
 3. the :math:`k` most confident are committed with their candidates, ties to the lowest
-   position; the rest are discarded. With a ``threshold`` :math:`\theta` (diffusers): every
+   position (confidences equal to :data:`CONFIDENCE_DECIMALS` decimals tie); the rest are
+   discarded. With a ``threshold`` :math:`\theta` (diffusers): every
    :math:`j` with :math:`c_j > \theta` is committed if at least :math:`k` qualify, else the
    top :math:`k` — then :math:`k` is a floor and a step can commit more; the sampler stops
    when nothing is masked (fewer forwards than the schedule's steps).
@@ -55,6 +56,15 @@ __all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "se
 
 #: Largest number of (state, committed set, committed values) terms :func:`select_run` sums.
 MAX_SELECT_WORK = 5_000_000
+
+#: Confidences are compared after rounding to this many decimals: values that are equal in
+#: exact arithmetic (a symmetric law's 1/2 computed from two different marginals) must tie,
+#: not be ordered by rounding noise (1e-16), which would make the law jump.
+CONFIDENCE_DECIMALS = 12
+
+
+def _round(c):
+    return np.round(c, CONFIDENCE_DECIMALS)
 
 
 @dataclass(frozen=True)
@@ -127,7 +137,7 @@ def select_commits(conf: np.ndarray, free: np.ndarray, k, threshold: float | Non
     positions ``free`` (n, d) and the step count k (int or (n,)); top k by confidence, ties
     to the lowest position; with ``threshold``: every masked position above it when at least
     k are, else the top k."""
-    conf = np.asarray(conf, dtype=np.float64)
+    conf = _round(np.asarray(conf, dtype=np.float64))
     free = np.asarray(free, dtype=bool)
     n, d = conf.shape
     k = np.minimum(np.broadcast_to(np.asarray(k), (n,)), free.sum(axis=1))
@@ -146,9 +156,11 @@ def select_commits(conf: np.ndarray, free: np.ndarray, k, threshold: float | Non
 # -- the exact law --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SelectRun:
-    """Exact law of a sample-then-select run: ``law`` (a Joint; nothing is lost: candidates
-    come from the conditionals), ``expected_forwards`` (steps with something still masked),
-    ``step_commits[t]`` the expected number of positions committed at step t."""
+    """Exact law of a sample-then-select run: ``law`` (a Joint; its ``lost`` is the mass of
+    runs that committed, in one step, values whose combination p never produces, so that no
+    conditional exists after it — as for any factorized step), ``expected_forwards`` (steps
+    with something still masked), ``step_commits[t]`` the expected number of positions
+    committed at step t."""
 
     law: Joint
     expected_forwards: float
@@ -194,7 +206,7 @@ def _step_terms(P: np.ndarray, M: tuple, k: int, planner: SampleThenSelectPlanne
     """Yield (committed positions, committed values, probability) from one state, by the
     product formula of the module docstring. P: (|M|, K) conditionals."""
     S = tempered(P, planner.temperature)
-    C = S if planner.confidence == "tempered" else P
+    C = _round(S if planner.confidence == "tempered" else P)
     m, K = P.shape
     k = min(k, m)
     th = planner.threshold
@@ -263,7 +275,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     d = p.d
     states: dict[tuple, float] = {((), ()): 1.0}  # (revealed positions increasing, their values) -> prob
     done = np.zeros(p.table.shape)
-    forwards = 0.0
+    forwards, lost = 0.0, 0.0
     commits = np.zeros(len(sched.sizes))
     for t, k in enumerate(sched.sizes):
         nxt: dict[tuple, float] = {}
@@ -281,14 +293,16 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         states = {}
         for (A, xA), q in nxt.items():
             if len(A) == d:
-                done[xA] += q
-            else:
+                done[xA] += q  # an output, even off p's support (as the exact engine counts it)
+            elif cond.marginal(A)[xA] > 0:
                 states[(A, xA)] = q
+            else:  # independent draws made a prefix p never produces: no conditional, lost
+                lost += q
         if not states:
             break
     if states:  # cannot happen: every step commits at least min(k_t, masked) and the k_t sum to d
         raise AssertionError("select_run: masked positions left after the last step")
-    return SelectRun(Joint(done), float(forwards), commits)
+    return SelectRun(Joint(done, lost=lost), float(forwards), commits)
 
 
 # -- the bias of the committed values ---------------------------------------------------------
