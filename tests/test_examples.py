@@ -31,6 +31,7 @@ def test_every_example_is_tested():
     tested.add("word_schedule")
     tested.add("prompted_blocks")
     tested.add("sample_then_select")
+    tested.add("random_sizes")
     assert present <= tested, present - tested
 
 
@@ -183,3 +184,11 @@ def test_sample_then_select(capsys):
     share, se, _ = out["words", "random order"]
     assert abs(share - out["words", "random", "exact"]) < norm.ppf(0.9995) * se
     assert "share of samples that are words" in text
+
+
+def test_random_sizes(capsys):
+    out, text = _run("random_sizes", capsys)
+    for (name, T), (kl_det, kl_rand, path_det, path_lp) in out.items():
+        assert kl_rand <= kl_det + 1e-15 and path_lp <= path_det + 1e-12  # a vertex is a feasible mixture
+        assert kl_det <= path_det + 1e-12  # data processing: KL <= path KL
+    assert "best randomized" in text

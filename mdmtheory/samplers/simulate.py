@@ -204,6 +204,10 @@ def simulate(law, plan=None, planner="random", *, n: int, seed: int) -> Simulati
     n, seed = _check_n_seed(n, seed)
     if isinstance(plan, Grid):
         return _simulate_grid(law, plan, planner, n, seed)
+    from ..random_sizes import RandomSchedule
+
+    if isinstance(plan, RandomSchedule):
+        return _simulate_random_sizes(law, plan, planner, n, seed)
     oracle, planner, is_random, sizes = _setup(law, plan, planner, values_ok=True)
     rng = np.random.default_rng(seed)
     d = oracle.d
@@ -235,6 +239,31 @@ def simulate(law, plan=None, planner="random", *, n: int, seed: int) -> Simulati
     if not (lost | revealed.all(axis=1)).all():
         raise ValueError("plan: some samples still have masked positions after the last step")
     samples = np.where(revealed, x, -1)
+    return Simulation(samples=samples, lost=lost, reveal_step=reveal_step, steps=steps)
+
+
+def _simulate_random_sizes(law, plan, planner, n: int, seed: int) -> Simulation:
+    """:func:`simulate` of a RandomSchedule: one composition drawn per sample (seeded), then
+    each composition's samples run as a Schedule (its own stream), rows in draw order."""
+    from ..schedules import Schedule
+
+    rng = np.random.default_rng(seed)
+    comps = plan.sample(n, rng)
+    d = plan.d
+    samples = np.empty((n, d), dtype=np.int64)
+    lost = np.zeros(n, dtype=bool)
+    reveal_step = np.zeros((n, d), dtype=np.int64)
+    steps = np.zeros(n, dtype=np.int64)
+    for i, c in enumerate(sorted(set(comps))):
+        rows = np.array([r for r, cc in enumerate(comps) if cc == c])
+        if rows.size < 2:  # simulate needs n >= 2; draw two and keep one
+            sim = simulate(law, Schedule(c), planner, n=2, seed=int(rng.integers(2**32)))
+            sl = slice(0, 1)
+        else:
+            sim = simulate(law, Schedule(c), planner, n=rows.size, seed=int(rng.integers(2**32)))
+            sl = slice(None)
+        samples[rows], lost[rows] = sim.samples[sl], sim.lost[sl]
+        reveal_step[rows], steps[rows] = sim.reveal_step[sl], sim.steps[sl]
     return Simulation(samples=samples, lost=lost, reveal_step=reveal_step, steps=steps)
 
 
