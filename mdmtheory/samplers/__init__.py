@@ -24,6 +24,7 @@ from .planners import (
     register_planner,
     resolve_planner,
 )
+from .revise import CorrectorSampler, RemaskingSampler, RevisionRun, revise_run
 from .select import SampleThenSelectPlanner, SelectionBias, SelectRun, select_run, selection_bias
 from .simulate import KLEstimate, Simulation, estimate_kl, simulate
 
@@ -61,4 +62,8 @@ __all__ = [
     "select_run",
     "SelectionBias",
     "selection_bias",
+    "RemaskingSampler",
+    "CorrectorSampler",
+    "RevisionRun",
+    "revise_run",
 ]
