@@ -32,6 +32,7 @@ def test_every_example_is_tested():
     tested.add("prompted_blocks")
     tested.add("sample_then_select")
     tested.add("random_sizes")
+    tested.add("revision")
     assert present <= tested, present - tested
 
 
@@ -192,3 +193,16 @@ def test_random_sizes(capsys):
         assert kl_rand <= kl_det + 1e-15 and path_lp <= path_det + 1e-12  # a vertex is a feasible mixture
         assert kl_det <= path_det + 1e-12  # data processing: KL <= path KL
     assert "best randomized" in text
+
+
+def test_revision(capsys):
+    out, text = _run("revision", capsys)
+    for key, v in out.items():
+        if key[1] == "remdm":
+            base, best = v
+            if key[2] == 2:  # two steps: the cap (1 - alpha_s)/alpha_t is 0 or alpha_t = 0: no remasking
+                assert best == pytest.approx(base, abs=1e-12)
+        else:
+            plain, corr, more = v
+            assert min(plain, corr, more) >= 0 and max(plain, corr, more) < math.log(2) * 4
+    assert "corrector" in text
