@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mdmtheory as mt
-from mdmtheory.samplers import CorrectorSampler, RemaskingSampler, exact_run, revise_run
+from mdmtheory.samplers import (CorrectorSampler, EditingSampler, RemaskingSampler, SampleThenSelectPlanner,
+                                exact_run, revise_run, select_run)
 from mdmtheory.testing import joints
 
 
@@ -143,3 +144,35 @@ def test_bad_input():
         revise_run(mt.families.parity(3), mt.Schedule((3,)))
     with pytest.raises(ValueError, match=r"^p: the exact revising chain"):
         revise_run(mt.families.dirichlet(9, 3, seed=0), RemaskingSampler.uniform(2))
+
+
+# -- editing (LLaDA2.1, diffusers editing_threshold) -------------------------------------------
+def test_editing_that_never_fires_is_sample_then_select_plus_one_post_step():
+    p = mt.families.dirichlet(4, 2, alpha=2.0, seed=1)  # no conditional near 1: nothing passes 0.999
+    assert max(p.table.max(), 0) < 1
+    for plan, th in ((mt.Schedule((2, 2)), None), (mt.Schedule((1, 1, 2)), 0.6)):
+        run = revise_run(p, EditingSampler(plan, editing_threshold=0.999, threshold=th))
+        ref = select_run(p, plan, SampleThenSelectPlanner(th, 1.0, "tempered"))
+        np.testing.assert_allclose(run.law.table, ref.law.table, atol=1e-12)
+        assert run.forwards == pytest.approx(ref.expected_forwards + 1)  # the pipeline's one post step
+
+
+@pytest.mark.parametrize("eth, post", [(0.5, 16), (0.3, 2), (0.6, 0)])
+def test_editing_monte_carlo_agrees_with_the_exact_chain(eth, post):
+    p = mt.families.markov_chain([[0.85, 0.15], [0.25, 0.75]], 4)
+    sampler = EditingSampler(mt.Schedule((2, 2)), editing_threshold=eth, max_post_steps=post)
+    run = revise_run(p, sampler)
+    n = 20000
+    samples, lost, fw = sampler.simulate(p, n=n, seed=3)
+    _z_check(p, run.law, samples, lost, n)
+    assert abs(fw.mean() - run.forwards) < 4.5 * fw.std() / np.sqrt(n) + 1e-9
+    assert fw.max() <= 2 + post + 1
+
+
+def test_editing_bad_input():
+    with pytest.raises(ValueError, match=r"^editing_threshold:"):
+        EditingSampler(mt.Schedule((2, 2)), editing_threshold=0.0)
+    with pytest.raises(ValueError, match=r"^max_post_steps:"):
+        EditingSampler(mt.Schedule((2, 2)), max_post_steps=-1)
+    with pytest.raises(ValueError, match=r"^threshold:"):
+        EditingSampler(mt.Schedule((2, 2)), threshold=1.5)

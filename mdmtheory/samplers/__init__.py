@@ -24,7 +24,7 @@ from .planners import (
     register_planner,
     resolve_planner,
 )
-from .revise import CorrectorSampler, RemaskingSampler, RevisionRun, revise_run
+from .revise import CorrectorSampler, EditingSampler, RemaskingSampler, RevisionRun, revise_run
 from .select import SampleThenSelectPlanner, SelectionBias, SelectRun, select_run, selection_bias
 from .simulate import KLEstimate, Simulation, estimate_kl, simulate
 
@@ -64,6 +64,7 @@ __all__ = [
     "selection_bias",
     "RemaskingSampler",
     "CorrectorSampler",
+    "EditingSampler",
     "RevisionRun",
     "revise_run",
 ]

@@ -26,6 +26,19 @@ given the other revealed ones, :math:`p(x_j \mid x_{A \setminus j})` (ties to th
 position), are masked and redrawn, independently, from :math:`p(\cdot \mid x_{A \setminus R})`.
 One corrector step costs one forward (the model sees the state with R masked).
 
+**Editing** (:class:`EditingSampler`; LLaDA2.1 as diffusers 0.42 runs it:
+``BlockRefinementScheduler.step`` with ``editing_threshold`` and the ``LLaDA2Pipeline`` loop).
+Every forward draws a candidate at *every* position — masked j from :math:`p(\cdot \mid x_A)`,
+committed j from the model's prediction at a visible position, which for the true law we take
+to be the leave-one-out conditional :math:`p(\cdot \mid x_{A \setminus j})` (what j should be
+given the rest; a model that ignored its own visible token) — all tempered by ``temperature``;
+masked positions are committed by sample-then-select (:mod:`mdmtheory.samplers.select`, the
+schedule's counts, ``threshold``), and a committed position is *replaced* by its candidate when
+they differ and the candidate's (tempered, as diffusers') probability exceeds
+``editing_threshold``. After the last mask, editing-only forwards follow while the previous one
+edited something, at most ``max_post_steps`` + 1 of them (the pipeline's
+``check_block_should_continue``).
+
 Forwards: ReMDM runs N forwards; the corrector :math:`T + T'` (T' corrector steps: every
 step but the last by default). :func:`revise_run` refuses more than
 :data:`MAX_REVISE_WORK` terms. Derived here (the exact chains); tests/test_revise.py checks
@@ -45,7 +58,7 @@ from ..joint import Joint
 from ..schedules import Schedule, check_schedule
 from .select import _Conditionals
 
-__all__ = ["RemaskingSampler", "CorrectorSampler", "RevisionRun", "revise_run", "MAX_REVISE_WORK"]
+__all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run", "MAX_REVISE_WORK"]
 
 #: Largest number of (state, transition) terms :func:`revise_run` sums per step.
 MAX_REVISE_WORK = 5_000_000
@@ -208,11 +221,97 @@ class CorrectorSampler:
 
 
 @dataclass(frozen=True)
+class EditingSampler:
+    """Sample-then-select with LLaDA2.1 editing (module docstring)."""
+
+    plan: Schedule
+    editing_threshold: float = 0.5
+    threshold: float | None = None
+    temperature: float = 1.0
+    max_post_steps: int = 16
+
+    def __post_init__(self):
+        from .select import SampleThenSelectPlanner
+
+        if not isinstance(self.plan, Schedule):
+            raise ValueError(f"plan: expected a Schedule, got {type(self.plan).__name__}")
+        e = self.editing_threshold
+        if isinstance(e, bool) or not isinstance(e, numbers.Real) or not 0 < e < 1:
+            raise ValueError(f"editing_threshold: expected a probability in (0, 1) (diffusers edits a committed token "
+                             f"whose new candidate is more likely than it), got {e!r}")
+        m = self.max_post_steps
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 0:
+            raise ValueError(f"max_post_steps: expected an integer >= 0, got {m!r}")
+        # the commit rule is sample-then-select with diffusers' (tempered) confidence
+        object.__setattr__(self, "_select", SampleThenSelectPlanner(self.threshold, self.temperature, "tempered"))
+        object.__setattr__(self, "editing_threshold", float(e))
+
+    @property
+    def selector(self):
+        return self._select
+
+    def simulate(self, law, *, n: int, seed: int):
+        """n samples: (samples (n, d), lost (n,), forwards (n,))."""
+        from ..structured import _inverse_cdf, as_oracle, loo_conditionals
+        from .select import _round, select_commits, tempered
+        from .simulate import _check_n_seed
+
+        n, seed = _check_n_seed(n, seed)
+        oracle = as_oracle(law)
+        d = oracle.d
+        check_schedule(self.plan, d, name="plan")
+        rng = np.random.default_rng(seed)
+        x = np.zeros((n, d), dtype=np.int64)
+        rv = np.zeros((n, d), dtype=bool)
+        lost = np.zeros(n, dtype=bool)
+        forwards = np.zeros(n, dtype=np.int64)
+        active = np.ones(n, dtype=bool)
+        post = np.zeros(n, dtype=np.int64)
+        sizes = list(self.plan.sizes)
+        t = 0
+        while True:
+            masked_rows = ~rv.all(axis=1)
+            run = ~lost & active & (masked_rows | (post <= self.max_post_steps))
+            if not run.any():
+                break
+            rows = np.flatnonzero(run)
+            reach = (oracle.log_marginal(x[rows], rv[rows]) > -np.inf) | rv[rows].all(axis=1)
+            lost[rows[~reach]] = True
+            rows = rows[reach]
+            if rows.size == 0:
+                break
+            xs, r = x[rows], rv[rows]
+            full = r.all(axis=1)
+            post[rows[full]] += 1
+            P = np.where(r[..., None], loo_conditionals(oracle, xs, r), oracle.conditionals(xs, r))
+            S = tempered(P, self.temperature)
+            y = np.minimum(_inverse_cdf(S, rng.random(xs.shape)), oracle.K - 1)
+            conf = np.take_along_axis(S, y[..., None], axis=-1)[..., 0]
+            step = [sizes[min(int(f), len(sizes) - 1)] for f in forwards[rows]]
+            commit = select_commits(conf, ~r, np.array(step), self.threshold) & ~full[:, None]
+            edit = r & (y != xs) & (_round(conf) > self.editing_threshold)
+            x[rows] = np.where(commit | edit, y, xs)
+            rv[rows] = r | commit
+            forwards[rows] += 1
+            # a row with no mask left stops after a forward that edited nothing
+            stop = full & ~edit.any(axis=1)
+            active[rows[stop]] = False
+            t += 1
+            if t > len(sizes) + self.max_post_steps + 2:  # pragma: no cover - bounded by construction
+                break
+        return np.where(rv, x, -1), lost, forwards
+
+    def forwards(self) -> int:
+        return self.plan.steps + self.max_post_steps + 1  # at most
+
+
+@dataclass(frozen=True)
 class RevisionRun:
-    """Exact law of a revising sampler (``law``, with lost mass) and its forwards."""
+    """Exact law of a revising sampler (``law``, with lost mass) and its forwards (the
+    expected number for the editing sampler, whose post-steps stop early)."""
 
     law: Joint
-    forwards: int
+    forwards: float
 
 
 def _bern_subsets(items: tuple, prob: float):
@@ -340,11 +439,78 @@ def revise_run(p: Joint, sampler) -> RevisionRun:
                 nxt, l1 = _corrector_step(states, cond, d, sampler.k)
                 states, l2 = _settle(nxt, cond, d)
                 lost += l1 + l2
+    elif isinstance(sampler, EditingSampler):
+        check_schedule(sampler.plan, d, name="plan")
+        return _editing_run(p, sampler, cond)
     else:
-        raise ValueError(f"sampler: expected a RemaskingSampler or a CorrectorSampler, got {type(sampler).__name__}")
+        raise ValueError(f"sampler: expected a RemaskingSampler, CorrectorSampler or EditingSampler, "
+                         f"got {type(sampler).__name__}")
     out = np.zeros(p.table.shape)
     for (A, xA), q in states.items():
         if len(A) != d:  # pragma: no cover - both samplers end with everything revealed
             raise AssertionError("revise_run: masked positions after the last step")
         out[xA] += q
     return RevisionRun(Joint(out, lost=lost), sampler.forwards())
+
+
+def _editing_run(p: Joint, sampler: EditingSampler, cond: _Conditionals) -> RevisionRun:
+    """Exact chain of the editing sampler: states (A, x_A, post-steps taken, still running)."""
+    from .select import _round, tempered
+
+    d, K = p.d, p.K
+    if (K + 1) ** d * K**d > MAX_REVISE_WORK:
+        raise ValueError(f"p: the exact editing chain enumerates every candidate vector (~{(K + 1) ** d * K**d:.2g} "
+                         f"terms, d={d}, K={K}), above {MAX_REVISE_WORK:,}; use the sampler's simulate()")
+    sizes = list(sampler.plan.sizes)
+    th, eth = sampler.threshold, sampler.editing_threshold
+    states = {((), (), 0, 0): 1.0}  # (A, x_A, forwards so far, post-steps so far) -> prob of running
+    out = np.zeros(p.table.shape)
+    lost, fw = 0.0, 0.0
+    while states:
+        nxt: dict = {}
+        for (A, xA, f, post), q in states.items():
+            full = len(A) == d
+            if full:
+                post += 1
+            vals = dict(zip(A, xA))
+            rows = np.empty((d, K))
+            M = tuple(j for j in range(d) if j not in A)
+            if M:
+                rows[list(M)] = cond.rows(A, xA, M)
+            for j in A:
+                rest = tuple(i for i in A if i != j)
+                rows[j] = cond.rows(rest, tuple(vals[i] for i in rest), (j,))[0]
+            S = tempered(rows, sampler.temperature)
+            C = _round(S)
+            k = min(sizes[min(f, len(sizes) - 1)], len(M))
+            fw += q
+            for ys in product(*[np.flatnonzero(S[j] > 0) for j in range(d)]):
+                w = q
+                for j, y in enumerate(ys):
+                    w *= S[j, y]
+                if w == 0.0:
+                    continue
+                conf = [C[j, y] for j, y in enumerate(ys)]
+                commit = set()
+                if M:
+                    order = sorted(M, key=lambda j: (-conf[j], j))
+                    above = [j for j in M if conf[j] > th] if th is not None else []
+                    commit = set(above) if th is not None and len(above) >= k else set(order[:k])
+                edits = [j for j in A if ys[j] != vals[j] and conf[j] > eth]
+                nv = dict(vals)
+                nv.update({j: int(ys[j]) for j in commit})
+                nv.update({j: int(ys[j]) for j in edits})
+                A2 = tuple(sorted(nv))
+                x2 = tuple(nv[j] for j in A2)
+                # the pipeline stops after a forward that began with no mask and edited nothing,
+                # or once the post-steps exceed max_post_steps
+                if full and (not edits or post > sampler.max_post_steps):
+                    out[x2] += w
+                    continue
+                if len(A2) < d and not cond.marginal(A2)[x2] > 0:
+                    lost += w
+                    continue
+                key = (A2, x2, f + 1, post)
+                nxt[key] = nxt.get(key, 0.0) + w
+        states = nxt
+    return RevisionRun(Joint(out, lost=lost), float(fw))
