@@ -33,6 +33,7 @@ def test_every_example_is_tested():
     tested.add("sample_then_select")
     tested.add("random_sizes")
     tested.add("revision")
+    tested.add("sampler_centric")
     assert present <= tested, present - tested
 
 
@@ -210,3 +211,16 @@ def test_revision(capsys):
             plain, corr, more = v
             assert min(plain, corr, more) >= 0 and max(plain, corr, more) < math.log(2) * 4
     assert "corrector" in text
+
+
+def test_sampler_centric(capsys):
+    out, text = _run("sampler_centric", capsys)
+    rows = out["rows"]
+    d = out["d"]
+    theory = {T: v[0] for T, v in rows.items()}
+    assert theory[d] == pytest.approx(0.0, abs=1e-12) and theory[min(rows)] > theory[d]
+    # random order at one token per step is exact: its KL-rate is the plug-in floor's size
+    few, full = rows[min(rows)][1]["random"], rows[d][1]["random"]
+    assert full.kl_rate < few.kl_rate
+    assert full.kl_rate_ci[0] <= out["floor"].kl_rate * 3
+    assert "plug-in floor" in text
