@@ -47,6 +47,8 @@ from ._checks import MAX_BATCH, MAX_TOKEN_ID, check_bool, check_device, check_dt
 
 __all__ = ["MaskedModel", "as_masked_model", "ExactModel", "ModelOracle"]
 
+_BAD_LOGITS = "model: returned NaN or +inf logits (only -inf, probability 0, is allowed)"
+
 
 def _embedding_rows(model):
     """Number of token ids the model embeds, when it says so (TinyMDM, Hugging Face), else None."""
@@ -206,6 +208,7 @@ class MaskedModel:
         v = np.asarray(v, dtype=np.int64)
         self._vocab = torch.as_tensor(v, device=self.device)
         self._contiguous = bool(np.array_equal(v, np.arange(v[0], v[0] + v.shape[0])))
+        self._abm = (None, False)
 
     @property
     def K(self) -> int:
@@ -219,8 +222,9 @@ class MaskedModel:
         return None if self._vocab is None else tuple(int(v) for v in self._vocab.tolist())
 
     # -- forwards --------------------------------------------------------------------------
-    def _call(self, ids):
-        """Raw logits (b, d, V) of one batch of token ids, checked."""
+    def _call(self, ids, check: bool = True):
+        """Raw logits (b, d, V) of one batch of token ids, checked (``check=False``: the shape
+        only; the caller then checks the values it reads, as :meth:`score` does)."""
         b, d = ids.shape
         kwargs = {}
         if self.time_input is not None:
@@ -249,8 +253,8 @@ class MaskedModel:
                 f"model: returned logits of shape {tuple(logits.shape)}, expected ({b}, {d}, V)"
                 + (f" with V >= {need} (the largest vocab id + 1)" if self._vocab is not None else "")
             )
-        if torch.isnan(logits).any() or torch.isposinf(logits).any():
-            raise ValueError("model: returned NaN or +inf logits (only -inf, probability 0, is allowed)")
+        if check and (torch.isnan(logits).any() or torch.isposinf(logits).any()):
+            raise ValueError(_BAD_LOGITS)
         return logits
 
     def _ids(self, x) -> torch.Tensor:
@@ -263,6 +267,39 @@ class MaskedModel:
         if x.numel() and (x.min() < -1 or x.max() >= self.K):
             raise ValueError(f"x: outcome indices must lie in 0..{self.K - 1} (-1 = masked)")
         return torch.where(x < 0, torch.full_like(x, self.mask_id), self._vocab[x.clamp(min=0)])
+
+    def _row_lse(self, logits) -> torch.Tensor:
+        r"""log Σ_{k} exp ℓ_{vocab[k]} of every row of ``logits`` (b, r, V), float32 (float64
+        for float64 logits), without copying the (b, r, V) logits of a float32/float64 model.
+
+        Every id but the mask: the log-sum-exp of all V columns minus the mask's share,
+        :math:`\mathrm{lse}_{\ne m} = \mathrm{lse} + \log(1 - e^{\ell_m - \mathrm{lse}})`
+        (``log1p``: exact to rounding while the mask's share is at most 1/2; rows where it is
+        larger are recomputed with the mask column dropped)."""
+        if logits.dtype not in (torch.float32, torch.float64):
+            logits = logits.float()  # bf16/half: log-sum-exp in float32 (one copy)
+        if not self._contiguous and self._all_but_mask(logits.shape[-1]):
+            lse = torch.logsumexp(logits, dim=-1)
+            share = torch.exp(logits[..., self.mask_id] - lse)
+            out = torch.where(torch.isneginf(lse), lse, lse + torch.log1p(-share))  # every column -inf: -inf
+            big = share > 0.5
+            if bool(big.any()):
+                rows = logits[big].clone()
+                rows[:, self.mask_id] = -torch.inf
+                out[big] = torch.logsumexp(rows, dim=-1)
+            return out
+        if self._contiguous:
+            lo = int(self._vocab[0])
+            return torch.logsumexp(logits[..., lo : lo + self.K], dim=-1)
+        return torch.logsumexp(logits.index_select(-1, self._vocab), dim=-1)
+
+    def _all_but_mask(self, V: int) -> bool:
+        """Whether the outcomes are every id of the V logit columns except the mask (cached per V)."""
+        if self._abm[0] != V:
+            v = self._vocab.cpu().numpy()
+            ok = v.shape[0] == V - 1 and 0 <= self.mask_id < V and np.array_equal(v, np.delete(np.arange(V), self.mask_id))
+            self._abm = (V, ok)
+        return self._abm[1]
 
     def _outcome_logits(self, ids) -> torch.Tensor:
         """Logits over the K outcomes, shifted, in float32 (float64 if the model gives float64)."""
@@ -301,7 +338,17 @@ class MaskedModel:
 
         ``x`` (B, d) outcome indices (−1 = masked), ``target`` (B, d) outcome indices (the
         clean sequences). Returns float64 (B, d) on the model's device; one forward per row.
+
+        Cost beyond the forward: one log-sum-exp pass over the logits (no copy of them for
+        a float32/float64 model whose outcomes are every id but the mask, or one slice of
+        ids) and a gather of one logit per position. The logits it reads (the outcome
+        columns of the scored positions) must not be NaN or +inf.
         """
+        return self._score(x, target, 0, None)
+
+    def _score(self, x, target, lo: int, hi) -> torch.Tensor:
+        """:meth:`score` of positions lo..hi−1 only (B, hi − lo); other positions are never
+        read (a masked position outside the range is neither scored nor checked)."""
         ids = self._ids(x)
         try:
             tgt_np = int_array(target, "target")
@@ -314,12 +361,23 @@ class MaskedModel:
         tgt = torch.as_tensor(tgt_np, device=self.device)
         if tgt.numel() and (tgt.min() < 0 or tgt.max() >= self.K):
             raise ValueError(f"target: outcome indices must lie in 0..{self.K - 1} (the clean sequences, no -1)")
+        d = ids.shape[1]
+        hi = d if hi is None else hi
+        pos = torch.arange(lo, hi, device=self.device)
+        src = (pos - 1).clamp(min=0) if self.shift else pos  # the logits row each position reads
+        r0 = int(src[0]) if hi > lo else 0
+        r1 = int(src[-1]) + 1 if hi > lo else 0
         out = []
         for sl in self._batches(ids.shape[0]):
-            logits = self._outcome_logits(ids[sl])
-            lse = torch.logsumexp(logits, dim=-1)
-            own = logits.gather(-1, tgt[sl].unsqueeze(-1)).squeeze(-1)
-            masked = ids[sl] == self.mask_id
+            logits = self._call(ids[sl], check=False)[:, r0:r1]  # a view
+            b = logits.shape[0]
+            masked = ids[sl, lo:hi] == self.mask_id
+            lse = self._row_lse(logits)[:, src - r0]  # (b, hi - lo)
+            if torch.isnan(lse[masked]).any() or torch.isposinf(lse[masked]).any():
+                raise ValueError(_BAD_LOGITS)
+            tok = self._vocab[tgt[sl, lo:hi]]
+            own = logits[torch.arange(b, device=self.device)[:, None], (src - r0)[None, :], tok]
+            own = own.to(lse.dtype)
             lp = torch.where(masked, (own - lse).to(torch.float64), torch.zeros((), dtype=torch.float64, device=self.device))
             if torch.isnan(lp).any():
                 raise ValueError("model: gives -inf to every outcome at a masked position (no distribution)")
@@ -329,7 +387,7 @@ class MaskedModel:
                     "cross-entropy is infinite"
                 )
             out.append(lp)
-        return torch.cat(out) if out else torch.zeros(ids.shape, dtype=torch.float64, device=self.device)
+        return torch.cat(out) if out else torch.zeros((0, hi - lo), dtype=torch.float64, device=self.device)
 
     def __repr__(self) -> str:
         name = type(self.model).__name__
