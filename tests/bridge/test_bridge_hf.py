@@ -28,7 +28,7 @@ def test_local_bert_log_probs_match_the_model(bert_folder):
     m = bridge.from_pretrained(bert_folder, vocab=VOCAB, device="cpu")
     assert type(m.model).__name__ == "BertForMaskedLM"
     assert m.mask_id == MASK  # read from the config
-    assert m.model.config._attn_implementation == "eager"
+    assert m.model.config._attn_implementation == "sdpa"  # the fast path unless attention maps are asked for
     rng = np.random.default_rng(0)
     x = rng.integers(0, 4, size=(6, 7))
     x[rng.random(x.shape) < 0.5] = -1
@@ -91,6 +91,24 @@ def test_config_without_weights_is_a_value_error(tmp_path):
                                           '"num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 8}')
     with pytest.raises(ValueError, match=r"^path: .*cannot be loaded"):  # formerly an OSError traceback
         bridge.from_pretrained(tmp_path, mask_id=3, device="cpu")
+
+
+def test_sdpa_by_default_eager_for_attention_maps(bert_folder):
+    """Issue 18: SDPA unless attentions=True; the attention diagnostics switch an SDPA model
+    to eager for their forwards (transformers 5.x returns no maps from SDPA) and back."""
+    fast = bridge.from_pretrained(bert_folder, vocab=VOCAB, device="cpu")
+    eager = bridge.from_pretrained(bert_folder, vocab=VOCAB, device="cpu", attentions=True)
+    assert fast.model.config._attn_implementation == "sdpa"
+    assert eager.model.config._attn_implementation == "eager"
+    x = np.random.default_rng(2).integers(-1, 4, size=(5, 7))
+    np.testing.assert_allclose(fast.log_probs(x).numpy(), eager.log_probs(x).numpy(), atol=1e-5)
+    ids = torch.as_tensor(np.random.default_rng(3).integers(5, 9, size=(3, 7)))
+    maps = bridge.attention.attention_maps(fast.model, ids)
+    assert fast.model.config._attn_implementation == "sdpa"  # restored
+    np.testing.assert_allclose(maps, bridge.attention.attention_maps(eager.model, ids), atol=1e-6)
+    assert maps.shape == (3, 2, 7, 7)
+    with pytest.raises(ValueError, match=r"^attentions: expected True or False"):
+        bridge.from_pretrained(bert_folder, attentions="yes")
 
 
 def test_options_are_checked_before_loading(bert_folder):
