@@ -31,7 +31,9 @@ Samples everywhere are integer arrays of outcome indices 0..K−1 (−1 = masked
 
 Log-probabilities are computed in float32 (float64 when the logits are float64) from the
 model's logits and returned in float64. Logits may be −inf (probability 0; the exact model
-uses it) but never NaN or +inf: those raise ``ValueError``.
+uses it) but never NaN or +inf: those raise ``ValueError`` (``log_probs`` checks every
+logit; ``score``, the estimators' fast path, checks the ones it reads: the outcome columns
+of the masked positions it scores).
 """
 
 from __future__ import annotations
@@ -48,6 +50,14 @@ from ._checks import MAX_BATCH, MAX_TOKEN_ID, check_bool, check_device, check_dt
 __all__ = ["MaskedModel", "as_masked_model", "ExactModel", "ModelOracle"]
 
 _BAD_LOGITS = "model: returned NaN or +inf logits (only -inf, probability 0, is allowed)"
+#: Logits per chunk of the log-sum-exp of :meth:`MaskedModel.score` on CPU (2**19: 2 MiB float32).
+_LSE_CHUNK = 1 << 19
+#: The same on CUDA (2**27: 512 MiB float32; large kernels, bounded memory).
+_LSE_CHUNK_CUDA = 1 << 27
+#: Smallest Σ_k exp ℓ_k taken without a shift by the row's maximum: every term below the
+#: smallest normal number (or flushed to 0) then changes the sum by < V · 1.2e-38 (float32),
+#: far below its rounding; smaller sums, and +inf or NaN, are recomputed shifted.
+_SAFE_SUM = {torch.float32: 1e-20, torch.float64: 1e-200}
 
 
 def _embedding_rows(model):
@@ -268,30 +278,48 @@ class MaskedModel:
             raise ValueError(f"x: outcome indices must lie in 0..{self.K - 1} (-1 = masked)")
         return torch.where(x < 0, torch.full_like(x, self.mask_id), self._vocab[x.clamp(min=0)])
 
-    def _row_lse(self, logits) -> torch.Tensor:
-        r"""log Σ_{k} exp ℓ_{vocab[k]} of every row of ``logits`` (b, r, V), float32 (float64
-        for float64 logits), without copying the (b, r, V) logits of a float32/float64 model.
+    def _lse_rows(self, flat, idx) -> torch.Tensor:
+        r"""log Σ_k exp ℓ_{vocab[k]} of the rows ``flat[idx]`` of the (rows, V) logits, float32
+        (float64 for float64 logits).
 
-        Every id but the mask: the log-sum-exp of all V columns minus the mask's share,
-        :math:`\mathrm{lse}_{\ne m} = \mathrm{lse} + \log(1 - e^{\ell_m - \mathrm{lse}})`
-        (``log1p``: exact to rounding while the mask's share is at most 1/2; rows where it is
-        larger are recomputed with the mask column dropped)."""
-        if logits.dtype not in (torch.float32, torch.float64):
-            logits = logits.float()  # bf16/half: log-sum-exp in float32 (one copy)
-        if not self._contiguous and self._all_but_mask(logits.shape[-1]):
-            lse = torch.logsumexp(logits, dim=-1)
-            share = torch.exp(logits[..., self.mask_id] - lse)
-            out = torch.where(torch.isneginf(lse), lse, lse + torch.log1p(-share))  # every column -inf: -inf
-            big = share > 0.5
-            if bool(big.any()):
-                rows = logits[big].clone()
-                rows[:, self.mask_id] = -torch.inf
-                out[big] = torch.logsumexp(rows, dim=-1)
-            return out
-        if self._contiguous:
-            lo = int(self._vocab[0])
-            return torch.logsumexp(logits[..., lo : lo + self.K], dim=-1)
-        return torch.logsumexp(logits.index_select(-1, self._vocab), dim=-1)
+        The rows are copied in chunks of about ``_LSE_CHUNK`` logits into one reused buffer
+        (cache-resident on CPU; ``_LSE_CHUNK_CUDA`` on CUDA), never the whole (b, d, V)
+        logits; in each chunk the outcome columns are taken in place (every id but the mask:
+        the mask column set to −inf; a slice: a view; otherwise ``index_select``) and
+        :math:`\log \sum_k e^{\ell_k}` is computed directly (``exp_``, sum, log). Rows where
+        that is not safe, a sum outside [``_SAFE_SUM``, ∞) (a logit above ~88 in float32,
+        all of them below ~−46, NaN), are recomputed with the row's maximum subtracted
+        first, so the result is the log-sum-exp to float rounding: a row that is −inf
+        everywhere gives −inf (the caller names it), NaN or +inf give NaN or +inf.
+        """
+        V = flat.shape[-1]
+        out_dtype = torch.float64 if flat.dtype == torch.float64 else torch.float32
+        safe = _SAFE_SUM[out_dtype]
+        out = torch.empty(idx.shape[0], dtype=out_dtype, device=flat.device)
+        chunk = max(1, (_LSE_CHUNK_CUDA if flat.device.type == "cuda" else _LSE_CHUNK) // max(V, 1))
+        buf = torch.empty((min(chunk, idx.shape[0]), V), dtype=flat.dtype, device=flat.device)  # reused: no new pages
+
+        def outcomes(rows):
+            rows = rows.to(out_dtype)  # no-op for float32/float64 logits
+            if self._contiguous:
+                lo_v = int(self._vocab[0])
+                return rows[:, lo_v : lo_v + self.K]
+            if not self._all_but_mask(V):
+                return rows.index_select(1, self._vocab)
+            rows[:, self.mask_id] = -torch.inf
+            return rows
+
+        for s in range(0, idx.shape[0], chunk):
+            i = idx[s : s + chunk]
+            total = outcomes(torch.index_select(flat, 0, i, out=buf[: i.shape[0]])).exp_().sum(dim=1)
+            out[s : s + chunk] = total.log()
+            redo = ~((total >= safe) & (total < torch.inf))
+            if bool(redo.any()):  # rare: shift by the row's maximum
+                rows = outcomes(flat.index_select(0, i[redo]))
+                mx = rows.amax(dim=1, keepdim=True)
+                mx = torch.where(torch.isneginf(mx), torch.zeros((), dtype=out_dtype, device=flat.device), mx)
+                out[s : s + chunk][redo] = rows.sub_(mx).exp_().sum(dim=1).log_().add_(mx[:, 0])
+        return out
 
     def _all_but_mask(self, V: int) -> bool:
         """Whether the outcomes are every id of the V logit columns except the mask (cached per V)."""
@@ -339,10 +367,11 @@ class MaskedModel:
         ``x`` (B, d) outcome indices (−1 = masked), ``target`` (B, d) outcome indices (the
         clean sequences). Returns float64 (B, d) on the model's device; one forward per row.
 
-        Cost beyond the forward: one log-sum-exp pass over the logits (no copy of them for
-        a float32/float64 model whose outcomes are every id but the mask, or one slice of
-        ids) and a gather of one logit per position. The logits it reads (the outcome
-        columns of the scored positions) must not be NaN or +inf.
+        Cost beyond the forward: the log-sum-exp over the outcome columns of the *masked*
+        positions only, in small chunks of copied rows (the (B, d, V) logits are never
+        copied nor converted), and one gathered logit per masked position. The logits it
+        reads (the outcome columns of the masked positions) must not be NaN or +inf;
+        nothing else of the logits is read or checked.
         """
         return self._score(x, target, 0, None)
 
@@ -365,20 +394,20 @@ class MaskedModel:
         hi = d if hi is None else hi
         pos = torch.arange(lo, hi, device=self.device)
         src = (pos - 1).clamp(min=0) if self.shift else pos  # the logits row each position reads
-        r0 = int(src[0]) if hi > lo else 0
-        r1 = int(src[-1]) + 1 if hi > lo else 0
         out = []
         for sl in self._batches(ids.shape[0]):
-            logits = self._call(ids[sl], check=False)[:, r0:r1]  # a view
-            b = logits.shape[0]
+            logits = self._call(ids[sl], check=False)
+            b, V = logits.shape[0], logits.shape[-1]
+            flat = logits.reshape(b * d, V)  # a view of the model's (b, d, V) logits
             masked = ids[sl, lo:hi] == self.mask_id
-            lse = self._row_lse(logits)[:, src - r0]  # (b, hi - lo)
-            if torch.isnan(lse[masked]).any() or torch.isposinf(lse[masked]).any():
+            bi, ji = masked.nonzero(as_tuple=True)
+            rows = bi * d + src[ji]
+            lse = self._lse_rows(flat, rows)
+            if torch.isnan(lse).any() or torch.isposinf(lse).any():
                 raise ValueError(_BAD_LOGITS)
-            tok = self._vocab[tgt[sl, lo:hi]]
-            own = logits[torch.arange(b, device=self.device)[:, None], (src - r0)[None, :], tok]
-            own = own.to(lse.dtype)
-            lp = torch.where(masked, (own - lse).to(torch.float64), torch.zeros((), dtype=torch.float64, device=self.device))
+            own = flat[rows, self._vocab[tgt[sl, lo:hi][bi, ji]]].to(lse.dtype)
+            lp = torch.zeros(masked.shape, dtype=torch.float64, device=self.device)
+            lp[bi, ji] = (own - lse).to(torch.float64)
             if torch.isnan(lp).any():
                 raise ValueError("model: gives -inf to every outcome at a masked position (no distribution)")
             if torch.isneginf(lp).any():

@@ -96,3 +96,41 @@ def test_nan_at_a_scored_position_is_refused_and_an_all_minus_inf_row_named():
 
     with pytest.raises(ValueError, match=r"^model: gives -inf to every outcome at a masked position"):
         bridge.MaskedModel(all_dead, mask_id=1).score(np.full((2, 3), -1), np.zeros((2, 3), dtype=int))
+
+
+def test_score_in_many_small_chunks_is_the_same(monkeypatch):
+    """The log-sum-exp runs over chunks of copied rows; chunks of 2 rows give the same values."""
+    from mdmtheory.bridge import model as model_mod
+
+    f = _logits_model(torch.float32, mask_id=5)
+    m = bridge.MaskedModel(f, mask_id=5)
+    rng = np.random.default_rng(2)
+    target = rng.integers(0, V - 1, size=(7, D))
+    x = np.where(rng.random((7, D)) < 0.6, -1, target)
+    whole = m.score(x, target)
+    monkeypatch.setattr(model_mod, "_LSE_CHUNK", 2 * V)
+    torch.testing.assert_close(m.score(x, target), whole, atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("offset", [120.0, -300.0, 800.0, -900.0])
+def test_score_of_huge_or_tiny_logits_is_shifted_exactly(dtype, offset):
+    """Σ exp ℓ overflows (ℓ > 88 in float32, > 709 in float64) or underflows: those rows are
+    recomputed shifted by their maximum; the result is the log-softmax of the definition."""
+    base = _logits_model(torch.float64, mask_id=5)
+
+    def f(ids):
+        out = base(ids)
+        out[:, 1::2] += offset  # odd positions shifted
+        return out.to(dtype)
+
+    m = bridge.MaskedModel(f, mask_id=5)
+    m.resolve(D)
+    voc = torch.as_tensor(m.vocab)
+    rng = np.random.default_rng(3)
+    target = rng.integers(0, m.K, size=(5, D))
+    x = np.full((5, D), -1)
+    got = m.score(x, target)
+    ids = torch.full((5, D), 5)
+    want = _reference(f, ids, voc[torch.as_tensor(target)], voc, False)
+    torch.testing.assert_close(got, want, atol=1e-12 if dtype == torch.float64 else 1e-3, rtol=0)
