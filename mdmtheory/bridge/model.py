@@ -294,31 +294,39 @@ class MaskedModel:
         """
         V = flat.shape[-1]
         out_dtype = torch.float64 if flat.dtype == torch.float64 else torch.float32
-        safe = _SAFE_SUM[out_dtype]
-        out = torch.empty(idx.shape[0], dtype=out_dtype, device=flat.device)
-        chunk = max(1, (_LSE_CHUNK_CUDA if flat.device.type == "cuda" else _LSE_CHUNK) // max(V, 1))
-        buf = torch.empty((min(chunk, idx.shape[0]), V), dtype=flat.dtype, device=flat.device)  # reused: no new pages
+        dev = flat.device
+        n = idx.shape[0]
+        chunk = max(1, (_LSE_CHUNK_CUDA if dev.type == "cuda" else _LSE_CHUNK) // max(V, 1))
+        mode = "slice" if self._contiguous else ("mask" if self._all_but_mask(V) else "gather")
+        lo_v = int(self._vocab[0])
+        buf = torch.empty((min(chunk, n), V), dtype=flat.dtype, device=dev)  # reused: no new pages per chunk
+        wide = buf if flat.dtype == out_dtype else torch.empty(buf.shape, dtype=out_dtype, device=dev)
 
-        def outcomes(rows):
-            rows = rows.to(out_dtype)  # no-op for float32/float64 logits
-            if self._contiguous:
-                lo_v = int(self._vocab[0])
+        def outcomes(rows):  # the outcome columns of the copied rows, in place where possible
+            if mode == "slice":
                 return rows[:, lo_v : lo_v + self.K]
-            if not self._all_but_mask(V):
+            if mode == "gather":
                 return rows.index_select(1, self._vocab)
-            rows[:, self.mask_id] = -torch.inf
+            rows.select(1, self.mask_id).fill_(-torch.inf)
             return rows
 
-        for s in range(0, idx.shape[0], chunk):
+        total = torch.empty(n, dtype=out_dtype, device=dev)
+        for s in range(0, n, chunk):
             i = idx[s : s + chunk]
-            total = outcomes(torch.index_select(flat, 0, i, out=buf[: i.shape[0]])).exp_().sum(dim=1)
-            out[s : s + chunk] = total.log()
-            redo = ~((total >= safe) & (total < torch.inf))
-            if bool(redo.any()):  # rare: shift by the row's maximum
-                rows = outcomes(flat.index_select(0, i[redo]))
-                mx = rows.amax(dim=1, keepdim=True)
-                mx = torch.where(torch.isneginf(mx), torch.zeros((), dtype=out_dtype, device=flat.device), mx)
-                out[s : s + chunk][redo] = rows.sub_(mx).exp_().sum(dim=1).log_().add_(mx[:, 0])
+            m = i.shape[0]
+            rows = torch.index_select(flat, 0, i, out=buf[:m])
+            if wide is not buf:  # bf16/half logits: the sum in float32
+                rows = wide[:m].copy_(rows)
+            torch.sum(outcomes(rows).exp_(), dim=1, out=total[s : s + m])
+        out = total.log()
+        redo = ~((total >= _SAFE_SUM[out_dtype]) & (total < torch.inf))
+        where = redo.nonzero()[:, 0]  # rare: an overflow, an underflow or NaN; shift by the row's maximum
+        for s in range(0, where.shape[0], chunk):
+            w = where[s : s + chunk]
+            rows = outcomes(flat.index_select(0, idx[w]).to(out_dtype))
+            mx = rows.amax(dim=1, keepdim=True)
+            mx = torch.where(torch.isneginf(mx), torch.zeros((), dtype=out_dtype, device=dev), mx)
+            out[w] = rows.sub_(mx).exp_().sum(dim=1).log_().add_(mx[:, 0])
         return out
 
     def _all_but_mask(self, V: int) -> bool:

@@ -60,6 +60,25 @@ def test_distributed_entry_point_runs_in_one_process(bert_folder, tmp_path):
     np.testing.assert_allclose(res["values"], direct.values, rtol=1e-6)
 
 
+def test_distributed_entry_point_takes_a_prompt_and_a_block(bert_folder, tmp_path, capsys):
+    xs = np.random.default_rng(4).integers(0, 4, size=(20, 7))
+    np.save(tmp_path / "x.npy", xs)
+    np.save(tmp_path / "v.npy", np.array(VOCAB))
+    out = tmp_path / "out.json"
+    common = ["profile", "--hf", str(bert_folder), "--vocab-file", str(tmp_path / "v.npy"),
+              "--samples", str(tmp_path / "x.npy"), "--n-per-level", "4", "--out", str(out)]
+    assert bridge.distributed.main(common + ["--prompt-length", "2", "--response-length", "3"]) == 0
+    import json
+
+    res = json.loads(out.read_text())
+    assert res["prompt_length"] == 2 and res["response_length"] == 3 and res["levels"] == [0, 1, 2]
+    direct = bridge.estimate_profile(bridge.from_pretrained(bert_folder, vocab=VOCAB, device="cpu"), xs, n_per_level=4,
+                                     seed=0, prompt_length=2, response_length=3)
+    np.testing.assert_allclose(res["values"], direct.values, rtol=1e-6)
+    assert bridge.distributed.main(common + ["--prompt-length", "2", "--response-length", "6"]) == 2
+    assert "error: response_length: expected None" in capsys.readouterr().err
+
+
 def test_missing_folder_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match=r"^path: .* is not a local folder; the bridge never downloads"):
         bridge.from_pretrained(tmp_path / "nope")
