@@ -127,6 +127,30 @@ def test_repeated_bit_given_its_prompt_has_no_factorization_error_nor_dyadic_inf
     assert q.value == 0.0
 
 
+def test_the_prompt_is_never_masked_by_any_estimator():
+    """A model that records its inputs: in every forward of every estimator with
+    prompt_length=2 the prompt columns hold the data's tokens, never the mask."""
+    g = 2
+    inputs = []
+    exact = bridge.ExactModel(P5)
+
+    def f(ids):
+        inputs.append(ids.clone())
+        return exact(ids)
+
+    xs = _samples(P5, 40)
+    m = bridge.MaskedModel(f, mask_id=2, vocab=[0, 1])
+    bridge.estimate_profile(m, xs, n_per_level=4, seed=0, prompt_length=g)
+    bridge.compare_plans(m, xs, [mt.Schedule((1, 2))], n=8, seed=0, prompt_length=g)
+    bridge.estimate_factorization_error(m, xs[:8], mt.Schedule((2, 1)), "random", seed=0, prompt_length=g)
+    bridge.estimate_factorization_error(m, xs[:8], mt.Schedule((2, 1)), "confidence", seed=0, prompt_length=g)
+    bridge.estimate_learning_error(m, P5, n_per_level=4, seed=0, prompt_length=g)
+    bridge.estimate_dyadic(m, xs[:8], 0.2, 0.8, seed=0, prompt_length=g)
+    ids = torch.cat(inputs)
+    assert ids.shape[0] > 100 and bool((ids[:, :g] != 2).all())
+    assert bool((ids[:, g:] == 2).any())  # the response is masked somewhere (the check can fail)
+
+
 # -- response_length: later positions always masked (blocks) ----------------------------------
 def _brute_block_profile(table, g, L, b):
     """φ of block b (positions g+bL..g+bL+L−1) given positions < g+bL, later positions summed out."""
