@@ -166,3 +166,41 @@ def test_text_without_a_model_designs_on_the_seen_outcomes(tmp_path, capsys):
     assert out["method"] == "exact" and out["outcomes"]["K"] == 2 and out["K"] == 2
     assert {c["block_length"] for c in out["candidates"]} == {1, 2, 4}
     assert out["best"]["forwards"] == 2
+
+
+def test_block_design_of_a_token_file_with_a_prompt_exports_for_llada(tmp_path, capsys):
+    import mdmtheory as mt
+    from mdmtheory.blocks import design_blocks
+    from mdmtheory.families import empirical
+    from mdmtheory.integrations.llada import PlanCounts
+
+    p = mt.families.markov_chain([[0.8, 0.2], [0.3, 0.7]], 6)
+    rng = np.random.default_rng(0)
+    x = np.stack(np.unravel_index(rng.choice(64, size=400, p=p.table.ravel()), (2,) * 6), axis=1)
+    np.save(tmp_path / "x.npy", x)
+    capsys.readouterr()
+    assert main(["design", str(tmp_path / "x.npy"), "--prompt-length", "2", "--forwards", "2", "--block-lengths",
+                 "2,4", "--format", "llada", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    ref = design_blocks(empirical(x, 2), forwards=2, block_lengths=[2, 4], given=range(2))
+    assert out["method"] == "exact" and out["best"]["block_length"] == ref.best.block_length
+    assert [tuple(c) for c in out["best"]["counts"]] == list(ref.best.counts)
+    e = out["export"]
+    assert e["format"] == "llada" and e["steps"] == 2 and e["gen_length"] == 4
+    pc = PlanCounts(e)  # the export goes into LLaDA's generate through integrations.llada unchanged
+    mask = torch.ones((3, e["block_length"]), dtype=torch.bool)
+    for b in range(e["num_blocks"]):
+        assert pc(mask, e["steps_per_block"]).tolist() == [e["num_transfer_tokens"][b]] * 3
+
+
+def test_estimate_reads_prompt_response_pairs(tmp_path, capsys):
+    hf = tmp_path / "m"
+    _folder(hf)
+    _pairs(tmp_path / "p.jsonl", n=12)
+    capsys.readouterr()
+    assert main(["estimate", "--checkpoint", str(hf), "--jsonl", str(tmp_path / "p.jsonl"), "--tokenizer", str(hf),
+                 "--prompt-length", "4", "--response-length", "4", "--n-per-level", "10", "--sizes", "2,2",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["levels"] == [0, 1, 2, 3] and out["prompt_length"] == 4 and out["d"] == 8
+    assert out["model"]["mask_id"] == 9 and out["tokenized"]["n"] == 12 and out["path"]["sizes"] == [2, 2]
