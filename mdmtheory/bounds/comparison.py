@@ -15,8 +15,10 @@ from ..schedules import Grid, Schedule
 from ..ugc import _ugc, as_profile, effective_total_correlation, log_odds
 from ._core import DERIVED, Bound, _is_geometric
 from .derived import optimal_grid_error_lower, riemann_bound
-from .dhw26 import dhw_sandwich, dhw_tc_bound
+from .dhw26 import dhw26_dimension_bound, dhw_sandwich, dhw_tc_bound
 from .lc25 import lc25_bound, lc25_lower_our_reading, worst_path_kl
+from .pb25 import MAX_D as _PB25_MAX_D
+from .pb25 import pb25_partition_lower, pb25_schedule_lower
 from .w26 import (
     ugc_total_bound,
     w26_block_objective_min,
@@ -26,6 +28,7 @@ from .w26 import (
     w26_theorem1_card,
     w26_theorem3,
 )
+from .zyb26 import _reverse_kl, rejection_cost, zyb26_verification_lower
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,10 @@ def _row(bound: Bound, exact: float | None, scale: float) -> ComparisonRow:
     return ComparisonRow(bound.name, bound.kind, bound.bounds, float(bound.value), exact, slack, holds, bound.source, bound.status)
 
 
+def _planner_name(planner) -> str | None:
+    return planner if isinstance(planner, str) else getattr(planner, "name", None)
+
+
 def compare(p, plan, planner: str = "random") -> Comparison:
     r"""Exact KL, path KL and every applicable bound for one law and one plan.
 
@@ -141,13 +148,21 @@ def compare(p, plan, planner: str = "random") -> Comparison:
 
     Schedule rows: data processing, Riemann, LC25 Theorem 1, W26 Theorem 1 (card), and
     (k_max >= 2) *our reading* of the LC25 lower bound, whose exact column is the worst path
-    KL over all schedules with this plan's k_max (:func:`worst_path_kl`), not this plan's.
+    KL over all schedules with this plan's k_max (:func:`worst_path_kl`), not this plan's,
+    and (d <= 12) PB25's conditional-TC bound minimized over partitions with the plan's sizes
+    (:func:`pb25_schedule_lower`, against the path KL). Schedule with the ``left_to_right``
+    planner: PB25's bound for its fixed partition (:func:`pb25_partition_lower`, an
+    equality with the exact conditionals).
     Grid rows: data processing, W26 Theorem 1, Corollary 1 (geometric grids), and on the
     single block [t_0, t_N]: W26 Proposition 1's (28c) (exact column: the minimum of the
     block objective, :func:`w26_block_objective_min`), the lower bound on the optimal
     error derived here (:func:`optimal_grid_error_lower`, checked against this grid:
     necessary, not sufficient), Theorem 3 (asymptotic, no verdict). Law rows: H(0,1) <=
-    min(TC, DTC) and the DHW26 sandwich.
+    min(TC, DTC), the DHW26 sandwich, DHW <= min(TC, DTC), DHW <= d log K (DHW26's
+    abstract) and our reading of ZYB26's verification cost (:func:`zyb26_verification_lower`
+    against :func:`rejection_cost`). The exact row ``reverse_kl`` is KL(q‖p) of the output
+    law (inf when q puts mass off p's support). ZC26's rates (:func:`zc26_rates`) are for
+    random-size schedules, a plan kind compare does not take yet, so they are not listed.
     """
     from ..samplers import exact_run  # deferred: samplers imports divergence, which imports ugc
 
@@ -160,15 +175,18 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     path = float(run.path_kl)
     prof = as_profile(p)
     scale = p.d * math.log(p.K)
+    rkl, _ = _reverse_kl(p, run.law)
     rows = [
         ComparisonRow("kl", "exact", "kl", kl_exact, None, None, None, "exact output law (mdmtheory.sampler_law)", "exact"),
         ComparisonRow("path_kl", "exact", "path_kl", path, None, None, None, "trajectory KL (mdmtheory.exact_run)", "exact"),
+        ComparisonRow("reverse_kl", "exact", "reverse_kl", rkl, None, None, None,
+                      "KL(q||p) of the output law (inf off p's support; ZYB26 claim (2))", "exact"),
     ]
     dp = Bound(
         "data_processing", path, "kl", "data processing inequality (proofs/kl_le_path_kl.md)", "KL(p||q) <= KL_path", status=DERIVED
     )
     rows.append(_row(dp, kl_exact, scale))
-    is_random = (isinstance(planner, str) and planner == "random") or getattr(planner, "name", None) == "random"
+    is_random = _planner_name(planner) == "random"
     exact_of = {"path_kl": path, "kl": kl_exact}
     if isinstance(plan, Schedule) and is_random:
         for b in (riemann_bound(prof, plan), lc25_bound(prof, plan), w26_theorem1_card(prof, plan)):
@@ -176,6 +194,11 @@ def compare(p, plan, planner: str = "random") -> Comparison:
         s = plan.max_size
         if s >= 2:
             rows.append(_row(lc25_lower_our_reading(prof, s), worst_path_kl(prof, s), scale))
+        if p.d <= _PB25_MAX_D:
+            rows.append(_row(pb25_schedule_lower(p, plan), path, scale))
+    elif isinstance(plan, Schedule) and _planner_name(planner) == "left_to_right":
+        cuts = [tuple(range(s0, s0 + k)) for s0, k in zip(plan.starts, plan.sizes)]
+        rows.append(_row(pb25_partition_lower(p, cuts), kl_exact, scale))
     elif isinstance(plan, Grid):
         rows.append(_row(w26_theorem1(prof, plan), path, scale))
         t0, tN, N = plan.times[0], plan.times[-1], plan.steps
@@ -193,4 +216,6 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     rows.append(_row(lo, dhw, scale))
     rows.append(_row(hi, dhw, scale))
     rows.append(_row(dhw_tc_bound(prof), dhw, scale))
+    rows.append(_row(dhw26_dimension_bound(p), dhw, scale))
+    rows.append(_row(zyb26_verification_lower(p), rejection_cost(p), scale))
     return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner))
