@@ -17,7 +17,7 @@ from ._core import DERIVED, Bound, _is_geometric
 from .derived import optimal_grid_error_lower, riemann_bound
 from .dhw26 import dhw26_dimension_bound, dhw_sandwich, dhw_tc_bound
 from .lc25 import lc25_bound, lc25_lower_our_reading, worst_path_kl
-from .pb25 import MAX_D as _PB25_MAX_D
+from .pb25 import COMPARE_MAX_D as _PB25_MAX_D
 from .pb25 import pb25_partition_lower, pb25_schedule_lower
 from .w26 import (
     ugc_total_bound,
@@ -149,7 +149,7 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     Schedule rows: data processing, Riemann, LC25 Theorem 1, W26 Theorem 1 (card), and
     (k_max >= 2) *our reading* of the LC25 lower bound, whose exact column is the worst path
     KL over all schedules with this plan's k_max (:func:`worst_path_kl`), not this plan's,
-    and (d <= 12) PB25's conditional-TC bound minimized over partitions with the plan's sizes
+    and (d <= 8) PB25's conditional-TC bound minimized over partitions with the plan's sizes
     (:func:`pb25_schedule_lower`, against the path KL). Schedule with the ``left_to_right``
     planner: PB25's bound for its fixed partition (:func:`pb25_partition_lower`, an
     equality with the exact conditionals).

@@ -29,6 +29,7 @@ output-law KL of the random-order sampler is a *mixture* over orders, outside th
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -37,8 +38,10 @@ from ..entropies import subset_entropies
 from ..joint import Joint, positions_to_mask
 from ._core import LOWER, SUMMARY, Bound, _schedule
 
-#: Largest d for the subset dynamic programs (3^d work).
+#: Largest d for the subset dynamic programs (up to 3^d work); :func:`~mdmtheory.bounds.compare`
+#: lists :func:`pb25_schedule_lower` up to :data:`COMPARE_MAX_D`.
 MAX_D = 12
+COMPARE_MAX_D = 8
 
 _SOURCE = "Kang et al. 2025 (ParallelBench, arXiv 2510.04767), information-theoretic analysis (read from third-party summaries)"
 
@@ -143,16 +146,18 @@ def _min_over_partitions(H: np.ndarray, d: int, sizes=None, steps=None) -> float
         left = T - t - 1  # steps after this one, each needs a position
         for A, f in best.items():
             comp = full & ~A
-            B = comp
-            while B:  # every non-empty subset of the complement
-                n = bin(B).count("1")
-                ok = n == sizes[t] if sizes is not None else (bin(comp).count("1") - n >= left and (left > 0 or B == comp))
-                if ok:
-                    c = f + max(0.0, _cost(H, A, B))
-                    key = A | B
-                    if c < nxt.get(key, math.inf):
-                        nxt[key] = c
-                B = (B - 1) & comp
+            free = [i for i in range(d) if comp >> i & 1]
+            if sizes is not None:  # the sets of the step's size
+                cands = (sum(1 << i for i in c) for c in itertools.combinations(free, sizes[t]))
+            elif left == 0:  # the last step reveals the rest
+                cands = iter((comp,))
+            else:  # non-empty, leaving a position for each later step
+                cands = (sum(1 << i for i in c) for n in range(1, len(free) - left + 1) for c in itertools.combinations(free, n))
+            for B in cands:
+                c = f + max(0.0, _cost(H, A, B))
+                key = A | B
+                if c < nxt.get(key, math.inf):
+                    nxt[key] = c
         best = nxt
     return float(best[full])
 

@@ -36,9 +36,10 @@ _SOURCE = "Zhang et al. 2026 (arXiv 2602.00286), abstract, claim (3) (our readin
 
 def _reverse_kl(p: Joint, q: Joint) -> tuple[float, float]:
     r"""(:math:`\mathrm{KL}(q \,\|\, p)`, q's mass off p's support): inf when that mass is > 0.
-    ``q`` may be sub-normalized (its lost mass is not counted)."""
+    A sampler law's ``lost`` mass (drawn into a context x_A with p(x_A) = 0, so every
+    completion lies off p's support) counts as off-support mass."""
     P, Q = np.asarray(p.table, dtype=np.float64), np.asarray(q.table, dtype=np.float64)
-    off = float(Q[(P == 0) & (Q > 0)].sum())
+    off = float(Q[(P == 0) & (Q > 0)].sum()) + float(getattr(q, "lost", 0.0))
     if off > 0:
         return math.inf, off
     with np.errstate(divide="ignore", invalid="ignore"):
