@@ -43,11 +43,14 @@ def _expected_uniform_path_kl(p, K):
     return float(np.mean([mt.path_kl(p, mt.Schedule(c)) for c in comps(p.d, K)]))
 
 
-def targets(d):
+def targets(d, K=2):
     """name -> (kind, f(p) -> ratio) with ratio > 1 meaning violated (or: larger = tighter)."""
+    scale = d * math.log(K)
     sched = [mt.Schedule(c) for K in range(2, d) for c in comps(d, K)] or [mt.Schedule([1] * d)]
 
-    def ratio(b, e):  # quantities below FLOOR are rounding: no ratio (as Bound.holds' scale)
+    def ratio(b, e):  # equal within Bound.holds' tolerance: 1; below FLOOR: rounding, no ratio
+        if abs(b - e) <= B.HOLD_RTOL * max(abs(b), abs(e), scale):
+            return min(1.0, b / e) if e > 0 else 1.0
         return b / e if e > FLOOR else (math.inf if b > FLOOR else 0.0)
 
     def pb25_fixed(p):
@@ -132,7 +135,7 @@ def main(argv=None) -> None:
     print(head)
     print("-" * len(head))
     for d in args.d:
-        for name, (kind, f) in targets(d).items():
+        for name, (kind, f) in targets(d, args.K).items():
             rng = np.random.default_rng(args.seed)
             t0 = time.perf_counter()
             pool = sorted(((ratio_of(f, p), i, p) for i, p in enumerate(starts(d, args.K, args.starts, rng))), key=lambda x: -x[0])
