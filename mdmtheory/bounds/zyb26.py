@@ -77,14 +77,14 @@ def rejection_cost(p, block=None, given=()) -> float:
     pAB = T.sum(axis=drop, keepdims=True) if drop else T
     b_axes = tuple(i for i in range(d) if B >> i & 1)
     pA = pAB.sum(axis=b_axes, keepdims=True)
-    q = np.ones_like(pAB)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for i in b_axes:
-            others = tuple(j for j in b_axes if j != i)
-            pAi = pAB.sum(axis=others, keepdims=True) if others else pAB
-            q = q * np.where(pA > 0, pAi / np.where(pA > 0, pA, 1.0), 0.0)
-        cond = np.where(pA > 0, pAB / np.where(pA > 0, pA, 1.0), 0.0)
-        ratio = np.where(q > 0, cond / np.where(q > 0, q, 1.0), 0.0)
+    safe = np.where(pA > 0, pA, 1.0)
+    # ratio = p(x_B | x_A) / prod_i p(x_i | x_A), in place (two table-sized arrays); where a
+    # factor p(x_i | x_A) is 0 so is p(x_B | x_A), and the entry stays 0
+    ratio = pAB / safe
+    for i in b_axes:
+        others = tuple(j for j in b_axes if j != i)
+        pi = (pAB.sum(axis=others, keepdims=True) if others else pAB) / safe
+        np.divide(ratio, pi, out=ratio, where=np.broadcast_to(pi > 0, ratio.shape))
     M = ratio.max(axis=b_axes, keepdims=True)
     return float(np.sum(pA * M))
 
