@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -253,6 +254,20 @@ def test_verification_lower_is_attained_by_the_repeated_symbol(d, K):
     p = mt.families.repeated(d, K)
     assert B.rejection_cost(p) == pytest.approx(K ** (d - 1), rel=1e-12)
     assert B.zyb26_verification_lower(p).value == pytest.approx(K ** (d - 1), rel=1e-12)
+
+
+def test_rejection_cost_beyond_float64_is_inf_without_warnings():
+    """Regression (found by tests/test_fuzz.py): entries ~1e-200 put the envelope at
+    1e-200 / (3e-200 * 2e-200 * 1e-200) ~ 1.7e399; the ratio in place overflowed with a
+    RuntimeWarning. In logs it is inf, silently only in the documented sense."""
+    t = np.array([[[0, 1e-200], [1e-200, 1e-200]], [[0, 1.0], [0, 0]]])
+    p = mt.Joint(t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isinf(B.rejection_cost(p))
+        assert mt.compare(p, mt.Grid((0.0, 0.5, 1.0))).row("zyb26_verification_lower").holds
+    tiny = mt.Joint(np.array([[0.5, 1e-300], [1e-300, 0.5]]))  # M = 0.5 / 0.25 = 2, finite in logs
+    assert B.rejection_cost(tiny) == pytest.approx(2.0, rel=1e-12)
 
 
 # -- ZC26: randomized sizes --------------------------------------------------------------

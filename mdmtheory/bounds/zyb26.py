@@ -67,7 +67,8 @@ def rejection_cost(p, block=None, given=()) -> float:
 
     .. math:: \mathbb{E}_{x_A}\, M(x_A) \qquad (1 \text{ for a block of one position}).
 
-    ``block`` defaults to every position, ``given`` to none. Exact, from the table.
+    ``block`` defaults to every position, ``given`` to none. Exact, from the table, in logs;
+    ``inf`` only where the envelope exceeds float64's range (tables with entries ~1e-200).
     """
     A, B = _block_args(p, block, given)
     d = p.d
@@ -77,16 +78,22 @@ def rejection_cost(p, block=None, given=()) -> float:
     pAB = T.sum(axis=drop, keepdims=True) if drop else T
     b_axes = tuple(i for i in range(d) if B >> i & 1)
     pA = pAB.sum(axis=b_axes, keepdims=True)
-    safe = np.where(pA > 0, pA, 1.0)
-    # ratio = p(x_B | x_A) / prod_i p(x_i | x_A), in place (two table-sized arrays); where a
-    # factor p(x_i | x_A) is 0 so is p(x_B | x_A), and the entry stays 0
-    ratio = pAB / safe
-    for i in b_axes:
-        others = tuple(j for j in b_axes if j != i)
-        pi = (pAB.sum(axis=others, keepdims=True) if others else pAB) / safe
-        np.divide(ratio, pi, out=ratio, where=np.broadcast_to(pi > 0, ratio.shape))
-    M = ratio.max(axis=b_axes, keepdims=True)
-    return float(np.sum(pA * M))
+    # log ratio = log p(x_B, x_A) - sum_i log p(x_i, x_A) + (|B| - 1) log p(x_A), in place (two
+    # table-sized arrays); -inf where p(x_B, x_A) = 0 (then a factor may be 0 too: no term).
+    # Logs, because on tables with entries ~1e-200 the ratio itself leaves float64's range.
+    with np.errstate(divide="ignore"):
+        logA = np.log(pA)
+        lr = np.log(pAB)
+        for i in b_axes:
+            others = tuple(j for j in b_axes if j != i)
+            pi = pAB.sum(axis=others, keepdims=True) if others else pAB
+            lr -= np.where(pi > 0, np.log(np.where(pi > 0, pi, 1.0)), 0.0)
+        lr += (len(b_axes) - 1) * np.where(pA > 0, logA, 0.0)
+    lr[np.broadcast_to(pAB == 0, lr.shape)] = -np.inf
+    logM = lr.max(axis=b_axes, keepdims=True)
+    with np.errstate(over="ignore"):  # an envelope beyond float64 (ratio > 1e308) is inf
+        terms = np.where(pA > 0, pA * np.exp(np.where(pA > 0, logM, 0.0)), 0.0)
+    return float(np.sum(terms))
 
 
 def zyb26_verification_lower(p, block=None, given=()) -> Bound:
