@@ -375,3 +375,26 @@ def test_2026_bounds_refuse_bad_arguments(call, msg):
     p = mt.families.noisy_repeated_bit(3, 0.2)
     with pytest.raises(ValueError, match=msg.replace("(", r"\(")):
         call(p)
+
+
+def test_bounds_package_exports_every_public_function_of_its_modules():
+    """The split of mdmtheory/bounds.py into one module per source keeps one namespace:
+    every public function or class defined in a module of the package is in
+    mdmtheory.bounds.__all__ and is the same object there; mt.compare is bounds.compare."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import mdmtheory.bounds as pkg
+
+    mods = [m.name for m in pkgutil.iter_modules(pkg.__path__)]
+    assert {"_core", "lc25", "w26", "dhw26", "zc26", "pb25", "zyb26", "derived", "comparison"} <= set(mods)
+    for name in mods:
+        mod = importlib.import_module(f"mdmtheory.bounds.{name}")
+        for attr, obj in vars(mod).items():
+            if attr.startswith("_") or not (inspect.isfunction(obj) or inspect.isclass(obj)) or obj.__module__ != mod.__name__:
+                continue
+            assert attr in pkg.__all__, f"{name}.{attr} is not exported"
+            assert getattr(pkg, attr) is obj
+    assert all(hasattr(pkg, n) for n in pkg.__all__)
+    assert mt.compare is pkg.compare and callable(pkg.compare)
