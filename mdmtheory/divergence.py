@@ -73,25 +73,29 @@ def reverse_kl(p: Joint, q: Joint, *, lost: str = "refuse") -> float:
 
     ``inf`` when q puts mass where p has none (:func:`off_support_mass` says how much); the
     mode-seeking side of the error, what a user sees as implausible samples. A sampler law
-    with lost mass (``q.lost > 0``) is refused unless ``lost="condition"``: then q is taken
-    given that the sample finished, :math:`q(x)/(1 - 	ext{lost})`, and the lost mass is the
-    caller's to report (``q.lost``). Computed with ``rel_entr``; clipped at 0 only against
-    rounding (as :func:`kl`).
+    with lost mass (``q.lost > 0``) is refused unless told what the lost mass is:
+    ``lost="outcome"`` — one more outcome, which p never produces (so the reverse KL is
+    ``inf``, as :func:`tv` counts it); ``lost="condition"`` — q given that the sample finished,
+    :math:`q(x)/(1 - \text{lost})`, the lost mass the caller's to report (``q.lost``).
+    Computed with ``rel_entr``; clipped at 0 only against rounding (as :func:`kl`).
     """
     _pair(p, q)
-    if lost not in ("refuse", "condition"):
-        raise ValueError(f"lost: expected 'refuse' or 'condition', got {lost!r}")
+    if lost not in ("refuse", "condition", "outcome"):
+        raise ValueError(f"lost: expected 'refuse', 'outcome' or 'condition', got {lost!r}")
     Q = q.table
     if q.lost:
         if lost == "refuse":
-            raise ValueError(f"q: has lost mass {q.lost:.3g} (samples that never finish); pass lost='condition' "
-                             "for the law of the finished samples, and report q.lost beside it")
+            raise ValueError(f"q: has lost mass {q.lost:.3g} (samples that never finish); pass lost='outcome' "
+                             "(an outcome p never produces: the reverse KL is inf) or lost='condition' (the law "
+                             "of the finished samples, with q.lost reported beside it)")
+        if lost == "outcome":
+            return float("inf")
         Q = Q / Q.sum()
     return max(float(np.sum(rel_entr(Q, p.table))), 0.0)
 
 
 def tv(p: Joint, q: Joint) -> float:
-    r"""Total variation :math:`	frac12 \sum_x |p(x) - q(x)| + 	frac12\,	ext{lost}`: the lost
+    r"""Total variation :math:`\tfrac12 \sum_x |p(x) - q(x)| + \tfrac12\,\text{lost}`: the lost
     mass of a sub-normalized q counts as one more outcome that p never produces, so
     TV = 1 means disjoint and TV ≥ lost/2: a sampler that fails to finish is never hidden.
     Pinsker: :math:`\mathrm{TV} \le \sqrt{\mathrm{KL}(p\|q)/2}` (both directions)."""

@@ -42,6 +42,7 @@ def test_lost_mass_counts_in_tv_and_is_refused_by_reverse_kl():
     with pytest.raises(ValueError, match=r"^q: has lost mass"):
         mt.reverse_kl(p, q)
     assert mt.reverse_kl(p, q, lost="condition") == pytest.approx(0.0, abs=1e-15)  # finished samples follow p
+    assert mt.reverse_kl(p, q, lost="outcome") == math.inf  # lost: an outcome p never produces
     with pytest.raises(ValueError, match=r"^lost:"):
         mt.reverse_kl(p, q, lost="ignore")
     with pytest.raises(ValueError, match=r"^p: has lost mass"):

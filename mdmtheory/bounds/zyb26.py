@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import xlogy
 
 from ..joint import Joint, positions_to_mask
 from ._core import LOWER, OUR_READING, Bound
@@ -37,14 +36,12 @@ _SOURCE = "Zhang et al. 2026 (arXiv 2602.00286), abstract, claim (3) (our readin
 def _reverse_kl(p: Joint, q: Joint) -> tuple[float, float]:
     r"""(:math:`\mathrm{KL}(q \,\|\, p)`, q's mass off p's support): inf when that mass is > 0.
     A sampler law's ``lost`` mass (drawn into a context x_A with p(x_A) = 0, so every
-    completion lies off p's support) counts as off-support mass."""
-    P, Q = np.asarray(p.table, dtype=np.float64), np.asarray(q.table, dtype=np.float64)
-    off = float(Q[(P == 0) & (Q > 0)].sum()) + float(getattr(q, "lost", 0.0))
-    if off > 0:
-        return math.inf, off
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(Q > 0, xlogy(Q, Q) - xlogy(Q, np.where(P > 0, P, 1.0)), 0.0)
-    return max(0.0, float(terms.sum())), 0.0
+    completion lies off p's support) counts as off-support mass (``mt.reverse_kl`` with
+    ``lost="outcome"``)."""
+    from ..divergence import off_support_mass, reverse_kl
+
+    off = off_support_mass(p, q) + float(q.lost)
+    return reverse_kl(p, q, lost="outcome"), off
 
 
 def _block_args(p, block, given):
