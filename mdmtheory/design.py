@@ -364,6 +364,18 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
 
 
 # -- design ------------------------------------------------------------------------------------
+def _samples_and_K(samples, K):
+    """The samples as an (n, d) integer array of outcome indices and the alphabet size K
+    (default max + 1, at least 2), checked."""
+    x = np.asarray(samples)
+    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
+        raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
+    K = max(int(x.max()) + 1, 2) if K is None else _int_arg(K, "K", 2)
+    if x.min() < 0 or x.max() >= K:
+        raise ValueError(f"samples: outcome indices must lie in 0..{K - 1}")
+    return x, K
+
+
 def design(
     samples,
     *,
@@ -396,13 +408,8 @@ def design(
         prompt averaged over the data's prompts (exact: ``information_profile(p̂, given=
         range(g))``; estimated: ``estimate_profile(..., prompt_length=g)``).
     """
-    x = np.asarray(samples)
-    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
-        raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
+    x, K = _samples_and_K(samples, K)
     n, d = x.shape
-    K = max(int(x.max()) + 1, 2) if K is None else _int_arg(K, "K", 2)
-    if x.min() < 0 or x.max() >= K:
-        raise ValueError(f"samples: outcome indices must lie in 0..{K - 1}")
     if (steps is None) == (budget is None):
         raise ValueError("steps/budget: give exactly one of steps (T) or budget (EPS)")
     g, r = _window(prompt_length, None, d)
@@ -501,13 +508,8 @@ def block_design(
     """
     from . import blocks
 
-    x = np.asarray(samples)
-    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
-        raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
+    x, K = _samples_and_K(samples, K)
     n, d = x.shape
-    K = max(int(x.max()) + 1, 2) if K is None else _int_arg(K, "K", 2)
-    if x.min() < 0 or x.max() >= K:
-        raise ValueError(f"samples: outcome indices must lie in 0..{K - 1}")
     g, _ = _window(prompt_length, None, d)
     exact_limit = _int_arg(exact_limit, "exact_limit", 1, MAX_OUTCOMES)
     warn = ""

@@ -41,13 +41,7 @@ def kl(p: Joint, q: Joint) -> float:
     rounding (~1e-16); such a sum is returned as 0 — the only clipping — and the result is
     never negative.
     """
-    for name, x in (("p", p), ("q", q)):
-        if not isinstance(x, Joint):
-            raise ValueError(f"{name}: expected a mdmtheory.Joint, got {type(x).__name__}")
-    if p.table.shape != q.table.shape:
-        raise ValueError(f"q: shape {q.table.shape} does not match p's {p.table.shape}")
-    if p.lost:
-        raise ValueError("p: has lost mass; the first argument must be a normalized law")
+    _pair(p, q)
     return max(float(np.sum(rel_entr(p.table, q.table))), 0.0)
 
 

@@ -64,6 +64,20 @@ __all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRu
 MAX_REVISE_WORK = 5_000_000
 
 
+def _mc_start(law, plan, n, seed):
+    """(oracle, d, rng, x, revealed, lost) of a Monte Carlo run: checked, all masked."""
+    from ..structured import as_oracle
+    from .simulate import _check_n_seed
+
+    n, seed = _check_n_seed(n, seed)
+    oracle = as_oracle(law)
+    d = oracle.d
+    if plan is not None:
+        check_schedule(plan, d, name="plan")
+    return (oracle, d, np.random.default_rng(seed), np.zeros((n, d), dtype=np.int64), np.zeros((n, d), dtype=bool),
+            np.zeros(n, dtype=bool))
+
+
 @dataclass(frozen=True)
 class RemaskingSampler:
     """ReMDM (module docstring): ``alphas`` the revealed fractions 0 = α_0 < … < α_N = 1,
@@ -117,16 +131,9 @@ class RemaskingSampler:
     def simulate(self, law, *, n: int, seed: int):
         """n samples from any conditional oracle (a Joint or a structured law): returns
         (samples (n, d), lost (n,)); lost: a state p never produces was reached."""
-        from ..structured import _inverse_cdf, as_oracle
-        from .simulate import _check_n_seed
+        from ..structured import _inverse_cdf
 
-        n, seed = _check_n_seed(n, seed)
-        oracle = as_oracle(law)
-        rng = np.random.default_rng(seed)
-        d = oracle.d
-        x = np.zeros((n, d), dtype=np.int64)
-        rv = np.zeros((n, d), dtype=bool)
-        lost = np.zeros(n, dtype=bool)
+        oracle, d, rng, x, rv, lost = _mc_start(law, None, n, seed)
         for i in range(self.steps):
             sigma, beta = self.rates(i)
             rows = np.flatnonzero(~lost)
@@ -172,17 +179,9 @@ class CorrectorSampler:
 
     def simulate(self, law, *, n: int, seed: int):
         """n samples from any conditional oracle: (samples (n, d), lost (n,))."""
-        from ..structured import _inverse_cdf, as_oracle, loo_conditionals
-        from .simulate import _check_n_seed
+        from ..structured import _inverse_cdf, loo_conditionals
 
-        n, seed = _check_n_seed(n, seed)
-        oracle = as_oracle(law)
-        d = oracle.d
-        check_schedule(self.plan, d, name="plan")
-        rng = np.random.default_rng(seed)
-        x = np.zeros((n, d), dtype=np.int64)
-        rv = np.zeros((n, d), dtype=bool)
-        lost = np.zeros(n, dtype=bool)
+        oracle, d, rng, x, rv, lost = _mc_start(law, self.plan, n, seed)
 
         def live():
             rows = np.flatnonzero(~lost)
@@ -235,6 +234,7 @@ class EditingSampler:
 
         if not isinstance(self.plan, Schedule):
             raise ValueError(f"plan: expected a Schedule, got {type(self.plan).__name__}")
+        SampleThenSelectPlanner(self.threshold, self.temperature, "tempered")  # the commit rule's own checks
         e = self.editing_threshold
         if isinstance(e, bool) or not isinstance(e, numbers.Real) or not 0 < e < 1:
             raise ValueError(f"editing_threshold: expected a probability in (0, 1) (diffusers edits a committed token "
@@ -242,28 +242,15 @@ class EditingSampler:
         m = self.max_post_steps
         if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 0:
             raise ValueError(f"max_post_steps: expected an integer >= 0, got {m!r}")
-        # the commit rule is sample-then-select with diffusers' (tempered) confidence
-        object.__setattr__(self, "_select", SampleThenSelectPlanner(self.threshold, self.temperature, "tempered"))
         object.__setattr__(self, "editing_threshold", float(e))
-
-    @property
-    def selector(self):
-        return self._select
 
     def simulate(self, law, *, n: int, seed: int):
         """n samples: (samples (n, d), lost (n,), forwards (n,))."""
-        from ..structured import _inverse_cdf, as_oracle, loo_conditionals
+        from ..structured import _inverse_cdf, loo_conditionals
         from .select import _round, select_commits, tempered
-        from .simulate import _check_n_seed
 
-        n, seed = _check_n_seed(n, seed)
-        oracle = as_oracle(law)
-        d = oracle.d
-        check_schedule(self.plan, d, name="plan")
-        rng = np.random.default_rng(seed)
-        x = np.zeros((n, d), dtype=np.int64)
-        rv = np.zeros((n, d), dtype=bool)
-        lost = np.zeros(n, dtype=bool)
+        oracle, d, rng, x, rv, lost = _mc_start(law, self.plan, n, seed)
+        n = x.shape[0]
         forwards = np.zeros(n, dtype=np.int64)
         active = np.ones(n, dtype=bool)
         post = np.zeros(n, dtype=np.int64)

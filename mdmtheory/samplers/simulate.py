@@ -155,6 +155,15 @@ def _grid_setup(law, plan: Grid, planner):
     return as_oracle(law), plan.betas, float(plan.times[0]), bool(plan.times[-1] < 1.0)
 
 
+def _reachable(oracle, rows, x, revealed, lost):
+    """The rows whose revealed values p can produce, with their (x, revealed); the others are
+    marked ``lost`` (no conditional exists after a prefix of probability 0)."""
+    xs, rv = x[rows], revealed[rows]
+    reach = oracle.log_marginal(xs, rv) > -np.inf
+    lost[rows[~reach]] = True
+    return rows[reach], xs[reach], rv[reach]
+
+
 def _exact_draw(oracle, x, revealed, todo, rng):
     """Fill the positions ``todo`` (n, d) of each row exactly from p(x_todo | x_revealed), one
     position at a time through the one-token conditionals (the chain rule)."""
@@ -220,10 +229,7 @@ def simulate(law, plan=None, planner="random", *, n: int, seed: int) -> Simulati
         rows = np.flatnonzero(~lost & ~revealed.all(axis=1))
         if rows.size == 0:
             break
-        xs, rv = x[rows], revealed[rows]
-        reach = oracle.log_marginal(xs, rv) > -np.inf
-        lost[rows[~reach]] = True
-        rows, xs, rv = rows[reach], xs[reach], rv[reach]
+        rows, xs, rv = _reachable(oracle, rows, x, revealed, lost)
         if rows.size == 0:
             continue
         probs = oracle.conditionals(xs, rv)
@@ -282,10 +288,7 @@ def _simulate_grid(law, plan: Grid, planner, n: int, seed: int) -> Simulation:
         rows = np.flatnonzero(~lost & ~revealed.all(axis=1))
         if rows.size == 0:
             break
-        xs, rv = x[rows], revealed[rows]
-        reach = oracle.log_marginal(xs, rv) > -np.inf
-        lost[rows[~reach]] = True
-        rows, xs, rv = rows[reach], xs[reach], rv[reach]
+        rows, xs, rv = _reachable(oracle, rows, x, revealed, lost)
         if rows.size == 0:
             continue
         chosen = _bernoulli_chosen(~rv, beta, rng)
@@ -300,10 +303,7 @@ def _simulate_grid(law, plan: Grid, planner, n: int, seed: int) -> Simulation:
     if rows.size:
         if not complete:  # t_N = 1 reveals every position with probability 1
             raise ValueError("plan: some samples still have masked positions after the last step")
-        xs, rv = x[rows], revealed[rows]
-        reach = oracle.log_marginal(xs, rv) > -np.inf
-        lost[rows[~reach]] = True
-        rows, xs, rv = rows[reach], xs[reach], rv[reach]
+        rows, xs, rv = _reachable(oracle, rows, x, revealed, lost)
         x[rows] = _exact_draw(oracle, xs, rv, ~rv, rng)
         reveal_step[rows] = np.where(rv, reveal_step[rows], len(betas) + 1)
         revealed[rows] = True
