@@ -193,13 +193,29 @@ class _KLCache:
     """Exact KL(p‖q) per (schedule sizes, planner name): each sampler law is computed once."""
 
     def __init__(self, p: Joint):
-        self.p, self.values = p, {}
+        self.p, self.values, self.rates = p, {}, {}
 
     def __call__(self, sched: Schedule, planner="random") -> float:
         key = (tuple(sched.sizes), str(planner))
         if key not in self.values:
-            self.values[key] = kl(self.p, exact_run(self.p, sched, planner).law)
+            from .sampler_eval import transition_rate
+
+            q = exact_run(self.p, sched, planner).law
+            self.values[key] = kl(self.p, q)
+            self.rates[key] = transition_rate(self.p, q) if self.p.d > 1 else 0.0
         return self.values[key]
+
+    def rate(self, sched: Schedule, planner="random") -> float:
+        """Tang et al.'s transition KL-rate of the same sampler law (mdmtheory.sampler_eval);
+        computed here when the KL came from elsewhere (section 4's comparison)."""
+        from .sampler_eval import transition_rate
+
+        self(sched, planner)
+        key = (tuple(sched.sizes), str(planner))
+        if key not in self.rates:
+            q = exact_run(self.p, sched, planner).law
+            self.rates[key] = transition_rate(self.p, q) if self.p.d > 1 else 0.0
+        return self.rates[key]
 
 
 def _bounds_section(p: Joint, Ts: list[int], progress, cache: _KLCache) -> dict:
@@ -278,7 +294,8 @@ def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCac
     for T in progress(Ts, desc="planners", unit="T"):
         sched = Schedule.constant(p.d, T)
         rows.append([cache(sched, pl) for pl in planners])
-    return {"steps": list(Ts), "planners": names, "kl": rows,
+    rates = [[cache.rate(Schedule.constant(p.d, T), pl) for pl in planners] for T in Ts]
+    return {"steps": list(Ts), "planners": names, "kl": rows, "transition_kl_rate": rates,
             "parallelism": _parallelism(p, Ts, names, rows, progress)}
 
 
@@ -1033,6 +1050,13 @@ def render_html(report: Report) -> str:
                          "better; at T = d every planner is exact (one token per step: zero, not drawn on the log scale).",
                          "planners compared"))
     parts.append(_table(["T"] + pl["planners"], [[T] + row for T, row in zip(pl["steps"], pl["kl"])]))
+    if pl.get("transition_kl_rate"):
+        parts.append("<p>The same sampler laws scored as Tang et al. (arXiv 2602.19619) score samplers: the "
+                     "transition KL-rate of the bigram statistics (every consecutive pair) of the output law "
+                     "against the law's, exact (mdmtheory.sampler_eval.transition_rate). A sampler can match the "
+                     "bigrams and still miss the law, or the reverse: compare the two tables.</p>")
+        parts.append(_table(["T"] + pl["planners"], [[T] + row for T, row in zip(pl["steps"],
+                                                                                 pl["transition_kl_rate"])]))
     par = pl.get("parallelism")
     if par:
         parts.append("<p>Accuracy against parallelism: expected tokens per forward (d over the expected number of "

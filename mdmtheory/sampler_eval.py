@@ -16,9 +16,11 @@ that start at i, and P the chain's transition matrix,
 (Definitions as in the authors' released metric code, ``full_kl_rate_sparse_teleport``;
 their chain adds a teleport term to P, ours is any :class:`~mdmtheory.structured.MarkovChainLaw`.)
 Both are plug-in estimates: at a finite number of bigrams they are positive even for an exact
-sampler (the KL-rate by about (#observed transitions − #rows)/(2 · #bigrams)), so
-:func:`transition_rates` reports the same statistics for exact draws from the chain as the
-floor, and bootstrap intervals over samples.
+sampler (the KL-rate by about (#observed transitions − #rows)/(2 · #bigrams)), so the
+examples report the same statistics for exact draws from the chain as the floor.
+:func:`transition_rates` gives basic (reverse-percentile) bootstrap intervals over samples:
+they correct the plug-in's upward bias, so they are intervals for the sampler's true rate
+and can lie below the plug-in value itself (for exact draws they contain 0).
 
 Beside each measured curve the package's own prediction: the exact path KL of the
 random-order sampler with the same counts, from the chain's closed-form profile
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["TransitionRates", "transition_rates", "path_kl_per_transition"]
+__all__ = ["TransitionRates", "transition_rates", "transition_rate", "path_kl_per_transition"]
 
 
 @dataclass(frozen=True)
@@ -115,3 +117,38 @@ def path_kl_per_transition(transition, d: int, steps: int) -> float:
     e = markov_chain_entropy_coefficients(transition, d)
     prof = Profile(np.diff(e))
     return float(path_kl(prof, Schedule.constant(d, steps)) / max(d - 1, 1))
+
+
+def _pooled_bigrams(table: np.ndarray) -> np.ndarray:
+    """(K, K) expected bigram counts per sequence: sum over t of the (t, t+1) pair marginals."""
+    d = table.ndim
+    K = table.shape[0]
+    C = np.zeros((K, K))
+    for t in range(d - 1):
+        C += table.sum(axis=tuple(a for a in range(d) if a not in (t, t + 1)))
+    return C
+
+
+def transition_rate(p, q) -> float:
+    r"""The population KL-rate of Tang et al. between two laws on [K]^d (d ≥ 2):
+    :math:`\sum_i w_i \mathrm{KL}(Q(\cdot \mid i) \,\|\, P(\cdot \mid i))` with Q, P the
+    pooled bigram transitions of q and p (every consecutive pair, every position) and
+    :math:`w_i` the share of q's bigrams starting at i — what :func:`transition_rates`
+    estimates from samples of q when p is a Markov chain, exact here for any p (a sampler's
+    exact output law against the data's). A q with lost mass is taken over its finished
+    samples (as the Monte Carlo excludes lost rows); ``inf`` where q has a transition p
+    never makes."""
+    from .joint import Joint
+
+    for name, x in (("p", p), ("q", q)):
+        if not isinstance(x, Joint):
+            raise ValueError(f"{name}: expected a mdmtheory.Joint, got {type(x).__name__}")
+    if p.table.shape != q.table.shape or p.d < 2:
+        raise ValueError(f"q: expected a law of p's shape {p.table.shape} with d >= 2, got {q.table.shape}")
+    Cq, Cp = _pooled_bigrams(q.table), _pooled_bigrams(p.table)
+    w = Cq.sum(axis=1) / Cq.sum()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        Q = np.where(Cq.sum(axis=1, keepdims=True) > 0, Cq / Cq.sum(axis=1, keepdims=True), 0.0)
+        P = np.where(Cp.sum(axis=1, keepdims=True) > 0, Cp / Cp.sum(axis=1, keepdims=True), 0.0)
+        terms = np.where(Q > 0, Q * (np.log(Q) - np.log(P)), 0.0)
+    return max(float(np.sum(w * terms.sum(axis=1))), 0.0)
