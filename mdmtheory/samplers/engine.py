@@ -400,16 +400,18 @@ def _propagate_jit(table, plan, K, trajectory, grid_betas=None):
     return _propagate(table, plan, K, trajectory, grid_betas)
 
 
-#: ``exact_run`` runs the kernel with numpy below this many lattice entries (K+1)**d (XLA's
-#: compile time per shape would dominate) and jit-compiled JAX from there on.
-JIT_MIN_ENTRIES = 1 << 16
+#: ``exact_run(backend="auto")`` runs the kernel with numpy: the kernel is unrolled over the
+#: moves of every step (C(d, k) slice products per step), and XLA's compile time for that
+#: graph grows too fast (minutes at d = 10 on a loaded 2-core machine) for one-off laws.
+#: ``backend="jax"`` jit-compiles it (worth it for repeated calls on one shape, and what
+#: :func:`sampler_kl` uses).
+JIT_MIN_ENTRIES = None
 
 
 def _run(table: np.ndarray, plan, K: int, trajectory: bool, backend: str = "auto"):
     """Kernel on a concrete numpy table; returns numpy arrays."""
     if backend == "auto":
-        jit = (K + 1) ** table.ndim >= JIT_MIN_ENTRIES and not isinstance(plan, _MovesPlan)
-        backend = "jax" if jit else "numpy"
+        backend = "numpy"
     betas = None if not isinstance(plan, _GridPlan) else np.asarray(Grid(plan.times).betas, dtype=np.float64)
     if backend == "numpy":
         with np.errstate(all="ignore"):  # 0 * inf cannot occur; underflow to 0 is legitimate
@@ -433,8 +435,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
         ``"bernoulli"``), or None for planners that choose their own sizes.
     planner : a registered name (``"random"``, ...) or a planner object.
     trajectory : also compute the trajectory (path) KL and its per-step parts.
-    backend : ``"auto"`` (numpy for small lattices and for planners that read the law,
-        jit-compiled JAX from :data:`JIT_MIN_ENTRIES` lattice entries), ``"numpy"``,
+    backend : ``"auto"`` (= ``"numpy"``, see :data:`JIT_MIN_ENTRIES`), ``"numpy"``,
         ``"jax"`` (jit, compiled once per (K, d, plan shape)) or ``"eager"`` (JAX op by op).
         The kernel code is the same; results agree to rounding.
     """
