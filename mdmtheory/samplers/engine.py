@@ -70,6 +70,8 @@ MAX_STATE_ENTRIES = 1 << 25
 #: Largest (2K+1)**d (the Bernoulli step's working tensor) accepted for a Grid.
 MAX_GRID_ENTRIES = 1 << 26
 _WEIGHT_TOL = 1e-9
+#: The lattice conditionals (d (K+1)^d entries) are precomputed up to this size.
+_COND_ENTRIES = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -344,12 +346,13 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
         n = 0
         n_cols = len(plan.sizes) + 1
         e = _mean_entropies(_k.lattice_entropies(P, K, xp=xp), d, xp) if trajectory else None
+        C = _k.conditionals(P, K, xp=xp) if d * (K + 1) ** d <= _COND_ENTRIES else None
         step_kl = [0.0]
         for t, k in enumerate(plan.sizes):
             M = settle(M)
             w = 1.0 / comb(d - n, k)
             moves = [(sum(1 << j for j in B), w) for B in combinations(range(d), k)]
-            M, masses, _, _ = _k.subset_step(M, P, K, moves, xp=xp)
+            M, masses, _, _ = _k.subset_step(M, P, K, moves, xp=xp, C=C)
             for (B, _w), mass in zip(moves, masses):
                 for j in range(d):
                     if B >> j & 1:

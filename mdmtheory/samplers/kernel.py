@@ -118,7 +118,23 @@ def settle(M, P, K: int, xp=jnp):
     return xp.where(reach, M, 0.0), finished, lost
 
 
-def subset_step(M, P, K: int, moves, Pi=None, xp=jnp):
+def conditionals(P, K: int, xp=jnp) -> list:
+    r"""``C[j]`` = :math:`p(x_j \mid x_A)` for every A not containing j, on the lattice (length
+    K on axis j, K+1 elsewhere; 0 where p(x_A) = 0). Computed once per law, they turn each
+    move of :func:`subset_step` into |B| slice products (memory d (K+1)^d)."""
+    d = P.ndim
+    return [_safe_div(xp, _sl(P, 0, K, j), _sl(P, K, K + 1, j)) for j in range(d)]
+
+
+def masked_fold(M, K: int, xp=jnp):
+    """``(2,)*d`` sums of M by which axes are masked (index 1) or revealed (index 0)."""
+    F = M
+    for ax in range(M.ndim):
+        F = xp.concatenate([_sl(F, 0, K, ax).sum(axis=ax, keepdims=True), _sl(F, K, K + 1, ax)], ax)
+    return F
+
+
+def subset_step(M, P, K: int, moves, Pi=None, xp=jnp, C=None):
     r"""One step over a static list of reveal sets.
 
     ``moves`` is a list of ``(B, W)``: B a bitmask, W the weight of revealing B — a Python
@@ -128,9 +144,12 @@ def subset_step(M, P, K: int, moves, Pi=None, xp=jnp):
     returns its update and the step's trajectory KL
     :math:`\sum \pi\, w_B\, p(x_{A\cup B}) \log \frac{p(x_B \mid x_A)}{\prod_j p(x_j \mid x_A)}`.
 
+    ``C``: the lattice conditionals of :func:`conditionals` (else sliced from P per move).
+
     Returns ``(M', masses, Pi', kl)`` with ``masses[i]`` the mass moved by ``moves[i]``.
     """
     d = M.ndim
+    F = masked_fold(M, K, xp)
     new = xp.zeros_like(M)
     new_pi = None if Pi is None else xp.zeros_like(Pi)
     kl = 0.0
@@ -139,17 +158,33 @@ def subset_step(M, P, K: int, moves, Pi=None, xp=jnp):
         Bl = [j for j in range(d) if B >> j & 1]
         src = ix(d, K, masked=Bl)
         dst = ix(d, K, vals=Bl)
-        PA = P[src]
         m = M[src] * W
         out = m
-        for j in Bl:
-            out = out * _safe_div(xp, P[ix(d, K, vals=[j], masked=[i for i in Bl if i != j])], PA)
+        if C is None:
+            PA = P[src]
+            for j in Bl:
+                out = out * _safe_div(xp, P[ix(d, K, vals=[j], masked=[i for i in Bl if i != j])], PA)
+        elif xp is np and Bl:  # the conditionals' product first (output size), then m in place
+            out = C[Bl[0]][ix(d, K, masked=Bl[1:])]  # a view of C: never written to
+            if len(Bl) == 1:
+                out = out * m
+            else:
+                for j in Bl[1:]:
+                    out = out * C[j][ix(d, K, masked=[i for i in Bl if i != j])]
+                out *= m
+        else:
+            for j in Bl:
+                out = out * C[j][ix(d, K, masked=[i for i in Bl if i != j])]
         new = _add_at(xp, new, dst, out)
-        masses.append(xp.sum(m))
+        if isinstance(W, float):  # from the masked-axes sums: no pass over the slice
+            masses.append(W * xp.sum(F[tuple(1 if B >> j & 1 else slice(None) for j in range(d))]))
+        else:
+            masses.append(xp.sum(m))
         if Pi is not None:
             piw = Pi[src] * W
             new_pi = _add_at(xp, new_pi, dst, xp.broadcast_to(piw, out.shape))
             if len(Bl) >= 2:  # one token has TC = 0 exactly
+                PA = P[src]
                 PAB = P[dst]
                 ok = PAB > 0
                 lA = _safe_log(xp, PA, ok)
