@@ -2,9 +2,9 @@
 
 Model (our reading; W26 does not publish its centres): M = 2**(d/4) centres c_m drawn
 uniformly from {0,1}^d (seeded), uniform weights 1/M, and component m is the product law
-with X_k = c_{m,k} flipped independently with probability ZETA (default 0.02: our choice,
-the paper's value was not available to us; it lands near the printed d = 32 ratio, while
-0.1 gives C_ugc / P_ugc ~ 1.7 there). d = 32, 48, 64.
+with X_k = c_{m,k} flipped independently with probability ZETA (default 0.02 = W26's η,
+Figure 2 caption, §2.2.1; 0.1 gives C_ugc / P_ugc ~ 1.7 at d = 32). d = 32, 48, 64.
+W26 does not give its centres or seed. All of W26's printed numbers: w26_printed_numbers.py.
 
 No dense table exists at these d (2**64 outcomes). The profile phi_j = mean H(X_i | X_A),
 |A| = j, is estimated by Monte Carlo from the exact conditionals
@@ -27,8 +27,8 @@ d     M      C_ugc        C(P)       P_ugc      C_ugc/P_ugc (seeds)  W26 printed
 ====  =====  ===========  =========  =========  ===================  ===========
 
 (± batch-means standard errors: about 0.2 on C_ugc, 0.1-0.4 on C(P) and P_ugc, 0.03-0.08 on
-the ratio.) W26 also prints C_ugc, C(P) and P_ugc for d = 64; those values were not
-available to us, so only the ratio is compared.
+the ratio.) W26 also prints C_ugc ≈ 65.0, C(P) ≈ 23.5 (3 blocks) and P_ugc ≈ 16.9 for d = 64
+(§2.2.2, Figure 4); examples/w26_printed_numbers.py compares them.
 
 Run: python examples/w26_mixtures.py [--fast] [--seeds 3] [--n 200] [--zeta 0.02] [--dims 32 48 64]
 """

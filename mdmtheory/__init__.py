@@ -8,9 +8,10 @@ the rest (``mt.ugc``, ``mt.bounds``, ``mt.optimal``, ``mt.schedules``, ``mt.samp
 
 import importlib
 
-from . import bounds, diagnostics, dyadic, families, optimal, samplers, schedules, structured, ugc
+from . import blocks, bounds, diagnostics, dyadic, families, optimal, prompted, samplers, schedules, structured, ugc
 from .bounds import Bound, compare
 from .certificate import Certificate, certify
+from .certificate_blocks import BlockCertificate, certify_blocks
 from .divergence import kl, path_kl, step_path_kl
 from .entropies import (
     card_gain_coefficients,
@@ -26,6 +27,7 @@ from .entropies import (
 from .joint import Joint
 from .optimal import optimal_grid, optimal_schedule, pareto_frontier
 from .profile import Profile, information_profile
+from .prompted import prompted_kl
 from .samplers import (
     ConfidencePlanner,
     DilatedPlanner,
@@ -60,11 +62,13 @@ def __getattr__(name):
 
 __all__ = [
     # submodules
+    "blocks",
     "bounds",
     "diagnostics",
     "dyadic",
     "families",
     "optimal",
+    "prompted",
     "samplers",
     "schedules",
     "structured",
@@ -109,9 +113,12 @@ __all__ = [
     "kl",
     "path_kl",
     "step_path_kl",
+    "prompted_kl",
     "compare",
     "optimal_schedule",
     "pareto_frontier",
     "optimal_grid",
     "certify",
+    "certify_blocks",
+    "BlockCertificate",
 ]

@@ -27,6 +27,7 @@ argument            maximum        why
 ``max_steps``       2**16          as ``steps``
 ``steps_per_block`` 2**16          as ``steps``
 ``n``               2**24          Monte Carlo samples per call
+``n_per_level``     2**24          Monte Carlo draws per level of a profile estimate
 ``resolution``      2**20          grid points of a discretized search
 ``blocks``          2**20          blocks of a partition (<= resolution)
 ``maxiter``         10**6          optimizer iterations
@@ -34,7 +35,9 @@ any other integer   2**63 - 1      fits numpy's int64 (seeds, bases, block lengt
 ==================  =============  ===================================================
 
 Dense tables: at most :data:`mdmtheory.joint.MAX_OUTCOMES` = 2**24 entries (K**d); the exact
-sampler engine: at most (K+1)**d <= 2**25 state entries.
+sampler engine: at most (K+1)**d <= 2**25 state entries; mixtures of products and the
+empirical oracle: at most :data:`mdmtheory.structured.MAX_MIXTURE_ENTRIES` = 2**26 entries
+M·d·K; the block DP: ``resolution`` <= :data:`mdmtheory.optimal.MAX_BLOCK_RESOLUTION` = 4096.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ LIMITS = {
     "max_steps": 1 << 16,
     "steps_per_block": 1 << 16,
     "n": 1 << 24,
+    "n_per_level": 1 << 24,
     "resolution": 1 << 20,
     "blocks": 1 << 20,
     "maxiter": 10**6,

@@ -14,19 +14,20 @@ value. Every formula, its source and its status: docs/theory.md.
 the output law, the path KL and every applicable bound, in one table.
 
 Papers: LC25 = Li & Cai, arXiv 2505.21400; W26 = Wainwright, *The data geometry of
-masking diffusion* (2026); DHW26 = Dmitriev et al. Formulas: docs/theory.md §2–3.
+masking diffusion* (2026), arXiv 2608.13520 (read in full; places: docs/theory.md); DHW26 = Dmitriev et al. Formulas: docs/theory.md §2–3.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from ._validate import LIMITS as _LIMITS
-from ._validate import int_arg
+from ._validate import _short, int_arg
 from .divergence import kl as _kl
 from .joint import Joint
 from .schedules import Grid, Schedule, check_schedule
@@ -353,19 +354,26 @@ def lc25_lower_our_reading(p, max_size: int, *, reading: str = "revealed") -> Bo
 
 
 def _max_size_arg(max_size, d: int) -> int:
-    try:
-        ok = not isinstance(max_size, (bool, np.bool_)) and float(max_size).is_integer()
-    except (TypeError, ValueError):
-        ok = False
+    """An integer step size in 1..d (integral floats accepted; 10**400 or Fraction refused
+    without a float overflow)."""
+    ok = False
+    if isinstance(max_size, numbers.Integral) and not isinstance(max_size, (bool, np.bool_)):
+        ok = True
+    elif isinstance(max_size, numbers.Real) and not isinstance(max_size, (bool, np.bool_)):
+        try:
+            f = float(max_size)
+            ok = math.isfinite(f) and f.is_integer() and f == max_size
+        except (OverflowError, TypeError, ValueError):
+            ok = False
     if not ok or not 1 <= int(max_size) <= d:
-        raise ValueError(f"max_size: expected an integer in 1..d={d}, got {max_size!r}")
+        raise ValueError(f"max_size: expected an integer in 1..d={d}, got {_short(max_size)}")
     return int(max_size)
 
 
 # -- W26: one-step lemmas -----------------------------------------------------------------
 def w26_lemma4(p, a: float, b: float) -> Bound:
     r"""W26 Lemma 4: :math:`\Gamma_{umask}(a, b) \le (\psi(b)/\psi(a) - 1)\, H(a, b)`
-    (statement as transcribed from W26; verified here, docs/theory.md §3).
+    (W26 §6.1.1, eq. (49), for 0 < a < b < 1; verified here, docs/theory.md §3).
 
     ``inf`` when a = 0 or b = 1 (:math:`\psi(0) = 0`, :math:`\psi(1) = \infty`) unless
     H(a, b) = 0 (then :math:`h' \equiv 0` on [a, b] and the defect is 0).
@@ -378,7 +386,7 @@ def w26_lemma4(p, a: float, b: float) -> Bound:
         name="w26_lemma4",
         value=_times_product(factor, H),
         bounds=f"gamma_umask({a:.6g}, {b:.6g})",
-        source="Wainwright 2026 (W26), Lemma 4",
+        source="Wainwright 2026 (W26), §6.1.1, Lemma 4, eq. (49)",
         statement="Gamma_umask(a, b) <= (psi(b)/psi(a) - 1) * H(a, b)",
         assumptions=("0 < a <= b < 1 for a finite value",),
         status=PAPER,
@@ -386,7 +394,7 @@ def w26_lemma4(p, a: float, b: float) -> Bound:
 
 
 def w26_lemma5(p, a: int, b: int) -> Bound:
-    r"""W26 Lemma 5 (card analogue of Lemma 4; verified here, docs/theory.md §3), integers
+    r"""W26 Lemma 5 (W26 §6.2, eq. (53), stated for 0 <= a < b <= d - 1; verified here, docs/theory.md §3), integers
     :math:`0 \le a \le b \le d`:
 
     .. math::
@@ -409,7 +417,7 @@ def w26_lemma5(p, a: int, b: int) -> Bound:
         name="w26_lemma5",
         value=_times_product(factor, H),
         bounds=f"gamma_card({a}, {b})",
-        source="Wainwright 2026 (W26), Lemma 5",
+        source="Wainwright 2026 (W26), §6.2, Lemma 5, eq. (53)",
         statement="Gamma_card(a, b) <= (psi(b/d)/psi((a+1)/d) - 1) * H^card(a, b)",
         assumptions=("b < d for a finite value when b - a >= 2",),
         status=PAPER,
@@ -438,7 +446,7 @@ def w26_theorem1(p, grid) -> Bound:
         name="w26_theorem1",
         value=float(value),
         bounds="path_kl",
-        source="Wainwright 2026 (W26), Theorem 1",
+        source="Wainwright 2026 (W26), §3.2, Theorem 1, eq. (17a)",
         statement="KL <= sum_j (psi(t_{j+1})/psi(t_j) - 1) H(t_j, t_{j+1}) + boundary terms (0 here)",
         assumptions=("Bernoulli-subset sampler", "exact initialization and completion", "0 < t_0, t_N < 1 for a finite value"),
         plan=g,
@@ -464,7 +472,7 @@ def w26_theorem1_card(p, schedule) -> Bound:
         name="w26_theorem1_card",
         value=float(value),
         bounds="path_kl",
-        source="Wainwright 2026 (W26), Theorem 1 (card version)",
+        source="Wainwright 2026 (W26), §3.2, Theorem 1, eq. (17b)",
         statement="KL_path(k) <= sum_t (psi(s_{t+1}/d)/psi((s_t+1)/d) - 1) H^card(s_t, s_{t+1})",
         assumptions=("random-order fixed-cardinality sampler",),
         plan=sched,
@@ -518,7 +526,7 @@ def w26_corollary1(p, plan, *, start: float | None = None, stop: float | None = 
         name="w26_corollary1",
         value=float(value),
         bounds="path_kl",
-        source="Wainwright 2026 (W26), Corollary 1",
+        source="Wainwright 2026 (W26), §3.3.1, Corollary 1, eq. (21)",
         statement="Geo(rho) grid: KL <= (2 H(t_0, T)/N) log(psi(T)/psi(t_0)) + boundary terms (0 here)",
         assumptions=("N >= log(psi(T)/psi(t_0))", "exact initialization and completion"),
         plan=grid,
@@ -600,9 +608,10 @@ class BlockAllocation(NamedTuple):
 def _block_terms(S: np.ndarray, H: np.ndarray, n: np.ndarray) -> np.ndarray:
     r""":math:`(e^{S_k/n} - 1) H_k` for every block k (rows) and step count n (columns);
     0 where :math:`H_k = 0` (whatever the factor)."""
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):  # inf * 0 where H = 0: replaced by 0
         f = np.expm1(S[:, None] / n[None, :])
-    return np.where(H[:, None] > 0, f * H[:, None], 0.0)
+        prod = f * H[:, None]
+    return np.where(H[:, None] > 0, prod, 0.0)
 
 
 def w26_block_objective_min(p, edges, steps: int) -> BlockAllocation:
@@ -802,7 +811,7 @@ def ugc_total_bound(p) -> Bound:
         name="ugc_total",
         value=min(tc, dtc),
         bounds="ugc(0, 1)",
-        source="derived here from W26's UGC and the aggregates TC, DTC (docs/theory.md §3)",
+        source="Wainwright 2026 (W26), App. A, eq. (61c); checked here (docs/theory.md §3)",
         statement="H(0, 1) <= min(TC, DTC)",
         status=DERIVED,
     )
@@ -817,7 +826,7 @@ def dhw_sandwich(p) -> tuple[Bound, Bound]:
     :math:`t(1-t) \le t\min\{1, -\log t\} \le \frac{e}{e-1} t(1-t)` on [0, 1].
     """
     H = _ugc(as_profile(p), 0.0, 1.0)
-    src = "derived here: DHW26's effective total correlation vs W26's UGC (docs/theory.md §3)"
+    src = "Wainwright 2026 (W26), App. A, Proposition 3, eq. (62c); checked here (docs/theory.md §3)"
     return (
         Bound(name="dhw_lower", value=H, bounds="dhw", source=src, statement="H(0, 1) <= DHW", kind=LOWER, status=DERIVED),
         Bound(name="dhw_upper", value=math.e / (math.e - 1) * H, bounds="dhw", source=src, statement="DHW <= (e/(e-1)) H(0, 1)", status=DERIVED),

@@ -1,37 +1,43 @@
-r"""Certified schedules from samples (W26 §4.3, §6.3): a step count N and a grid with KL ≤ ε.
+r"""Certified single-block schedules from samples: W26 Theorem 2 with K = 1 (§4.4.1, eqs. 36–38).
 
-W26 = Wainwright (2026), *The data geometry of masking diffusion* (docs/theory.md §3, §5). The
-paper's text was not available to us; this module follows docs/theory.md's summary of
-Theorem 2 / Proposition 2 and says below where a step is **our reading**.
+W26 = Wainwright (2026), *The data geometry of masking diffusion: certified-optimal
+schedules via unmasking growth complexity*, arXiv 2608.13520, read in full. Every W26 item
+with its place in the paper and its status: docs/theory.md §3 and §5 (the one source of
+truth; this docstring cites the places). Multi-block certificates and the boundary DP
+(§4.4.2): :mod:`mdmtheory.certificate_blocks`.
 
-**1. Estimator.** On the interval :math:`[t_0, T]` (default W26's canonical
-:math:`[1/d, 1 - 1/d]`) the dyadic grid :math:`v_0 < \dots < v_J` and, per clean sample, the
-coupled dyadic quantity :math:`Q = \sum_j w_j \sum_i T_{ij}`
-(:func:`mdmtheory.dyadic.dyadic_terms`). With the corrected weights
+**1. Estimator** (W26 §4.3.2, eqs. 32a–b). On :math:`[t_0, T]` (default W26's canonical
+:math:`[1/d, 1 - 1/d]`, §5.1) the dyadic grid :math:`v_0 < \dots < v_J` (eq. 32a) and, per
+clean sample, the coupled dyadic statistic :math:`Q = \sum_j w_j \sum_i T_{ij}` (eq. 32b;
+:func:`mdmtheory.dyadic.dyadic_terms`). With the corrected weights
 :math:`w_j = v_j(1 - v_{j+1})` (default), :math:`\mathbb E Q \le H(t_0, T) \le 2\,\mathbb E Q`
-[V]; W26's stated weights :math:`w_j = v_{j+1} - v_j` (``weights="stated"``) break the
-upper half on a partial last interval (docs/theory.md §5), and with them the certificate can
-fail (tests/test_certificate.py, strict xfail).
+(derived here, proofs/dyadic_weights.md); W26's stated weights :math:`w_j = v_{j+1} - v_j`
+(``weights="stated"``) break the upper half of eq. (32c) on a partial last interval
+(refuted, docs/theory.md §5), and with them the certificate can fail
+(tests/test_certificate.py, strict xfail).
 
 **2. High-probability upper bound** :math:`B_\alpha \ge \mathbb E Q` with probability
-:math:`\ge 1 - \alpha` (``confidence`` = :math:`1 - \alpha`): the empirical-Bernstein
-bound of Maurer & Pontil (2009, *Empirical Bernstein bounds and sample variance
-penalization*, Theorem 4) for n iid variables with values in an interval of length R,
+:math:`\ge 1 - \alpha` (``confidence`` = :math:`1 - \alpha`): the one-sided
+empirical-Bernstein bound of Maurer & Pontil (2009, Theorem 4) — the inequality W26's proof
+of Proposition 2 uses (§6.3.2, eq. 55c) — for n iid variables in an interval of length R,
 
 .. math::
 
     \mathbb E Z \le \bar Z_n + \sqrt{\frac{2 V_n \log(2/\alpha)}{n}}
       + \frac{7 R \log(2/\alpha)}{3(n-1)},
 
-:math:`V_n` the sample variance. It needs a sure range, so Q is **truncated** (our reading
-of W26's "truncated estimator"; the truncation rule is ours):
+:math:`V_n` the sample variance. W26 applies it twice (:math:`\log(4/\eta)`, eq. 55c) for the
+two-sided sandwich (34a); the certificate needs only the upper side (A), hence
+:math:`\log(2/\alpha)`. W26 truncates Q at a level set by a *known* moment bound
+:math:`B_\alpha` (eqs. 33a–b); exact-conditional laws give no such constant, so the
+truncation here is ours (derived here):
 
-* ``form="kl"`` (W26's per-sample KL): the interval sum :math:`S_j = \sum_i T_{ij}` is
-  cut at :math:`c_j = d(m_j \log K + \tau)`, :math:`m_j` the number of positions revealed in
-  interval j (B, after A). Row i of the leave-one-out conditionals conditions on
-  :math:`A_i = A \setminus \{i\}` and :math:`A_i \cup B_i`, :math:`B_i = B \setminus \{i\}`;
-  with exact conditionals :math:`T_{ij} \le \ell_i := -\log p(x_{B_i} \mid x_{A_i})`
-  pointwise (:math:`p(v \mid x_{A_i}) \ge p(x_{B_i} \mid x_{A_i})\, p(v \mid x_{A_i \cup B_i})`),
+* ``form="kl"`` (W26's per-sample KL, eq. 32b): the interval sum :math:`S_j = \sum_i T_{ij}`
+  is cut at :math:`c_j = d(m_j \log K + \tau)`, :math:`m_j` the number of positions revealed
+  in interval j (B, after A). Row i conditions on :math:`A_i = A \setminus \{i\}` and
+  :math:`A_i \cup B_i`, :math:`B_i = B \setminus \{i\}`; with exact conditionals
+  :math:`T_{ij} \le \ell_i := -\log p(x_{B_i} \mid x_{A_i})` pointwise
+  (:math:`p(v \mid x_{A_i}) \ge p(x_{B_i} \mid x_{A_i})\, p(v \mid x_{A_i \cup B_i})`),
   and :math:`P(\ell_i > m_j\log K + s) \le e^{-s}`. Since
   :math:`(S_j - c_j)_+ \le \sum_i (\ell_i - m_j\log K - \tau)_+`, the truncation lowers
   the mean by at most :math:`d e^{-\tau}` per interval; that bias
@@ -40,31 +46,50 @@ of W26's "truncated estimator"; the truncation rule is ours):
 * ``form="entropy"`` (ours): :math:`T_{ij} = H(C_{j,i}) - H(C_{j+1,i})`, the same mean with
   exact conditionals, surely in a range of length
   :math:`R = 2 d \log K \sum_j (c_j)_+` (:math:`c` the differences of the weights); no
-  truncation, no bias term. Usually a much smaller R, hence a smaller radius.
+  truncation, no bias term.
 
-**3. Complexity and step count.** The estimated complexity
-:math:`\hat C = L\,\bar Q` and its upper bound :math:`\hat C^+ = L B_\alpha`,
-:math:`L = \log(\psi(T)/\psi(t_0))` (:math:`= 2\log(d-1)` on the canonical interval); with
-probability :math:`\ge 1-\alpha`, :math:`C_{ugc} = L\,H(t_0, T) \le 2\hat C^+`. W26's
-certified count :math:`N = \lceil 8 \hat C^+/\varepsilon \rceil` (``rule="w26"``; also at
-least :math:`\lceil L \rceil`) with the geometric grid Geo(ρ) on :math:`[t_0, T]`,
-:math:`\rho = e^{L/N} - 1` (:func:`mdmtheory.schedules.geometric_grid`); exact draws before
-:math:`t_0` and after T (the package's grids do this), so W26 Theorem 1 has no boundary
-terms and gives, on the event :math:`\mathbb E Q \le B_\alpha`,
+:math:`U = 2B_\alpha \ge 2\,\mathbb E Q \ge H(t_0, T)` is then W26's
+:math:`\hat H_m + \hat r_m` (eq. 34a(A); W26's :math:`\hat H = 2\bar Q`, eq. 33b).
+
+**3. Step count** (``rule``). :math:`L = \varphi(T) - \varphi(t_0) = \log(\psi(T)/\psi(t_0))`
+(:math:`2\log(d-1)` on the canonical interval), :math:`\hat C = L\,U` (W26 eq. 36b with
+K = 1); ``complexity`` = :math:`L\bar Q`, ``complexity_upper`` = :math:`L B_\alpha = \hat C/2`.
+
+* ``"w26"`` — W26 Theorem 2 with one block, as printed: budget
+  :math:`N = \max\{\lceil 8\hat C/\varepsilon\rceil, \lceil 2(1 + 2L)\rceil\}` (eq. 38 and
+  Theorem 2's condition :math:`N \ge 2\{K + 2(\varphi(T) - \varphi(t_0))\}`),
+  :math:`\hat\rho = \min\{1, 4L/N\}` (eq. 37a with K = 1), and the sampler runs
+  :math:`\hat N = \lceil L/\log(1 + \hat\rho)\rceil \le N` rounds (proof §6.4) — ``steps``;
+  the budget N is ``budget``. The grid spaces the :math:`\hat N` steps equally in log odds
+  (odds ratio :math:`e^{L/\hat N} \le 1 + \hat\rho` per step). The 8 of eq. (38) is
+  4 (Theorem 2's :math:`4\hat C/N`) × 2 (W26 keeps :math:`\varepsilon/2` for the
+  initialization and completion terms, here 0), so the certified bound is :math:`\le
+  \varepsilon/2`. (Before W26 was read in full this rule was :math:`N = \lceil 8 L B_\alpha/
+  \varepsilon\rceil` equal steps, "8 = 2 × 2 × 2" — a reading the text does not support:
+  W26's :math:`\hat C` already contains the sandwich factor 2; it ran twice the rounds of W26's
+  sampler.)
+* ``"tight"`` — the least N with :math:`(e^{L/N} - 1)\,U \le \varepsilon`,
+  :math:`N = \lceil L/\log(1 + \varepsilon/U)\rceil` — the same guarantee.
+
+Either way, with exact draws before :math:`t_0` and after T (the package's grids), W26
+Theorem 1 (eq. 17a) has no boundary terms and gives, on the event
+:math:`\mathbb E Q \le B_\alpha`,
 
 .. math::
 
-    \mathrm{KL}(p \,\|\, q_{\mathrm{Geo}}) \le \rho\, H(t_0, T) \le \rho \cdot 2 B_\alpha
-    =: \text{bound} \le \varepsilon .
+    \mathrm{KL}(p \,\|\, q_{\mathrm{grid}}) \le (e^{L/N} - 1)\, H(t_0, T)
+      \le (e^{L/N} - 1) \cdot 2 B_\alpha =: \text{bound} \le \varepsilon .
 
-Our reading of W26's constant 8 = 2 (the sandwich :math:`H \le 2\mathbb E Q`) × 2
-(Corollary 1, :math:`\rho \le 2L/N`) × 2 (slack). ``rule="tight"`` takes instead the least
-N with :math:`\rho\cdot 2B_\alpha \le \varepsilon`,
-:math:`N = \lceil L/\log(1 + \varepsilon/(2B_\alpha)) \rceil` — the same guarantee.
-With stated weights W26's :math:`(q-p)B_\alpha` is :math:`\sum_j w_j B_\alpha` here.
+**Why Theorem 2's condition** :math:`N \ge 2(K + 2L)` **is not a condition here.** In W26 it
+is used only in the round count of the proof (§6.4.2:
+:math:`\sum_k \hat N_k \le K + 2L + N/2 \le N`), i.e. to keep the rounds within the
+budget N. The KL claim is Theorem 1 on the grid actually run, which holds for every grid.
+``rule="w26"`` enforces it on the budget (as printed); ``rule="tight"`` has no budget, and
+its round count is exactly ``steps`` by construction.
 
 The certificate is exact-conditional: from a model (``mdmtheory.bridge.ModelOracle``) it
-certifies the sampler run with the *model's* conditionals against the model's own law.
+certifies the sampler run with the *model's* conditionals against the model's own law
+(W26 §3, eq. 18: a learned denoiser adds a term the certificate does not estimate).
 
 **4. From data** (:func:`certify_data`, ``mdmtheory design DATA --certify EPS``). Without a
 model the only law with known conditionals is the empirical law
@@ -91,11 +116,11 @@ from ._validate import real_arg as _real_arg
 from .dyadic import FORMS, WEIGHTS, dyadic_grid, dyadic_terms, dyadic_weights, oracle_samples, psi
 from .dyadic import _check_oracle
 from .schedules import Grid, geometric_grid
-from .structured import MixtureOfProductsLaw
+from .structured import MAX_MIXTURE_ENTRIES, MixtureOfProductsLaw
 
 __all__ = ["Certificate", "certify", "certify_data", "empirical_oracle", "empirical_bernstein_radius", "RULES"]
 
-#: Step-count rules: W26's ``ceil(8 C+/eps)`` or the least N whose bound is <= eps.
+#: Step-count rules: W26 Theorem 2 with K = 1 (budget ceil(8 C/eps), eq. 38) or the least N whose bound is <= eps.
 RULES = ("w26", "tight")
 
 
@@ -120,8 +145,12 @@ def empirical_bernstein_radius(values, value_range: float, confidence: float) ->
         raise ValueError(f"value_range: expected the length (>= 0) of an interval holding every value, got {value_range}")
     conf = _confidence(confidence)
     log_term = math.log(2.0 / (1.0 - conf))
-    var = float(z.var(ddof=1))
-    return math.sqrt(2.0 * var * log_term / n) + 7.0 * float(value_range) * log_term / (3.0 * (n - 1))
+    scale = float(np.max(np.abs(z)))  # the variance of z / scale: no overflow at 1e200
+    std = scale * math.sqrt(float((z / scale).var(ddof=1))) if scale > 0 else 0.0
+    radius = math.sqrt(2.0 * log_term / n) * std + 7.0 * float(value_range) * log_term / (3.0 * (n - 1))
+    if not math.isfinite(radius):
+        raise ValueError(f"values: the radius exceeds float64 (values up to {scale:.3g}, range {value_range:.3g})")
+    return radius
 
 
 def _confidence(confidence) -> float:
@@ -138,12 +167,12 @@ class Certificate:
     Attributes
     ----------
     steps : int
-        N, the certified number of steps.
+        N, the certified number of steps (unmasking rounds).
     grid : Grid
-        Geo(ρ) on ``interval`` with N steps (exact draws before :math:`t_0`, after T).
+        N equal log-odds steps on ``interval`` (exact draws before :math:`t_0`, after T).
     bound : float
-        :math:`\rho \cdot 2 B_\alpha` (nats): with probability ≥ ``confidence`` the KL of
-        the sampler on ``grid`` is at most this, and it is ≤ ``eps``.
+        :math:`(e^{L/N} - 1) \cdot 2 B_\alpha` (nats): with probability ≥ ``confidence`` the KL
+        of the sampler on ``grid`` is at most this; ≤ ``eps`` (≤ eps/2 for ``rule="w26"``).
     confidence : float
     eps : float
     estimate : float
@@ -157,7 +186,7 @@ class Certificate:
     complexity : float
         :math:`\hat C = L\bar Q`.
     complexity_upper : float
-        :math:`\hat C^+ = L B_\alpha` (:math:`C_{ugc} \le 2\hat C^+` w.p. ≥ confidence).
+        :math:`L B_\alpha` (:math:`C_{ugc} \le 2 L B_\alpha = \hat C`, W26's eq. 36b, w.p. ≥ confidence).
     span : float
         :math:`L = \log(\psi(T)/\psi(t_0))`.
     interval : tuple of float
@@ -167,6 +196,8 @@ class Certificate:
     weights, form, rule : str
     truncated : float
         Fraction of (sample, interval) terms cut by the truncation (``form="kl"``).
+    budget : int or None
+        ``rule="w26"``: W26's budget N (eq. 38, Theorem 2's condition); ``steps`` ≤ budget.
     """
 
     steps: int
@@ -187,6 +218,7 @@ class Certificate:
     form: str
     rule: str
     truncated: float
+    budget: int | None = None
 
     @property
     def times(self) -> tuple[float, ...]:
@@ -204,7 +236,7 @@ class Certificate:
         for k in ("estimate", "stderr", "upper", "radius", "complexity", "complexity_upper", "span"):
             out[k] = float(getattr(self, k))
         out.update(interval=list(self.interval), n=self.n, weights=self.weights, form=self.form, rule=self.rule,
-                   truncated=self.truncated)
+                   truncated=self.truncated, budget=self.budget)
         return out
 
     def to_json(self) -> str:
@@ -216,8 +248,10 @@ def _interval(interval, d: int) -> tuple[float, float]:
         if d < 3:
             raise ValueError(f"interval: the canonical interval (1/d, 1 - 1/d) needs d >= 3 (d={d}); give interval")
         return 1.0 / d, 1.0 - 1.0 / d
+    if isinstance(interval, (str, bytes)):
+        raise ValueError(f"interval: expected a pair (t0, T) with 0 < t0 < T < 1, got {interval!r}")
     try:
-        a, b = (float(v) for v in interval)
+        a, b = (_real_arg(v, "interval") for v in interval)
     except (TypeError, ValueError):
         raise ValueError(f"interval: expected a pair (t0, T) with 0 < t0 < T < 1, got {interval!r}") from None
     if not (math.isfinite(a) and math.isfinite(b) and 0.0 < a < b < 1.0):
@@ -244,7 +278,7 @@ def certify(
     seed: int = 0,
     batch: int = 256,
 ) -> Certificate:
-    r"""A certified step count and grid with KL ≤ ``eps`` w.p. ≥ ``confidence`` (W26 Thm 2, our reading).
+    r"""A certified step count and grid with KL ≤ ``eps`` w.p. ≥ ``confidence`` (W26 Theorem 2, K = 1).
 
     Parameters
     ----------
@@ -285,8 +319,8 @@ def certify(
     >>> import mdmtheory as mt
     >>> p = mt.families.repeated(4)
     >>> cert = certify(p, 4000, 0.05, seed=1, form="entropy")
-    >>> cert.steps, round(cert.bound, 4)
-    (67, 0.0126)
+    >>> cert.steps, cert.budget, round(cert.bound, 4)
+    (35, 133, 0.0244)
     >>> bool(mt.kl(p, mt.sampler_law(p, mt.Grid(cert.to_dict()["times"]))) <= 0.05)
     True
     """
@@ -296,11 +330,11 @@ def certify(
     if eps <= 0:
         raise ValueError(f"eps: expected a target KL > 0 (nats), got {eps}")
     conf = _confidence(confidence)
-    if weights not in WEIGHTS:
+    if not isinstance(weights, str) or weights not in WEIGHTS:
         raise ValueError(f"weights: expected one of {WEIGHTS}, got {weights!r}")
-    if form not in FORMS:
+    if not isinstance(form, str) or form not in FORMS:
         raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
-    if rule not in RULES:
+    if not isinstance(rule, str) or rule not in RULES:
         raise ValueError(f"rule: expected one of {RULES}, got {rule!r}")
     tail = _real_arg(tail, "tail")
     if tail <= 0:
@@ -337,12 +371,14 @@ def certify(
     radius = empirical_bernstein_radius(Q, R, conf)
     upper = mean + radius + bias
     L = float(math.log(psi(T) / psi(t0)))
+    budget = None
     if upper <= 0:  # E Q <= B <= 0 forces H(t0, T) = 0: one step is exact
         N = 1
     else:
         # as a float first: a tiny eps makes it inf or beyond any grid (math.ceil(inf) raises)
-        if rule == "w26":
-            steps = max(8.0 * L * upper / eps, L)
+        if rule == "w26":  # W26 Theorem 2, K = 1: budget (38) and the condition N >= 2(K + 2L)
+            need = max(8.0 * L * 2.0 * upper / eps, 2.0 * (1.0 + 2.0 * L))
+            steps = need / 4.0  # ~ the rounds ceil(L / log(1 + 4L/N)); the limit check below
         else:
             steps = max(1.0, L / math.log1p(eps / (2.0 * upper)) - 1e-12)
         if not steps <= LIMITS["steps"]:
@@ -350,7 +386,12 @@ def certify(
                 f"eps: {eps:g} needs about {steps:.3g} steps (upper bound B = {upper:.3g} nats), beyond the "
                 f"documented limit steps <= {LIMITS['steps']}; give a larger eps or more samples"
             )
-        N = max(1, math.ceil(steps))
+        if rule == "w26":
+            budget = math.ceil(need)
+            rho = min(1.0, 4.0 * L / budget)  # (37a) with K = 1
+            N = max(1, math.ceil(L / math.log1p(rho) - 1e-12))
+        else:
+            N = max(1, math.ceil(steps))
     bound = math.expm1(L / N) * 2.0 * max(upper, 0.0)
     while bound > eps:  # rounding guard; never taken by the rules' arithmetic
         N += 1
@@ -374,6 +415,7 @@ def certify(
         form=form,
         rule=rule,
         truncated=cut / max(1, n * (v.shape[0] - 1)),
+        budget=budget,
     )
 
 
@@ -383,6 +425,8 @@ def empirical_oracle(samples, K: int | None = None) -> MixtureOfProductsLaw:
     A mixture of point masses, one component per distinct row (weight = its frequency), so
     :math:`\hat p(x_j = v \mid x_A)` is the frequency of v at j among the observed rows
     that agree with :math:`x_A` (:class:`~mdmtheory.structured.MixtureOfProductsLaw`).
+    Limits, checked before the table is built: d <= 2**16, tokens below K <= 2**24, and
+    (distinct rows)·d·K <= :data:`~mdmtheory.structured.MAX_MIXTURE_ENTRIES` = 2**26.
 
     Examples
     --------
@@ -396,10 +440,23 @@ def empirical_oracle(samples, K: int | None = None) -> MixtureOfProductsLaw:
         raise ValueError(f"samples: cannot be read as an integer array (n, d) ({exc})") from None
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
         raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
-    K = max(int(x.max()) + 1, 2) if K is None else _int_arg(K, "K", 2)
-    if x.min() < 0 or x.max() >= K:
+    if x.shape[1] > LIMITS["d"]:
+        raise ValueError(f"samples: {x.shape[1]} positions exceed the documented limit d <= {LIMITS['d']}")
+    if x.min() < 0:
+        raise ValueError("samples: tokens must be non-negative integers")
+    if K is None:
+        if int(x.max()) >= LIMITS["K"]:
+            raise ValueError(f"samples: a token {int(x.max())} would make an alphabet beyond the "
+                             f"documented limit K <= {LIMITS['K']}; map the tokens to 0..K-1")
+        K = max(int(x.max()) + 1, 2)
+    else:
+        K = _int_arg(K, "K", 2)
+    if x.max() >= K:
         raise ValueError(f"samples: tokens must lie in 0..{K - 1}")
     rows, counts = np.unique(x, axis=0, return_counts=True)
+    if rows.shape[0] * x.shape[1] * K > MAX_MIXTURE_ENTRIES:
+        raise ValueError(f"samples: {rows.shape[0]} distinct rows x d={x.shape[1]} x K={K} exceed the "
+                         f"documented limit of {MAX_MIXTURE_ENTRIES} entries of the empirical oracle")
     probs = (rows[..., None] == np.arange(K)).astype(np.float64)
     return MixtureOfProductsLaw(counts / counts.sum(), probs)
 
@@ -430,7 +487,10 @@ def certify_data(
     (Certificate, str)
         The certificate and a sentence saying which law it is about.
     """
-    x = np.asarray(samples)
+    try:
+        x = np.asarray(samples)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"samples: cannot be read as an integer array (n, d) ({str(exc)[:80]})") from None
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1 or x.dtype.kind not in "iu":
         raise ValueError(f"samples: expected an integer array (n, d) with n >= 2, got shape {x.shape}, dtype {x.dtype}")
     n, d = x.shape
@@ -450,8 +510,9 @@ def certify_data(
         from .bridge import ModelOracle  # torch only here
 
         oracle = ModelOracle(model, d=d)
-    if K is not None and int(oracle.K) != int(K):
-        raise ValueError(f"model: has K={oracle.K} outcomes, the data have K={K}")
+    from .design import check_model_outcomes
+
+    check_model_outcomes(oracle, max(int(x.max()) + 1, 2) if K is None else int(K))
     cert = certify(oracle, x, eps, confidence=confidence, seed=seed, **kw)
     note = (
         f"certificate about the model's own law (its conditionals through the bridge); the {n} data "

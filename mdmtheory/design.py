@@ -21,10 +21,23 @@ Two routes (docs/design-from-data.md):
 With ``budget`` instead of ``steps``: the fewest steps whose path KL (exact) or whose upper
 confidence bound (estimated) is ``<= budget``. The interval does not account for choosing
 the schedule on the same estimate (selection optimism); use fresh samples to confirm.
+
+**Memorization** (:func:`memorization`). Both routes without a model design for the
+*empirical* law. When a row's revealed context :math:`x_A` is shared by no other row, the
+empirical conditional :math:`\hat p(\cdot \mid x_A)` is the point mass at that row's own
+tokens: its term in the level-m profile is exactly 0 whatever law produced the data, and the
+held-out (leave-one-out) conditional at that draw is undefined — nothing else in the data
+speaks for it. The fraction u(m) of such (row, A) draws at level m is the memorized part of
+that level. With n ≪ K^d it approaches 1 as m grows, the empirical profile drops to 0 and
+the optimal schedule ends with a large step that only the memorized rows justify. The result
+is flagged ``memorized`` when u(m) > :data:`MEMORIZATION_THRESHOLD` (= 1/2: most of that
+level's profile is zero by construction) at some level, with a ``warning`` naming the
+honest routes (a model, ``mdmtheory train``, a structured law fitted to the data).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -38,10 +51,18 @@ from .optimal import optimal_schedule, pareto_frontier, schedule_path_kl
 from .profile import Profile, information_profile
 from .schedules import Schedule
 
-__all__ = ["Design", "ProfileEstimate", "design", "estimate_profile", "defect_weights"]
+__all__ = ["Design", "Memorization", "ProfileEstimate", "design", "estimate_profile", "defect_weights",
+           "memorization", "MEMORIZATION_THRESHOLD"]
 
 #: Default largest empirical table (K**d cells) designed on exactly (the dense limit, 2**24).
 EXACT_LIMIT = MAX_OUTCOMES
+
+#: A level is memorized when more than this fraction of its (row, revealed set) draws have a
+#: context shared by no other row (module docstring, "Memorization").
+MEMORIZATION_THRESHOLD = 0.5
+
+#: Revealed sets per level in :func:`memorization` (all of them when a level has fewer).
+MEMORIZATION_SUBSETS = 64
 
 
 @dataclass(frozen=True)
@@ -62,6 +83,9 @@ class Design:
     the exact path KL on the empirical law, or the estimated Riemann defect with ``ci``
     (two-sided, level ``confidence``); ``path_cross_entropy`` (estimated only) is
     :math:`\sum_t k_t c(s_t)`, nats per sequence, with ``ci_cross_entropy``.
+    ``memorization`` (without a model: the data's empirical law is designed on) is
+    :func:`memorization` of the samples; ``warning`` is set when it flags the profile as
+    memorized (then the schedule is an artefact of the rows; see the module docstring).
     """
 
     schedule: Schedule
@@ -78,6 +102,13 @@ class Design:
     budget: float | None
     confidence: float
     note: str
+    memorization: Memorization | None = None
+    warning: str | None = None
+
+    @property
+    def memorized(self) -> bool:
+        """Whether the empirical profile is memorized (:func:`memorization`); False with a model."""
+        return self.memorization is not None and self.memorization.memorized
 
     @property
     def steps(self) -> int:
@@ -86,6 +117,108 @@ class Design:
     @property
     def sizes(self) -> tuple:
         return self.schedule.sizes
+
+
+@dataclass(frozen=True)
+class Memorization:
+    r"""Result of :func:`memorization`: how much of the empirical profile is memorized rows.
+
+    ``unique[m]`` is u(m), the fraction of (row, revealed set A with |A| = m) pairs whose
+    context :math:`x_A` no other row shares, ± ``stderr[m]`` (0 where every A of that size
+    was enumerated); ``memorized_from`` is the first level with u(m) > ``threshold`` (None
+    if none), ``memorized`` whether there is one; ``distinct`` is the number of distinct rows.
+    """
+
+    unique: np.ndarray
+    stderr: np.ndarray
+    subsets: np.ndarray
+    threshold: float
+    memorized_from: int | None
+    n: int
+    distinct: int
+
+    @property
+    def memorized(self) -> bool:
+        return self.memorized_from is not None
+
+    def to_dict(self) -> dict:
+        return {"memorized": self.memorized, "memorized_from": self.memorized_from, "threshold": self.threshold,
+                "unique_context": self.unique.tolist(), "unique_context_stderr": self.stderr.tolist(),
+                "subsets": self.subsets.tolist(), "n": self.n, "distinct_rows": self.distinct}
+
+
+def _unique_fractions(x: np.ndarray, subsets: np.ndarray, K: int) -> np.ndarray:
+    """For each row of ``subsets`` (S, m) of column indices: the fraction of the rows of x whose
+    restriction to those columns occurs once in x."""
+    S, m = subsets.shape
+    n = x.shape[0]
+    if m == 0:
+        return np.full(S, 1.0 if n == 1 else 0.0)
+    if m * math.log2(K) < 62:  # one exact mixed-radix integer per row and subset, one sort per level
+        keys = np.sort(x[:, subsets] @ (K ** np.arange(m, dtype=np.int64)), axis=0)  # (n, S)
+        if n == 1:
+            return np.ones(S)
+        new = np.ones((n + 1, S), bool)
+        new[1:-1] = keys[1:] != keys[:-1]  # a value starts at i (and the next one at i + 1)
+        return np.mean(new[:-1] & new[1:], axis=0)  # unique: starts at i and the next starts at i + 1
+    out = np.empty(S)
+    for s_, A in enumerate(subsets):  # exact, slower: rows as byte strings
+        sub = np.ascontiguousarray(x[:, A])
+        key = sub.view(np.dtype((np.void, sub.dtype.itemsize * m))).ravel()
+        _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+        out[s_] = np.mean(cnt[inv.ravel()] == 1)
+    return out
+
+
+def memorization(samples, *, subsets: int = MEMORIZATION_SUBSETS, seed: int = 0,
+                 threshold: float = MEMORIZATION_THRESHOLD) -> Memorization:
+    r"""The memorized part of the empirical profile of ``samples`` (module docstring).
+
+    .. math:: u(m) = \Pr_{i, |A| = m}\big[\,\nexists\, i' \ne i : x_{i', A} = x_{i, A}\big],
+
+    i uniform over the n rows, A uniform among the subsets of size m. At such a draw the
+    empirical conditional of every masked token is a point mass (its profile term is 0) and
+    the leave-one-out conditional is undefined. For each level, u(m) is averaged over every
+    subset of size m when there are at most ``subsets`` of them (exact), else over
+    ``subsets`` uniform draws (seeded; ``stderr`` is their standard error). Duplicated rows
+    share their contexts, so an n ≫ K^d sample has u ≈ 0 at every level.
+    """
+    x = np.asarray(samples)
+    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
+        raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
+    S = _int_arg(subsets, "subsets", 2)
+    threshold = _real_arg(threshold, "threshold")
+    if not 0 <= threshold < 1:
+        raise ValueError(f"threshold: expected a fraction in [0, 1), got {threshold}")
+    rng = np.random.default_rng(_int_arg(seed, "seed", 0))
+    n, d = x.shape
+    x = x.astype(np.int64)
+    K = max(int(x.max()) + 1, 2)
+    u, se, used = np.zeros(d), np.zeros(d), np.zeros(d, np.int64)
+    for m in range(d):
+        if math.comb(d, m) <= S:
+            subs = np.array(list(itertools.combinations(range(d), m)), dtype=np.int64).reshape(math.comb(d, m), m)
+        else:
+            subs = np.sort(np.argsort(rng.random((S, d)), axis=1)[:, :m], axis=1)
+        vals = _unique_fractions(x, subs, K)
+        if len(vals) < math.comb(d, m):
+            se[m] = float(np.std(vals, ddof=1) / math.sqrt(len(vals)))
+        u[m], used[m] = float(np.mean(vals)), len(vals)
+    over = np.flatnonzero(u > threshold)
+    distinct = int(np.unique(x, axis=0).shape[0])
+    return Memorization(u, se, used, threshold, int(over[0]) if over.size else None, n, distinct)
+
+
+def _memorization_warning(mem: Memorization, K: int, d: int) -> str:
+    m = mem.memorized_from
+    return (
+        f"memorized: with m = {m} of d = {d} tokens revealed, {mem.unique[m]:.0%} of the rows have a context that "
+        f"no other row shares (n = {mem.n} rows, {mem.distinct} distinct, K^d = {K}^{d}); at such contexts the "
+        "empirical profile is 0 by construction, so this schedule fits the rows, not the law they come from. "
+        "Design from a model instead: --model CKPT (a trained MDM), `mdmtheory train DATA --out M.safetensors` "
+        "then `mdmtheory design DATA --model M.safetensors`, or in Python a structured law fitted to the data "
+        "(e.g. mdmtheory.structured.MarkovChainLaw) passed as design(samples, model=law)"
+    )
 
 
 def defect_weights(schedule: Schedule) -> np.ndarray:
@@ -101,11 +234,36 @@ def _is_oracle(model) -> bool:
     return all(hasattr(model, a) for a in ("d", "K", "conditionals")) and not hasattr(model, "forward")
 
 
+def model_outcomes(model) -> int | None:
+    """The number of outcomes a model scores, where it can be read without a forward: an
+    oracle's ``K``, a TinyMDM's ``config.vocab_size``, a ``MaskedModel`` with a known vocabulary
+    (None otherwise)."""
+    if _is_oracle(model):
+        return int(model.K)
+    vs = getattr(getattr(model, "config", None), "vocab_size", None)
+    if type(model).__name__ == "TinyMDM" and vs is not None:
+        return int(vs)
+    if type(model).__name__ == "MaskedModel":
+        try:
+            return int(model.K)
+        except ValueError:  # vocabulary not resolved yet
+            return None
+    return None
+
+
+def check_model_outcomes(model, K: int) -> None:
+    """One rule for every kind of model (oracle or torch): it must score exactly the K
+    outcomes of the data (K as given, or max + 1 of the data)."""
+    m = model_outcomes(model)
+    if m is not None and m != K:
+        raise ValueError(f"model: has K={m} outcomes, the data have K={K}; pass K={m} if the data simply "
+                         "do not use every outcome of the model")
+
+
 def _check_model(model, K: int) -> None:
     """Refuse what has no masked-diffusion profile, before any work."""
+    check_model_outcomes(model, K)
     if _is_oracle(model):
-        if model.K != K:
-            raise ValueError(f"model: has K={model.K} outcomes, the data have K={K}")
         return
     if getattr(model, "causal", False) or getattr(getattr(model, "config", None), "causal", False):
         raise ValueError("model: a causal (autoregressive) model has no masked-diffusion profile; use an MDM checkpoint")
@@ -212,11 +370,16 @@ def design(
         if budget <= 0:
             raise ValueError(f"budget: expected EPS > 0 nats, got {budget}")
     exact_limit = _int_arg(exact_limit, "exact_limit", 1, MAX_OUTCOMES)
+    n_per_level = _int_arg(n_per_level, "n_per_level", 2)  # documented limit: _validate.LIMITS
     confidence = _real_arg(confidence, "confidence")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence: expected a level in (0, 1), got {confidence}")
     z = float(norm.ppf(0.5 + confidence / 2))
     small = d * math.log(K) <= math.log(exact_limit) + 1e-12
+    mem = warning = None
+    if model is None:
+        mem = memorization(x, seed=seed)
+        warning = _memorization_warning(mem, K, d) if mem.memorized else None
 
     if model is None and small:
         from .families import empirical
@@ -229,7 +392,7 @@ def design(
             sched = next(front.schedule(T) for T in range(1, d + 1) if schedule_path_kl(prof, front.schedule(T)) <= budget)
         note = f"exact: the empirical law of the {n} sequences ({K}^{d} = {K**d} cells) is used exactly"
         return Design(sched, "exact", prof, None, schedule_path_kl(prof, sched), None, None, None,
-                      n, d, K, budget, confidence, note)
+                      n, d, K, budget, confidence, note, mem, warning)
 
     if model is None:
         # too large for a dense table: the empirical law's own conditionals (a mixture of point
@@ -263,4 +426,4 @@ def design(
         f"estimated: cross-entropy profile of {what} on {n} sequences, {n_per_level} draws per level "
         f"({est.forwards} forward rows); {int(round(confidence * 100))}% normal CIs"
     )
-    return Design(sched, "estimated", prof, se, kl, ci, ce, ci_ce, n, d, K, budget, confidence, note)
+    return Design(sched, "estimated", prof, se, kl, ci, ce, ci_ce, n, d, K, budget, confidence, note, mem, warning)

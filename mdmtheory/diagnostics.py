@@ -27,7 +27,7 @@ from typing import Iterable, Mapping
 import numpy as np
 from scipy.stats import rankdata
 
-from ._validate import int_arg
+from ._validate import LIMITS, _short, float_array, int_arg
 from .divergence import kl
 from .joint import Joint
 from .samplers.engine import exact_run
@@ -82,7 +82,7 @@ def reveal_statistics(matrix) -> tuple[np.ndarray, float | None, float]:
     Column t counts step t. Every row needs positive mass (each position revealed with
     positive probability).
     """
-    R = np.asarray(matrix, dtype=np.float64)
+    R = float_array(matrix, "matrix", finite=False)
     if R.ndim != 2 or R.shape[0] < 1 or not np.all(np.isfinite(R)) or np.any(R < 0):
         raise ValueError(f"matrix: expected a finite non-negative (d, steps) array, got shape {R.shape}")
     mass = R.sum(axis=1)
@@ -124,12 +124,21 @@ def empirical_reveal_matrix(reveal_step, *, n_cols: int | None = None) -> np.nda
     = never revealed); each entry is a frequency over the n samples, comparable to
     :attr:`RevealDiagnostics.matrix`.
     """
-    S = np.asarray(reveal_step)
-    if S.ndim != 2 or S.dtype.kind not in "iu" or np.any(S < 0):
-        raise ValueError("reveal_step: expected an (n, d) array of non-negative integer steps")
-    cols = int(S.max(initial=0)) + 1 if n_cols is None else int(n_cols)
-    if cols <= S.max(initial=0):
-        raise ValueError(f"n_cols: {cols} is too small for step {S.max()}")
+    if reveal_step is None or isinstance(reveal_step, (str, bytes, bool, np.bool_, dict)):
+        raise ValueError(f"reveal_step: expected an (n, d) array of non-negative integer steps, got {_short(reveal_step)}")
+    try:
+        S = np.asarray(reveal_step)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        raise ValueError("reveal_step: cannot be read as an (n, d) array of non-negative integer steps") from None
+    if S.ndim != 2 or S.shape[0] < 1 or S.dtype.kind not in "iu" or np.any(S < 0):
+        raise ValueError("reveal_step: expected a non-empty (n, d) array of non-negative integer steps")
+    top = LIMITS["steps"]
+    if S.shape[1] > LIMITS["d"] or S.max() > top:
+        raise ValueError(f"reveal_step: steps must be <= {top} and d <= {LIMITS['d']} (the documented limits), got {int(S.max())}")
+    need = int(S.max()) + 1
+    cols = need if n_cols is None else int_arg(n_cols, "n_cols", 1, top + 1)
+    if cols < need:
+        raise ValueError(f"n_cols: {cols} is too small for step {need - 1}")
     out = np.zeros((S.shape[1], cols))
     for j in range(S.shape[1]):
         out[j] = np.bincount(S[:, j], minlength=cols)[:cols] / S.shape[0]
@@ -156,7 +165,14 @@ class ComparisonTable:
     lost: np.ndarray
 
     def value(self, law: str, T: int, planner: str) -> float:
-        return float(self.kl[self.steps.index((law, T)), self.planners.index(planner)])
+        if (law, T) not in self.steps:
+            raise ValueError(f"law, T: no row ({_short(law)}, {_short(T)}); rows are {list(self.steps)}")
+        return float(self.kl[self.steps.index((law, T)), self._planner(planner, "planner")])
+
+    def _planner(self, planner, name: str) -> int:
+        if not isinstance(planner, str) or planner not in self.planners:
+            raise ValueError(f"{name}: expected one of {list(self.planners)}, got {_short(planner)}")
+        return self.planners.index(planner)
 
     def ratio(self, planner: str, baseline: str = "random") -> np.ndarray:
         """KL of ``planner`` divided by KL of ``baseline`` per row.
@@ -164,8 +180,8 @@ class ComparisonTable:
         Rows where both are 0 (magnitude below 1e-12, rounding noise around an exact 0) are
         nan: the ratio is undefined there; a zero baseline under a positive KL gives inf.
         """
-        a = self.kl[:, self.planners.index(planner)]
-        b = self.kl[:, self.planners.index(baseline)]
+        a = self.kl[:, self._planner(planner, "planner")]
+        b = self.kl[:, self._planner(baseline, "baseline")]
         a0, b0 = np.abs(a) < 1e-12, np.abs(b) < 1e-12
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(a0 & b0, np.nan, np.where(b0, np.inf, a / np.where(b0, 1.0, b)))
@@ -176,6 +192,7 @@ class ComparisonTable:
         Display only: values with magnitude below 1e-12 (rounding noise around an exact 0,
         which can be slightly negative) print as 0.
         """
+        digits = int_arg(digits, "digits", 0, 17)
         widths = [max(digits + 4, len(name)) for name in self.planners]
         lw = max(len(s) for s in self.laws) + 2
         head = f"{'law':<{lw}}{'T':>3} " + "".join(f" {name:>{w}}" for name, w in zip(self.planners, widths))
@@ -203,11 +220,15 @@ def comparison_table(laws: Mapping[str, Joint], planners, steps: Iterable[int]) 
         raise ValueError("laws: expected a non-empty mapping {name: Joint}")
     if isinstance(planners, Mapping):
         named = dict(planners)
+    elif isinstance(planners, (str, bytes)) or not isinstance(planners, Iterable):
+        raise ValueError(f"planners: expected a mapping {{name: planner}} or a list of planner names, got {_short(planners)}")
     else:
         named = {str(pl): pl for pl in planners}
     if not named:
         raise ValueError("planners: pass at least one planner")
     objs = {name: resolve_planner(pl) for name, pl in named.items()}
+    if isinstance(steps, (str, bytes)):
+        raise ValueError(f"steps: expected a sequence of positive step counts, got {_short(steps)}")
     try:
         Ts = [int_arg(T, "steps", 1) for T in steps]
     except TypeError:
@@ -215,6 +236,8 @@ def comparison_table(laws: Mapping[str, Joint], planners, steps: Iterable[int]) 
     if not Ts:
         raise ValueError("steps: expected at least one step count")
     for lname, p in laws.items():
+        if not isinstance(lname, str):
+            raise ValueError(f"laws: names must be strings, got {_short(lname)}")
         if not isinstance(p, Joint):
             raise ValueError(f"laws: {lname!r} is a {type(p).__name__}, expected a Joint")
     if all(T > p.d for p in laws.values() for T in Ts):

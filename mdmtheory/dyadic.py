@@ -1,4 +1,4 @@
-r"""W26 §4: the dyadic estimator of the unmasking growth complexity :math:`H(a, b)`.
+r"""W26 §4.3: the dyadic estimator of the unmasking growth complexity :math:`H(a, b)`.
 
 Notation of docs/theory.md §3 and §5 (W26 = Wainwright 2026, *The data geometry of masking
 diffusion*, §4). :math:`\psi(t) = t/(1-t)` are the reveal odds,
@@ -39,14 +39,14 @@ Its expectation is, per interval and position, a conditional mutual information:
     = I(X_i; X_{A' \setminus A} \mid X_A), \qquad
     \mathbb E\, Q = \sum_j w_j \bigl(h(v_{j+1}) - h(v_j)\bigr).
 
-**Weights.** W26 §4, eq. (32c) (read from the paper) states :math:`w_j = v_{j+1} - v_j`
+**Weights.** W26 §4.3.2, eq. (32c) states :math:`w_j = v_{j+1} - v_j`
 and claims :math:`\mathbb E Q \le H(a, b) \le 2\,\mathbb E Q` for arbitrary
 :math:`0 < a < b < 1`. The lower half always holds; the upper half fails on the last,
 partial interval (docs/theory.md §5; e.g. ``a = 0.3, b = 0.31``: one partial interval,
 where :math:`H / \mathbb E Q \approx 21`). The corrected weights
 :math:`w_j = v_j (1 - v_{j+1})` satisfy :math:`\mathbb E Q' \le H(a, b) \le 2\,\mathbb E Q'`
 for every :math:`0 < a < b < 1`; on full dyadic intervals the two weights coincide.
-W26's Proposition 2(A) and Theorem 2 use (32c) and inherit the gap: with the corrected
+W26's Proposition 2(A) (§4.3.2, its proof eq. 55a) and Theorem 2 (§4.4.1) use (32c) and inherit the gap: with the corrected
 weights their :math:`(q - p) B_\alpha` becomes :math:`(\sum_j w_j) B_\alpha`.
 Proof: proofs/dyadic_weights.md (tests/proofs/test_dyadic_weights.py).
 """
@@ -60,7 +60,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import rel_entr, xlogy
 
-from ._validate import int_arg, real_arg
+from ._validate import float_array, int_arg, real_arg
 from .joint import Joint, Marginals
 from .structured import as_oracle, loo_conditionals
 from .ugc import gain
@@ -93,15 +93,21 @@ MAX_EXACT_PAIRS = 1 << 24
 
 def psi(t):
     r"""Reveal odds :math:`\psi(t) = t/(1-t)` (vectorized; ``inf`` at t = 1)."""
-    t = np.asarray(t, dtype=np.float64)
+    t = float_array(t, "t", what="reveal times in [0, 1]")
+    if np.any(t < 0) or np.any(t > 1):
+        raise ValueError("t: reveal times must lie in [0, 1]")
     with np.errstate(divide="ignore"):
         return t / (1.0 - t)
 
 
 def psi_inverse(s):
     r""":math:`\psi^{-1}(s) = s/(1+s)`."""
-    s = np.asarray(s, dtype=np.float64)
-    return s / (1.0 + s)
+    s = float_array(s, "s", what="reveal odds in [0, inf]", finite=False)
+    if np.any(np.isnan(s)) or np.any(s < 0):
+        raise ValueError("s: reveal odds must lie in [0, inf] (no NaN)")
+    with np.errstate(invalid="ignore"):
+        out = s / (1.0 + s)
+    return np.where(np.isinf(s), 1.0, out)
 
 
 def _check_interval(a, b) -> tuple[float, float]:
@@ -161,9 +167,11 @@ def dyadic_weights(grid, weights: str = "corrected") -> np.ndarray:
     >>> bool(np.allclose(dyadic_weights(v, "stated"), dyadic_weights(v, "corrected")))
     True
     """
-    v = np.asarray(grid, dtype=np.float64)
+    v = float_array(grid, "grid", what="(J+1,), increasing reveal times in [0, 1]")
     if v.ndim != 1 or v.shape[0] < 2 or np.any(np.diff(v) <= 0) or v[0] < 0 or v[-1] > 1:
         raise ValueError(f"grid: expected increasing reveal times in [0, 1], got {grid!r}")
+    if not isinstance(weights, str):
+        raise ValueError(f"weights: expected one of {WEIGHTS}, got {type(weights).__name__}")
     if weights == "stated":
         return np.diff(v)
     if weights == "corrected":
@@ -189,7 +197,7 @@ class Lemma1(NamedTuple):
 
 
 def w26_lemma1(p, a: float, b: float) -> Lemma1:
-    r"""W26 Lemma 1: :math:`D/c \le H(a, b) \le ((1+c)/c)\, D` for :math:`0 < a < b < 1`.
+    r"""W26 Lemma 1 (§4.3.1, eqs. 31a–b): :math:`D/c \le H(a, b) \le ((1+c)/c)\, D` for :math:`0 < a < b < 1`.
 
     With :math:`c = \psi(b)/\psi(a) - 1 = (b-a)/(a(1-b))` and
     :math:`D = (b-a)(h(b)-h(a))` the two sides are exactly
@@ -485,7 +493,7 @@ def dyadic_terms(law, xs: np.ndarray, U: np.ndarray, grid, *, form: str = "kl") 
     Returns ``(T, counts)``: T of shape (n, J) (summed over positions i) and counts (n, J)
     of positions revealed inside each interval (:math:`|\{k : v_j < U_k \le v_{j+1}\}|`).
     """
-    if form not in FORMS:
+    if not isinstance(form, str) or form not in FORMS:
         raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
     v = np.asarray(grid, dtype=np.float64)
     prev = None

@@ -2,20 +2,25 @@ r"""A card schedule exported in the conventions of the samplers people run.
 
 A schedule :math:`k_1, \dots, k_T` (tokens revealed per step, :math:`\sum_t k_t = d`) with
 cumulative counts :math:`C_j = k_1 + \dots + k_j`. Every export is a plain dict (JSON-able);
-docs/design-from-data.md shows where each one plugs in.
+docs/design-from-data.md shows where each one plugs in, and :mod:`mdmtheory.integrations`
+holds the code that plugs it in.
 
-* :func:`to_llada` — LLaDA's ``num_transfer_tokens``: integer counts per step for each
-  block of ``block_length`` positions (LLaDA's semi-autoregressive blocks).
-* :func:`to_dream` / :func:`to_mdlm` — a decreasing time grid :math:`1 = t_0 > \dots > t_S`
-  (the masked fraction, linear schedule α_t = 1 − t) that reveals the chosen counts in
-  expectation, ending at ε; plus the exact counts for samplers that take them.
-* :func:`to_dllm` — α(t) (the unmasked fraction) on dllm's step grid t = j/S.
+* :func:`to_llada` — LLaDA's ``num_transfer_tokens``: integer counts per step for each block
+  of ``block_length`` positions (ML-GSAI/LLaDA generate.py; also Fast-dLLM's
+  llada/generate.py with ``threshold=None``). Refuses a block length that would cost extra
+  forwards.
+* :func:`to_dream` — Dream's decreasing time grid :math:`1 = t_0 > \dots > t_S = \varepsilon`
+  (the masked fraction, linear schedule α_t = 1 − t), float32-nudged so that the count-based
+  algorithms take exactly :math:`k_j`; run it with ``steps = S``.
+* :func:`to_mdlm` — MDLM's per-step ``(t, dt)`` pairs (kuleshov-group/mdlm diffusion.py keeps
+  one constant dt, so the grid alone is not enough).
+* :func:`to_dllm` — the nodes of α(t) (the unmasked fraction) on dllm's step grid t = j/S
+  (ZHZisZZ/dllm), for :class:`mdmtheory.integrations.dllm.PlanAlphaScheduler`.
 * :func:`to_json` — our own form, read back by ``mt.Schedule.from_json`` (key ``sizes``)
   and ``mt.Grid.from_json`` (key ``times``).
 
-Source of each convention: ECOSYSTEM notes on LLaDA ``get_num_transfer_tokens``, Dream
-``diffusion_generate`` (eps=1e-3), MDLM (``linspace(1, 1e-5, T+1)``) and dllm's schedulers,
-summarized in docs/design-from-data.md.
+tests/test_exports.py runs every export through its sampler's per-step rule as that
+sampler's published source implements it.
 """
 
 from __future__ import annotations
@@ -57,24 +62,10 @@ def llada_default_counts(n: int, steps: int) -> list[int]:
     return [base + (1 if i < rem else 0) for i in range(steps)]
 
 
-def to_llada(schedule, *, block_length: int | None = None) -> dict:
-    r"""LLaDA ``num_transfer_tokens`` per block.
-
-    With ``block_length = d`` (default; one block, ``gen_length = d``) the counts are the
-    schedule's sizes. With ``block_length = B < d`` (B must divide d) the global schedule is
-    cut into LLaDA's sequential blocks: steps are taken in order and a step that crosses a
-    block boundary is split there (LLaDA finishes a block before starting the next). LLaDA
-    runs the same number of steps in every block, so shorter blocks are padded with
-    zero-count steps at the end (a zero-count step is a wasted forward pass, nothing else).
-    Every block's counts sum to B. ``llada_default`` is what LLaDA would use itself with the
-    same number of steps per block (floor, remainder front-loaded).
-    """
-    s = _sched(schedule)
-    d = s.d
-    B = d if block_length is None else _int_arg(block_length, "block_length", 1, d)
-    if d % B:
-        raise ValueError(f"block_length: must divide d={d} (LLaDA needs gen_length % block_length == 0), got {B}")
-    blocks: list[list[int]] = [[] for _ in range(d // B)]
+def _llada_blocks(s: Schedule, B: int) -> list[list[int]]:
+    """The schedule cut into consecutive blocks of B positions, a step crossing a boundary split
+    there (LLaDA finishes a block before it starts the next)."""
+    blocks: list[list[int]] = [[] for _ in range(s.d // B)]
     pos = 0
     for k in s.sizes:
         while k > 0:
@@ -83,16 +74,62 @@ def to_llada(schedule, *, block_length: int | None = None) -> dict:
             blocks[b].append(take)
             pos += take
             k -= take
+    return blocks
+
+
+def to_llada(schedule, *, block_length: int | None = None) -> dict:
+    r"""LLaDA ``num_transfer_tokens`` per block, for LLaDA's and Fast-dLLM's ``generate``.
+
+    LLaDA's ``generate(model, prompt, steps, gen_length, block_length, ...)`` (ML-GSAI/LLaDA,
+    generate.py) asserts ``gen_length % block_length == 0`` and ``steps % num_blocks == 0``,
+    runs ``steps // num_blocks`` forwards in every block, finishes a block before the next, and
+    at each forward of block b takes the ``num_transfer_tokens[:, i]`` most confident masks of
+    that block, with ``num_transfer_tokens = get_num_transfer_tokens(block_mask_index,
+    steps_per_block)`` recomputed at the start of each block. Fast-dLLM (NVlabs/Fast-dLLM,
+    llada/generate.py) keeps that loop and those counts *only with* ``threshold=None``; with a
+    threshold it reveals every mask whose confidence passes it, whatever the counts say.
+
+    With ``block_length = d`` (default; one block, ``gen_length = d``) the counts are the
+    schedule's sizes. With ``block_length = B < d`` (B must divide d) the schedule is cut at
+    the block boundaries; it is exported only when that costs no extra forward: every
+    boundary must be a cumulative count :math:`C_j` and every block must hold the same number
+    of steps, ``steps / num_blocks``. Otherwise LLaDA would need split steps or zero-count
+    padding steps (each a wasted forward), so this raises ``ValueError`` instead of changing
+    the step count.
+
+    Returns ``gen_length``, ``block_length``, ``num_blocks``, ``steps`` (the total, what
+    ``generate`` takes), ``steps_per_block``, ``num_transfer_tokens`` (``num_blocks`` rows of
+    ``steps_per_block`` counts, each row summing to ``block_length``), ``threshold``
+    (``None``: the only Fast-dLLM setting under which the counts hold) and ``llada_default``
+    (what LLaDA's own ``get_num_transfer_tokens`` would use: floor, remainder front-loaded).
+    :func:`mdmtheory.integrations.llada.patch` plugs it into either ``generate``.
+    """
+    s = _sched(schedule)
+    d = s.d
+    B = d if block_length is None else _int_arg(block_length, "block_length", 1, d)
+    if d % B:
+        raise ValueError(f"block_length: must divide d={d} (LLaDA needs gen_length % block_length == 0), got {B}")
+    nb = d // B
+    blocks = _llada_blocks(s, B)
     S = max(len(c) for c in blocks)
-    padded = [c + [0] * (S - len(c)) for c in blocks]
+    if nb * S != s.steps:
+        raise ValueError(
+            f"block_length: the {s.steps}-step schedule {list(s.sizes)} does not fit {nb} LLaDA blocks of "
+            f"{B} tokens (per-block counts {blocks}): LLaDA runs steps/num_blocks forwards in every block, so this "
+            f"plan would need {nb * S} forwards (split or zero-count padding steps) instead of steps={s.steps}. "
+            f"It needs steps to be a multiple of num_blocks={nb} and each block's counts to sum to "
+            f"block_length={B}; use block_length={d} (one block), or a schedule with steps/num_blocks steps "
+            "in every block (designing the schedule per block is not available yet)"
+        )
     return {
         "format": "llada",
         "gen_length": d,
         "block_length": B,
-        "num_blocks": d // B,
-        "steps": S * (d // B),
+        "num_blocks": nb,
+        "steps": s.steps,
         "steps_per_block": S,
-        "num_transfer_tokens": padded,
+        "num_transfer_tokens": blocks,
+        "threshold": None,
         "llada_default": [llada_default_counts(B, S) for _ in blocks],
         "rounding": "exact integer counts (no rounding); LLaDA itself floors and front-loads the remainder",
     }
@@ -146,6 +183,14 @@ def dream_counts(times, d: int, dtype=np.float64) -> list[int]:
 def to_dream(schedule, *, eps: float = DREAM_EPS) -> dict:
     r"""Dream: the time grid :math:`t_j = 1 - C_j/d` (j < S), :math:`t_S = \varepsilon`.
 
+    Dream's ``DreamGenerationMixin._sample`` (generation_utils.py, shipped with the Dream
+    checkpoints; a copy is in ZHZisZZ/dllm, dllm/pipelines/dream/models/generation_utils.py)
+    builds ``timesteps = torch.linspace(1, eps, steps + 1)`` and at step ``i < steps`` reads
+    ``t, s = timesteps[i], timesteps[i + 1]``; the step ``i = steps - 1`` reveals everything
+    left. So the exported ``times`` must be run with ``steps`` equal to the export's ``steps``:
+    more steps index past the grid (IndexError), fewer flush the rest early (wrong counts);
+    :func:`mdmtheory.integrations.dream.timesteps` checks it.
+
     ``alg='origin'`` reveals each mask with probability :math:`1 - t_{j}/t_{j-1}`, i.e.
     :math:`k_j / (d - C_{j-1})`: exactly :math:`k_j` tokens *in expectation*. The other
     algorithms take ``int(n_masked * (1 - s/t))`` tokens and everything left at the last
@@ -153,7 +198,7 @@ def to_dream(schedule, *, eps: float = DREAM_EPS) -> dict:
     ``int`` truncates it, so each :math:`t_{j+1}` is lowered by the fewest float32 ulps that
     give :math:`k_j` (the times are float32 values, exact in ``torch.tensor(times)``).
     ``counts_from_grid`` is that rule evaluated in float32 and ``exact`` says whether it
-    reproduces the counts — where not, pass ``counts`` instead of the grid.
+    reproduces the counts.
     """
     s = _sched(schedule)
     eps = _real_arg(eps, "eps")
@@ -171,20 +216,45 @@ def to_dream(schedule, *, eps: float = DREAM_EPS) -> dict:
 
 
 def to_mdlm(schedule, *, eps: float = MDLM_EPS) -> dict:
-    r"""MDLM: the same decreasing grid (masked fraction, log-linear noise means α_t = 1 − t
-    up to ε) ending at ε = 1e-5; a mask is revealed between t and s with probability
-    (t − s)/t, so step j reveals :math:`k_j` in expectation. MDLM does not take counts."""
+    r"""MDLM: the per-step pairs :math:`(t_j, \Delta t_j)` its update takes.
+
+    MDLM's ``Diffusion._sample`` (kuleshov-group/mdlm, diffusion.py) loops over
+    ``timesteps = linspace(1, eps, num_steps + 1)`` with one constant
+    ``dt = (1 - eps) / num_steps`` and calls ``_ddpm_caching_update(x, t, dt)`` (or
+    ``_ddpm_update``), which keeps a mask from t to ``s = t - dt`` with probability s/t (the
+    masked fraction of the log-linear schedule, up to its constant factor 1 − ε). Replacing
+    the grid alone keeps the constant dt: the reveal probability becomes dt/t_j, wrong on
+    every non-uniform schedule. The step sizes must change with the grid.
+
+    ``times`` is :math:`t_j = 1 - C_j/d` for j < S and :math:`t_S = \varepsilon` (the time of
+    MDLM's final noise-removal pass); the :math:`t_j` are float32 values (MDLM's dtype); ``dt[j]`` is
+    :math:`t_j - t_{j+1}` for j < S − 1, so step j reveals each of its
+    :math:`d - C_{j-1}` masks with probability :math:`k_j / (d - C_{j-1})` — :math:`k_j` in
+    expectation — and ``dt[S-1]`` is :math:`t_{S-1}` (s = 0), so the last step reveals every
+    mask left and nothing is left to the noise-removal pass.
+    :func:`mdmtheory.integrations.mdlm.sample` runs MDLM's loop on these pairs.
+    """
     s = _sched(schedule)
     eps = _real_arg(eps, "eps")
-    return {"format": "mdlm", "steps": s.steps, "times": _time_grid(s, eps), "counts": list(s.sizes), "eps": eps}
+    t = np.asarray(_time_grid(s, eps), dtype=np.float32)
+    dt = t[:-1] - t[1:]  # float32 arithmetic, as MDLM computes t - dt
+    dt[-1] = t[-2]  # the last step ends at s = 0: every remaining mask is revealed
+    return {
+        "format": "mdlm",
+        "steps": s.steps,
+        "times": [float(x) for x in t[:-1]] + [eps],  # float32 values; eps as given (only noise removal reads it)
+        "dt": [float(x) for x in dt],
+        "counts": list(s.sizes),
+        "eps": eps,
+    }
 
 
-def dllm_counts(t, alpha, d: int) -> list[int]:
+def dllm_counts(t, alpha_nodes, d: int) -> list[int]:
     """dllm's rule on a grid: ``round(n_rem * (1 - (1 - α(s)) / (1 - α(t))))``, zero-count
     steps dropped (the last step, α(s) = 1, reveals all that is left)."""
     left, out = d, []
     for j in range(len(t) - 1):
-        at, as_ = alpha[j], alpha[j + 1]
+        at, as_ = alpha_nodes[j], alpha_nodes[j + 1]
         frac = 1.0 if as_ >= 1 else 1.0 - (1.0 - as_) / (1.0 - at)
         k = int(round(left * frac))
         if k:
@@ -194,16 +264,25 @@ def dllm_counts(t, alpha, d: int) -> list[int]:
 
 
 def to_dllm(schedule) -> dict:
-    r"""dllm: α on its step grid :math:`t_j = 1 - j/S` (sampling runs t from 1 to 0):
-    :math:`\alpha(t_j) = C_j / d` (the unmasked fraction; α(1) = 0, α(0) = 1). dllm's
-    rounding ``round(n_rem · (1 − (1 − α(s))/(1 − α(t))))`` gives back exactly
-    :math:`k_j` (the argument is :math:`k_j` up to rounding). Use it as a tabulated
-    scheduler (piecewise-linear α between the nodes)."""
+    r"""dllm: the nodes of α (the unmasked fraction) on dllm's step grid :math:`t_j = 1 - j/S`.
+
+    dllm's samplers (ZHZisZZ/dllm, dllm/core/samplers/utils.py ``get_num_transfer_tokens``)
+    step t from 1 to 0 on ``t = (S - j)/S`` and reveal
+    ``round(n_rem · (1 − scheduler.reverse_mask_prob(s, t)))`` tokens, where
+    ``reverse_mask_prob(s, t) = (1 − α(s))/(1 − α(t))`` (dllm/core/schedulers/alpha.py).
+    With :math:`\alpha(t_j) = C_j / d` (``alpha_nodes``; α(1) = 0, α(0) = 1) the argument
+    of the rounding is :math:`k_j` up to float32 rounding, so the counts are exact.
+    :class:`mdmtheory.integrations.dllm.PlanAlphaScheduler` is that α as a scheduler
+    (piecewise linear between the nodes); run it with ``steps = S`` and one block
+    (``block_size >= max_new_tokens = d``). The field is ``alpha_nodes``, not ``alpha``, so
+    that it never shadows a scheduler's ``alpha(t)`` method.
+    """
     s = _sched(schedule)
     S = s.steps
     t = [1.0 - j / S for j in range(S + 1)]
-    alpha = [c / s.d for c in s.cumulative]
-    return {"format": "dllm", "steps": S, "t": t, "alpha": alpha, "counts": list(s.sizes)}
+    alpha_nodes = [c / s.d for c in s.cumulative]
+    return {"format": "dllm", "steps": S, "max_new_tokens": s.d, "t": t, "alpha_nodes": alpha_nodes,
+            "counts": list(s.sizes)}
 
 
 def to_json(schedule) -> dict:

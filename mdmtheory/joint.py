@@ -31,9 +31,9 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from ._validate import float_array, real_arg
+from ._validate import _short, float_array, int_arg, real_arg
 
-__all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "RESCALE_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions"]
+__all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "RESCALE_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions", "prompt_positions"]
 
 #: Largest allowed deviation of ``table.sum() + lost`` from 1.
 NORMALIZATION_TOL = 1e-9
@@ -46,18 +46,40 @@ MAX_OUTCOMES = 1 << 24
 
 def positions_to_mask(positions: Iterable[int], d: int, *, name: str = "positions") -> int:
     """Bitmask of a set of positions, validating that each lies in ``0 .. d-1``."""
+    d = int_arg(d, "d", 1)
+    if isinstance(positions, (str, bytes)) or not hasattr(positions, "__iter__"):
+        raise ValueError(f"{name}: expected an iterable of positions in 0..{d - 1}, got {type(positions).__name__}")
     mask = 0
     for j in positions:
         if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer)):
-            raise ValueError(f"{name}: positions must be integers, got {j!r}")
+            raise ValueError(f"{name}: positions must be integers, got {_short(j)}")
         if not 0 <= int(j) < d:
             raise ValueError(f"{name}: position {j} is outside 0..{d - 1}")
         mask |= 1 << int(j)
     return mask
 
 
+def prompt_positions(given, d: int, *, name: str = "given") -> list[int]:
+    """Prompt positions, checked: an iterable of distinct integers in 0..d−1 leaving at
+    least one response position; returned as a list in the order given."""
+    try:
+        G = [int(j) if isinstance(j, np.integer) else j for j in given]
+    except TypeError:
+        raise ValueError(f"{name}: expected an iterable of prompt positions, e.g. [0, 1], got {given!r}") from None
+    positions_to_mask(G, d, name=name)
+    if len(set(G)) != len(G):
+        raise ValueError(f"{name}: repeated entries in {G}")
+    if len(G) >= d:
+        raise ValueError(f"{name}: a prompt of all d={d} positions leaves no response; give at most d - 1")
+    return G
+
+
 def mask_to_positions(mask: int, d: int) -> tuple[int, ...]:
-    """Sorted positions of a bitmask."""
+    """Sorted positions of a bitmask (``d`` <= 2**16; ``mask`` an integer in 0..2**d - 1)."""
+    d = int_arg(d, "d", 1)
+    if isinstance(mask, (bool, np.bool_)) or not isinstance(mask, (int, np.integer)) or not 0 <= int(mask) < (1 << d):
+        raise ValueError(f"mask: expected an integer bitmask in 0..2**{d}-1, got {type(mask).__name__}")
+    mask = int(mask)
     return tuple(j for j in range(d) if mask >> j & 1)
 
 
@@ -189,6 +211,51 @@ class Joint:
         cond = np.divide(joint, mass[..., None], out=np.zeros_like(joint), where=reachable[..., None])
         return cond, reachable
 
+    # -- prompts -------------------------------------------------------------------------
+    def condition(self, positions: Iterable[int], values: Iterable[int]) -> "Joint":
+        r"""The law of the other positions given :math:`X_G = v` (a prompt).
+
+        .. math::
+
+            p(x_R \mid x_G = v) = \frac{p(x_R, x_G = v)}{p(x_G = v)}, \qquad R = [d] \setminus G,
+
+        a :class:`Joint` on the :math:`|R|` remaining positions, in increasing order. The
+        given positions are fixed, never sampled, scored or counted: every exact function
+        applied to the result is the prompt-conditioned quantity (the response's profile,
+        sampler law, KL and optimal schedule). Averages over the law of the prompt:
+        ``information_profile(p, given=G)`` and :func:`mdmtheory.prompted.prompted_kl`.
+
+        Raises ValueError when :math:`p(x_G = v) = 0` (the prompt is impossible under p),
+        when ``positions`` has repeats or leaves no position to generate, or when a value
+        is not a token.
+
+        >>> p = Joint([[0.4, 0.1], [0.1, 0.4]])
+        >>> p.condition([0], [1]).table
+        array([0.2, 0.8])
+        """
+        G = prompt_positions(positions, self.d, name="positions")
+        try:
+            vals = list(values)
+        except TypeError:
+            raise ValueError(f"values: expected one token per position, e.g. condition([0, 1], [3, 2]), "
+                             f"got {values!r}") from None
+        if len(vals) != len(G):
+            raise ValueError(f"values: expected one token per position ({len(G)}), got {len(vals)}")
+        for i, v in zip(G, vals):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or not 0 <= v < self.K:
+                raise ValueError(f"values: {v!r} at position {i} is not a token in 0..{self.K - 1}")
+        if self.lost:
+            raise ValueError(f"p: has lost mass {self.lost:.3g}; condition a normalized law")
+        index = [slice(None)] * self.d
+        for i, v in zip(G, vals):
+            index[i] = int(v)
+        sub = self.table[tuple(index)]
+        mass = float(sub.sum())
+        if not mass > 0:
+            raise ValueError(f"values: the prompt {dict(zip(G, vals))} has probability 0 under p "
+                             "(the conditional law is undefined)")
+        return Joint(sub / mass)
+
 
 class Marginals:
     """Marginals of a table by bitmask, in keepdims form (length K on the axes of the set,
@@ -197,6 +264,10 @@ class Marginals:
     """
 
     def __init__(self, table: np.ndarray):
+        if isinstance(table, Joint):
+            table = table.table
+        if not isinstance(table, np.ndarray) or table.dtype.kind != "f" or table.ndim < 1:
+            raise ValueError(f"table: expected a float numpy array (a Joint's table), got {type(table).__name__}")
         self.full = (1 << table.ndim) - 1
         self.cache = {self.full: table}
 

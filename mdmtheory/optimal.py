@@ -59,7 +59,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from .profile import Profile
+from .profile import MONOTONE_TOL as _PROFILE_MONOTONE_TOL
+from .profile import Profile, _tol_arg, monotone_gap
 from ._validate import int_arg as _int_arg
 from ._validate import real_arg as _real_arg
 from .schedules import Grid, Schedule
@@ -80,8 +81,9 @@ __all__ = [
     "block_grid",
 ]
 
-#: Relative size (to max(1, max|c|)) below which an increase of the profile counts as rounding.
-MONOTONE_TOL = 1e-12
+#: Relative rise (to max|c|) that counts as rounding: the package's one rule,
+#: :data:`mdmtheory.profile.MONOTONE_TOL` (:meth:`~mdmtheory.profile.Profile.is_nonincreasing`).
+MONOTONE_TOL = _PROFILE_MONOTONE_TOL
 
 
 # -- profiles -------------------------------------------------------------------------------
@@ -89,9 +91,10 @@ def _as_profile(profile) -> Profile:
     return as_profile(profile, name="profile", vectors=True)
 
 
-def _monotone_gap(c: np.ndarray) -> float:
-    r""":math:`\max_s (c(s) - \min_{u \le s} c(u))`: how far c is from non-increasing."""
-    return float(np.max(c - np.minimum.accumulate(c)))
+_monotone_gap = monotone_gap
+
+#: Largest ``resolution`` of :func:`block_partition` / :func:`block_grid` (an (M+1)^2 table).
+MAX_BLOCK_RESOLUTION = 1 << 12
 
 
 # -- exact layers: fast envelope and plain DP -----------------------------------------------
@@ -308,11 +311,11 @@ def _resolve_method(c: np.ndarray, method: str, tol: float) -> tuple[str, np.nda
     """
     if not isinstance(method, str) or method not in ("auto", "envelope", "dp"):
         raise ValueError(f"method: expected 'auto', 'envelope' or 'dp', got {method!r}")
-    if not tol >= 0:
-        raise ValueError(f"tol: expected a tolerance >= 0, got {tol}")
+    tol = _tol_arg(tol)
     factor = _unit_exponent(c)
     c = _times_pow2(c, factor)
-    scale = 1.0
+    # the package's one rule (Profile.is_nonincreasing): rise <= tol * max|c|
+    scale = float(np.abs(c).max())
     gap = _monotone_gap(c)
     monotone = gap <= tol * scale
     if method == "envelope" and not monotone:
@@ -847,14 +850,16 @@ def block_partition(
     fine cell, then differences of the cumulative sum). By Cauchy–Schwarz splitting a
     block never raises :math:`\sum_k\sqrt{S_k H_k}`, so more blocks never hurt; the
     number of blocks is what Proposition 1 limits (:func:`block_grid`). Default interval:
-    the canonical :math:`[1/d, 1 - 1/d]`; needs 0 < start < stop < 1.
+    the canonical :math:`[1/d, 1 - 1/d]`; needs 0 < start < stop < 1. ``resolution`` is at
+    most :data:`MAX_BLOCK_RESOLUTION` = 4096 (the DP's (M+1)² table, 128 MiB).
     Source: W26, Proposition 1 and the block DP of its §5 (docs/theory.md §3–4).
     """
     prof = _as_profile(profile)
     start, stop = _interval_args(prof, start, stop)
     if not (0 < start and stop < 1):
         raise ValueError(f"start, stop: log reveal odds need 0 < start < stop < 1, got {start}, {stop}")
-    M = _int_arg(resolution, "resolution", 1)
+    M = _int_arg(resolution, "resolution", 1, MAX_BLOCK_RESOLUTION,
+                 f" (the block DP holds an (M+1)^2 table; at most {MAX_BLOCK_RESOLUTION})")
     K = _int_arg(blocks, "blocks", 1, M, f" (at most resolution={M} blocks)")
     lam = np.linspace(math.log(start / (1 - start)), math.log(stop / (1 - stop)), M + 1)
     tau = 1.0 / (1.0 + np.exp(-lam))

@@ -171,10 +171,18 @@ def schedule_figure(recommended: dict):
     sizes = np.asarray(recommended["sizes"])
     T = sizes.size
     d = int(sizes.sum())
-    const = np.diff([(t * d) // T for t in range(T + 1)])  # Schedule.constant: larger steps last
+    if "constant_sizes" in recommended:
+        const = np.asarray(recommended["constant_sizes"])
+    else:
+        const = np.diff([(t * d) // T for t in range(T + 1)])  # Schedule.constant: larger steps last
     x = np.arange(1, T + 1)
-    ax.bar(x - 0.2, sizes, width=0.4, label="recommended")
-    ax.bar(x + 0.2, const, width=0.4, label="constant", color="lightgray")
+    bars = {"recommended": ax.bar(x - 0.2, sizes, width=0.4, label="recommended"),
+            "constant": ax.bar(x + 0.2, const, width=0.4, label="constant", color="lightgray")}
+    # each step's path KL (recommended["step_costs"], nats) above its bar
+    for key, costs in (("recommended", recommended.get("step_costs")), ("constant", recommended.get("constant_step_costs"))):
+        if costs is not None:
+            ax.bar_label(bars[key], labels=[f"{c:.2g}" for c in costs], fontsize=7, padding=2)
+    ax.set_ylim(0, max(int(sizes.max()), int(const.max())) * 1.25)
     ax.set_xlabel("step")
     ax.set_ylabel("tokens revealed")
     ax.set_xticks(x)

@@ -23,6 +23,12 @@ r"""The report: every number of the main job for one law (and optionally a model
    :math:`I(X_i; X_j \mid X_{A\setminus j})` of the revealed positions (arXiv 2601.07894 for
    the anchors; the information comparison is ours).
 
+The HTML opens with a summary (the first screen): the step budget or target in words, and
+the optimal schedule's path KL against constant, cosine, log-linear and geometric at that
+budget (section 7's ``gains``). Anchor absorption is compared with its row-permutation null
+(:func:`anchor_null`: an arg max is at least 1/d by construction), the causal baseline's BOS
+with uniform causal attention (below it: no sink).
+
 :func:`write_html` turns the record into one self-contained HTML file (PNG plots embedded as
 base64, inline CSS, no scripts, no network). The record's :meth:`Report.to_dict` is the
 ``--json`` twin of that file: the same numbers.
@@ -57,8 +63,8 @@ from .schedules import (
     loglinear_grid,
 )
 
-__all__ = ["Report", "build_report", "write_html", "render_html", "step_counts", "DEFAULT_PLANNERS", "SECTIONS",
-           "EXPORT_CONVENTIONS"]
+__all__ = ["Report", "build_report", "write_html", "render_html", "step_counts", "step_costs", "DEFAULT_PLANNERS",
+           "SECTIONS", "EXPORT_CONVENTIONS"]
 
 #: Planners compared in section 6 (registered names of :mod:`mdmtheory.samplers`).
 DEFAULT_PLANNERS = ("random", "left_to_right", "confidence", "margin", "entropy")
@@ -271,16 +277,19 @@ def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCac
 
 #: Each export of :mod:`mdmtheory.exports` and the sampler convention it follows (section 7).
 EXPORT_CONVENTIONS = {
-    "llada": "LLaDA generate(): integer num_transfer_tokens per step and block (one block of gen_length = d "
-             "by default); LLaDA's own get_num_transfer_tokens floors and front-loads the remainder "
-             "(llada_default), so replace that call by these counts.",
+    "llada": "LLaDA / Fast-dLLM generate(): integer num_transfer_tokens per step and block (one block of gen_length = d "
+             "by default), plugged in with mdmtheory.integrations.llada.patch; LLaDA's own get_num_transfer_tokens "
+             "floors and front-loads the remainder (llada_default). Fast-dLLM follows the counts only with "
+             "threshold=None.",
     "dream": "Dream diffusion_generate(): the decreasing time grid t_j = 1 - C_j/d (masked fraction, "
-             "linear alpha), ending at eps = 1e-3, instead of linspace(1, eps, steps + 1); alg='origin' reveals "
-             "k_j tokens in expectation, the other algorithms take int(n_masked (1 - s/t)) "
-             "(counts_from_grid, exact says whether float32 reproduces the counts).",
-    "mdlm": "MDLM: the same grid ending at eps = 1e-5 in place of linspace(1, eps, T + 1); a mask is revealed "
-            "between t and s with probability (t - s)/t, so k_j tokens in expectation (no counts).",
-    "dllm": "dllm schedulers: alpha(t_j) = C_j/d (unmasked fraction) on dllm's step grid t_j = 1 - j/S; dllm's "
+             "linear alpha), ending at eps = 1e-3, instead of linspace(1, eps, steps + 1), run with steps = the "
+             "plan's steps; alg='origin' reveals k_j tokens in expectation, the other algorithms take "
+             "int(n_masked (1 - s/t)) (counts_from_grid, exact says whether float32 reproduces the counts).",
+    "mdlm": "MDLM Diffusion._sample: per-step pairs (t_j, dt_j) in place of linspace(1, eps, T + 1) and its constant "
+            "dt (mdmtheory.integrations.mdlm.sample); a mask is revealed from t to t - dt with probability dt/t, "
+            "so k_j tokens in expectation (no counts).",
+    "dllm": "dllm schedulers: alpha_nodes alpha(t_j) = C_j/d (unmasked fraction) on dllm's step grid t_j = 1 - j/S, "
+            "as mdmtheory.integrations.dllm.PlanAlphaScheduler; dllm's "
             "round(n_rem (1 - (1 - alpha(s))/(1 - alpha(t)))) gives back exactly k_j.",
     "json": "mdmtheory's own form: sizes for mt.Schedule.from_json, reveal times C_j/d for mt.Grid.from_json.",
 }
@@ -298,20 +307,48 @@ def _exports(sched: Schedule) -> dict:
     return out
 
 
+def _plural(n: int, word: str) -> str:
+    """``1 step``, ``3 steps``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def step_costs(prof: Profile, sched: Schedule) -> list[float]:
+    r"""Path KL of each step: a step of k tokens taken with s revealed costs
+    :math:`\sum_{m=s}^{s+k-1} (\varphi_s - \varphi_m)` nats, the fall of the profile inside the
+    step (their sum is :func:`mdmtheory.path_kl`; W26, the profile identity)."""
+    phi = prof.values
+    return [float(np.sum(phi[s] - phi[s:s + k])) for s, k in zip(sched.starts, sched.sizes)]
+
+
+def _at_budget(prof: Profile, T: int) -> tuple[dict, dict]:
+    """Path KL of the usual schedule families with T steps (NaN where a family is undefined),
+    and the sizes of those that are schedules (the log-linear grid is a Bernoulli grid)."""
+    d = prof.d
+    sizes = {"constant": list(Schedule.constant(d, T).sizes), "cosine": list(cosine_schedule(d, T).sizes)}
+    if 3 <= T <= d and d >= 3:
+        sizes["geometric"] = list(geometric_schedule(d, T).sizes)
+    return {name: vals[0] for name, vals in _family_curves(prof, [T]).items()}, sizes
+
+
 def _recommended_section(prof: Profile, fr, target: float, steps: int | None, mf, cache: _KLCache) -> dict:
     """Section 7. The report always has the exact law, so it recommends the exact optimum;
     with a model, the schedule a user would design from the model alone is shown beside it,
     judged under the exact law (its regret)."""
     d = prof.d
+    ok = np.flatnonzero(np.asarray(fr.path_kl) <= target)
+    target_steps = int(ok[0]) + 1 if ok.size else d
     if steps is None:
-        ok = np.flatnonzero(np.asarray(fr.path_kl) <= target)
-        steps = int(ok[0]) + 1 if ok.size else d
+        steps = target_steps
         rule = f"fewest steps with optimal path KL <= target = {target:g} nats"
     else:
         rule = f"steps = {steps} (given)"
     sched = fr.schedule(steps)
     const = Schedule.constant(d, steps)
     pk = path_kl(prof, sched)
+    families, family_sizes = _at_budget(prof, steps)
+    gains = {name: {"path_kl": v, "saved": v - pk, "relative": (v - pk) / v if v > 0 else 0.0}
+             for name, v in families.items() if math.isfinite(v)}
+    const_pk = [path_kl(prof, Schedule.constant(d, T)) for T in range(1, d + 1)]
     model_designed = None
     if mf is not None:
         ms = mf.schedule(steps)
@@ -320,19 +357,74 @@ def _recommended_section(prof: Profile, fr, target: float, steps: int | None, mf
     return {
         "rule": rule,
         "target": target,
+        "target_fraction_of_entropy": target / prof.entropy if prof.entropy > 0 else None,
+        "target_steps": target_steps,
         "designed_from": "exact information profile (the law is known)",
         "steps": steps,
         "sizes": list(sched.sizes),
         "path_kl": pk,
         "exact_kl": cache(sched),
+        "constant_sizes": list(const.sizes),
         "constant_path_kl": path_kl(prof, const),
         "constant_exact_kl": cache(const),
+        "differs_from_constant": tuple(sched.sizes) != tuple(const.sizes),
+        "step_costs": step_costs(prof, sched),
+        "constant_step_costs": step_costs(prof, const),
+        "families": families,
+        "family_sizes": family_sizes,
+        "gains": gains,
+        "constant_steps_to_match": next(T for T in range(1, d + 1) if const_pk[T - 1] <= pk + 1e-12),
         "exact_optimal_sizes": list(sched.sizes),
         "exact_optimal_path_kl": pk,
         "meets_target": bool(pk <= target + 1e-12) if rule.startswith("fewest") else None,
         "model_designed": model_designed,
         "exports": _exports(sched),
     }
+
+
+#: Row permutations per map in the anchor-absorption null (:func:`anchor_null`).
+NULL_PERMUTATIONS = 16
+
+#: Largest n·T·layers·d² kept as full maps for the null on the free-running trace itself.
+NULL_FULL_LIMIT = 4_000_000
+
+
+def anchor_null(maps, active, *, eps: float = ATTENTION_EPS, permutations: int = NULL_PERMUTATIONS,
+                seed: int = 0) -> dict:
+    r"""Row-permutation null of the anchor absorption: what the anchor rule absorbs when no key
+    position is preferred.
+
+    The anchor set is chosen on the received attention :math:`s_j = \frac1L\sum_i A_{ij}`
+    (its arg max when no position passes μ + εσ), so its absorption is at least 1/d by
+    construction, and more when the rows are peaked even at random keys. The null permutes
+    each query row's weights over the keys independently (``permutations`` times, seeded):
+    every row keeps its own peakedness, any position shared by the queries (a sink, an
+    anchor) is destroyed. Returned per layer: the mean over samples of the per-sample mean
+    over active steps (as :func:`mdmtheory.bridge.attention.floating_summary`), and the 95th
+    percentile of those per-sample values.
+
+    Parameters
+    ----------
+    maps : (n, T, layers, L, L) head-averaged maps (rows = queries, each row sums to 1).
+    active : (n, T) bool, the steps each sample took.
+    """
+    from .bridge.attention import anchors
+
+    A = np.asarray(maps, dtype=np.float64)
+    act = np.asarray(active, dtype=bool)
+    rng = np.random.default_rng([int(seed), 2])
+    w = act[:, :, None].astype(np.float64)
+    steps = np.maximum(w.sum(axis=1), 1.0)
+    per = []
+    for _ in range(int(permutations)):
+        idx = np.argsort(rng.random(A.shape), axis=-1)
+        sp = np.take_along_axis(A, idx, axis=-1).mean(axis=-2)  # (n, T, layers, L)
+        tot = np.where(act[:, :, None], sp.sum(axis=-1), 1.0)
+        a = anchors(np.where(act[:, :, None, None], sp, 1.0), eps=eps)
+        per.append((np.where(a, sp, 0.0).sum(axis=-1) / tot * w).sum(axis=1) / steps)  # (n, layers)
+    v = np.concatenate(per, axis=0)
+    return {"kind": "row permutation", "permutations": int(permutations),
+            "mean": v.mean(axis=0).tolist(), "q95": np.quantile(v, 0.95, axis=0).tolist()}
 
 
 def _attention_section(law: Joint, model, baseline, sched: Schedule, plan_from: str, n: int, n_info: int,
@@ -356,7 +448,12 @@ def _attention_section(law: Joint, model, baseline, sched: Schedule, plan_from: 
     data = as_oracle(law).sample(max(n, n_info), np.random.default_rng([seed, 1]))
 
     def mdm():
-        tr = att.trace_sampling(model, d, sched, "random", n=n, seed=seed, keep="summary")
+        nl_guess = getattr(getattr(model, "config", None), "n_layers", None) or 8
+        full = n * sched.steps * nl_guess * d * d <= NULL_FULL_LIMIT
+        tr = att.trace_sampling(model, d, sched, "random", n=n, seed=seed, keep="full" if full else "summary")
+        if full:
+            out["anchor_null"] = dict(anchor_null(tr.maps, tr.active, eps=eps, seed=seed),
+                                      trace="the same free-running samples")
         s = tr.received()  # (n, T, layers, L)
         nl = tr.n_layers
         c = tr.colsum_masked + tr.colsum_revealed
@@ -383,12 +480,16 @@ def _attention_section(law: Joint, model, baseline, sched: Schedule, plan_from: 
             "bos_std": bos[1].tolist(),
             "top_is_bos": [float(v) for v in np.asarray(bsum.top_share)[:, 0]],
             "uniform_causal_bos": float(np.mean(1.0 / np.arange(1, d + 1))),
+            "bos_over_uniform": (bos[0] / float(np.mean(1.0 / np.arange(1, d + 1)))).tolist(),
             "summary": bsum.to_dict(),
         }
 
     def information():
         # teacher forcing on data x ~ p: every state is possible under the exact law
         trf = att.trace_sampling(model, d, sched, "random", n=n_info, seed=seed, keep="full", targets=data[:n_info])
+        if "anchor_null" not in out:
+            out["anchor_null"] = dict(anchor_null(trf.maps, trf.active, eps=eps, seed=seed),
+                                      trace=f"the {n_info} teacher-forced samples below")
         out["information"] = {kind: att.attention_information_correlation(trf, law, kind=kind).to_dict()
                               for kind in ("pointwise", "average")}
 
@@ -504,7 +605,7 @@ def build_report(
         if attention_steps is None:
             plan, plan_from = Schedule(recommended["sizes"]), "the recommended schedule (section 7)"
         else:
-            plan, plan_from = Schedule.constant(d, attention_steps), f"the constant schedule with {attention_steps} steps"
+            plan, plan_from = Schedule.constant(d, attention_steps), f"the constant schedule with {_plural(attention_steps, 'step')}"
         attention = _attention_section(law, attention_model, attention_baseline, plan, plan_from, attention_samples,
                                        attention_info_samples, attention_seed, attention_eps, progress)
     return Report(
@@ -572,6 +673,46 @@ def _figure(png: bytes, caption: str, alt: str) -> str:
             f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
 
+def _share(x) -> str:
+    """A fraction as a percentage (so that 1.0 does not read as a count)."""
+    return "–" if x is None or not math.isfinite(float(x)) else f"{100 * float(x):.1f}%"
+
+
+def _layers(ells) -> str:
+    ells = list(ells)
+    return ("layer " if len(ells) == 1 else "layers ") + ", ".join(str(e) for e in ells)
+
+
+def _anchor_verdict(absorption, null: dict) -> str:
+    """Per layer: is the anchor absorption above the row-permutation null's 95th percentile?"""
+    above = [ell for ell, (v, q) in enumerate(zip(absorption, null["q95"])) if v > q]
+    below = [ell for ell in range(len(absorption)) if ell not in above]
+    out = []
+    if above:
+        out.append(f"In {_layers(above)} the anchors absorb more than the null's 95th percentile: the queries share "
+                   "a preferred position.")
+    if below:
+        out.append(f"In {_layers(below)} the anchors absorb no more than shuffled rows would (within the null's 95th "
+                   "percentile): no anchor beyond what peaked rows give by chance.")
+    return " ".join(out)
+
+
+def _bos_verdict(b: dict) -> str:
+    """Per layer: BOS absorption against uniform causal attention (below it: no sink)."""
+    u = b["uniform_causal_bos"]
+    below = [ell for ell, v in enumerate(b["bos_mean"]) if v < u]
+    above = [ell for ell, v in enumerate(b["bos_mean"]) if v >= u]
+    out = []
+    if below:
+        out.append(f"Causal baseline: in {_layers(below)} BOS absorbs less than uniform causal attention would give it "
+                   f"({_share(u)}): no attention sink there, BOS is attended less than by chance.")
+    if above:
+        out.append(f"Causal baseline: in {_layers(above)} BOS absorbs "
+                   + ", ".join(f"{b['bos_mean'][ell] / u:.2g}×" for ell in above)
+                   + f" what uniform causal attention would give it ({_share(u)}); a sink absorbs far more than that.")
+    return " ".join(out)
+
+
 def _attention_html(a: dict | None) -> list[str]:
     from . import plots
 
@@ -598,26 +739,43 @@ def _attention_html(a: dict | None) -> list[str]:
                          "already revealed at that step. Bottom: the mean over samples (circles: the anchors of the mean). A fixed sink is one bright "
                          "column; floating anchors are circles that change column from step to step or from layer "
                          "to layer.", "received attention heatmaps"))
+    nul = a.get("anchor_null")
     rows = [
-        ["anchors per step", *m["n_anchors"]],
-        ["steps where no position passed (arg max used)", *m["fallback"]],
-        ["anchor set changed between steps (drift rate)", *m["drift_rate"]],
+        ["anchors per step (mean count)", *m["n_anchors"]],
+        ["share of steps where no position passed (arg max used)", *map(_share, m["fallback"])],
+        ["share of step transitions where the anchor set changed (drift rate)", *map(_share, m["drift_rate"])],
         ["mean move of the top anchor (positions)", *m["top_shift"]],
-        ["absorption of the anchors", *m["absorption_mean"]],
-        ["absorption of position 0", *a["mdm_position0"]["mean"]],
+        ["share of attention absorbed by the anchors", *map(_share, m["absorption_mean"])],
+    ]
+    if nul is not None:
+        rows += [["… the same under the row-permutation null (mean)", *map(_share, nul["mean"])],
+                 ["… the null's 95th percentile (per sample)", *map(_share, nul["q95"])]]
+    rows += [
+        ["share of attention absorbed by position 0", *map(_share, a["mdm_position0"]["mean"])],
         ["row entropy (nats; uniform log d = %.3f)" % math.log(d), *m["entropy"]],
-        ["share of attention on masked keys", *m["masked_share"]],
+        ["share of attention on masked keys", *map(_share, m["masked_share"])],
     ]
     if b is not None:
-        rows += [["causal baseline: absorption of BOS", *b["bos_mean"]],
-                 ["causal baseline: BOS is the top key", *b["top_is_bos"]]]
+        rows += [["causal baseline: share of attention absorbed by BOS", *map(_share, b["bos_mean"])],
+                 ["… uniform causal attention would give BOS", *[_share(b["uniform_causal_bos"])] * nl],
+                 ["causal baseline: share of samples where BOS is the most attended key", *map(_share, b["top_is_bos"])]]
     parts.append(_table(["per layer"] + [f"layer {ell}" for ell in range(nl)], rows))
+    if nul is not None:
+        parts.append("<p>The anchor set is chosen as the most attended positions (the arg max here), so its absorption "
+                     f"is at least 1/d = {_share(1 / d)} by construction, and higher whenever single rows are peaked. "
+                     "Its null is the row-permutation null (<code>mdmtheory.report.anchor_null</code>): each query row's "
+                     f"weights are shuffled over the keys ({nul['permutations']} times, on {html.escape(nul['trace'])}), "
+                     "which keeps every row's peakedness and removes any position the queries share. "
+                     + _anchor_verdict(m["absorption_mean"], nul) + "</p>")
+    if b is not None:
+        parts.append("<p>" + _bos_verdict(b) + "</p>")
     cap = ("Share of all attention absorbed per layer (mean ± std over samples): the MDM's anchor set and its "
            "position 0")
     if b is not None:
         cap += (", against the causal baseline's BOS (key 0) on data. An attention sink absorbs far more than "
                 "uniform attention would (dashed: uniform causal attention gives BOS the mean of 1/(i+1))")
-    cap += ("; dotted: 1/d, one position under uniform attention. The closer a curve stays to its uniform line, "
+    cap += ("; dotted: 1/d, one position under uniform attention (the anchor curve is an arg max, so compare it with "
+            "the row-permutation null in the table, not with 1/d). The closer a curve stays to its null, "
             "the weaker the sink or anchor.")
     parts.append(_figure(plots.png(plots.absorption_figure(a)), cap, "absorption per layer"))
     parts.append(f"<p>Where is the information? For {a['n_info']} samples teacher-forced on data x ~ p (so every "
@@ -635,9 +793,10 @@ def _attention_html(a: dict | None) -> list[str]:
     for kind, c in info.items():
         rows += [[f"{kind}: Spearman ρ ± stderr",
                   *[f"{r:.3f} ± {e:.3f}" for r, e in zip(c["rho_mean"], c["rho_stderr"])]],
-                 [f"{kind}: top-attended is most informative (chance {c['top_hit_chance']:.3f})", *c["top_hit"]],
+                 [f"{kind}: share of cases where the top-attended is most informative (chance {_share(c['top_hit_chance'])})",
+                  *map(_share, c["top_hit"])],
                  [f"{kind}: information rank of the top anchor (0.5 = random)", *c["anchor_info_rank"]],
-                 [f"{kind}: cases", *c["n_cases"]]]
+                 [f"{kind}: cases (count)", *c["n_cases"]]]
     if all(n == 0 for c in info.values() for n in c["n_cases"]):
         parts.append("<p>There is no case with a defined correlation: in every state the revealed positions carry "
                      "equal (e.g. zero) information about each masked one.</p>")
@@ -659,6 +818,89 @@ def _bounds_caption(b: dict) -> str:
     return cap
 
 
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def _falls_at(phi: list, starts) -> list[tuple[int, float]]:
+    """(m, φ_{m−1} − φ_m) at each step start m >= 1: the falls no step pays."""
+    return [(int(m), float(phi[m - 1] - phi[m])) for m in starts if m >= 1]
+
+
+def schedule_caption(rec: dict, phi) -> str:
+    """Caption of the recommended-schedule figure, from the numbers it shows (each claim computed)."""
+    phi = list(phi)
+    d, T = len(phi), rec["steps"]
+    opt, const = Schedule(rec["sizes"]), Schedule(rec["constant_sizes"])
+    cap = (f"Tokens revealed at each step ({_plural(T, 'step')} in all) by the recommended schedule {rec['sizes']} "
+           f"and by the constant one {rec['constant_sizes']}. A step of k tokens taken with s already revealed costs "
+           "Σ_{m=s}^{s+k−1} (φ_s − φ_m) nats of path KL: the fall of the profile inside the step (numbers above "
+           "the bars). Optimal: " + " + ".join(f"{c:.3g}" for c in rec["step_costs"]) + f" = {rec['path_kl']:.3g} "
+           "nats; constant: " + " + ".join(f"{c:.3g}" for c in rec["constant_step_costs"])
+           + f" = {rec['constant_path_kl']:.3g} nats.")
+    if not rec["differs_from_constant"]:
+        return cap + (" Here the optimum is the constant schedule itself: at this step count the choice of schedule "
+                      "gains nothing (section 5 shows the step counts where it does).")
+    if T >= 2:
+        fo, fc = _falls_at(phi, opt.starts), _falls_at(phi, const.starts)
+        cap += (" The optimum starts its steps at m = " + ", ".join(str(m) for m, _ in fo) + " revealed, so the "
+                "falls there (" + ", ".join(f"φ_{m - 1} − φ_{m} = {f:.3g}" for m, f in fo) + " nats) are paid by no "
+                "step; the constant schedule starts at m = " + ", ".join(str(m) for m, _ in fc) + ".")
+        falls = np.asarray(phi[:-1]) - np.asarray(phi[1:])  # falls[m - 1] = φ_{m−1} − φ_m
+        top = set((np.argsort(-falls, kind="stable")[:T - 1] + 1).tolist())
+        if {m for m, _ in fo} == top and len(top) == T - 1:
+            cap += " These are the " + ("steepest fall" if T == 2 else f"{T - 1} steepest falls") + " of the profile."
+    return cap
+
+
+def gain_caption(g: dict, law: dict) -> str:
+    """Caption of the gain figure: h(t) is a sum over the d positions (so it may exceed log K)."""
+    d, K = law["d"], law["K"]
+    h1 = g["h"][-1]
+    cap = ("Left: the gain h(t) = Σ_i E I(X_i; X_B), B ⊆ [d]∖{i} revealed independently with probability t: the "
+           f"information the d = {d} positions together gain from a Bernoulli(t) revealed set. It is a sum over "
+           f"positions, not one token's gain, so it can exceed log K = {math.log(K):.3g} nats (the most one token can "
+           f"gain); here h(1) = TC + DTC = {h1:.3g} nats")
+    cap += (", above log K." if h1 > math.log(K) else ".")
+    cap += (" Flat h means tokens are nearly independent. Right: the UGC density q(λ) in log reveal odds; "
+            "where it is large, steps must be small (the dashed lines mark W26's canonical interval [1/d, 1 − 1/d]).")
+    return cap
+
+
+def _summary_html(r: Report) -> list[str]:
+    """The first screen: what the report is for, the budget or target in words, and the gain."""
+    law, rec = r.law, r.recommended
+    T, d = rec["steps"], law["d"]
+    out = [f"<p>Which tokens should a masked-diffusion sampler reveal at each step? This report answers it exactly for "
+           f"{html.escape(law['name'])} (d = {d} tokens, K = {law['K']} symbols, entropy H(X) = {law['entropy']:.3g} "
+           "nats). Its yardstick is the <b>path KL</b>: an exact upper bound on KL(p‖q), the divergence between the "
+           "law p and the law q of what the sampler outputs with a given schedule of step sizes (sections 4–5).</p>"]
+    frac = rec.get("target_fraction_of_entropy")
+    tgt = f"{rec['target']:.3g} nats" + ("" if frac is None else f" ({_pct(frac)} of H(X))")
+    if rec["rule"].startswith("fewest"):
+        out.append(f"<p><b>Target</b>: a path KL of at most {tgt}, i.e. the sampler's output may be at most that far "
+                   f"from the law in KL. The fewest steps whose optimal schedule meets it: <b>T = {T}</b>.</p>")
+    else:
+        out.append(f"<p><b>Step budget</b>: T = {_plural(T, 'step')} (network calls) to generate d = {d} tokens. "
+                   f"(A target of {tgt} — the sampler's output at most that far from the law in KL — would need "
+                   f"T = {rec['target_steps']}.)</p>")
+    rows = [["optimal (recommended)", str(rec["sizes"]), rec["path_kl"], "–"]]
+    for name, g in rec["gains"].items():
+        sizes = str(rec["family_sizes"][name]) if name in rec["family_sizes"] else "Bernoulli grid (random counts)"
+        saved = (f"{g['saved']:.3g} nats ({_pct(g['relative'])})" if g["saved"] > 1e-12 else "0 (the same)")
+        rows.append([name, sizes, g["path_kl"], saved])
+    out.append(_table(["schedule, T = %d" % T, "sizes", "path KL (nats)", "saved by the optimum"], rows, left=2))
+    line = (f"<p>Exact KL of the sampler's output law: optimal {rec['exact_kl']:.3g} nats, constant "
+            f"{rec['constant_exact_kl']:.3g} nats.")
+    if rec["constant_steps_to_match"] > T:
+        line += (f" The constant schedule needs T = {rec['constant_steps_to_match']} to reach the optimum's path KL "
+                 f"with {T}.")
+    if not rec["differs_from_constant"]:
+        line += " At this step count the optimal schedule is the constant one."
+    out.append(line + "</p>")
+    return out
+
+
 def render_html(report: Report) -> str:
     """The report as one self-contained HTML document (a string)."""
     from . import plots
@@ -666,6 +908,7 @@ def render_html(report: Report) -> str:
     r = report
     law = r.law
     parts = [f"<h1>mdmtheory report: {html.escape(law['name'])}</h1>"]
+    parts.extend(_summary_html(r))
 
     # 1. law
     parts.append(f'<h2 id="law">{SECTIONS["law"]}</h2>')
@@ -695,12 +938,10 @@ def render_html(report: Report) -> str:
     # 3. gain
     g = r.gain
     parts.append(f'<h2 id="gain">{SECTIONS["gain"]}</h2>')
-    parts.append(_figure(plots.png(plots.gain_figure(g)),
-                         "Left: the gain h(t), the total information a token gains from a Bernoulli(t) revealed set; "
-                         "flat h means tokens are nearly independent. Right: the UGC density q(λ) in log reveal odds; "
-                         "where it is large, steps must be small (the dashed lines mark W26's canonical interval "
-                         "[1/d, 1 − 1/d]).", "gain and UGC density"))
-    parts.append(_table(["quantity", "value"], [["UGC H(0, 1)", g["ugc_total"]], ["C_ugc (coarse)", g["C_ugc"]],
+    parts.append(_figure(plots.png(plots.gain_figure(g)), gain_caption(g, law), "gain and UGC density"))
+    parts.append(_table(["quantity", "value"], [["h(1) = TC + DTC (nats, a sum over positions)", g["h"][-1]],
+                                                 ["log K (nats, the most one token can gain)", math.log(law["K"])],
+                                                 ["UGC H(0, 1)", g["ugc_total"]], ["C_ugc (coarse)", g["C_ugc"]],
                                                  ["P_ugc (fine)", g["P_ugc"]]]))
 
     # 4. bounds
@@ -746,10 +987,8 @@ def render_html(report: Report) -> str:
     rec = r.recommended
     ex = rec["exports"]
     parts.append(f'<h2 id="recommended">{SECTIONS["recommended"]}</h2>')
-    parts.append(_figure(plots.png(plots.schedule_figure(rec)),
-                         "Tokens revealed at each step by the recommended schedule and by the constant schedule "
-                         "with the same number of steps: the optimum takes small steps where the profile falls "
-                         "steeply.", "recommended schedule"))
+    parts.append(_figure(plots.png(plots.schedule_figure(rec)), schedule_caption(rec, r.profile["phi"]),
+                         "recommended schedule"))
     md = rec.get("model_designed")
     parts.append(_table(["quantity", "value"], [
         ["rule", rec["rule"]], ["designed from", rec["designed_from"]], ["steps T", rec["steps"]],

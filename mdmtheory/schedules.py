@@ -184,6 +184,7 @@ def check_schedule(schedule, d: int, *, name: str = "schedule") -> Schedule:
 
     ``name`` is the caller's argument name, used in the error message.
     """
+    d = _int_arg(d, "d", 1)
     if not isinstance(schedule, Schedule):
         schedule = Schedule(schedule)
     if schedule.d != d:
@@ -378,7 +379,9 @@ def masking_schedule(d: int, steps: int, gamma: Callable[[np.ndarray], np.ndarra
     d = _int_arg(d, "d", 1)
     steps = _int_arg(steps, "steps", 1, d, f" (a schedule of d={d} tokens has at most d steps)")
     r = np.arange(steps + 1) / steps
-    g = np.asarray(gamma(r), dtype=np.float64)
+    if not callable(gamma):
+        raise ValueError(f"gamma: expected a callable mapping ratios in [0, 1] to [0, 1], got {type(gamma).__name__}")
+    g = _float_array(gamma(r), "gamma", what="(steps+1,), the masked fraction at each ratio")
     if g.shape != r.shape or not np.all(np.isfinite(g)):
         raise ValueError("gamma: must map an array of ratios to finite values of the same shape")
     if abs(g[0] - 1) > 1e-12 or abs(g[-1]) > 1e-12 or np.any(np.diff(g) > 1e-12):

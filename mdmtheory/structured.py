@@ -32,6 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ._validate import LIMITS
 from ._validate import float_array as _float_array
 from ._validate import int_arg as _int_arg
 from .families import _initial_law, _transition, markov_chain, markov_chain_entropy_coefficients
@@ -39,6 +40,7 @@ from .joint import Joint, Marginals
 
 __all__ = [
     "ConditionalOracle",
+    "MAX_MIXTURE_ENTRIES",
     "TableLaw",
     "MarkovChainLaw",
     "MixtureOfProductsLaw",
@@ -61,9 +63,31 @@ class ConditionalOracle(Protocol):
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray: ...
 
 
+def _revealed_mask(revealed) -> np.ndarray:
+    """A bool mask; 0/1 integers are accepted, floats (0.5 would cast to True) and text are not."""
+    try:
+        r = np.asarray(revealed)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"revealed: cannot be read as a bool array ({str(exc)[:80]})") from None
+    if r.dtype.kind == "b":
+        return r
+    if r.dtype.kind in "iu" and np.all((r == 0) | (r == 1)):
+        return r.astype(bool)
+    raise ValueError(f"revealed: expected a bool array (or 0/1 integers), got dtype {r.dtype}")
+
+
+def _token_array(x) -> np.ndarray:
+    if isinstance(x, (str, bytes)) or x is None:
+        raise ValueError(f"x: expected an integer array (n, d), got {type(x).__name__}")
+    try:
+        return np.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"x: cannot be read as an integer array ({str(exc)[:80]})") from None
+
+
 def _check_batch(x, revealed, d: int, K: int) -> tuple[np.ndarray, np.ndarray]:
-    x = np.asarray(x)
-    revealed = np.asarray(revealed, dtype=bool)
+    x = _token_array(x)
+    revealed = _revealed_mask(revealed)
     if x.ndim != 2 or x.shape[1] != d or revealed.shape != x.shape:
         raise ValueError(f"x, revealed: expected two (n, d={d}) arrays, got {x.shape} and {revealed.shape}")
     if x.dtype.kind not in "iu":
@@ -288,11 +312,14 @@ def loo_conditionals(law, x, revealed, *, max_rows: int = 1 << 16) -> np.ndarray
     -------
     numpy.ndarray, shape (n, d, K)
     """
+    if not all(hasattr(law, a) for a in ("d", "K", "conditionals")):
+        raise ValueError(f"law: expected a conditional oracle (d, K, conditionals), got {type(law).__name__}")
+    max_rows = _int_arg(max_rows, "max_rows", 1)
     own = getattr(law, "loo_conditionals", None)
     if own is not None:
         return own(x, revealed)
-    x = np.asarray(x)
-    revealed = np.asarray(revealed, dtype=bool)
+    x = _token_array(x)
+    revealed = _revealed_mask(revealed)
     d = int(law.d)
     if x.ndim != 2 or x.shape[1] != d or revealed.shape != x.shape:
         raise ValueError(f"x, revealed: expected two (n, d={d}) arrays, got {x.shape} and {revealed.shape}")
@@ -347,6 +374,24 @@ def _prob_array(value, name: str, ndim: int, last_axis_sums: bool = True) -> np.
     return a
 
 
+#: Most entries M·d·K of a :class:`MixtureOfProductsLaw` (512 MiB of float64, twice: the
+#: table and its logarithm).
+MAX_MIXTURE_ENTRIES = 1 << 26
+
+
+def _check_mixture_shape(shape) -> None:
+    if len(shape) != 3:
+        return  # _prob_array names the wrong number of axes
+    M, d, K = (int(v) for v in shape)
+    if d > LIMITS["d"]:
+        raise ValueError(f"probs: {d} positions exceed the documented limit d <= {LIMITS['d']}")
+    if K > LIMITS["K"]:
+        raise ValueError(f"probs: {K} outcomes exceed the documented limit K <= {LIMITS['K']}")
+    if M * d * K > MAX_MIXTURE_ENTRIES:
+        raise ValueError(f"probs: M*d*K = {M * d * K} entries exceed the documented limit "
+                         f"{MAX_MIXTURE_ENTRIES} (fewer components, positions or outcomes)")
+
+
 def _logsumexp(a: np.ndarray, axis: int = -1) -> np.ndarray:
     """log Σ exp along ``axis``; -inf for an all -inf slice (no warnings, no NaN)."""
     m = np.max(a, axis=axis, keepdims=True)
@@ -369,7 +414,9 @@ class MixtureOfProductsLaw:
     Parameters
     ----------
     weights : (M,) mixture weights, summing to 1.
-    probs : (M, d, K) per-component, per-position token laws (rows sum to 1).
+    probs : (M, d, K) per-component, per-position token laws (rows sum to 1);
+        d <= 2**16 and K <= 2**24 (the limits of :mod:`mdmtheory._validate`), and at most
+        :data:`MAX_MIXTURE_ENTRIES` = 2**26 entries M·d·K, checked before the table is read.
     """
 
     weights: np.ndarray
@@ -379,8 +426,12 @@ class MixtureOfProductsLaw:
     _finite: bool
 
     def __init__(self, weights, probs):
+        shape = np.shape(probs) if isinstance(probs, np.ndarray) else None
+        if shape is not None:  # an array's size is known before anything is copied
+            _check_mixture_shape(shape)
         w = _prob_array(weights, "weights", 1)
         P = _prob_array(probs, "probs", 3)
+        _check_mixture_shape(P.shape)
         if P.shape[0] != w.shape[0]:
             raise ValueError(f"probs: expected shape (M={w.shape[0]}, d, K), got {P.shape}")
         with np.errstate(divide="ignore"):

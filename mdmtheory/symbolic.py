@@ -915,7 +915,7 @@ def _bernstein(n: int, j: int, t) -> sp.Expr:
 
 
 def gain(p, t=TIME) -> sp.Expr:
-    r"""Gain polynomial in Bernstein form (W26; docs/theory.md §3):
+    r"""Gain polynomial in Bernstein form (W26 App. B.2 eq. (65a); docs/theory.md §3):
 
     .. math:: h(t) = \sum_{j=0}^{d-1} \binom{d-1}{j} t^j (1-t)^{d-1-j} h^{card}_j,
               \qquad h^{card}_j = d(\varphi_0 - \varphi_j).
@@ -957,7 +957,7 @@ _U = sp.Symbol("u", real=True)
 
 
 def ugc(p, a, b) -> sp.Expr:
-    r"""Unmasking growth complexity :math:`H(a, b) = \int_a^b t(1-t)\, h'(t)\, dt` (W26).
+    r"""Unmasking growth complexity :math:`H(a, b) = \int_a^b t(1-t)\, h'(t)\, dt` (W26 §2.2 eq. (2c)).
 
     Exact: :math:`\sum_j h^{card}_j \int_a^b t(1-t) B_j'(t)\,dt` with the rational
     polynomial integrals done by ``sympy.Poly``. ``a``, ``b`` numbers in [0, 1] or symbols.

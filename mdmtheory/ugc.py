@@ -27,19 +27,22 @@ On the canonical interval :math:`[1/d, 1-1/d]` (:math:`\lambda \in [-\ell_d, \el
 
 Every function takes a :class:`~mdmtheory.Joint` or a :class:`~mdmtheory.Profile`; all of
 them are functionals of the entropy coefficients :math:`e_m` (equivalently the profile).
-Source: Wainwright (2026), *The data geometry of masking diffusion* (W26), §2–3;
+Source: Wainwright (2026), *The data geometry of masking diffusion* (W26, arXiv 2608.13520),
+§2.2 eqs. (2a)–(6), §3.2 eqs. (15a)–(16b), §4.2 eq. (27), §6.1.2 eqs. (50a)–(51b), App. A–C
+(places and statuses: docs/theory.md);
 DHW26 for the effective total correlation. Proofs/checks: tests/test_ugc.py.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 from scipy import integrate
 from scipy.special import gammaln, xlog1py, xlogy
 
-from ._validate import float_array, int_arg, real_arg
+from ._validate import _short, float_array, int_arg, real_arg
 from .joint import Joint
 from .profile import Profile, information_profile
 
@@ -68,6 +71,9 @@ __all__ = [
 
 #: Relative size (to the largest |φ|) below which a profile increment counts as rounding.
 MONOTONE_TOL = 1e-12
+#: Largest |φ| computed on directly; above it the defects are computed on φ / max|φ| and
+#: scaled back (they are linear in φ), so d·φ never overflows float64.
+_RESCALE_ABOVE = 1e200
 
 
 def as_profile(x, *, name: str = "p", vectors: bool = False) -> Profile:
@@ -124,10 +130,7 @@ def log_odds(t):
 
 def from_log_odds(lam):
     r""":math:`r = e^\lambda/(1 + e^\lambda)`, the reveal time of log-odds :math:`\lambda`."""
-    try:
-        lam = np.asarray(lam, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"lam: expected real log-odds, got {lam!r}") from None
+    lam = float_array(lam, "lam", what="log reveal odds", finite=False)
     if np.any(np.isnan(lam)):
         raise ValueError("lam: contains NaN")
     out = np.where(lam >= 0, 1.0 / (1.0 + np.exp(-np.abs(lam))), np.exp(-np.abs(lam)) / (1.0 + np.exp(-np.abs(lam))))
@@ -266,16 +269,27 @@ def ugc_card(p, a: int, b: int) -> float:
 
 
 def _card_pair(a, b, d: int) -> tuple[int, int]:
+    """Integer counts ``0 <= a <= b <= d``; integral floats (``3.0``) are accepted, while bools,
+    strings, non-integral values and numbers beyond float64 (``10**400``, ``Fraction(10**400)``)
+    are refused before any float conversion can overflow."""
+    out = []
     for name, v in (("a", a), ("b", b)):
-        try:
-            integral = not isinstance(v, (bool, np.bool_)) and float(v).is_integer()
-        except (TypeError, ValueError):
-            integral = False
+        integral = False
+        if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)):
+            integral, v = True, int(v)
+        elif isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)):
+            try:
+                fv = float(v)
+            except (OverflowError, ValueError, TypeError):
+                fv = math.nan
+            if math.isfinite(fv) and fv.is_integer() and v == fv:
+                integral, v = True, int(fv)
         if not integral:
-            raise ValueError(f"{name}: expected an integer count of revealed tokens, got {v!r}")
-    a, b = int(a), int(b)
+            raise ValueError(f"{name}: expected an integer count of revealed tokens in 0..{d}, got {_short(v)}")
+        out.append(v)
+    a, b = out
     if not (0 <= a <= b <= d):
-        raise ValueError(f"a, b: need 0 <= a <= b <= d={d}, got a={a}, b={b}")
+        raise ValueError(f"a, b: need 0 <= a <= b <= d={d}, got a={_short(a)}, b={_short(b)}")
     return a, b
 
 
@@ -417,6 +431,12 @@ def gamma_umask(p, a: float, b: float) -> float:
     prof = as_profile(p)
     if b == a:
         return 0.0
+    scale = float(np.abs(prof.values).max())
+    if scale > _RESCALE_ABOVE:  # d (φ_0 - φ_m) would overflow: work on φ / scale (exact: linear)
+        val = gamma_umask(Profile(prof.values / scale), a, b) * scale
+        if not math.isfinite(val):
+            raise ValueError(f"p: the one-step defect exceeds float64 (profile values up to {scale:.3g})")
+        return val
     n = prof.d // 2 + 2
     x, w = np.polynomial.legendre.leggauss(n)
     u = a + (b - a) * (x + 1) / 2

@@ -105,7 +105,11 @@ def test_certificate_record_and_rules():
     xs = mt.structured.as_oracle(p).sample(500, np.random.default_rng(2))
     w26 = certify(p, xs, 0.05, seed=3)
     tight = certify(p, xs, 0.05, seed=3, rule="tight")
-    assert w26.steps >= math.ceil(8 * w26.complexity_upper / 0.05)
+    # W26 Theorem 2 with K = 1 (eqs. 37a, 38): budget, multiplier, rounds
+    L = w26.span
+    assert w26.budget == math.ceil(max(8 * 2 * w26.complexity_upper / 0.05, 2 * (1 + 2 * L)))
+    assert w26.steps == math.ceil(L / math.log1p(min(1.0, 4 * L / w26.budget))) <= w26.budget
+    assert w26.bound <= 0.025 * (1 + 1e-12)  # W26 keeps eps/2 for the (here zero) boundary terms
     assert tight.steps <= w26.steps and tight.bound <= 0.05 < math.expm1(tight.span / (tight.steps - 1)) * 2 * tight.upper
     d = json.loads(w26.to_json())
     assert mt.Grid(d["times"]).steps == d["steps"] == w26.steps
@@ -185,3 +189,15 @@ def test_certificate_of_a_tiny_mdm_runs():
 def test_top_level_reexport():
     assert mt.certify is certify and mt.Certificate is mt.certificate.Certificate
     assert {"certify", "Certificate"} <= set(mt.__all__)
+
+
+def test_w26_proposition2_A_fails_with_stated_weights():
+    """W26 Prop. 2 (34a)(A), H <= H_hat + r_hat, rests on (32c)'s upper half (proof, eq. 55a). With the
+    stated weights on an interval with a partial last dyadic cell the upper bound 2B (W26's
+    H_hat + r_hat) falls below H: repeated bit d=3 on [0.3, 0.31], where H > 10 * 2 E Q."""
+    p = mt.families.repeated(3)
+    cert = certify(p, 20000, 1e-3, seed=1, form="entropy", weights="stated", interval=(0.3, 0.31))
+    H = mt.ugc.ugc(p, 0.3, 0.31)
+    assert 2 * cert.upper < H
+    good = certify(p, 20000, 1e-3, seed=1, form="entropy", interval=(0.3, 0.31))
+    assert 2 * good.upper >= H

@@ -174,7 +174,7 @@ def test_report_command_writes_html_and_json_twin(capsys, tmp_path):
         (["schedule", "--profile", "/no/such.csv"], "--profile"),
         (["report", "--family", "markov", "--d", "4", "--target", "-1"], "target"),
         (["report", "--data", "x.txt", "--no-model"], "--data"),
-        (["estimate", "--checkpoint", "x", "--data", "/no/such.txt"], "--data"),
+        (["estimate", "--checkpoint", "words", "--data", "/no/such.txt"], "--data"),
         (["nosuchcommand"], "invalid choice"),
     ],
 )
@@ -243,3 +243,212 @@ def _save_chain(tmp_path):
     path = tmp_path / "chain.npy"
     np.save(path, families.markov_chain([[0.7, 0.3], [0.4, 0.6]], 4).table)
     return str(path)
+
+
+# -- issue 17: what a new user hits --------------------------------------------------------
+def _err_line(capsys, argv) -> str:
+    try:
+        rc = main(argv)
+    except SystemExit as exc:
+        rc = exc.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1, (rc, err)
+    return err[0]
+
+
+@pytest.mark.parametrize("values, word", [
+    ([0.5, 0.3, -0.1], "m = 2"),  # negative: the "optimal" path KL came out negative
+    ([0.2, 0.5, 0.1], "m = 0 to m = 1"),  # increasing
+])
+def test_schedule_refuses_a_profile_that_is_not_a_profile(capsys, tmp_path, values, word):
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps(values))
+    line = _err_line(capsys, ["schedule", "--profile", str(f)])
+    assert line.startswith("mdmtheory schedule: error: --profile:") and word in line
+
+
+def test_schedule_accepts_an_increase_within_the_files_standard_errors(capsys, tmp_path):
+    phi, se = [0.9, 0.5, 0.51, 0.2], [0.01, 0.01, 0.01, 0.01]  # 0.5 -> 0.51: within 3 SE of the difference
+    f = tmp_path / "c.csv"
+    f.write_text("m,c,stderr\n" + "\n".join(f"{m},{v},{s}" for m, (v, s) in enumerate(zip(phi, se))))
+    out = _json(capsys, ["schedule", "--profile", str(f)])
+    assert out["nonincreasing"] is False and [r["steps"] for r in out["schedules"]] == [1, 2, 3, 4]
+    f.write_text("m,c,stderr\n" + "\n".join(f"{m},{v},0.001" for m, v in enumerate(phi)))
+    assert "m = 1 to m = 2" in _err_line(capsys, ["schedule", "--profile", str(f)])
+
+
+def test_every_command_that_reads_tokens_takes_chars(capsys, tmp_path):
+    text = tmp_path / "w.txt"
+    text.write_text("abc\nabc\nbca\ncab\n")
+    ints = tmp_path / "w.npy"
+    np.save(ints, np.array([[0, 1, 2], [0, 1, 2], [1, 2, 0], [2, 0, 1]]))
+    for cmd in (["profile"], ["exact"], ["bounds"], ["schedule"]):
+        a = _json(capsys, [*cmd, "--tokens", str(text), "--chars"])
+        b = _json(capsys, [*cmd, "--tokens", str(ints)])
+        a.pop("source"), b.pop("source"), a.pop("name", None), b.pop("name", None)
+        assert a == b, cmd
+    # without --chars the hint names an option the command has
+    line = _err_line(capsys, ["profile", "--tokens", str(text)])
+    assert "--chars" in line
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    for name in ("profile", "exact", "bounds", "schedule", "estimate", "report", "design", "train"):
+        assert "--chars" in sub.choices[name].format_help(), name
+
+
+def test_estimate_reads_characters_through_the_checkpoints_alphabet(capsys, tmp_path):
+    pytest.importorskip("torch")
+    from mdmtheory.bridge.tiny import load_pretrained, pretrained_path, read_checkpoint_info
+
+    alphabet = read_checkpoint_info(str(pretrained_path("words")))["info"]["alphabet"]
+    words = ["there", "about", "which"]
+    (tmp_path / "w.txt").write_text("\n".join(words) + "\n")
+    np.save(tmp_path / "w.npy", np.array([[alphabet.index(c) for c in w] for w in words]))
+    a = _json(capsys, ["estimate", "--checkpoint", "words", "--data", str(tmp_path / "w.txt"), "--chars",
+                       "--n-per-level", "20"])
+    b = _json(capsys, ["estimate", "--checkpoint", "words", "--data", str(tmp_path / "w.npy"), "--n-per-level", "20"])
+    assert a["values"] == b["values"] and load_pretrained("words").config.seq_len == a["d"]
+
+
+def test_broken_pipe_is_quiet(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(mt.__file__))))
+    p = subprocess.Popen([sys.executable, "-m", "mdmtheory", "bounds", "--family", "markov", "--d", "4", "--json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+    p.stdout.close()  # the reader is gone before the first write (as `| head` after its lines)
+    err = p.stderr.read().decode()
+    p.wait(timeout=120)
+    assert err == "" and p.returncode == 0, err
+
+
+def test_broken_pipe_in_process(capsys, monkeypatch):
+    class Gone:
+        def write(self, s):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("sys.stdout", Gone())
+    assert main(["bounds", "--family", "markov", "--d", "4"]) == 0
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["profile", "--family", "markov", "--d", "4", "--csv", "{missing}/phi.csv"], "--csv"),
+    (["report", "--family", "markov", "--d", "4", "--out", "{missing}/r.html"], "--out"),
+    (["train", "{data}", "--out", "{missing}/x.safetensors", "--steps", "1"], "--out"),
+    (["estimate", "--checkpoint", "words", "--data", "{data}", "--csv", "{missing}/c.csv"], "--csv"),
+    (["train", "{data}", "--out", "{tmp}", "--steps", "1"], "--out"),  # a folder, not a file
+])
+def test_output_paths_are_checked_before_any_work(capsys, tmp_path, monkeypatch, argv, option):
+    if argv[0] in ("train", "estimate"):
+        pytest.importorskip("torch")
+    (tmp_path / "w.txt").write_text("0 1 2 3 4\n1 2 3 4 0\n")
+    sub = {"missing": str(tmp_path / "no" / "dir"), "data": str(tmp_path / "w.txt"), "tmp": str(tmp_path)}
+    argv = [a.format(**sub) for a in argv]
+    import mdmtheory.bridge.train as T
+    import mdmtheory.report as R
+
+    def never(*a, **k):
+        raise AssertionError("work started before the output path was checked")
+
+    monkeypatch.setattr(T, "train", never)
+    monkeypatch.setattr(R, "build_report", never)
+    monkeypatch.setattr("mdmtheory.cli.report.build_report", never)
+    line = _err_line(capsys, argv)
+    assert f"error: {option}:" in line
+    assert not (tmp_path / "no").exists()  # nothing created
+
+
+@pytest.mark.parametrize("argv, option", [
+    (["profile", "--family", "markov", "--K", "3"], "--K"),
+    (["profile", "--table", "{table}", "--d", "5"], "--d"),
+    (["profile", "--family", "markov", "--chars"], "--chars"),
+    (["estimate", "--checkpoint", "words", "--data", "{data}", "--mask-id", "3"], "--mask-id"),
+    (["estimate", "--checkpoint", "words", "--data", "{data}", "--shift"], "--shift"),
+    (["design", "{data}", "--steps", "2", "--n-per-level", "-5"], "--n-per-level"),
+    (["report", "--family", "markov", "--d", "5", "--checkpoint", "words", "--out", "{tmp}/r.html"], "--checkpoint"),
+    (["report", "--family", "markov", "--d", "6", "--checkpoint", "words", "--out", "{tmp}/r.html"], "--checkpoint"),
+    (["report", "--no-model", "--checkpoint", "words", "--out", "{tmp}/r.html"], "--checkpoint"),
+    (["train", "{data}", "--out", "{tmp}/m.safetensors", "--n", "5"], "--n"),
+])
+def test_options_are_never_silently_ignored(capsys, tmp_path, chain_table, argv, option):
+    if any(a in argv for a in ("estimate", "report", "train")) and "--checkpoint" in argv or argv[0] == "train":
+        pytest.importorskip("torch")
+    (tmp_path / "w.txt").write_text("0 1 2 3 4\n1 2 3 4 0\n")
+    sub = {"data": str(tmp_path / "w.txt"), "tmp": str(tmp_path), "table": chain_table[1]}
+    line = _err_line(capsys, [a.format(**sub) for a in argv])
+    assert f"error: {option}:" in line
+
+
+def test_model_data_mismatches_speak_the_users_words(capsys, tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "r7.txt").write_text("0 1 2 3 4 5 6\n")
+    line = _err_line(capsys, ["estimate", "--checkpoint", "words", "--data", str(tmp_path / "r7.txt")])
+    assert "--data: rows have 7 tokens" in line and "d = 5" in line and "ids" not in line
+    (tmp_path / "r5.txt").write_text("0 1 2 3 4\n")
+    line = _err_line(capsys, ["estimate", "--checkpoint", "words-ar", "--data", str(tmp_path / "r5.txt")])
+    assert "--checkpoint:" in line and "causal" in line and "26..26" not in line
+    (tmp_path / "big.txt").write_text("0 1 2 3 30\n")
+    line = _err_line(capsys, ["estimate", "--checkpoint", "words", "--data", str(tmp_path / "big.txt")])
+    assert "--data: token 30" in line and "K = 26" in line
+
+
+def test_exact_per_step_path_kl_is_the_librarys(capsys, chain_table):
+    p, path = chain_table
+    for plan, obj in ((["--sizes", "1,3"], mt.Schedule((1, 3))), (["--steps", "4"], mt.Schedule.constant(4, 4)),
+                      (["--grid", "0.1,0.5,0.9"], mt.Grid((0.1, 0.5, 0.9)))):
+        out = _json(capsys, ["exact", "--table", path, *plan])
+        ref = mt.step_path_kl(p, obj)
+        assert len(out["step_path_kl"]) == len(ref) == out["plan"]["steps"]
+        np.testing.assert_allclose(out["step_path_kl"], ref, atol=1e-12)
+        assert sum(out["step_path_kl"]) == pytest.approx(out["path_kl"], abs=1e-12)
+
+
+def test_bounds_table_has_the_status_column_of_compare(capsys, chain_table):
+    p, path = chain_table
+    out = _json(capsys, ["bounds", "--table", path, "--steps", "2"])
+    cmp = mt.compare(p, mt.Schedule.constant(4, 2))
+    assert [r["status"] for r in out["rows"]] == [r.status for r in cmp.rows]
+    assert main(["bounds", "--table", path, "--steps", "2"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert "status" in text[1].split()
+    assert any("paper" in line for line in text[3:])
+
+
+def test_a_token_of_a_billion_is_refused_before_work(capsys, tmp_path):
+    (tmp_path / "t.txt").write_text("0 1\n1 1000000000\n")
+    for argv in (["profile", "--tokens", str(tmp_path / "t.txt")], ["design", str(tmp_path / "t.txt"), "--steps", "1"]):
+        line = _err_line(capsys, argv)
+        assert "65,536" in line and ("--tokens" in line or "DATA" in line)
+    # a .npy header that claims more than the file holds is not believed
+    f = tmp_path / "h.npy"
+    with open(f, "wb") as fh:  # claims 8 GB of int64, holds 16 bytes
+        np.lib.format.write_array_header_1_0(fh, {"descr": "<i8", "fortran_order": False, "shape": (10**9, 1)})
+        fh.write(np.zeros(2, dtype=np.int64).tobytes())
+    for argv in (["profile", "--tokens", str(f)], ["design", str(f), "--steps", "1"]):
+        line = _err_line(capsys, argv)
+        assert "header" in line and "claims shape (1000000000, 1)" in line
+
+
+def test_hugging_face_mask_id_out_of_the_vocabulary_is_refused(capsys, tmp_path):
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.BertConfig(vocab_size=20, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                  intermediate_size=16, max_position_embeddings=8, mask_token_id=4)
+    transformers.BertForMaskedLM(cfg).save_pretrained(tmp_path / "bert")
+    capsys.readouterr()  # transformers' own progress bar while saving
+    (tmp_path / "x.txt").write_text("0 1 2\n3 2 1\n")
+    line = _err_line(capsys, ["estimate", "--checkpoint", str(tmp_path / "bert"), "--data", str(tmp_path / "x.txt"),
+                              "--mask-id", "99"])
+    assert "--mask-id: 99" in line and "0..19" in line
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.json").write_text("{ not json")
+    line = _err_line(capsys, ["estimate", "--checkpoint", str(tmp_path / "bad"), "--data", str(tmp_path / "x.txt")])
+    assert line.startswith("mdmtheory estimate: error: --checkpoint:")
+    out = _json(capsys, ["estimate", "--checkpoint", str(tmp_path / "bert"), "--data", str(tmp_path / "x.txt"),
+                         "--n-per-level", "3"])
+    assert out["d"] == 3 and len(out["values"]) == 3

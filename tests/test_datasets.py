@@ -176,3 +176,75 @@ def test_load_sequences_commas_and_comments(tmp_path):
     f.write_text("# nothing but a comment\n")
     with pytest.raises(ValueError, match=r"^DATA: .*no sequences"):
         D.load_sequences(f)
+
+
+# -- issue 17, item 12: sizes with a documented maximum, untrusted files ---------------------------
+def _npy_claiming(path, shape, descr="<i8", payload=b"\0" * 16):
+    """A .npy file whose header claims ``shape`` while holding only ``payload``."""
+    import struct
+
+    header = repr({"descr": descr, "fortran_order": False, "shape": tuple(shape)}).encode()
+    header += b" " * (64 - (10 + len(header) + 1) % 64) + b"\n"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + payload)
+
+
+def test_npy_header_is_checked_before_loading(tmp_path):
+    """A header claiming 8 GiB was trusted (np.load allocates before it reads)."""
+    f = tmp_path / "big.npy"
+    _npy_claiming(f, (2**27, 8))  # 8 GiB of int64
+    with pytest.raises(ValueError, match=rf"^DATA: .* claims an array of shape \(134217728, 8\) .* at most {D.MAX_DATA_BYTES} bytes"):
+        D.load_sequences(f)
+    _npy_claiming(f, (4, 3))  # 96 bytes claimed, 16 present
+    with pytest.raises(ValueError, match=r"^DATA: .* is truncated"):
+        D.load_sequences(f)
+    f.write_bytes(b"\x93NUMPY garbage")
+    with pytest.raises(ValueError, match=r"^DATA: .* is not a plain .npy integer array"):
+        D.load_sequences(f)
+
+
+def test_a_huge_token_does_not_build_a_huge_alphabet(tmp_path):
+    f = tmp_path / "t.txt"
+    f.write_text("0 1\n1 1000000000\n")  # formerly an alphabet tuple of 10**9 entries
+    with pytest.raises(ValueError, match=rf"^DATA: token 1000000000 .* at most {D.MAX_ALPHABET} \(MAX_ALPHABET\)"):
+        D.load_sequences(f)
+    f.write_text("0 1\n1 2\n")
+    with pytest.raises(ValueError, match=r"^K: expected an integer in 2\.\."):
+        D.load_sequences(f, K=10**12)
+
+
+@pytest.mark.parametrize("text", ["0 1_0\n1 2\n", "0 \u0663\n1 2\n"])
+def test_tokens_are_ascii_integers(tmp_path, text):
+    """int() also reads "1_0" (10) and Arabic-Indic digits: formerly accepted silently."""
+    f = tmp_path / "t.txt"
+    f.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^DATA: line 1: token .* is not an integer"):
+        D.load_sequences(f)
+
+
+def test_load_sequences_refuses_unchecked_arguments(tmp_path):
+    f = tmp_path / "t.txt"
+    f.write_text("ab\nba\n")
+    with pytest.raises(ValueError, match=r"^chars: expected True or False"):
+        D.load_sequences(f, chars="yes")
+    with pytest.raises(ValueError, match=r"^DATA: expected a file path"):
+        D.load_sequences(None)
+
+
+def test_size_arguments_have_documented_maxima():
+    with pytest.raises(ValueError, match=rf"^length: expected an integer in 1\.\.{D.MAX_PHONEME_LENGTH}"):  # formerly MemoryError
+        D.phonemes(length=10**12)
+    with pytest.raises(ValueError, match=r"^stress: expected True or False"):
+        D.phonemes(stress="no")
+    with pytest.raises(ValueError, match=rf"^K: expected an integer in 2\.\.{D.MAX_MARKOV_K}"):  # formerly 8 TB
+        D.markov_transition(10**6)
+    with pytest.raises(ValueError, match=r"^min_frequency: expected a frequency > 0"):
+        D.word_list(min_frequency=-1.0)
+
+
+def test_decode_does_not_wrap_negative_indices():
+    ds = D.markov(3, K=2)
+    assert ds.decode([[0, 1, 1]]) == ["011"]
+    with pytest.raises(ValueError, match=r"^x: outcome indices must lie in 0\.\.1"):  # formerly -1 -> the last symbol
+        ds.decode([[-1, 0, 0]])
+    with pytest.raises(ValueError, match=r"^x: expected an integer array"):  # formerly 1.7 -> symbol 1
+        ds.decode([[1.7, 0.0, 0.0]])

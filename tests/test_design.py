@@ -1,5 +1,6 @@
 """mdmtheory design: exact route = optimal_schedule on the empirical law, estimated route on
-exact conditionals, every export checked against its sampler's convention, one-line errors."""
+exact conditionals, every export format from the CLI, one-line errors (the exports themselves:
+tests/test_exports.py)."""
 
 import itertools
 import json
@@ -8,9 +9,9 @@ import numpy as np
 import pytest
 
 import mdmtheory as mt
-from mdmtheory import exports, families
+from mdmtheory import datasets, exports, families, structured
 from mdmtheory.cli import main
-from mdmtheory.design import defect_weights, design, estimate_profile
+from mdmtheory.design import defect_weights, design, estimate_profile, memorization
 from mdmtheory.structured import as_oracle
 
 
@@ -106,7 +107,7 @@ def test_estimated_route_on_a_tiny_checkpoint(tmp_path, capsys):
     m = TinyMDM(TinyConfig(vocab_size=3, seq_len=5, d_model=8, n_layers=1, n_heads=2, d_ff=8))
     st, _ = save_checkpoint(m, tmp_path / "m.safetensors", info={"alphabet": ["0", "1", "2"]})
     f = _write(tmp_path, x)
-    assert main(["design", str(f), "--model", st, "--steps", "2", "--n-per-level", "50", "--json"]) == 0
+    assert main(["design", str(f), "--model", st, "--steps", "2", "--n-per-level", "20", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["method"] == "estimated" and len(out["profile_stderr"]) == 5
     # brute force: the model's c(m) on the empirical law of the data, every row and every
@@ -128,105 +129,7 @@ def test_estimated_route_on_a_tiny_checkpoint(tmp_path, capsys):
     assert out["path_kl"] == pytest.approx(float(w @ np.array(out["profile"])), abs=1e-12)
 
 
-# -- exports ---------------------------------------------------------------------------------
-SCHEDS = [mt.Schedule((1, 2, 4, 1)), mt.Schedule((8,)), mt.Schedule((1,) * 8), mt.Schedule((3, 3, 2))]
-
-
-@pytest.mark.parametrize("s", SCHEDS)
-def test_json_export_reads_back(s):
-    e = exports.to_json(s)
-    text = json.dumps(e)
-    assert mt.Schedule.from_json(text) == s
-    g = mt.Grid.from_json(text)
-    assert mt.schedules.grid_to_schedule(g, s.d) == s
-
-
-@pytest.mark.parametrize("s", SCHEDS)
-@pytest.mark.parametrize("B", [8, 4, 2])
-def test_llada_counts_sum_to_the_block_length(s, B):
-    e = exports.to_llada(s, block_length=B)
-    counts = np.array(e["num_transfer_tokens"])
-    assert counts.shape == (8 // B, e["steps_per_block"]) and e["steps"] == counts.size
-    assert np.all(counts.sum(1) == B) and np.all(counts >= 0)
-    # read back: the nonzero counts in order re-merge into the schedule's cumulative counts
-    cum = np.cumsum(counts[counts > 0])
-    assert set(s.cumulative[1:]) <= set(cum.tolist())
-    if B == 8:
-        assert counts[0].tolist() == list(s.sizes)
-    for row in e["llada_default"]:  # LLaDA's own rule: floor, remainder front-loaded
-        assert sum(row) == B and row == sorted(row, reverse=True) and max(row) - min(row) <= 1
-
-
-def test_llada_rejects_a_block_length_not_dividing_d():
-    with pytest.raises(ValueError, match="divide"):
-        exports.to_llada(mt.Schedule((2, 3)), block_length=2)
-
-
-@pytest.mark.parametrize("s", SCHEDS)
-@pytest.mark.parametrize("fmt", ["dream", "mdlm"])
-def test_time_grids_decrease_and_reveal_the_counts_in_expectation(s, fmt):
-    e = exports.export(s, fmt)
-    t = np.array(e["times"])
-    assert t[0] == 1.0 and t[-1] == e["eps"] and np.all(np.diff(t) < 0) and len(t) == s.steps + 1
-    # Bernoulli rule: a mask survives t -> s with probability s/t; expected reveals per step
-    left = float(s.d)
-    for j, k in enumerate(s.sizes):
-        keep = t[j + 1] / t[j] if j < s.steps - 1 else 0.0  # the last step reveals the rest
-        # dream's times are float32, nudged by ulps so its truncating count rule is exact
-        assert left * (1 - keep) == pytest.approx(k, rel=1e-12 if fmt == "mdlm" else 1e-5)
-        left *= keep
-    assert e["counts"] == list(s.sizes)
-    if fmt == "dream":
-        assert e["counts_from_grid"] == _dream_rule_torch(e["times"], s.d)
-        assert e["exact"] == (e["counts_from_grid"] == list(s.sizes))
-
-
-def _dream_rule_torch(times, d):
-    """Dream's non-origin rule written out here in torch float32 (its dtype): at step j,
-    int(n_masked * (1 - s / t)) with t, s consecutive grid entries; the last step takes the rest."""
-    torch = pytest.importorskip("torch")
-    ts = torch.tensor(times, dtype=torch.float32)
-    left, out = d, []
-    for j in range(len(times) - 1):
-        k = left if j == len(times) - 2 else int(left * (1 - ts[j + 1] / ts[j]))
-        out.append(k)
-        left -= k
-    return out
-
-
-def test_dream_grid_counts_are_exact_on_ordinary_schedules():
-    """Dream's truncating rule in float32 reproduces the counts on the exported grid (it
-    gave (1, 1, 4, 2) for (1, 2, 4, 1) and a 0 for the constant schedule before the
-    grid was nudged), checked with the rule written in torch."""
-    more = [mt.Schedule((1,) * 64), mt.Schedule((3, 5, 7, 11, 13, 25)), mt.Schedule((4,) * 64),
-            mt.Schedule(tuple(range(1, 23))), mt.Schedule.constant(999, 37)]
-    for s in SCHEDS + more:
-        e = exports.to_dream(s)
-        assert _dream_rule_torch(e["times"], s.d) == list(s.sizes) and e["exact"], s
-
-
-@pytest.mark.parametrize("s", SCHEDS)
-def test_dllm_alpha_reproduces_the_counts(s):
-    e = exports.to_dllm(s)
-    t, a = np.array(e["t"]), np.array(e["alpha"])
-    assert t[0] == 1 and t[-1] == 0 and np.all(np.diff(t) < 0)
-    assert a[0] == 0 and a[-1] == 1 and np.all(np.diff(a) > 0)
-    # dllm's rule, written out here: round(n_rem (1 - (1 - a(s)) / (1 - a(t)))), empty steps dropped
-    left, counts = s.d, []
-    for j in range(len(t) - 1):
-        frac = 1.0 if a[j + 1] >= 1 else 1.0 - (1.0 - a[j + 1]) / (1.0 - a[j])
-        k = int(round(left * frac))
-        left -= k
-        counts += [k] if k else []
-    assert counts == list(s.sizes) and left == 0
-    assert exports.dllm_counts(t, a, s.d) == counts
-
-
-def test_export_rejects_unknown_format():
-    with pytest.raises(ValueError, match="format"):
-        exports.export(mt.Schedule((1, 1)), "vllm")
-
-
+# -- exports: tests/test_exports.py runs each through its sampler's rule; here the CLI ------
 @pytest.mark.parametrize("fmt", exports.FORMATS)
 def test_cli_every_format(tmp_path, capsys, fmt):
     _, x = _markov_samples()
@@ -382,3 +285,105 @@ def test_certify_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
         assert rc == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("mdmtheory design: error:"), (argv, err)
+
+
+# -- memorization of the empirical law (issue 17, item 1) ------------------------------------
+def _brute_unique(x, A):
+    """Fraction of rows i for which no other row agrees with row i on every position of A."""
+    n = x.shape[0]
+    A = list(A)
+    same = (x[:, None, A] == x[None, :, A]).all(axis=-1) if A else np.ones((n, n), bool)
+    np.fill_diagonal(same, False)
+    return float(np.mean(~same.any(axis=1)))
+
+
+def test_memorization_is_the_brute_force_unique_context_rate():
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 3, size=(40, 5))
+    x[30:] = x[:10]  # duplicates share every context
+    mem = memorization(x)
+    for m in range(5):
+        subs = list(itertools.combinations(range(5), m))
+        assert mem.subsets[m] == len(subs) and mem.stderr[m] == 0
+        assert mem.unique[m] == pytest.approx(np.mean([_brute_unique(x, A) for A in subs]), abs=1e-12)
+    assert mem.distinct == len({tuple(r) for r in x.tolist()})
+    over = [m for m in range(5) if mem.unique[m] > 0.5]
+    assert mem.memorized_from == (over[0] if over else None)
+    # sampled levels (more subsets than `subsets`) agree with the full enumeration within their stderr
+    x = rng.integers(0, 2, size=(60, 9))
+    mem = memorization(x, subsets=40, seed=1)
+    for m in range(9):
+        exact = np.mean([_brute_unique(x, A) for A in itertools.combinations(range(9), m)])
+        assert abs(mem.unique[m] - exact) <= 5 * mem.stderr[m] + 0.03, (m, mem.unique[m], exact)
+
+
+def test_d32_markov_with_2000_rows_is_flagged_as_memorized(tmp_path, capsys):
+    """n = 2000 rows of a d = 32 chain (n << 4^32): the empirical profile is memorized rows."""
+    x = datasets.markov(d=32).sample(2000, seed=0)
+    res = design(x, K=4, steps=8, n_per_level=20)
+    assert res.memorized and res.warning is not None
+    for route in ("--model", "mdmtheory train", "MarkovChainLaw"):
+        assert route in res.warning
+    m0 = res.memorization.memorized_from
+    assert 0 < m0 < 32 and res.memorization.unique[m0 - 1] <= 0.5
+    # an independent estimate (pairwise comparisons, other subsets) agrees that level m0 is mostly unique
+    rng = np.random.default_rng(99)
+    u = np.mean([_brute_unique(x, rng.permutation(32)[:m0]) for _ in range(8)])
+    assert u > 0.5 and abs(u - res.memorization.unique[m0]) < 0.1
+    np.save(tmp_path / "m.npy", x)
+    assert main(["design", str(tmp_path / "m.npy"), "--steps", "8", "--n-per-level", "20", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["memorized"] is True and out["warning"] == res.warning
+    assert out["memorization"]["memorized_from"] == m0
+    from mdmtheory.cli.design import render
+
+    text = render(out)  # the text form of the same result
+    assert "WARNING: memorized" in text and "not a design for the data's source" in text
+    assert "optimal schedule" not in text
+
+
+def test_plenty_of_data_is_not_flagged(tmp_path, capsys):
+    """n = 5000 >> K^d = 81: every context is shared, no warning."""
+    _, x = _markov_samples(n=5000, d=4)
+    res = design(x, K=3, steps=2)
+    assert not res.memorized and res.warning is None
+    assert np.all(res.memorization.unique < 0.05)
+    f = _write(tmp_path, x)
+    assert main(["design", str(f), "--steps", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["memorized"] is False and out["warning"] is None
+    assert main(["design", str(f), "--steps", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "WARNING" not in text and "optimal schedule, T = 2" in text
+
+
+def test_a_structured_fit_is_an_honest_route_without_the_warning():
+    """The route the warning offers: a Markov chain fitted to the rows, designed on as an oracle."""
+    x = datasets.markov(d=32).sample(2000, seed=0)
+    counts = np.ones((4, 4))
+    np.add.at(counts, (x[:, :-1].ravel(), x[:, 1:].ravel()), 1)
+    law = structured.MarkovChainLaw(counts / counts.sum(1, keepdims=True), 32)
+    res = design(x, K=4, model=law, steps=8, n_per_level=50)
+    assert res.memorization is None and res.warning is None and not res.memorized
+    # its profile stays away from 0 where the empirical one is memorized
+    assert res.profile.values[-1] > 0.1
+
+
+def test_a_torch_model_with_more_outcomes_than_the_data_is_refused_like_an_oracle():
+    """Issue 17 item 12 (inconsistency): design and certify_data refused an oracle whose K
+    differs from the data's but accepted a torch model with more outcomes; one rule now,
+    and K= given explicitly is the way to say the data do not use every outcome."""
+    pytest.importorskip("torch")
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM
+    from mdmtheory.certificate import certify_data
+    from mdmtheory.design import design
+
+    m = TinyMDM(TinyConfig(vocab_size=4, seq_len=3, d_model=8, n_layers=1, n_heads=2, d_ff=8))
+    x = np.random.default_rng(0).integers(0, 3, size=(40, 3))  # tokens 0..2: K = 3 seen
+    oracle = mt.structured.MarkovChainLaw(np.full((4, 4), 0.25), 3)
+    for model in (m, oracle):
+        with pytest.raises(ValueError, match="model: has K=4 outcomes, the data have K=3; pass K=4"):
+            design(x, model=model, steps=2, n_per_level=4)
+        with pytest.raises(ValueError, match="model: has K=4 outcomes, the data have K=3; pass K=4"):
+            certify_data(x, 0.5, model=model)
+    assert design(x, K=4, model=m, steps=2, n_per_level=4).K == 4

@@ -26,9 +26,10 @@ def _run(name, capsys):
 
 def test_every_example_is_tested():
     tested = {"dimension_independence", "optimal_vs_cosine", "planner_comparison", "w26_repeated_bit_parity",
-              "dyadic_counterexample", "attention_floating", "w26_mixtures"}
+              "dyadic_counterexample", "attention_floating", "w26_mixtures", "w26_printed_numbers"}
     present = {p.stem for p in EXAMPLES.glob("*.py")}
     tested.add("word_schedule")
+    tested.add("prompted_blocks")
     assert present <= tested, present - tested
 
 
@@ -125,3 +126,39 @@ def test_w26_mixtures(capsys):
     for c_ugc, c_p, p_ugc, ratio in (tuple(map(float, r)) for r in rows):
         # W26: C_ugc >= C(P) (Cauchy-Schwarz) and C(P) >= P_ugc, all three from one estimated profile
         assert c_ugc >= c_p >= p_ugc and ratio == pytest.approx(c_ugc / p_ugc, rel=1e-2)
+
+
+def test_prompted_blocks(capsys):
+    """One block of the whole response is the plain optimal schedule of the prompted
+    profile; the pick is the best candidate; the scheduler carries the pick's counts."""
+    import mdmtheory as mt
+
+    out, text = _run("prompted_blocks", capsys)
+    p = mt.families.markov_chain([[0.9, 0.1], [0.3, 0.7]], out["d"])
+    prof = mt.information_profile(p, given=out["prompt"])
+    n = prof.d
+    for row in out["rows"]:
+        F = row["forwards"]
+        whole = [c for c in row["candidates"] if c["block_length"] == n][0]
+        assert whole["path_kl"] == pytest.approx(mt.path_kl(prof, mt.optimal_schedule(prof, steps=F)), abs=1e-12)
+        feasible = [c["path_kl"] for c in row["candidates"] if c["path_kl"] is not None]
+        assert row["best"]["path_kl"] == min(feasible)
+    if "scheduler_counts" in out:
+        assert out["scheduler_counts"] == out["rows"][n // 2 - 1]["best"]["counts"]
+    assert "pick B=" in text
+
+
+def test_w26_printed_numbers(capsys):
+    """W26's printed numbers (arXiv 2608.13520): the exact ones must match to the printed digits."""
+    out, text = _run("w26_printed_numbers", capsys)
+    assert out["nrb_check"] < 1e-10  # the exchangeable closed form = the dense table at d = 6
+    # Figure 1 caption: Ratio in {4.51, 2.16, 1.65} "up to two digits" (d = 128, exact here)
+    for eta, printed in ((0.01, 4.51), (0.30, 2.16), (0.45, 1.65)):
+        assert abs(out["fig1"][eta]["ratio"] - printed) < 0.01, (eta, out["fig1"][eta]["ratio"])
+    err_a, err_b, r_rep, r_par, H, H_printed = out["rep_par"]
+    assert err_a < 1e-10 and err_b < 1e-10 and abs(r_rep - r_par) < 1e-5 * r_rep  # eqs. (24a-b), mirror laws (quadrature ~1e-6)
+    assert H == pytest.approx(H_printed, rel=1e-9)  # §3.4: H(0, 1) = ((d - 1)/(d + 1)) log 2
+    assert out["xorsat_check"] < 4  # the A-averaged formula against exact tables
+    gains = [r["C_ugc"] / r["C3"] / math.sqrt(d * math.log(d)) for d, r in sorted(out["xorsat"].items())]
+    assert all(b >= a for a, b in zip(gains, gains[1:]))  # Lemma 2: gain of 3 blocks >= c sqrt(d log d)
+    assert "§2.2.2, Fig. 4" not in text or "65" in text

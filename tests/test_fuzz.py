@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 import mdmtheory as mt
 from mdmtheory import bounds as B
-from mdmtheory import dyadic, families, optimal, schedules, structured, ugc
+from mdmtheory import certificate, dyadic, families, joint, optimal, schedules, structured, ugc
 from mdmtheory.joint import NORMALIZATION_TOL
 
 from reference import compositions
@@ -111,8 +111,8 @@ class _Deep(list):
         return f"<list nested {self.depth} deep>"
 
 
-def _deep(n):
-    x = [0.5, 0.5]
+def _deep(n, leaf=(0.5, 0.5)):
+    x = list(leaf)
     for _ in range(n - 1):
         x = [x]
     out = _Deep([x])
@@ -301,6 +301,88 @@ def _targets():
                                                   st.fixed_dictionaries({"n": maybe(st.just(10)), "seed": maybe(st.just(1))}))),
         ("MarkovChainLaw", structured.MarkovChainLaw, st.tuples(st.tuples(maybe(st.just(P)), ints), st.just({}))),
         ("as_oracle", structured.as_oracle, st.tuples(st.tuples(maybe(st.just(p2))), st.just({}))),
+    ] + _exact_side_targets(p2, prof, sched, grid, P, vec, prof_like)
+
+
+#: Hostile numbers beyond float64 and sizes far beyond every documented limit (issue 17, 12).
+HUGE = [10**400, -(10**400), Fraction(10**400, 3), Decimal("1e400"), 1e308, 10**12, 2**40, 70000, 2**17]
+huge = st.sampled_from(HUGE)
+big_ints = st.one_of(ints, huge)
+
+
+def _exact_side_targets(p2, prof, sched, grid, P, vec, prof_like):
+    """The second round: every public function of the exact-side modules."""
+    mc = structured.MarkovChainLaw(P, 4)
+    mix = structured.MixtureOfProductsLaw([0.5, 0.5], [[[0.9, 0.1]] * 3, [[0.1, 0.9]] * 3])
+    data = np.array([[0, 1, 1], [1, 0, 1], [0, 0, 0], [1, 1, 1]] * 3)
+    edges = st.one_of(st.just([0.2, 0.5, 0.8]), vec, hostile)
+    times = st.one_of(st.floats(0, 1), reals, huge, vec)
+    xs = st.one_of(st.just([[0, 1, 1, 0]]), st.just(np.array([[0, 1, 1, 0]])), hostile, vec)
+    revs = st.one_of(st.just([[True, False, True, False]]), st.just(np.array([[0.5, 0, 1, 0]])),
+                     st.just(np.array([[1, 0, 1, 0]])), hostile)
+    none_or = lambda s: st.one_of(st.none(), s)  # noqa: E731
+    T = st.tuples
+    return [
+        ("step_path_kl", mt.step_path_kl, T(T(prof_like, st.one_of(st.just(sched), st.just(grid), vec, hostile)), st.just({}))),
+        ("ugc_card+", ugc.ugc_card, T(T(prof_like, big_ints, big_ints), st.just({}))),
+        ("gamma_card", ugc.gamma_card, T(T(prof_like, big_ints, big_ints), st.just({}))),
+        ("ugc_density", ugc.ugc_density, T(T(prof_like, times), st.just({}))),
+        ("gain", ugc.gain, T(T(prof_like, times), st.just({}))),
+        ("gain_derivative", ugc.gain_derivative, T(T(prof_like, times), st.just({}))),
+        ("info", ugc.info, T(T(prof_like, times), st.just({}))),
+        ("reveal_odds", ugc.reveal_odds, T(T(times), st.just({}))),
+        ("log_odds", ugc.log_odds, T(T(times), st.just({}))),
+        ("from_log_odds", ugc.from_log_odds, T(T(times), st.just({}))),
+        ("gain_coefficients", ugc.gain_coefficients, T(T(prof_like), st.just({}))),
+        ("effective_tc", ugc.effective_total_correlation, T(T(prof_like), st.just({}))),
+        ("tse", ugc.tse, T(T(prof_like), st.just({}))),
+        ("psi", dyadic.psi, T(T(times), st.just({}))),
+        ("psi_inverse", dyadic.psi_inverse, T(T(st.one_of(times, st.floats(0, 1e300))), st.just({}))),
+        ("dyadic_weights", dyadic.dyadic_weights,
+         T(T(st.one_of(edges, st.just([math.nan, 1.0]))), st.fixed_dictionaries({"weights": maybe(st.sampled_from(["stated", "corrected"]))}))),
+        ("expected_dyadic", dyadic.expected_dyadic_estimate,
+         T(T(maybe(st.just(p2)), maybe(st.just(0.2)), st.one_of(times, st.just(0.8))), st.just({}))),
+        ("w26_lemma4", B.w26_lemma4, T(T(prof_like, times, times), st.just({}))),
+        ("w26_lemma5", B.w26_lemma5, T(T(prof_like, big_ints, big_ints), st.just({}))),
+        ("riemann_bound", B.riemann_bound, T(T(prof_like, st.one_of(st.just(sched), vec, hostile)), st.just({}))),
+        ("worst_path_kl", B.worst_path_kl, T(T(prof_like, big_ints), st.just({}))),
+        ("lc25_lower", B.lc25_lower_our_reading, T(T(prof_like, big_ints), st.fixed_dictionaries({"reading": maybe(st.just("revealed"))}))),
+        ("w26_theorem1_card", B.w26_theorem1_card, T(T(prof_like, st.one_of(st.just(sched), vec, hostile)), st.just({}))),
+        ("w26_corollary1", B.w26_corollary1, T(T(prof_like, st.one_of(st.just(grid), hostile)), st.just({}))),
+        ("w26_proposition1", B.w26_proposition1, T(T(prof_like, edges, big_ints), st.just({}))),
+        ("w26_block_min", B.w26_block_objective_min, T(T(prof_like, edges, big_ints), st.just({}))),
+        ("ugc_total_bound", B.ugc_total_bound, T(T(prof_like), st.just({}))),
+        ("dhw_sandwich", B.dhw_sandwich, T(T(maybe(st.just(p2))), st.just({}))),
+        ("lagrangian_frontier", optimal.lagrangian_frontier, T(T(prof_like, big_ints), st.just({}))),
+        ("schedule_path_kl", optimal.schedule_path_kl, T(T(prof_like, st.one_of(st.just(sched), vec, hostile)), st.just({}))),
+        ("block_partition", optimal.block_partition,
+         T(T(prof_like, big_ints), st.fixed_dictionaries({"resolution": st.one_of(st.just(32), big_ints), "start": none_or(times)}))),
+        ("block_grid", optimal.block_grid,
+         T(T(prof_like, big_ints), st.fixed_dictionaries({"blocks": none_or(big_ints), "resolution": st.one_of(st.just(32), huge)}))),
+        ("MixtureOfProductsLaw", structured.MixtureOfProductsLaw,
+         T(T(maybe(st.just([0.5, 0.5])), maybe(st.just([[[0.9, 0.1]] * 3, [[0.1, 0.9]] * 3]))), st.just({}))),
+        ("HiddenMarkovLaw", structured.HiddenMarkovLaw, T(T(maybe(st.just([0.5, 0.5])), maybe(st.just(P)), maybe(st.just(P)), big_ints), st.just({}))),
+        ("loo_conditionals", structured.loo_conditionals,
+         T(T(st.sampled_from([mc, structured.TableLaw(families.markov_chain(P, 4)), p2, None, "law"]), xs, revs), st.just({}))),
+        ("loo_mixture", structured.loo_conditionals, T(T(st.just(mix), xs, revs), st.just({}))),
+        ("empirical_oracle", certificate.empirical_oracle,
+         T(T(st.one_of(st.just(data), st.just(np.array([[0, 10**9]])), st.just(np.zeros((1, 70000), dtype=int)), hostile)),
+           st.fixed_dictionaries({"K": none_or(big_ints)}))),
+        ("certify_interval", certificate.certify,
+         T(T(st.just(p2), st.just(20), maybe(st.just(0.5))), st.fixed_dictionaries({"interval": st.one_of(st.none(), T(times, times), hostile)}))),
+        ("certify_data", certificate.certify_data, T(T(st.one_of(st.just(data), hostile), maybe(st.just(0.5))), st.just({}))),
+        ("bernstein_radius", certificate.empirical_bernstein_radius, T(T(st.one_of(vec, hostile), reals, reals), st.just({}))),
+        ("positions_to_mask", joint.positions_to_mask, T(T(st.one_of(st.lists(ints, max_size=3), hostile), big_ints), st.just({}))),
+        ("mask_to_positions", joint.mask_to_positions, T(T(big_ints, big_ints), st.just({}))),
+        ("Marginals", joint.Marginals, T(T(st.one_of(st.just(p2.table), hostile)), st.just({}))),
+        ("masking_schedule", schedules.masking_schedule,
+         T(T(big_ints, big_ints, st.one_of(st.just(lambda r: 1 - r), st.just(lambda r: "x"), hostile)), st.just({}))),
+        ("check_schedule", schedules.check_schedule, T(T(st.one_of(st.just(sched), vec, hostile), big_ints), st.just({}))),
+        ("BlockPlan", schedules.BlockPlan, T(T(st.one_of(st.just((2, 2)), vec, hostile), st.one_of(st.just((1, 1)), vec, hostile)), st.just({}))),
+        ("is_nonincreasing", lambda v, tol: mt.Profile(v).is_nonincreasing(tol), T(T(prof_like, reals), st.just({}))),
+        ("dirichlet_big", families.dirichlet, T(T(big_ints, big_ints), st.just({}))),
+        ("stationary", families.stationary_distribution, T(T(maybe(st.just(P))), st.just({}))),
+        ("blocks", families.blocks, T(T(maybe(st.just(p2)), maybe(st.just(p2))), st.just({}))),
     ]
 
 
@@ -484,3 +566,108 @@ def _simulate_extreme(case):
 
 
 test_simulate_extreme, test_simulate_extreme_slow = _simulate_extreme
+
+
+# == 6. issue 17 item 12 (exact side): each example as a regression test ===================
+def _refused(fn, *args, name, **kw):
+    with pytest.raises(ValueError, match=rf"^{re.escape(name)}"):
+        fn(*args, **kw)
+
+
+def test_path_kl_at_float64_top_is_finite_and_scale_invariant():
+    big = mt.path_kl(mt.Profile([1e308, 1e308, 1e307]), schedules.loglinear_grid(1))
+    unit = mt.path_kl(mt.Profile([1.0, 1.0, 0.1]), schedules.loglinear_grid(1))
+    assert math.isfinite(big) and big == pytest.approx(unit * 1e308, rel=1e-12)
+
+
+def test_dyadic_weights_refuse_nan():
+    _refused(dyadic.dyadic_weights, [math.nan, 1.0], name="grid")
+
+
+@pytest.mark.parametrize("v", [10**400, -(10**400), Fraction(10**400, 3), Decimal("1e400"), Decimal("-1e400")],
+                         ids=["int", "-int", "fraction", "decimal", "-decimal"])
+def test_card_counts_beyond_float64_refused(v):
+    prof = mt.information_profile(families.parity(3))
+    for fn in (ugc.ugc_card, ugc.gamma_card, B.w26_lemma5):
+        with pytest.raises(ValueError, match=r"^(a|b|a, b): "):
+            fn(prof, v, 2)
+    with pytest.raises(ValueError, match=r"^max_size: "):
+        B.worst_path_kl(prof, v)
+    with pytest.raises(ValueError, match=r"^lam: "):
+        ugc.ugc_density(prof, v) if not isinstance(v, Decimal) else ugc.ugc_density(prof, [v])
+    with pytest.raises(ValueError, match=r"^interval: "):
+        mt.certify(families.parity(3), 10, 0.5, interval=(v, 0.9))
+
+
+def test_card_counts_accept_integral_numbers():
+    prof = mt.information_profile(families.parity(3))
+    assert ugc.ugc_card(prof, 0.0, 3.0) == ugc.ugc_card(prof, np.int64(0), 3)
+    assert ugc.gamma_card(prof, Fraction(0), 3) == ugc.gamma_card(prof, 0, 3)
+
+
+def test_sizes_have_documented_maxima_checked_before_work():
+    _refused(certificate.empirical_oracle, np.zeros((1, (1 << 16) + 1), dtype=np.int64), name="samples")
+    _refused(certificate.empirical_oracle, np.array([[0, 10**9]]), name="samples")  # a 10**9 alphabet
+    _refused(structured.MixtureOfProductsLaw, [1.0], np.full((1, (1 << 16) + 1, 2), 0.5), name="probs")
+    t0 = time.perf_counter()
+    _refused(optimal.block_partition, mt.Profile([1.0, 0.5, 0.2]), 2, resolution=10**6, name="resolution")
+    assert time.perf_counter() - t0 < 1.0
+    _refused(joint.mask_to_positions, 3, 2**64, name="d")
+
+
+def test_lagrangian_frontier_accepts_what_is_nonincreasing_accepts():
+    for v in ([1e-3, 1e-3 + 5e-16, 0.0], [1.0, 1.0 + 5e-13, 0.5], [1e-3, 1e-3 + 5e-13, 0.0],
+              [1e300, 1e300 * (1 + 5e-13), 0.0]):
+        prof = mt.Profile(v)
+        try:
+            optimal.lagrangian_frontier(prof, 2)
+            accepted = True
+        except ValueError:
+            accepted = False
+        assert accepted == prof.is_nonincreasing(), v
+        assert prof.is_nonincreasing() == mt.Profile(np.asarray(v) * 1e-100).is_nonincreasing()
+
+
+def test_revealed_masks_are_not_cast_from_floats():
+    law = structured.MarkovChainLaw([[0.9, 0.1], [0.2, 0.8]], 4)
+    _refused(structured.loo_conditionals, law, [[0, 1, 1, 0]], np.array([[0.5, 0, 1, 0]]), name="revealed")
+    _refused(law.conditionals, [[0, 1, 1, 0]], np.array([[0.5, 0, 1, 0]]), name="revealed")
+    _refused(structured.loo_conditionals, "law", [[0, 1, 1, 0]], [[True] * 4], name="law")
+    out = structured.loo_conditionals(law, [[0, 1, 1, 0]], np.array([[1, 0, 1, 0]]))
+    ref = structured.loo_conditionals(law, [[0, 1, 1, 0]], np.array([[True, False, True, False]]))
+    assert np.array_equal(out, ref)
+
+
+def test_bernstein_radius_scale_aware():
+    # the sample variance of values near 1e200 overflowed (inf radius, numpy warning)
+    r = certificate.empirical_bernstein_radius([1e200, -1e200, 1.0], 1e300, 0.95)
+    r1 = certificate.empirical_bernstein_radius([1.0, -1.0, 1e-200], 1e100, 0.95)
+    assert math.isfinite(r) and r == pytest.approx(r1 * 1e200, rel=1e-12)
+    _refused(certificate.empirical_bernstein_radius, [1e300, -1e300, 1.0], 1e308, 0.95, name="values")
+
+
+def test_design_refuses_n_per_level_beyond_its_limit_before_work():
+    from mdmtheory.design import design
+    x = np.array([[0, 1, 1], [1, 0, 1], [0, 0, 0], [1, 1, 1]] * 3)
+    t0 = time.perf_counter()
+    _refused(design, x, steps=2, n_per_level=10**12, name="n_per_level")
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_compare_on_a_point_mass_over_an_extreme_grid():
+    # found by the slow fuzz: inf * 0 in the block objective (RuntimeWarning) where H = 0
+    p = mt.Joint(np.array([1.0, 5.99929215e-289]))
+    cmp = mt.compare(p, mt.Grid((1e-300, 0.999999999999)))
+    assert all(not math.isnan(r.value) for r in cmp.rows)
+
+
+def test_dyadic_weights_name_must_be_text():
+    # found by the slow fuzz: an array as `weights` raised numpy's "truth value ... ambiguous"
+    _refused(dyadic.dyadic_weights, [0.2, 0.5, 0.8], np.array([1, 2]), name="weights")
+
+
+def test_check_schedule_refuses_an_array_as_d():
+    """Found by the slow fuzz: an array d gave numpy's 'truth value is ambiguous'."""
+    with pytest.raises(ValueError, match="^d: "):
+        schedules.check_schedule(mt.Schedule((1, 2)), np.array([1, 2]))
+    assert schedules.check_schedule((1, 2), np.int64(3)).sizes == (1, 2)

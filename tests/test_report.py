@@ -19,6 +19,7 @@ import pytest
 import mdmtheory as mt
 from mdmtheory import families
 from mdmtheory.report import EXPORT_CONVENTIONS, SECTIONS, Report, build_report, render_html, step_counts, write_html
+from mdmtheory.schedules import cosine_schedule, loglinear_grid
 
 
 def _entropy(t):
@@ -154,7 +155,7 @@ def test_recommended_exports_follow_each_sampler_convention(report):
     # Dream / MDLM: masked fraction 1 - C_j/d, the last node replaced by eps
     for fmt, eps in (("dream", 1e-3), ("mdlm", 1e-5)):
         t = np.array(ex[fmt]["times"])
-        tol = 1e-6 if fmt == "dream" else 1e-15  # Dream's times are float32, nudged by ulps
+        tol = 1e-6  # both float32 (Dream's and MDLM's dtype); Dream's nudged by ulps
         np.testing.assert_allclose(t[:-1], 1 - C[:-1] / 5, atol=tol)
         assert t[-1] == eps and np.all(np.diff(t) < 0)
         # a mask survives from t to s with probability s/t: expected reveals are the sizes
@@ -163,7 +164,10 @@ def test_recommended_exports_follow_each_sampler_convention(report):
             k = left * (1 - t[j + 1] / t[j]) if j < S - 1 else left
             expected.append(k)
             left -= k
-        np.testing.assert_allclose(expected, sizes, atol=1e-5 if fmt == "dream" else 1e-9)
+        np.testing.assert_allclose(expected, sizes, atol=1e-5)
+    # MDLM: per-step dt, s = t - dt is the next time, and the last step reaches s = 0
+    t, dt = np.array(ex["mdlm"]["times"]), np.array(ex["mdlm"]["dt"])
+    np.testing.assert_allclose(t[:-1] - dt, np.r_[t[1:-1], 0.0], atol=1e-7)
     # Dream's non-origin algorithms take int(n_masked (1 - s/t)) in float32, the rest at the last step
     t32, left, got = np.array(ex["dream"]["times"], dtype=np.float32), 5, []
     for j in range(S):
@@ -173,7 +177,7 @@ def test_recommended_exports_follow_each_sampler_convention(report):
     assert ex["dream"]["counts_from_grid"] == got and ex["dream"]["exact"] == (got == sizes)
     assert ex["dream"]["counts"] == sizes
     # dllm: alpha(t_j) = C_j/d on t_j = 1 - j/S
-    np.testing.assert_allclose(ex["dllm"]["alpha"], C / 5)
+    np.testing.assert_allclose(ex["dllm"]["alpha_nodes"], C / 5)
     np.testing.assert_allclose(ex["dllm"]["t"], 1 - np.arange(S + 1) / S)
     # our json: read back by the package
     assert list(mt.Schedule.from_json(json.dumps(ex["json"])).sizes) == sizes
@@ -391,10 +395,15 @@ def test_attention_arguments_name_themselves(law, tiny_models):
             build_report(law, steps=[1], planners=("random",), **kwargs)
 
 
-def test_html_with_attention_has_three_more_figures(att_report):
+@pytest.fixture(scope="module")
+def att_html(att_report):
+    return render_html(att_report)
+
+
+def test_html_with_attention_has_three_more_figures(att_html):
     from PIL import Image
 
-    text = render_html(att_report)
+    text = att_html
     assert f'<h2 id="attention">{SECTIONS["attention"]}</h2>' in text
     imgs = _images(text)
     assert len(imgs) == 9 and text.count("<figcaption>") == 9
@@ -402,4 +411,189 @@ def test_html_with_attention_has_three_more_figures(att_report):
         im = Image.open(io.BytesIO(base64.b64decode(b64)))
         im.load()
         assert im.size[0] > 100 and im.size[1] > 100, alt
-    assert "causal baseline: absorption of BOS" in text and "Spearman" in text
+    assert "causal baseline: share of attention absorbed by BOS" in text and "Spearman" in text
+
+
+# -- issue 17 items 10 and 11: the default demo shows a gain; wording -------------------------
+def _falls(phi):
+    return {m: phi[m - 1] - phi[m] for m in range(1, len(phi))}
+
+
+def _sparse_brute_profile(p):
+    """_brute_profile from the support of the table (the 26^5 words table has 3524 words)."""
+    idx = np.argwhere(p.table > 0)
+    w = p.table[tuple(idx.T)]
+
+    def H(S):
+        if not S:
+            return 0.0
+        _, inv = np.unique(idx[:, sorted(S)], axis=0, return_inverse=True)
+        return _entropy(np.bincount(inv.ravel(), weights=w))
+
+    d = p.d
+    phi = []
+    for m in range(d):
+        vals = [H(set(A) | {j}) - H(set(A)) for A in itertools.combinations(range(d), m) for j in range(d) if j not in A]
+        phi.append(np.mean(vals))
+    return np.array(phi)
+
+
+def _brute_step_costs(phi, sizes):
+    out, s = [], 0
+    for k in sizes:
+        out.append(sum(phi[s] - phi[m] for m in range(s, s + k)))
+        s += k
+    return out
+
+
+def test_default_demo_budget_beats_every_family_by_brute_force():
+    """The default report (five-letter words, T = DEFAULT_RECOMMEND_STEPS): the optimum found by
+    enumerating every schedule of T steps differs from the constant one and beats constant,
+    cosine and log-linear by more than 15%; the caption's claims hold."""
+    from mdmtheory.cli.report import DEFAULT_RECOMMEND_STEPS, default_law
+    from mdmtheory.report import _KLCache, _recommended_section, schedule_caption
+
+    law = default_law(model=False)[0]
+    T, d = DEFAULT_RECOMMEND_STEPS, law.d
+    phi = _sparse_brute_profile(law)
+    best = min(_compositions(d, T), key=lambda s: _path_kl(phi, s))
+    best_kl = _path_kl(phi, best)
+    const = list(mt.Schedule.constant(d, T).sizes)
+    assert best != const
+    prof = mt.Profile(phi)
+    for name, other in [("constant", _path_kl(phi, const)), ("cosine", _path_kl(phi, cosine_schedule(d, T).sizes)),
+                        ("log-linear", mt.path_kl(prof, loglinear_grid(T)))]:
+        assert best_kl < 0.85 * other, (name, best_kl, other)
+    # the README's first-screen numbers are these
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    assert f"optimal schedule {best} has path KL {best_kl:.3f} nats against {_path_kl(phi, const):.3f}" in readme
+    assert f"{mt.path_kl(prof, loglinear_grid(T)):.3f} for the log-linear MDLM grid" in readme
+    # the report's record and caption, on the same law and budget (exact KL not needed here)
+    cache = _KLCache(law)
+    cache.values = type("NoKL", (dict,), {"__missing__": lambda self, k: float("nan")})()
+    rec = _recommended_section(prof, mt.pareto_frontier(prof, d), 0.3, T, None, cache)
+    assert rec["sizes"] == best and rec["differs_from_constant"] and rec["path_kl"] == pytest.approx(best_kl, abs=1e-9)
+    assert rec["gains"]["constant"]["saved"] == pytest.approx(_path_kl(phi, const) - best_kl, abs=1e-9)
+    np.testing.assert_allclose(rec["step_costs"], _brute_step_costs(phi, best), atol=1e-9)
+    assert rec["constant_steps_to_match"] > T  # constant needs more steps for the same path KL
+    cap = schedule_caption(rec, phi)
+    assert "gains nothing" not in cap
+    for c in _brute_step_costs(phi, best) + _brute_step_costs(phi, const):
+        assert f"{c:.3g}" in cap
+    starts = np.cumsum([0] + best[:-1])[1:]
+    f = _falls(phi)
+    for m in starts:
+        assert f"φ_{m - 1} − φ_{m} = {f[m]:.3g}" in cap
+    if "steepest" in cap:  # the claim is true: the optimum's step starts are the T - 1 steepest falls
+        assert set(starts.tolist()) == set(sorted(f, key=f.get, reverse=True)[:T - 1])
+
+
+def test_default_report_uses_the_default_budget(monkeypatch, tmp_path):
+    from mdmtheory.cli import main
+    from mdmtheory.cli import report as cli_report
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake(law, **kw):
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr(cli_report, "build_report", fake)
+    with pytest.raises(Stop):
+        main(["report", "--no-model", "--quiet", "--out", str(tmp_path / "r.html")])
+    assert seen["recommend_steps"] == cli_report.DEFAULT_RECOMMEND_STEPS and seen["target"] is None
+    seen.clear()
+    with pytest.raises(Stop):
+        main(["report", "--no-model", "--quiet", "--target", "0.3", "--out", str(tmp_path / "r.html")])
+    assert seen["recommend_steps"] is None and seen["target"] == 0.3
+
+
+def test_first_screen_states_the_gain_and_the_target(law, report):
+    rec = report.recommended
+    text = render_html(report)
+    first = text[:text.index('<h2 id="law">')]
+    assert "Target" in first and "path KL of at most" in first and f"T = {rec['steps']}" in first
+    phi = _brute_profile(law)
+    for name in ("constant", "cosine"):
+        other = _path_kl(phi, rec["family_sizes"][name])
+        assert rec["gains"][name]["path_kl"] == pytest.approx(other, abs=1e-9)
+        saved = other - rec["path_kl"]
+        assert (f"{saved:.3g} nats" in first) if saved > 1e-12 else ("0 (the same)" in first)
+    given = build_report(law, steps=[2], planners=("random",), recommend_steps=2)
+    from mdmtheory.report import _summary_html
+
+    first = "".join(_summary_html(given))
+    assert "Step budget" in first and "T = 2 steps" in first
+
+
+def test_gain_caption_says_h_is_a_sum_over_positions(law, report):
+    from mdmtheory.report import gain_caption
+
+    t = law.table
+    d = law.d
+    H = _entropy(t.ravel())
+    Hi = [_entropy(t.sum(axis=tuple(a for a in range(d) if a != i))) for i in range(d)]
+    Hrest = [_entropy(t.sum(axis=i).ravel()) for i in range(d)]
+    tc, dtc = sum(Hi) - H, H - sum(H - r for r in Hrest)
+    assert report.gain["h"][-1] == pytest.approx(tc + dtc, abs=1e-9)  # h(1) = TC + DTC, brute force
+    cap = gain_caption(report.gain, report.law)
+    assert "sum over positions" in cap and "exceed log K" in cap and f"{tc + dtc:.3g}" in cap
+    assert ("above log K" in cap) == (tc + dtc > np.log(law.K))
+    big = gain_caption({"h": [0.0, 9.0]}, {"d": 5, "K": 2})
+    assert "above log K" in big
+
+
+def test_one_step_is_singular(law):
+    from mdmtheory.cli.report import render
+
+    r = build_report(law, steps=[1], planners=("random",), recommend_steps=1)
+    text = render_html(r)
+    assert "1 steps" not in text and "1 step" in text
+    out = render({"path": "x.html", **r.to_dict()})
+    assert "1 steps" not in out and "recommended: 1 step," in out
+
+
+def test_anchor_null_is_the_brute_force_row_permutation_mean():
+    from mdmtheory.bridge.attention import anchors
+    from mdmtheory.report import anchor_null
+
+    rng = np.random.default_rng(0)
+    A = rng.dirichlet([0.5, 0.5, 0.5], size=(2, 1, 1, 3))  # (n=2, T=1, layers=1, L=3, L=3)
+    perms = list(itertools.permutations(range(3)))
+    exact = []
+    for x in A[:, 0, 0]:
+        vals = []
+        for p in itertools.product(perms, repeat=3):  # each row permuted independently: 216 cases
+            s = np.mean([x[i][list(p[i])] for i in range(3)], axis=0)
+            vals.append(s[anchors(s, eps=3.0)].sum())
+        exact.append(np.mean(vals))
+    null = anchor_null(A, np.ones((2, 1), bool), eps=3.0, permutations=2000, seed=1)
+    assert null["mean"][0] == pytest.approx(np.mean(exact), abs=0.01)
+    assert null["mean"][0] > 1 / 3  # above 1/d: the arg max of random rows is not uniform
+    # a sink (every row puts its mass on key 2) absorbs far more than its null
+    row = np.full(10, 0.1 / 9)
+    row[2] = 0.9
+    sink = np.tile(row, (1, 1, 1, 10, 1))  # 10 queries, all on key 2
+    nul = anchor_null(sink, np.ones((1, 1), bool), permutations=200)
+    assert nul["q95"][0] < 0.5
+
+
+def test_attention_wording_null_sink_and_shares(att_report, att_html):
+    from mdmtheory.report import _bos_verdict
+
+    a = att_report.attention
+    assert len(a["anchor_null"]["mean"]) == a["layers"] and all(v >= 1 / 5 - 1e-12 for v in a["anchor_null"]["mean"])
+    text = att_html
+    assert "row-permutation null" in text and "at least 1/d" in text
+    # shares print as percentages, not as counts (the arg max was used at every step: 100%)
+    assert re.search(r"share of steps where no position passed \(arg max used\)</td>(<td[^>]*>100\.0%</td>){2}", text)
+    b = a["baseline"]
+    below = [v < b["uniform_causal_bos"] for v in b["bos_mean"]]
+    assert ("no attention sink" in text) == any(below)
+    v = _bos_verdict({"uniform_causal_bos": 0.4, "bos_mean": [0.3, 0.8]})
+    assert "layer 0 BOS absorbs less than uniform" in v and "no attention sink" in v and "2×" in v

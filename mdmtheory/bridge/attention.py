@@ -56,7 +56,13 @@ import numpy as np
 from scipy.special import entr, xlogy
 from scipy.stats import rankdata
 
-from .._validate import int_arg, real_arg
+from .._validate import _short, float_array, int_arg, real_arg
+
+#: Largest ``batch_size`` of the extraction functions (sequences per forward).
+MAX_BATCH = 1 << 20
+#: Largest number of attention-map entries a function builds (n x steps x layers x L x L for
+#: ``keep="full"``, n x steps x layers x L otherwise): 2**28 float64 = 2 GiB.
+MAX_ENTRIES = 1 << 28
 
 __all__ = [
     "received_attention",
@@ -91,11 +97,12 @@ DEFAULT_EPS = 3.0
 def _as_array(a, name: str) -> np.ndarray:
     """float64 numpy copy of an array or a torch tensor (without importing torch)."""
     if hasattr(a, "detach") and hasattr(a, "cpu"):
+        if getattr(a, "dtype", None) is not None and getattr(a.dtype, "is_floating_point", True) is False:
+            raise ValueError(f"{name}: expected real numbers, got a {a.dtype} tensor")
         a = a.detach().cpu().double().numpy()
-    try:
-        arr = np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: cannot be read as a float64 array ({exc})") from None
+    if isinstance(a, np.ndarray) and a.dtype == bool:
+        raise ValueError(f"{name}: expected real numbers, got a bool array")
+    arr = float_array(a, name, finite=False)  # strings, bools, deep lists refused; nothing coerced
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name}: contains NaN or infinite values")
     return arr
@@ -127,19 +134,43 @@ def _check_eps(eps) -> float:
     return eps
 
 
+def _check_broadcast(mask: np.ndarray, shape, name: str) -> None:
+    try:
+        np.broadcast_shapes(mask.shape, shape)
+    except ValueError:
+        raise ValueError(f"{name}: shape {mask.shape} does not broadcast against the maps' {tuple(shape)}") from None
+
+
+def _check_queries(queries) -> str:
+    if not isinstance(queries, str) or queries not in ("all", "masked"):
+        raise ValueError(f'queries: expected "all" or "masked", got {_short(queries)}')
+    return queries
+
+
+def _check_keep(keep) -> str:
+    if not isinstance(keep, str) or keep not in ("full", "summary"):
+        raise ValueError(f'keep: expected "full" or "summary", got {_short(keep)}')
+    return keep
+
+
 def _check_set(S, L: int, name: str) -> np.ndarray:
     """A set of key positions as a bool mask (..., L): a bool array, or a list of indices."""
-    arr = np.asarray(S.detach().cpu() if hasattr(S, "detach") else S)
+    if S is None or isinstance(S, (str, bytes, dict, set, bool, np.bool_)):
+        raise ValueError(f"{name}: expected a bool mask (..., {L}) or a 1-D list of positions, got {_short(S)}")
+    try:
+        arr = np.asarray(S.detach().cpu() if hasattr(S, "detach") else S)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        raise ValueError(f"{name}: cannot be read as a bool mask (..., {L}) or a list of positions") from None
     if arr.dtype == bool:
         if arr.shape[-1:] != (L,):
             raise ValueError(f"{name}: a bool mask must have last axis of length {L}, got shape {arr.shape}")
         return arr
     if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
-        raise ValueError(f"{name}: expected a bool mask (..., {L}) or a 1-D list of positions, got {S!r}")
+        raise ValueError(f"{name}: expected a bool mask (..., {L}) or a 1-D list of positions, got {_short(S)}")
     if np.any((arr < 0) | (arr >= L)):
-        raise ValueError(f"{name}: positions must lie in 0..{L - 1}, got {arr.tolist()}")
+        raise ValueError(f"{name}: positions must lie in 0..{L - 1} (no -1: nothing wraps), got {_short(arr.tolist())}")
     mask = np.zeros(L, dtype=bool)
-    mask[arr] = True
+    mask[arr.astype(np.int64)] = True  # an empty list (float dtype) is the empty set
     return mask
 
 
@@ -240,7 +271,9 @@ def absorption(A, S) -> np.ndarray:
     """
     A = _check_maps(A)
     S = _check_set(S, A.shape[-1], "S")
-    return _absorption_from_colsums(A.sum(axis=-2), S)
+    c = A.sum(axis=-2)
+    _check_broadcast(S, c.shape, "S")
+    return _absorption_from_colsums(c, S)
 
 
 def absorption_stats(values, *, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -250,7 +283,10 @@ def absorption_stats(values, *, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
     (layers,) arrays: the per-layer mean ± std over the n samples.
     """
     v = _as_array(values, "values")
-    if v.ndim == 0 or v.shape[axis] == 0:
+    if v.ndim == 0:
+        raise ValueError(f"values: expected at least one sample along axis {_short(axis)}, got a scalar")
+    axis = int_arg(axis, "axis", -v.ndim, v.ndim - 1)
+    if v.shape[axis] == 0:
         raise ValueError(f"values: expected at least one sample along axis {axis}, got shape {v.shape}")
     return v.mean(axis=axis), v.std(axis=axis)
 
@@ -355,6 +391,8 @@ def masked_share(A, masked, *, queries: str = "all") -> np.ndarray:
     """
     A = _check_maps(A)
     M = _check_set(masked, A.shape[-1], "masked")
+    queries = _check_queries(queries)
+    _check_broadcast(M, A.shape[:-2] + A.shape[-1:], "masked")
     if queries == "all":
         c = A.sum(axis=-2)
     elif queries == "masked":
@@ -417,6 +455,7 @@ class AttentionTrace:
         ``queries="all"``: :math:`\frac1L\sum_i A_{ij}` (the paper's definition);
         ``"masked"``: the mean over the masked query rows only. Inactive steps hold zeros.
         """
+        queries = _check_queries(queries)
         if queries == "all":
             return (self.colsum_masked + self.colsum_revealed) / self.length
         if queries == "masked":
@@ -433,10 +472,23 @@ def summarize_maps(maps, revealed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     memory-bounded mode of :func:`trace_sampling` keeps only these.
     """
     A = _check_maps(maps, "maps")
-    rv = np.asarray(revealed, dtype=bool)[..., None, :, None]  # query axis
+    if A.ndim < 3 or A.shape[-1] != A.shape[-2]:
+        raise ValueError(f"maps: expected square maps (..., n_layers, L, L), got shape {A.shape}")
+    rv0 = bool_array(revealed, "revealed", "(..., L)")
+    if rv0.ndim < 1 or rv0.shape[-1] != A.shape[-1]:
+        raise ValueError(f"revealed: expected a bool array (..., {A.shape[-1]}), got shape {rv0.shape}")
+    _check_broadcast(rv0, A.shape[:-3] + A.shape[-1:], "revealed")
+    rv = rv0[..., None, :, None]  # query axis
     cm = np.where(rv, 0.0, A).sum(axis=-2)
     cr = np.where(rv, A, 0.0).sum(axis=-2)
     return cm, cr, entr(A).sum(axis=-1)
+
+
+def bool_array(value, name, what=""):
+    """A bool array (bools or 0/1 integers; floats refused, not cast). See bridge._checks."""
+    from ._checks import bool_array as _b
+
+    return _b(value, name, what)
 
 
 def _torch():
@@ -451,6 +503,13 @@ def _torch():
 
 def _forward(model, ids):
     """(logits (B, L, V), attentions tuple of (B, H, L, L)) from one forward pass."""
+    if not callable(model):
+        raise ValueError(f"model: expected an nn.Module or callable returning attention maps, got {type(model).__name__}")
+    if getattr(getattr(model, "config", None), "causal", False) is True and hasattr(model, "mask_id") and bool((ids == model.mask_id).any()):
+        raise ValueError(
+            f"ids: token {model.mask_id} is the mask id, but this is a causal (autoregressive) model that reads "
+            "clean data tokens only; feed it data, or use a masked-diffusion model for masked inputs"
+        )
     out = model(ids, output_attentions=True)
     if isinstance(out, (tuple, list)):
         logits, attentions = out[0], out[1] if len(out) > 1 else None
@@ -494,10 +553,14 @@ def attention_maps(model, ids, *, batch_size: int = 64) -> np.ndarray:
     (B, n_layers, L, L) float64 numpy array, rows = queries.
     """
     torch = _torch()
-    batch_size = int_arg(batch_size, "batch_size", 1)
-    ids = torch.as_tensor(np.asarray(ids) if not hasattr(ids, "detach") else ids, dtype=torch.long)
-    if ids.ndim != 2:
-        raise ValueError(f"ids: expected a (B, L) batch of token ids, got shape {tuple(ids.shape)}")
+    from ._checks import int_array
+
+    batch_size = int_arg(batch_size, "batch_size", 1, MAX_BATCH)
+    ids = torch.as_tensor(int_array(ids, "ids", "token ids (B, L)"))
+    if ids.ndim != 2 or ids.shape[0] < 1 or ids.shape[1] < 1:
+        raise ValueError(f"ids: expected a non-empty (B, L) batch of token ids, got shape {tuple(ids.shape)}")
+    if int(ids.min()) < 0:
+        raise ValueError(f"ids: token ids must be >= 0 (no -1: nothing wraps), got {int(ids.min())}")
     device = _model_device(model)
     out = []
     with torch.no_grad():
@@ -528,15 +591,14 @@ def trace_forward(model, ids, *, revealed=None, keep: str = "full", batch_size: 
     ``revealed`` (n, L) bool, default all True (every position is context). ``samples`` of
     the trace holds the ids.
     """
-    if keep not in ("full", "summary"):
-        raise ValueError(f'keep: expected "full" or "summary", got {keep!r}')
+    keep = _check_keep(keep)
     maps = attention_maps(model, ids, batch_size=batch_size)
     n, _, L, _ = maps.shape
-    rv = np.ones((n, L), dtype=bool) if revealed is None else np.asarray(revealed, dtype=bool)
+    rv = np.ones((n, L), dtype=bool) if revealed is None else bool_array(revealed, "revealed", f"({n}, {L})")
     if rv.shape != (n, L):
         raise ValueError(f"revealed: expected a bool array of shape ({n}, {L}), got {rv.shape}")
     cm, cr, ent, full = _record(maps, rv, keep)
-    ids_np = np.asarray(ids.detach().cpu() if hasattr(ids, "detach") else ids, dtype=np.int64)
+    ids_np = np.asarray(ids.detach().cpu() if hasattr(ids, "detach") else ids).astype(np.int64)
     return AttentionTrace(
         samples=ids_np,
         revealed=rv[:, None],
@@ -604,14 +666,15 @@ def trace_sampling(
     from ..samplers.simulate import _choose, _planner_setup
     from ..schedules import Grid
     from ..structured import _inverse_cdf
+    from ._checks import MAX_TOKEN_ID, check_bool, int_array
 
     torch = _torch()
     d = int_arg(d, "d", 1)
     n = int_arg(n, "n", 1)
     seed = int_arg(seed, "seed", 0, hint=" (an explicit seed)")
-    batch_size = int_arg(batch_size, "batch_size", 1)
-    if keep not in ("full", "summary"):
-        raise ValueError(f'keep: expected "full" or "summary", got {keep!r}')
+    batch_size = int_arg(batch_size, "batch_size", 1, MAX_BATCH)
+    keep = _check_keep(keep)
+    shift = check_bool(shift, "shift")
     if hasattr(model, "log_probs") and hasattr(model, "model") and hasattr(model, "mask_id"):  # a bridge MaskedModel
         if getattr(model, "time_input", None) is not None:
             raise ValueError("model: time-conditioned models (time_input) are not supported by trace_sampling")
@@ -623,16 +686,28 @@ def trace_sampling(
         mask_id = getattr(model, "mask_id", None)
         if mask_id is None:
             raise ValueError("mask_id: the model has no mask_id attribute; pass mask_id=...")
-    mask_id = int_arg(mask_id, "mask_id", 0)
+    mask_id = int_arg(mask_id, "mask_id", 0, MAX_TOKEN_ID)
+    if vocab is not None:
+        v = int_array(list(vocab) if isinstance(vocab, range) else vocab, "vocab", "token ids")
+        if v.ndim != 1 or v.shape[0] < 2 or v.min() < 0 or v.max() > MAX_TOKEN_ID or np.unique(v).shape[0] != v.shape[0]:
+            raise ValueError(f"vocab: expected at least 2 distinct token ids in 0..{MAX_TOKEN_ID}, got {_short(vocab)}")
+        if np.any(v == mask_id):
+            raise ValueError(f"vocab: contains the mask id {mask_id}; the mask is never an outcome")
+        vocab = v.tolist()
     if isinstance(plan, Grid):
         raise ValueError("plan: trace_sampling takes a Schedule or None (convert a Grid with grid_to_schedule)")
     planner, is_random, sizes = _planner_setup(plan, planner, d)
     T = len(sizes)
     if targets is not None:
-        targets = np.asarray(targets)
-        if targets.shape != (n, d) or targets.dtype.kind not in "iu" or (targets.size and targets.min() < 0):
-            raise ValueError(f"targets: expected ({n}, {d}) non-negative outcome indices, got {targets.dtype} {targets.shape}")
-        targets = targets.astype(np.int64)
+        targets = int_array(targets, "targets", f"outcome indices ({n}, {d})")
+        if targets.shape != (n, d) or (targets.size and targets.min() < 0):
+            raise ValueError(f"targets: expected ({n}, {d}) non-negative outcome indices, got shape {targets.shape}")
+    T0 = len(sizes)
+    if n * T0 * d * (d if keep == "full" else 1) > MAX_ENTRIES:
+        raise ValueError(
+            f"n: {n} samples x {T0} steps x {d} positions{' x ' + str(d) if keep == 'full' else ''} per layer "
+            f"exceed {MAX_ENTRIES} recorded entries (MAX_ENTRIES); use fewer samples or keep=\"summary\""
+        )
     rng = np.random.default_rng(seed)
     device = _model_device(model)
     vocab_t = None if vocab is None else torch.as_tensor(list(vocab), dtype=torch.long)
@@ -765,6 +840,12 @@ def floating_summary(trace: AttentionTrace, *, eps: float = DEFAULT_EPS, queries
     if not isinstance(trace, AttentionTrace):
         raise ValueError(f"trace: expected an AttentionTrace, got {type(trace).__name__}")
     eps = _check_eps(eps)
+    queries = _check_queries(queries)
+    if queries == "masked" and np.any(trace.active & trace.revealed.all(axis=-1)):
+        raise ValueError(
+            'queries: "masked" needs a masked query at every active step, but this trace has a step with '
+            'every position revealed (e.g. trace_forward on data); use queries="all"'
+        )
     s = trace.received(queries)  # (n, T, nl, L)
     act = trace.active  # (n, T)
     n, T, nl, L = s.shape
@@ -846,7 +927,12 @@ def conditional_mutual_information(joint, i: int, j: int, given=()) -> float:
     j = int_arg(j, "j", 0, d - 1)
     if i == j:
         raise ValueError(f"i, j: expected two different positions, got {i} twice")
-    C = positions_to_mask(given, d, name="given")
+    if given is None or isinstance(given, (str, bytes)) or not hasattr(given, "__iter__"):
+        raise ValueError(f"given: expected a sequence of positions (e.g. () or [2]), got {_short(given)}")
+    try:
+        C = positions_to_mask(given, d, name="given")
+    except (TypeError, OverflowError, RecursionError):
+        raise ValueError(f"given: expected a sequence of positions in 0..{d - 1}, got {_short(given)}") from None
     if C >> i & 1 or C >> j & 1:
         raise ValueError("given: must not contain i or j")
     t = joint.table
@@ -901,12 +987,14 @@ def revealed_information(law, x, revealed, *, kind: str = "pointwise") -> np.nda
 
     oracle = as_oracle(law)
     d, K = oracle.d, oracle.K
-    x = np.asarray(x)
-    rv = np.asarray(revealed, dtype=bool)
+    if not isinstance(kind, str) or kind not in ("pointwise", "average"):
+        raise ValueError(f'kind: expected "pointwise" or "average", got {_short(kind)}')
+    from ._checks import int_array
+
+    x = int_array(x, "x", "outcome indices")
+    rv = bool_array(revealed, "revealed", f"({d},)")
     if x.shape != (d,) or rv.shape != (d,):
         raise ValueError(f"x, revealed: expected two arrays of shape ({d},), got {x.shape} and {rv.shape}")
-    if x.dtype.kind not in "iu":
-        raise ValueError(f"x: expected integer outcome indices, got dtype {x.dtype}")
     if np.any(rv & ((x < 0) | (x >= K))):
         raise ValueError(f"x: revealed values must be outcome indices in 0..{K - 1}")
     x = np.where(rv, x, 0).astype(np.int64)
@@ -1021,6 +1109,11 @@ def attention_information_correlation(
     if not isinstance(trace, AttentionTrace) or trace.maps is None:
         raise ValueError('trace: expected an AttentionTrace recorded with keep="full" (the maps are needed)')
     min_revealed = int_arg(min_revealed, "min_revealed", 2)
+    if not isinstance(kind, str) or kind not in ("pointwise", "average"):
+        raise ValueError(f'kind: expected "pointwise" or "average", got {_short(kind)}')
+    tol = real_arg(tol, "tol")
+    if tol < 0:
+        raise ValueError(f"tol: expected a tolerance >= 0, got {tol}")
     if max_states is not None:
         max_states = int_arg(max_states, "max_states", 1)
     n, T, nl, L = trace.colsum_masked.shape
@@ -1088,6 +1181,20 @@ def attention_information_correlation(
 
 
 # -- plots ---------------------------------------------------------------------------------
+#: Largest number of cells of a received-attention heatmap (:func:`plot_received`).
+MAX_PLOT_CELLS = 1 << 16
+
+
+def _check_plot_args(ax, title) -> None:
+    if ax is not None:
+        from matplotlib.axes import Axes
+
+        if not isinstance(ax, Axes):
+            raise ValueError(f"ax: expected a matplotlib Axes or None, got {type(ax).__name__}")
+    if title is not None and not isinstance(title, str):
+        raise ValueError(f"title: expected a string or None, got {_short(title)}")
+
+
 def _new_axes(width: float, height: float):
     """A new Figure and its Axes on the Agg canvas, without pyplot (no global backend switched,
     no figure for the caller to close); the shared helper of :mod:`mdmtheory.plots`."""
@@ -1113,10 +1220,13 @@ def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = N
     The matplotlib Figure.
     """
     s = _as_array(s, "s")
-    if s.ndim != 2:
-        raise ValueError(f"s: expected a (steps, positions) array, got shape {s.shape}")
-    if ax is None:
-        fig, ax = _new_axes(2.0 + 0.35 * s.shape[1], 1.5 + 0.3 * s.shape[0])
+    if s.ndim != 2 or s.size == 0:
+        raise ValueError(f"s: expected a non-empty (steps, positions) array, got shape {s.shape}")
+    if s.size > MAX_PLOT_CELLS:
+        raise ValueError(f"s: {s.size} cells; a heatmap shows at most {MAX_PLOT_CELLS} (MAX_PLOT_CELLS)")
+    _check_plot_args(ax, title)
+    if ax is None:  # 0.35 in per position, 0.3 in per step, at most 24 in
+        fig, ax = _new_axes(min(2.0 + 0.35 * s.shape[1], 24.0), min(1.5 + 0.3 * s.shape[0], 24.0))
     else:
         fig = ax.figure
     im = ax.imshow(s, aspect="auto", cmap="viridis", origin="upper")
@@ -1144,6 +1254,20 @@ def plot_absorption(series: dict, *, ax=None, title: str | None = None):
     """
     if not isinstance(series, dict) or not series:
         raise ValueError("series: expected a non-empty dict name -> (mean, std)")
+    _check_plot_args(ax, title)
+    checked = {}
+    for name, pair in series.items():
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"series: the value of {_short(name)} must be a pair (mean, std), got {_short(pair)}")
+        mean = _as_array(pair[0], "series mean").ravel()
+        std = _as_array(pair[1], "series std").ravel()
+        if mean.size == 0 or mean.size != std.size or mean.size > 4096 or np.any(std < 0):
+            raise ValueError(
+                f"series: {_short(name)} needs mean and std of the same length 1..4096 (std >= 0), "
+                f"got {mean.size} and {std.size}"
+            )
+        checked[name] = (mean, std)
+    series = checked
     if ax is None:
         fig, ax = _new_axes(5.0, 3.2)
     else:

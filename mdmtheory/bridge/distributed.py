@@ -32,6 +32,12 @@ import sys
 import numpy as np
 import torch
 
+from .._validate import _short, float_array as _float_array, int_arg as _int_arg
+from ._checks import MAX_DRAWS
+
+#: Largest world size accepted by :class:`World`.
+MAX_WORLD = 1 << 20
+
 __all__ = ["World", "world", "all_reduce_sum", "init_from_env", "run_profile", "main"]
 
 
@@ -39,10 +45,15 @@ class World:
     """Rank, size and backend of the process group in use (``(0, 1, None)`` without one)."""
 
     def __init__(self, rank: int = 0, size: int = 1, backend: str | None = None):
+        size = _int_arg(size, "size", 1, MAX_WORLD)
+        rank = _int_arg(rank, "rank", 0, size - 1)
+        if backend is not None and not isinstance(backend, str):
+            raise ValueError(f"backend: expected None or a backend name such as 'gloo', got {_short(backend)}")
         self.rank, self.size, self.backend = rank, size, backend
 
     def shard(self, n: int) -> np.ndarray:
-        """The draw indices g < n of this rank: g ≡ rank (mod size)."""
+        """The draw indices g < n of this rank: g ≡ rank (mod size); n <= MAX_DRAWS."""
+        n = _int_arg(n, "n", 0, MAX_DRAWS)
         return np.arange(self.rank, n, self.size, dtype=np.int64)
 
     def __repr__(self) -> str:
@@ -51,14 +62,14 @@ class World:
 
 def world(distributed=None) -> World:
     """The process group to shard over: ``None`` = the default group if initialized."""
-    if distributed is False:
+    if distributed is not None and not isinstance(distributed, (bool, np.bool_)):
+        raise ValueError(f"distributed: expected None (auto), True or False, got {_short(distributed)}")
+    if distributed is not None and not distributed:
         return World()
     dist = torch.distributed
     ready = dist.is_available() and dist.is_initialized()
-    if distributed is True and not ready:
+    if distributed is not None and not ready:
         raise ValueError("distributed: True needs an initialized torch.distributed process group (torchrun)")
-    if distributed not in (None, True):
-        raise ValueError(f"distributed: expected None (auto), True or False, got {distributed!r}")
     if not ready:
         return World()
     return World(dist.get_rank(), dist.get_world_size(), dist.get_backend())
@@ -66,7 +77,11 @@ def world(distributed=None) -> World:
 
 def all_reduce_sum(w: World, arrays, device=None):
     """Sum float64 numpy arrays over the ranks (one all-reduce); unchanged when size == 1."""
-    arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
+    if not isinstance(w, World):
+        raise ValueError(f"w: expected a World (mdmtheory.bridge.distributed.world()), got {_short(w)}")
+    if not isinstance(arrays, (list, tuple)):
+        raise ValueError(f"arrays: expected a list of numeric arrays, got {_short(arrays)}")
+    arrays = [_float_array(a, "arrays", finite=False) for a in arrays]
     if w.size == 1:
         return arrays
     flat = np.concatenate([a.ravel() for a in arrays])
@@ -131,16 +146,27 @@ def main(argv=None) -> int:
     p.add_argument("--max-batch", type=int, default=64)
     p.add_argument("--out", default=None, help="JSON file written by rank 0 (default: stdout)")
     args = parser.parse_args(argv)
+    try:
+        return _profile_job(args)
+    except (ValueError, FileNotFoundError) as exc:  # bad input: one line, exit status 2
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+
+
+def _profile_job(args) -> int:
+    from ..datasets import read_npy
     from .hf import from_pretrained
 
+    if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+        raise ValueError(f"--out: the folder of {args.out!r} does not exist; create it first")
     w = init_from_env()
     device = f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
-    vocab = None if args.vocab_file is None else np.load(args.vocab_file)
+    vocab = None if args.vocab_file is None else read_npy(args.vocab_file, "--vocab-file", ndim=1)
+    samples = read_npy(args.samples, "--samples", ndim=2)
     model = from_pretrained(
         args.hf, mask_id=args.mask_id, vocab=vocab, shift=args.shift,
         trust_remote_code=args.trust_remote_code, max_batch=args.max_batch, device=device,
     )
-    samples = np.load(args.samples)
     result = run_profile(model, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed)
     if w.rank == 0:
         text = json.dumps(result)

@@ -23,6 +23,10 @@ Conventions shared by every estimator
 * Accumulation in float64 of sufficient statistics (counts, sums, sums of squares or of
   outer products); ``forwards`` counts the sequences the model evaluated (all ranks).
 * Standard errors are :math:`s/\sqrt n` (ddof = 1); ``ci(level)`` is the normal interval.
+* Limits (checked before any forward; :mod:`mdmtheory.bridge._checks`): at most
+  :data:`~mdmtheory.bridge._checks.MAX_DRAWS` = 2**24 draws per estimate (levels ×
+  ``n_per_level``; ``n`` × levels for :func:`compare_plans`; ``n`` elsewhere) and
+  :data:`~mdmtheory.bridge._checks.MAX_RESAMPLES` = 10**5 ``n_resamples``.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from ..samplers.simulate import _choose, _planner_setup
 from ..schedules import Grid, Schedule, check_schedule
 from ..structured import as_oracle
 from .distributed import all_reduce_sum, world
+from ._checks import MAX_DRAWS, MAX_RESAMPLES, check_choice, int_array, short
 from .model import ModelOracle, as_masked_model
 
 __all__ = [
@@ -91,16 +96,10 @@ def _check_seed(seed) -> int:
 
 
 def _check_samples(samples, model, name: str = "samples") -> np.ndarray:
-    if isinstance(samples, torch.Tensor):
-        samples = samples.detach().cpu().numpy()
-    try:
-        xs = np.asarray(samples)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: cannot be read as an integer array (n, d) ({exc})") from None
+    xs = int_array(samples, name, "outcome indices (n, d)")
     if xs.ndim != 2 or xs.shape[0] < 1 or xs.shape[1] < 1:
         raise ValueError(f"{name}: expected a non-empty integer array of shape (n, d), got shape {xs.shape}")
-    if xs.dtype.kind not in "iu":
-        raise ValueError(f"{name}: expected integer outcome indices, got dtype {xs.dtype}")
+    model.check_length(xs.shape[1], name)
     model.resolve(xs.shape[1])
     if xs.min() < 0 or xs.max() >= model.K:
         raise ValueError(
@@ -113,16 +112,22 @@ def _check_samples(samples, model, name: str = "samples") -> np.ndarray:
 def _check_levels(levels, d: int) -> np.ndarray:
     if levels is None:
         return np.arange(d, dtype=np.int64)
-    lv = np.atleast_1d(np.asarray(levels))
-    if lv.ndim != 1 or lv.shape[0] == 0 or lv.dtype.kind not in "iu" or lv.min() < 0 or lv.max() >= d:
-        raise ValueError(f"levels: expected distinct integers in 0..{d - 1} (numbers of revealed tokens), got {levels!r}")
+    try:
+        lv = np.atleast_1d(int_array(levels, "levels"))
+    except ValueError:
+        lv = None
+    if lv is None or lv.ndim != 1 or lv.shape[0] == 0 or lv.min() < 0 or lv.max() >= d:
+        raise ValueError(f"levels: expected distinct integers in 0..{d - 1} (numbers of revealed tokens), got {short(levels)}")
     if np.unique(lv).shape[0] != lv.shape[0]:
-        raise ValueError(f"levels: contains repeated levels: {levels!r}")
+        raise ValueError(f"levels: contains repeated levels: {short(levels)}")
     return lv.astype(np.int64)
 
 
-def _check_count(n, name: str, minimum: int = 2) -> int:
-    return int_arg(n, name, minimum)
+def _check_count(n, name: str, minimum: int = 2, per: int = 1) -> int:
+    """A number of draws, >= minimum; ``per`` draws each (levels) stay within MAX_DRAWS in all."""
+    top = MAX_DRAWS // max(per, 1)
+    hint = f" (at most {MAX_DRAWS} draws in all: {per} levels x {name})" if per > 1 else ""
+    return int_arg(n, name, minimum, max(top, minimum), hint=hint)
 
 
 def _prepare(model, samples, seed):
@@ -133,8 +138,8 @@ def _prepare(model, samples, seed):
 
 
 def _check_level(level) -> float:
-    if not (isinstance(level, numbers.Real) and 0 < level < 1):
-        raise ValueError(f"level: expected a confidence level in (0, 1), got {level!r}")
+    if isinstance(level, (bool, np.bool_)) or not (isinstance(level, numbers.Real) and 0 < level < 1):
+        raise ValueError(f"level: expected a confidence level in (0, 1), got {short(level)}")
     return float(level)
 
 
@@ -153,6 +158,22 @@ def _masked_nll(model, x_in: np.ndarray, target: np.ndarray) -> np.ndarray:
     """Sum over masked positions of −log p̂(target_j | x_in), float64 (rows,)."""
     lp = model.score(x_in, target)
     return -lp.sum(dim=1).cpu().numpy()
+
+
+def _check_prompt_length(prompt_length, d: int) -> int:
+    if isinstance(prompt_length, (bool, np.bool_)) or not isinstance(prompt_length, numbers.Integral) \
+            or not 0 <= prompt_length < d:
+        raise ValueError(f"prompt_length: expected an integer in 0..{d - 1} (the first positions of each row are "
+                         f"the prompt; at least one response position), got {prompt_length!r}")
+    return int(prompt_length)
+
+
+def _reveal(x: np.ndarray, u: np.ndarray, counts, g: int) -> np.ndarray:
+    """Rows with the prompt (first g positions) visible and, of the response, the ``counts``
+    positions of lowest uniform ``u`` revealed; every other response position masked (-1)."""
+    rank = np.argsort(np.argsort(u, axis=1), axis=1)
+    resp = np.where(rank < np.reshape(counts, (-1, 1)), x[:, g:], -1)
+    return np.concatenate([x[:, :g], resp], axis=1) if g else resp
 
 
 def _chunks(idx: np.ndarray, size: int):
@@ -330,8 +351,14 @@ def _level_estimate(w, model, f0, lv, n_per_level, total, sumsq, kind, d) -> Pro
     return ProfileEstimate(lv, mean, se, counts, int(forwards[0]), kind, d)
 
 
-def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None) -> ProfileEstimate:
+def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None,
+                     prompt_length: int = 0) -> ProfileEstimate:
     r"""The cross-entropy profile c(i) by Monte Carlo, stratified by level.
+
+    ``prompt_length = g``: the first g positions of every row are a prompt, always visible,
+    never masked, scored or counted; levels and the result then refer to the d − g response
+    positions and the estimate is the response's profile averaged over the prompts of the
+    data (``mt.information_profile(p, given=range(g))`` for an exact model).
 
     Draw g = (level ℓ, r): sample :math:`x` (``g mod n``), a uniformly random revealed set A
     with :math:`|A| = i_\ell`; **one forward** scores every masked position,
@@ -357,10 +384,12 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
     ProfileEstimate
     """
     model, xs, seed = _prepare(model, samples, seed)
-    n_per_level = _check_count(n_per_level, "n_per_level")
-    n_s, d = xs.shape
+    n_s, D = xs.shape
+    gp = _check_prompt_length(prompt_length, D)
+    d = D - gp  # response length: only response positions are masked, scored or counted
     lv = _check_levels(levels, d)
     L = lv.shape[0]
+    n_per_level = _check_count(n_per_level, "n_per_level", per=L)
     w = world(distributed)
     f0 = model.forwards
     total, sumsq = np.zeros(L), np.zeros(L)
@@ -369,8 +398,7 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
         ell = g // n_per_level
         i = lv[ell]
         x = xs[g % n_s]
-        rank = np.argsort(np.argsort(uniforms(seed, _PROFILE, g, d), axis=1), axis=1)
-        x_in = np.where(rank < i[:, None], x, -1)
+        x_in = _reveal(x, uniforms(seed, _PROFILE, g, d), i, gp)
         Y = _masked_nll(model, x_in, x) / (d - i)
         np.add.at(total, ell, Y)
         np.add.at(sumsq, ell, Y * Y)
@@ -394,7 +422,8 @@ def _check_plans(plans, d: int) -> tuple:
     return tuple(out)
 
 
-def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distributed=None) -> PlanComparison:
+def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distributed=None,
+                  prompt_length: int = 0) -> PlanComparison:
     r"""Path cross-entropies :math:`\sum_t k_t c(s_t)` of several schedules, paired.
 
     Draw g: sample x and one uniformly random order π of the positions (common to every
@@ -403,11 +432,14 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
     :math:`Y_s = \frac{1}{d-s}\sum_{j \notin A_s} -\log \hat p(x_j \mid x_{A_s})`. Plan k's
     estimate is :math:`\sum_t k_t Y_{s_t}` on the same draws, so differences between plans
     have small variance (H(X) and most of the noise cancel); the standard errors come from
-    the covariance of the Y's. Forwards: n × (number of distinct levels).
+    the covariance of the Y's. Forwards: n × (number of distinct levels). With
+    ``prompt_length = g`` the plans are schedules of the d − g response positions and the
+    prompt is always visible (as in :func:`estimate_profile`).
     """
     model, xs, seed = _prepare(model, samples, seed)
-    n = _check_count(n, "n")
-    n_s, d = xs.shape
+    n_s, D = xs.shape
+    gp = _check_prompt_length(prompt_length, D)
+    d = D - gp  # plans are schedules of the response positions
     if isinstance(plans, (Schedule, Grid)) or (
         isinstance(plans, (list, tuple, np.ndarray)) and len(plans) > 0 and all(isinstance(v, numbers.Integral) for v in plans)
     ):
@@ -417,6 +449,7 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
     plans = _check_plans(list(plans), d)
     lv = np.unique(np.concatenate([np.asarray(p.starts) for p in plans]))
     L = lv.shape[0]
+    n = _check_count(n, "n", per=L)
     W = np.zeros((len(plans), L))
     for a, p in enumerate(plans):
         for s, k in zip(p.starts, p.sizes):
@@ -426,10 +459,10 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
     total, outer = np.zeros(L), np.zeros((L, L))
     for g in _chunks(w.shard(n), model.max_batch):
         x = xs[g % n_s]
-        rank = np.argsort(np.argsort(uniforms(seed, _PATH, g, d), axis=1), axis=1)
+        u = uniforms(seed, _PATH, g, d)
         Y = np.empty((g.shape[0], L))
         for li, s in enumerate(lv):
-            Y[:, li] = _masked_nll(model, np.where(rank < s, x, -1), x) / (d - s)
+            Y[:, li] = _masked_nll(model, _reveal(x, u, np.full(g.shape[0], s), gp), x) / (d - s)
         total += Y.sum(axis=0)
         outer += Y.T @ Y
     forwards = np.array([model.forwards - f0], dtype=np.float64)
@@ -453,13 +486,14 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
     )
 
 
-def estimate_path_cross_entropy(model, samples, plan, *, n: int = 1000, seed: int = 0, distributed=None) -> PathEstimate:
+def estimate_path_cross_entropy(model, samples, plan, *, n: int = 1000, seed: int = 0, distributed=None,
+                                prompt_length: int = 0) -> PathEstimate:
     r""":math:`\sum_t k_t c(s_t)` of one Schedule, nats per sequence (see :func:`compare_plans`).
 
     With an exact model this is :math:`\mathrm{KL}_{\text{path}}(k) + H(X)`; for any model
     it is the path KL of its random-order sampler plus H(X) (docs/design.md §2).
     """
-    cmp = compare_plans(model, samples, [plan], n=n, seed=seed, distributed=distributed)
+    cmp = compare_plans(model, samples, [plan], n=n, seed=seed, distributed=distributed, prompt_length=prompt_length)
     sched = cmp.plans[0]
     steps = np.array([k * cmp.level_values[np.searchsorted(cmp.levels, s)] for s, k in zip(sched.starts, sched.sizes)])
     return PathEstimate(float(cmp.values[0]), float(cmp.stderr[0]), cmp.n, cmp.forwards, sched, steps)
@@ -485,7 +519,7 @@ def optimal_schedule_estimate(estimate: ProfileEstimate, steps: int, *, n_resamp
     prof = estimate.profile
     d = prof.d
     steps = int_arg(steps, "steps", 1, d)
-    n_resamples = int_arg(n_resamples, "n_resamples", 1)
+    n_resamples = int_arg(n_resamples, "n_resamples", 1, MAX_RESAMPLES)
     seed = _check_seed(seed)
     level = _check_level(level)
     sched = optimal_schedule(prof, steps)
@@ -621,10 +655,10 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
     model.resolve(d)
     if model.K != oracle.K:
         raise ValueError(f"law: has K={oracle.K} outcomes but the model has K={model.K}")
-    n_per_level = _check_count(n_per_level, "n_per_level")
     seed = _check_seed(seed)
     lv = _check_levels(levels, d)
     L = lv.shape[0]
+    n_per_level = _check_count(n_per_level, "n_per_level", per=L)
     xs_all = np.asarray(oracle.sample(L * n_per_level, np.random.default_rng(seed)), dtype=np.int64)
     w = world(distributed)
     f0 = model.forwards
@@ -670,8 +704,7 @@ def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corre
     n_s, d = xs.shape
     n = _check_count(n_s if n is None else n, "n")
     a, b = real_arg(a, "a"), real_arg(b, "b")
-    if weights not in WEIGHTS:
-        raise ValueError(f"weights: expected one of {WEIGHTS}, got {weights!r}")
+    weights = check_choice(weights, "weights", WEIGHTS)
     v = dyadic_grid(a, b)
     wts = dyadic_weights(v, weights)
     oracle = ModelOracle(model, d)

@@ -17,9 +17,17 @@ from pathlib import Path
 
 import torch
 
+from .._validate import int_arg
+from ._checks import MAX_BATCH, MAX_TOKEN_ID, check_bool, check_device, check_dtype
 from .model import MaskedModel
 
 __all__ = ["from_pretrained"]
+
+
+#: Hugging Face model types refused by :func:`from_pretrained`: uniform-corruption block
+#: diffusion (transformers' ``DiffusionGemmaForBlockDiffusion``, whose generation loop renoises
+#: non-accepted positions with random tokens), which has no masked-diffusion conditionals.
+UNIFORM_CORRUPTION_MODEL_TYPES = frozenset({"diffusion_gemma"})
 
 
 def _transformers():
@@ -37,7 +45,7 @@ def _mask_id_of(path: Path, config, trust_remote_code: bool):
     tf = _transformers()
     try:
         tok = tf.AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=trust_remote_code)
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError, ImportError):
         return None
     mid = getattr(tok, "mask_token_id", None)
     return mid if isinstance(mid, int) else None
@@ -71,6 +79,14 @@ def from_pretrained(
     """
     if not isinstance(path, (str, Path)):
         raise ValueError(f"path: expected a local folder (str or Path), got {type(path).__name__}")
+    # every option is checked before anything is loaded
+    trust_remote_code = check_bool(trust_remote_code, "trust_remote_code")  # "no" must not mean True
+    check_bool(shift, "shift")
+    if mask_id is not None:
+        int_arg(mask_id, "mask_id", 0, MAX_TOKEN_ID)
+    int_arg(max_batch, "max_batch", 1, MAX_BATCH)
+    device = check_device(device)
+    dtype = check_dtype(dtype)
     folder = Path(path).expanduser()
     if not folder.is_dir():
         raise ValueError(
@@ -80,8 +96,21 @@ def from_pretrained(
     if not (folder / "config.json").is_file():
         raise ValueError(f"path: {str(folder)!r} has no config.json (not a Hugging Face checkpoint folder)")
     tf = _transformers()
-    common = dict(local_files_only=True, trust_remote_code=bool(trust_remote_code))
-    config = tf.AutoConfig.from_pretrained(str(folder), **common)
+    common = dict(local_files_only=True, trust_remote_code=trust_remote_code)
+    try:
+        config = tf.AutoConfig.from_pretrained(str(folder), **common)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise ValueError(
+            f"path: {str(folder)!r}: its config.json cannot be read as a Hugging Face config "
+            f"({type(exc).__name__}: {' '.join(str(exc).split())[:160]})"
+        ) from None
+    if getattr(config, "model_type", None) in UNIFORM_CORRUPTION_MODEL_TYPES:
+        raise ValueError(
+            f"path: {str(folder)!r} is a {config.model_type!r} model, a uniform-corruption block diffusion "
+            "(non-accepted positions are renoised with random tokens, never masked): its predictions are not "
+            "masked-diffusion conditionals p(x_j | x_A), so it has no masked-diffusion profile to estimate "
+            "(docs/pipelines.md)"
+        )
     kw = dict(common, attn_implementation="eager")
     if dtype is not None:
         kw["dtype"] = dtype
@@ -93,10 +122,16 @@ def from_pretrained(
             break
         except ValueError as exc:  # the config has no class registered for this auto class
             errors.append(f"{cls.__name__}: {' '.join(str(exc).split())[:200]}")
+        except (OSError, KeyError, TypeError, AttributeError, IndexError, RuntimeError, MemoryError, RecursionError) as exc:
+            # missing or corrupt weights, sizes in the config that the weights (or memory) do not match
+            raise ValueError(
+                f"path: {str(folder)!r}: the model cannot be loaded from this folder "
+                f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
+            ) from None
     if model is None:
         raise ValueError(f"path: no masked-LM or base model class for this config ({'; '.join(errors)})")
     if mask_id is None:
-        mask_id = _mask_id_of(folder, config, bool(trust_remote_code))
+        mask_id = _mask_id_of(folder, config, trust_remote_code)
         if mask_id is None:
             raise ValueError("mask_id: not in the config nor the tokenizer of this folder; pass mask_id=")
     if device is None:

@@ -43,8 +43,33 @@ import torch
 
 from .._validate import int_arg
 from ..structured import _check_batch, as_oracle
+from ._checks import MAX_BATCH, MAX_TOKEN_ID, check_bool, check_device, check_dtype, int_array, short
 
 __all__ = ["MaskedModel", "as_masked_model", "ExactModel", "ModelOracle"]
+
+
+def _embedding_rows(model):
+    """Number of token ids the model embeds, when it says so (TinyMDM, Hugging Face), else None."""
+    if isinstance(model, torch.nn.Embedding):
+        return model.num_embeddings
+    try:
+        emb = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else getattr(model, "tok", None)
+    except (AttributeError, NotImplementedError, TypeError):
+        emb = None
+    n = getattr(emb, "num_embeddings", None)
+    if isinstance(n, int) and n > 0:
+        return n
+    if isinstance(model, ExactModel):
+        return model.K + 1
+    return None
+
+
+def _fixed_length(model):
+    """The only sequence length a model reads (TinyMDM: seq_len; ExactModel: d), else None."""
+    if isinstance(model, ExactModel):
+        return model.d
+    L = getattr(getattr(model, "config", None), "seq_len", None)
+    return L if isinstance(L, int) and not isinstance(L, bool) and isinstance(model, torch.nn.Module) else None
 
 
 def _module_place(model):
@@ -74,9 +99,14 @@ class MaskedModel:
     time_input : callable, optional
         ``mask_fraction (B,) float64 tensor -> dict`` of extra keyword arguments.
     max_batch : int
-        Largest number of sequences per forward.
+        Largest number of sequences per forward (<= ``MAX_BATCH`` = 2**20).
     device, dtype : optional
         Move / cast the module there (``nn.Module`` only); default: where it already is.
+        ``device``: a device that exists here; ``dtype``: a floating torch dtype.
+
+    ``mask_id`` and ``vocab`` ids are <= ``MAX_TOKEN_ID`` = 2**31 − 1 and, when the model
+    says how many ids it embeds (TinyMDM, Hugging Face ``get_input_embeddings``), below
+    that; a causal TinyMDM is refused (it cannot read masked sequences).
 
     Attributes
     ----------
@@ -87,33 +117,47 @@ class MaskedModel:
     def __init__(self, model, *, mask_id, vocab=None, shift=False, time_input=None, max_batch=256, device=None, dtype=None):
         if not callable(model):
             raise ValueError(f"model: expected a torch.nn.Module or a callable ids -> logits, got {type(model).__name__}")
-        self.mask_id = int_arg(mask_id, "mask_id", 0)
-        if not isinstance(shift, (bool, np.bool_)):
-            raise ValueError(f"shift: expected True or False, got {shift!r}")
-        self.shift = bool(shift)
+        if getattr(getattr(model, "config", None), "causal", False) is True and hasattr(model, "mask_id"):
+            raise ValueError(
+                "model: a causal (autoregressive) TinyMDM reads only clean data tokens, never masked "
+                "sequences; the bridge estimators need a masked-diffusion model (causal=False), e.g. the "
+                "shipped 'words' checkpoint instead of 'words-ar'"
+            )
+        self.mask_id = int_arg(mask_id, "mask_id", 0, MAX_TOKEN_ID)
+        self.shift = check_bool(shift, "shift")
         if time_input is not None and not callable(time_input):
-            raise ValueError(f"time_input: expected a callable mask_fraction -> dict of kwargs, got {time_input!r}")
+            raise ValueError(f"time_input: expected a callable mask_fraction -> dict of kwargs, got {short(time_input)}")
         self.time_input = time_input
-        self.max_batch = int_arg(max_batch, "max_batch", 1)
+        self.max_batch = int_arg(max_batch, "max_batch", 1, MAX_BATCH)
+        device = check_device(device)
+        dtype = check_dtype(dtype)
+        if (device is not None or dtype is not None) and not isinstance(model, torch.nn.Module):
+            raise ValueError("device, dtype: only an nn.Module can be moved or cast; place your callable's model yourself")
+        n_emb = _embedding_rows(model)
+        if n_emb is not None and self.mask_id >= n_emb:
+            raise ValueError(
+                f"mask_id: {self.mask_id} is not a token id of this model (its embedding has {n_emb} rows, "
+                f"ids 0..{n_emb - 1}); pass the model's mask token id"
+            )
         if isinstance(model, torch.nn.Module):
             if device is not None or dtype is not None:
                 model = model.to(device=device, dtype=dtype)
             model.eval()
         place_device, place_dtype = _module_place(model)
-        self.device = torch.device(device) if device is not None else place_device
+        self.device = device if device is not None else place_device
         self.dtype = dtype if dtype is not None else place_dtype
         self.model = model
         self.forwards = 0
         self._vocab = None
+        self._length = _fixed_length(model)
         if vocab is None and isinstance(model, ExactModel):
             vocab = range(model.K)
         if vocab is not None:
-            try:
-                v = np.asarray(list(vocab) if isinstance(vocab, range) else vocab)
-            except (TypeError, ValueError):
-                raise ValueError(f"vocab: expected a sequence of token ids, got {vocab!r}") from None
-            if v.ndim != 1 or v.shape[0] < 1 or v.dtype.kind not in "iu" or v.min() < 0:
-                raise ValueError(f"vocab: expected a non-empty 1-d sequence of token ids >= 0, got {vocab!r}")
+            v = int_array(list(vocab) if isinstance(vocab, range) else vocab, "vocab", "token ids")
+            if v.ndim != 1 or v.shape[0] < 1 or v.min() < 0 or v.max() > MAX_TOKEN_ID:
+                raise ValueError(
+                    f"vocab: expected a non-empty 1-d sequence of token ids in 0..{MAX_TOKEN_ID}, got {short(vocab)}"
+                )
             if np.unique(v).shape[0] != v.shape[0]:
                 raise ValueError("vocab: contains repeated token ids")
             if np.any(v == self.mask_id):
@@ -121,15 +165,38 @@ class MaskedModel:
                     f"vocab: contains the mask id {self.mask_id}; the mask is never an outcome "
                     "(drop it from vocab or fix mask_id)"
                 )
+            if n_emb is not None and v.max() >= n_emb:
+                raise ValueError(f"vocab: token id {int(v.max())} is not a token of this model (ids 0..{n_emb - 1})")
             self._set_vocab(v)
+        own = getattr(model, "mask_id", None)
+        if isinstance(own, int) and not isinstance(own, bool) and isinstance(model, torch.nn.Module) and own != self.mask_id:
+            raise ValueError(
+                f"mask_id: {self.mask_id} given, but this model's own mask id is {own} (model.mask_id); "
+                f"drop mask_id or pass {own}"
+            )
+
+    def check_length(self, d: int, name: str = "samples") -> None:
+        """Refuse sequences of a length the model cannot read (a TinyMDM's seq_len, an ExactModel's d)."""
+        if self._length is not None and d != self._length:
+            raise ValueError(
+                f"{name}: sequences of length {d}, but this model reads sequences of exactly "
+                f"{self._length} tokens (it was built for d = {self._length}); give data of length "
+                f"{self._length} or a model trained at d = {d}"
+            )
 
     # -- vocabulary ------------------------------------------------------------------------
     def resolve(self, d: int) -> None:
         """Fix the outcome vocabulary (``vocab=None``: one probe forward of length d)."""
         if self._vocab is not None:
             return
+        self.check_length(d, "d")
         ids = torch.full((1, d), self.mask_id, dtype=torch.long, device=self.device)
         V = self._call(ids).shape[-1]
+        if self.mask_id >= V:
+            raise ValueError(
+                f"mask_id: {self.mask_id} is outside the model's logits (ids 0..{V - 1}); pass the "
+                "model's mask token id"
+            )
         keep = [i for i in range(V) if i != self.mask_id]
         if not keep:
             raise ValueError("model: its logits have no column besides the mask")
@@ -162,7 +229,13 @@ class MaskedModel:
             if not isinstance(kwargs, Mapping):
                 raise ValueError(f"time_input: must return a dict of keyword arguments, got {type(kwargs).__name__}")
         with torch.inference_mode():
-            out = self.model(ids, **kwargs)
+            try:
+                out = self.model(ids, **kwargs)
+            except IndexError as exc:  # an embedding lookup past the model's vocabulary
+                raise ValueError(
+                    f"mask_id, vocab: the model failed on token ids {int(ids.min())}..{int(ids.max())} "
+                    f"({' '.join(str(exc).split())[:120]}); mask_id and vocab must be token ids of this model"
+                ) from None
         logits = out if isinstance(out, torch.Tensor) else getattr(out, "logits", None)
         if not isinstance(logits, torch.Tensor):
             raise ValueError(
@@ -181,10 +254,11 @@ class MaskedModel:
         return logits
 
     def _ids(self, x) -> torch.Tensor:
-        x = torch.as_tensor(x, device=self.device)
-        if x.dtype.is_floating_point or x.dtype == torch.bool or x.ndim != 2:
-            raise ValueError(f"x: expected an integer (B, d) array of outcome indices (-1 = masked), got {x.dtype} {tuple(x.shape)}")
-        x = x.long()
+        arr = int_array(x, "x", "outcome indices (B, d), -1 = masked")
+        if arr.ndim != 2 or arr.shape[1] < 1:
+            raise ValueError(f"x: expected an integer (B, d) array of outcome indices (-1 = masked), got shape {arr.shape}")
+        x = torch.as_tensor(arr, device=self.device)
+        self.check_length(x.shape[1], "x")
         self.resolve(x.shape[1])
         if x.numel() and (x.min() < -1 or x.max() >= self.K):
             raise ValueError(f"x: outcome indices must lie in 0..{self.K - 1} (-1 = masked)")
@@ -229,13 +303,15 @@ class MaskedModel:
         clean sequences). Returns float64 (B, d) on the model's device; one forward per row.
         """
         ids = self._ids(x)
-        tgt = torch.as_tensor(target, device=self.device)
-        if tgt.dtype.is_floating_point or tgt.dtype == torch.bool or tuple(tgt.shape) != tuple(ids.shape):
+        try:
+            tgt_np = int_array(target, "target")
+        except ValueError as exc:
+            raise ValueError(f"target: expected integer outcome indices of the shape of x {tuple(ids.shape)} ({exc})") from None
+        if tuple(tgt_np.shape) != tuple(ids.shape):
             raise ValueError(
-                f"target: expected integer outcome indices of the shape of x {tuple(ids.shape)}, "
-                f"got {tgt.dtype} {tuple(tgt.shape)}"
+                f"target: expected integer outcome indices of the shape of x {tuple(ids.shape)}, got shape {tgt_np.shape}"
             )
-        tgt = tgt.long()
+        tgt = torch.as_tensor(tgt_np, device=self.device)
         if tgt.numel() and (tgt.min() < 0 or tgt.max() >= self.K):
             raise ValueError(f"target: outcome indices must lie in 0..{self.K - 1} (the clean sequences, no -1)")
         out = []
@@ -308,12 +384,18 @@ class ExactModel(torch.nn.Module):
         self.vocab_size = self.K + 1
 
     def forward(self, ids):
-        ids_t = torch.as_tensor(ids)
-        x = ids_t.detach().cpu().numpy()
-        if x.ndim != 2 or x.shape[1] != self.d or x.dtype.kind not in "iu":
-            raise ValueError(f"ids: expected an integer (B, d={self.d}) array, got {x.dtype} {x.shape}")
+        device = ids.device if isinstance(ids, torch.Tensor) else torch.device("cpu")
+        x = int_array(ids, "ids", f"token ids (B, {self.d})")
+        if x.ndim != 2 or x.shape[1] != self.d:
+            raise ValueError(
+                f"ids: this exact model reads sequences of d = {self.d} tokens, got an array of shape "
+                f"{x.shape}; give (B, {self.d}) token ids"
+            )
         if x.size and (x.min() < 0 or x.max() > self.K):
-            raise ValueError(f"ids: tokens must lie in 0..{self.K} ({self.K} = mask)")
+            raise ValueError(
+                f"ids: tokens must lie in 0..{self.K} (outcomes 0..{self.K - 1}, {self.K} = mask), "
+                f"got {int(x.min())}..{int(x.max())}"
+            )
         revealed = x != self.K
         xs = np.where(revealed, x, 0).astype(np.int64)
         probs = np.asarray(self.law.conditionals(xs, revealed), dtype=np.float64)
@@ -323,7 +405,7 @@ class ExactModel(torch.nn.Module):
         with np.errstate(divide="ignore"):
             logp = np.log(probs)
         out = np.concatenate([logp, np.full(x.shape + (1,), -np.inf)], axis=-1)
-        return torch.from_numpy(out).to(ids_t.device)
+        return torch.from_numpy(out).to(device)
 
 
 class ModelOracle:
@@ -345,6 +427,11 @@ class ModelOracle:
         return self.model.K
 
     def conditionals(self, x, revealed):
+        for name, v in (("x", x), ("revealed", revealed)):  # ragged or deep: numpy's own errors name nothing
+            try:
+                np.asarray(v)
+            except (TypeError, ValueError, OverflowError, RecursionError, MemoryError):
+                raise ValueError(f"{name}: cannot be read as an (n, d) array, got {short(v)}") from None
         if self.d is None:
             shape = np.shape(x)
             if len(shape) != 2:

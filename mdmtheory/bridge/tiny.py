@@ -31,6 +31,7 @@ import os
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -51,11 +52,29 @@ __all__ = [
 FORMAT = "mdmtheory.tiny/1"
 #: Names of the shipped checkpoints (files under ``mdmtheory/checkpoints/``).
 PRETRAINED = ("words", "words-ar", "markov")
+#: Largest ``vocab_size`` (K) of a TinyMDM.
+MAX_VOCAB = 1 << 20
+#: Largest ``seq_len`` (d): attention maps and the causal mask are d x d.
+MAX_SEQ_LEN = 1 << 12
+#: Largest ``d_model`` and ``d_ff``.
+MAX_WIDTH = 1 << 14
+#: Largest ``n_layers``.
+MAX_LAYERS = 256
+#: Largest number of parameters of a TinyConfig (1 GiB of float32), checked before allocation.
+MAX_PARAMETERS = 1 << 28
+#: Largest checkpoint JSON file, in bytes (read before parsing).
+MAX_JSON_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
 class TinyConfig:
-    """Shape of a :class:`TinyMDM`. ``vocab_size`` is K (outcomes); ``seq_len`` is d."""
+    """Shape of a :class:`TinyMDM`. ``vocab_size`` is K (outcomes); ``seq_len`` is d.
+
+    Limits (``ValueError`` naming the field, before anything is allocated): ``vocab_size``
+    <= :data:`MAX_VOCAB`, ``seq_len`` <= :data:`MAX_SEQ_LEN`, ``d_model`` and ``d_ff`` <=
+    :data:`MAX_WIDTH`, ``n_layers`` <= :data:`MAX_LAYERS`, and in all at most
+    :data:`MAX_PARAMETERS` parameters (:meth:`num_parameters`).
+    """
 
     vocab_size: int
     seq_len: int
@@ -66,16 +85,27 @@ class TinyConfig:
     causal: bool = False
 
     def __post_init__(self):
-        _int_arg(self.vocab_size, "vocab_size", 2)
-        _int_arg(self.seq_len, "seq_len", 1)
-        _int_arg(self.d_model, "d_model", 1)
-        _int_arg(self.n_layers, "n_layers", 1)
-        _int_arg(self.n_heads, "n_heads", 1)
-        _int_arg(self.d_ff, "d_ff", 1)
+        _int_arg(self.vocab_size, "vocab_size", 2, MAX_VOCAB)
+        _int_arg(self.seq_len, "seq_len", 1, MAX_SEQ_LEN)
+        _int_arg(self.d_model, "d_model", 1, MAX_WIDTH)
+        _int_arg(self.n_layers, "n_layers", 1, MAX_LAYERS)
+        _int_arg(self.n_heads, "n_heads", 1, MAX_WIDTH)
+        _int_arg(self.d_ff, "d_ff", 1, MAX_WIDTH)
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads: must divide d_model={self.d_model}, got {self.n_heads}")
         if not isinstance(self.causal, bool):
-            raise ValueError(f"causal: expected True or False, got {self.causal!r}")
+            raise ValueError(f"causal: expected True or False, got {self.causal!r:.60}")
+        if self.num_parameters() > MAX_PARAMETERS:
+            raise ValueError(
+                f"d_model, n_layers, d_ff: this config has {self.num_parameters()} parameters; at most "
+                f"{MAX_PARAMETERS} (MAX_PARAMETERS); make the model smaller"
+            )
+
+    def num_parameters(self) -> int:
+        """Number of parameters of a TinyMDM of this shape (closed form, nothing allocated)."""
+        D, F, V = self.d_model, self.d_ff, self.vocab_size + 1
+        block = 2 * D + (3 * D * D + 3 * D) + (D * D + D) + 2 * D + (D * F + F) + (F * D + D)
+        return V * D + self.seq_len * D + self.n_layers * block + 2 * D + D * V + V
 
 
 class TinyOutput(NamedTuple):
@@ -155,13 +185,27 @@ class TinyMDM(nn.Module):
     def forward(self, ids, output_attentions: bool = False) -> TinyOutput:
         cfg = self.config
         if not isinstance(ids, torch.Tensor) or ids.dtype not in (torch.int64, torch.int32):
-            raise ValueError("ids: expected an integer (Long) tensor of shape (B, d)")
+            got = f"a {ids.dtype} tensor" if isinstance(ids, torch.Tensor) else type(ids).__name__
+            raise ValueError(f"ids: expected an integer (Long) tensor of shape (B, {cfg.seq_len}), got {got}")
+        if not isinstance(output_attentions, (bool, np.bool_)):
+            raise ValueError(f"output_attentions: expected True or False, got {output_attentions!r:.60}")
         if ids.ndim != 2 or ids.shape[1] != cfg.seq_len:
-            raise ValueError(f"ids: expected shape (B, {cfg.seq_len}), got {tuple(ids.shape)}")
+            got = f"sequences of length {ids.shape[1]} (shape {tuple(ids.shape)})" if ids.ndim == 2 else f"shape {tuple(ids.shape)}"
+            raise ValueError(
+                f"ids: this model reads sequences of exactly d = {cfg.seq_len} tokens (its seq_len), got {got}; "
+                f"give (B, {cfg.seq_len}) token ids, or train a model at your length"
+            )
         top = cfg.vocab_size if not cfg.causal else cfg.vocab_size - 1
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) > top):
+            lo, hi = int(ids.min()), int(ids.max())
+            if cfg.causal and lo >= 0 and hi == cfg.vocab_size:
+                raise ValueError(
+                    f"ids: token {hi} is the mask id, but this is a causal (autoregressive) model: it reads "
+                    f"clean data tokens 0..K-1 = 0..{top} only and cannot fill in masked sequences; use a "
+                    "masked-diffusion model (causal=False, e.g. the 'words' checkpoint) for masked inputs"
+                )
             what = "0..K (K = mask id)" if not cfg.causal else "0..K-1 (data tokens)"
-            raise ValueError(f"ids: tokens must lie in {what} = 0..{top}, got {int(ids.min())}..{int(ids.max())}")
+            raise ValueError(f"ids: tokens must lie in {what} = 0..{top}, got {lo}..{hi}")
         ids = ids.long()
         if cfg.causal:  # [BOS, x_0, ..., x_{d-2}]
             bos = torch.full_like(ids[:, :1], self.mask_id)
@@ -184,7 +228,9 @@ class TinyMDM(nn.Module):
 
 # -- checkpoints ------------------------------------------------------------------------------
 def _pair(path) -> tuple[str, str]:
-    path = os.fspath(path)
+    if isinstance(path, (bool, np.bool_)) or not isinstance(path, (str, bytes, os.PathLike)):
+        raise ValueError(f"path: expected a file path ending in .safetensors, got {path!r:.60}")
+    path = os.fsdecode(path)
     root, ext = os.path.splitext(path)
     if ext == ".json":
         ext = ".safetensors"
@@ -198,31 +244,67 @@ def _pair(path) -> tuple[str, str]:
 
 def save_checkpoint(model: TinyMDM, path, *, info: dict | None = None) -> tuple[str, str]:
     """Write ``path`` (``.safetensors``, weights + format tag) and the sibling ``.json``
-    (format, config, ``info`` — e.g. the command and seed that trained it). Returns both paths."""
+    (format, config, ``info`` — e.g. the command and seed that trained it). Returns both paths.
+
+    Checked before anything is written: the folder exists, ``info`` is a dict that JSON can
+    write (no NaN, no objects, no nesting deeper than Python's limit). Atomic: both files are
+    written to temporary files in the same folder and then moved into place with
+    ``os.replace``; on any failure the temporary files are removed and an existing pair is
+    left as it was.
+    """
+    import tempfile
+
     from safetensors.torch import save_file
 
     if not isinstance(model, TinyMDM):
         raise ValueError(f"model: expected a TinyMDM, got {type(model).__name__}")
     st, js = _pair(path)
-    state = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
+    folder = os.path.dirname(os.path.abspath(st))
+    if not os.path.isdir(folder):
+        raise ValueError(f"path: the folder {folder!r} does not exist; create it first")
+    if info is not None and not isinstance(info, dict):
+        raise ValueError(f"info: expected a dict (or None), got {type(info).__name__}")
     cfg = asdict(model.config)
-    save_file(state, st, metadata={"format": FORMAT, "config": json.dumps(cfg, sort_keys=True)})
-    with open(js, "w") as fh:
-        json.dump({"format": FORMAT, "config": cfg, "info": info or {}}, fh, indent=2, sort_keys=True)
-        fh.write("\n")
+    try:
+        text = json.dumps({"format": FORMAT, "config": cfg, "info": info or {}}, indent=2, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"info: cannot be written as JSON ({' '.join(str(exc).split())[:120]}); use numbers, strings, lists and dicts") from None
+    state = {k: v.detach().to("cpu", torch.float32).contiguous() for k, v in model.state_dict().items()}
+    tmps = []
+    try:
+        for suffix in (".safetensors", ".json"):
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-ckpt-", suffix=suffix, dir=folder)
+            os.close(fd)
+            tmps.append(tmp)
+        save_file(state, tmps[0], metadata={"format": FORMAT, "config": json.dumps(cfg, sort_keys=True)})
+        with open(tmps[1], "w") as fh:
+            fh.write(text + "\n")
+        os.replace(tmps[0], st)
+        os.replace(tmps[1], js)
+        tmps = []
+    finally:
+        for tmp in tmps:
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass
     return st, js
 
 
 def read_checkpoint_info(path) -> dict:
-    """The JSON side of a checkpoint (format, config, info), validated."""
+    """The JSON side of a checkpoint (format, config, info), validated (at most
+    :data:`MAX_JSON_BYTES` bytes; deep nesting is refused)."""
     _, js = _pair(path)
     if not os.path.isfile(js):
         raise FileNotFoundError(f"model: {js!r} (the checkpoint's JSON config) does not exist")
+    if os.path.getsize(js) > MAX_JSON_BYTES:
+        raise ValueError(f"model: {js!r} is larger than {MAX_JSON_BYTES} bytes; not an mdmtheory checkpoint config")
     try:
-        with open(js) as fh:
+        with open(js, encoding="utf-8") as fh:
             meta = json.load(fh)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"model: {js!r} is not JSON ({exc}); not an mdmtheory checkpoint") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError, ValueError) as exc:
+        msg = " ".join(str(exc).split())[:120] or type(exc).__name__
+        raise ValueError(f"model: {js!r} is not readable JSON ({msg}); not an mdmtheory checkpoint") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or not isinstance(meta.get("config"), dict):
         raise ValueError(f"model: {js!r} is not an mdmtheory checkpoint (no format tag {FORMAT!r})")
     return meta
@@ -232,11 +314,16 @@ def load_checkpoint(path, *, device=None) -> TinyMDM:
     """Load a checkpoint written by :func:`save_checkpoint` (in eval mode).
 
     Refuses: a path that is not ``.safetensors``/``.json``; a missing file; a JSON without
-    our format tag; a safetensors file that is not one (or lacks our tag, or disagrees
-    with the JSON config); missing, extra or mis-shaped tensors.
+    our format tag or with a config beyond the limits of :class:`TinyConfig` (checked before
+    any tensor is read); a safetensors file that is not one (or lacks our tag, or disagrees
+    with the JSON config); missing, extra or mis-shaped tensors (checked from the header,
+    before loading); non-finite weights.
     """
     from safetensors import SafetensorError, safe_open
 
+    from ._checks import check_device
+
+    device = check_device(device)
     st, js = _pair(path)
     if not os.path.isfile(st):
         raise FileNotFoundError(f"model: {st!r} does not exist")
@@ -245,20 +332,29 @@ def load_checkpoint(path, *, device=None) -> TinyMDM:
         cfg = TinyConfig(**meta["config"])
     except TypeError as exc:
         raise ValueError(f"model: {js!r} has an invalid config ({exc})") from None
+    except ValueError as exc:
+        raise ValueError(f"model: {js!r} has an invalid config ({exc})") from None
+    expected = {k: tuple(v.shape) for k, v in TinyMDM(cfg).state_dict().items()}
     try:
         with safe_open(st, framework="pt") as fh:
             tag = fh.metadata() or {}
-            state = {k: fh.get_tensor(k) for k in fh.keys()}
-    except (SafetensorError, OSError, ValueError) as exc:
-        raise ValueError(f"model: {st!r} is not a safetensors file ({exc})") from None
-    if tag.get("format") != FORMAT:
-        raise ValueError(f"model: {st!r} is a safetensors file but not an mdmtheory checkpoint (no format tag)")
-    if json.loads(tag.get("config", "{}")) != meta["config"]:
-        raise ValueError(f"model: {st!r} and {js!r} disagree on the config; they are not one checkpoint")
+            if tag.get("format") != FORMAT:
+                raise ValueError(f"model: {st!r} is a safetensors file but not an mdmtheory checkpoint (no format tag)")
+            try:
+                tag_cfg = json.loads(tag.get("config", "{}"))
+            except (json.JSONDecodeError, RecursionError):
+                tag_cfg = None
+            if tag_cfg != meta["config"]:
+                raise ValueError(f"model: {st!r} and {js!r} disagree on the config; they are not one checkpoint")
+            keys = set(fh.keys())
+            if keys != set(expected) or any(tuple(fh.get_slice(k).get_shape()) != expected[k] for k in expected):
+                raise ValueError(f"model: {st!r}: tensor names or shapes do not match its config")
+            state = {k: fh.get_tensor(k) for k in expected}
+    except (SafetensorError, OSError) as exc:
+        raise ValueError(f"model: {st!r} is not a safetensors file ({' '.join(str(exc).split())[:120]})") from None
+    if any(not t.is_floating_point() or not torch.isfinite(t).all() for t in state.values()):
+        raise ValueError(f"model: {st!r} holds non-float or non-finite (NaN/inf) weights; the checkpoint is corrupt")
     model = TinyMDM(cfg)
-    expected = model.state_dict()
-    if set(state) != set(expected) or any(state[k].shape != expected[k].shape for k in expected):
-        raise ValueError(f"model: {st!r}: tensor names or shapes do not match its config")
     model.load_state_dict(state)
     model.eval()
     return model.to(device) if device is not None else model
@@ -268,8 +364,8 @@ def pretrained_path(name: str):
     """Path (an ``importlib.resources`` Traversable) of a shipped checkpoint's safetensors file."""
     from importlib.resources import files
 
-    if name not in PRETRAINED:
-        raise ValueError(f"name: expected one of {', '.join(PRETRAINED)}, got {name!r}")
+    if not isinstance(name, str) or name not in PRETRAINED:
+        raise ValueError(f"name: expected one of {', '.join(PRETRAINED)}, got {name!r:.60}")
     return files("mdmtheory.checkpoints") / f"{name}.safetensors"
 
 

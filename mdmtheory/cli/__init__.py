@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from ._common import UsageError, dumps
@@ -81,5 +82,20 @@ def main(argv=None) -> int:
         print(f"mdmtheory {args.command}: error: {msg}", file=sys.stderr)
         return 2
     if result is not None:  # None: nothing to print (e.g. a torchrun rank other than 0)
-        print(dumps(result) if args.json else mod.render(result))
+        try:
+            print(dumps(result) if args.json else mod.render(result), flush=True)
+        except BrokenPipeError:
+            _quiet_broken_pipe()
     return 0
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader went away (``mdmtheory ... | head``): the standard handling of EPIPE —
+    point stdout at devnull so the interpreter's final flush does not raise again, and
+    exit quietly (the result was the reader's to cut short, not an error of ours)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor (tests)
+        pass

@@ -8,21 +8,73 @@ A command is a module ``mdmtheory.cli.<name>`` with
 * ``run(args) -> dict | None`` — calls public library functions and returns a JSON-able dict
   (exactly what ``--json`` prints); user errors raise :class:`UsageError` or ``ValueError``;
 * ``render(result) -> str`` — the human-readable text of that dict.
+
+A command that writes files checks every output path with :func:`check_output` before it
+does any work (a missing folder is refused, never created), so a long run is never lost to
+a typo in ``--out``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import sys
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
-__all__ = ["UsageError", "to_jsonable", "dumps", "progress"]
+__all__ = ["UsageError", "check_output", "options_for", "to_jsonable", "dumps", "progress"]
 
 
 class UsageError(ValueError):
     """A user error the CLI reports as one line on stderr with exit code 2."""
+
+
+def check_output(path, option: str, *, suffix: str | None = None) -> Path:
+    """``path`` checked as a file the command will write, before any work.
+
+    Refused (:class:`UsageError` naming ``option``): a path whose folder does not exist
+    (it is not created), is not a folder or is not writable; a path that is an existing
+    folder; with ``suffix``, a path that does not end with it.
+    """
+    text = os.fspath(path)
+    if not text or "\0" in text:
+        raise UsageError(f"{option}: expected a file path, got {text!r}")
+    p = Path(text)
+    if suffix is not None and not text.endswith(suffix):
+        raise UsageError(f"{option}: expected a {suffix} path, got {text!r}")
+    if p.is_dir():
+        raise UsageError(f"{option}: {text!r} is a folder; give a file path inside it")
+    parent = p.parent
+    if not parent.exists():
+        raise UsageError(f"{option}: the folder {str(parent)!r} does not exist; create it first (it is never created "
+                         "for you) or choose another path")
+    if not parent.is_dir():
+        raise UsageError(f"{option}: {str(parent)!r} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{option}: the folder {str(parent)!r} is not writable")
+    return p
+
+
+@contextmanager
+def options_for(mapping: dict, default: str | None = None):
+    """Library ``ValueError("name: ...")`` raised inside the block, re-raised as a
+    :class:`UsageError` naming the command-line option ``mapping[name]`` (or ``default``
+    for any other message), so the user reads the option they typed."""
+    try:
+        yield
+    except UsageError:
+        raise
+    except ValueError as exc:
+        msg = " ".join(str(exc).split())
+        name, sep, rest = msg.partition(": ")
+        if sep and name in mapping:
+            raise UsageError(f"{mapping[name]}: {rest}") from None
+        if default is not None:
+            raise UsageError(f"{default}: {msg}") from None
+        raise
 
 
 def to_jsonable(obj):

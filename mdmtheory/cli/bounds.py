@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from ..bounds import compare
-from ._inputs import add_law_arguments, add_plan_arguments, load_law, load_plan, plan_dict
+from ._common import options_for
+from ._inputs import add_law_arguments, add_plan_arguments, law_option, load_law, load_plan, plan_dict, plan_option
 
 HELP = "the comparison table: exact KL, path KL and every applicable published bound for one plan"
 EXAMPLE = "mdmtheory bounds --family markov --d 8 --steps 3"
@@ -20,9 +21,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> dict:
     law, name, source = load_law(args)
     plan = load_plan(args, law.d)
-    cmp = compare(law, plan, args.planner)
+    with options_for({"planner": "--planner", "plan": plan_option(args), "p": law_option(args)},
+                     default=law_option(args)):
+        cmp = compare(law, plan, args.planner)
     rows = [
-        {"name": r.name, "kind": r.kind, "quantity": r.quantity, "value": r.value, "exact": r.exact,
+        {"name": r.name, "kind": r.kind, "status": r.status, "quantity": r.quantity, "value": r.value, "exact": r.exact,
          "slack": r.slack, "holds": r.holds, "source": r.source}
         for r in cmp.rows
     ]
@@ -41,12 +44,12 @@ def _f(x) -> str:
 
 
 def render(result: dict) -> str:
-    head = ("name", "kind", "quantity", "value", "exact", "slack", "holds")
-    body = [tuple(_f(r[k]) for k in head) for r in result["rows"]]
+    head = ("name", "kind", "status", "quantity", "value", "exact", "slack", "holds")
+    body = [tuple(_f(r[k] or None) if k == "status" else _f(r[k]) for k in head) for r in result["rows"]]
     widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
     lines = [f"{result['name']}: plan {result['plan']}, planner {result['planner']}"]
     for row in [head] + body:
-        lines.append("  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        lines.append("  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))))
     lines.insert(2, "-" * len(lines[1]))
     lines.append(f"every bound holds: {'yes' if result['all_hold'] else 'NO'}")
     return "\n".join(lines)

@@ -14,14 +14,18 @@ empirical law; with ``--model`` about the model's own law (the output says which
 from __future__ import annotations
 
 import argparse
-import os
-
-import numpy as np
 
 from .. import exports
-from ..datasets import load_sequences
 from ..design import EXACT_LIMIT, design
-from ._common import UsageError
+from ._common import UsageError, options_for
+from ._inputs import read_tokens
+from ._models import load_model
+from .estimate import check_draws, check_seed, read_model_data
+
+#: Library argument names -> the options (or DATA) that gave them.
+_OPTIONS = {"steps": "--steps", "budget": "--budget", "n_per_level": "--n-per-level", "seed": "--seed",
+            "exact_limit": "--exact-limit", "samples": "DATA", "x": "DATA", "model": "--model", "eps": "--certify",
+            "confidence": "--confidence", "K": "DATA"}
 
 HELP = "optimal schedule for a data file or a model, exported for LLaDA/Dream/MDLM/dllm"
 EXAMPLE = "mdmtheory design words.txt --chars --steps 3 --format llada"
@@ -38,24 +42,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--confidence", type=float, default=None,
                         help="--certify: probability in (0, 1) that the bound holds (default 0.95)")
     parser.add_argument("--format", default="json", choices=exports.FORMATS, help="export convention (default json)")
-    parser.add_argument("--block-length", type=int, default=None, help="LLaDA block length (divides d; default d)")
-    parser.add_argument("--chars", action="store_true", help="DATA lines are characters, one token each")
-    parser.add_argument("--n-per-level", type=int, default=1000, help="estimator draws per level (default 1000)")
+    parser.add_argument("--block-length", type=int, default=None, help="LLaDA block length (divides d; the schedule must fit its blocks "
+                        "with steps/num_blocks steps each, else refused; default d)")
+    parser.add_argument("--chars", action="store_true",
+                        help="DATA lines are characters, one token each (with --model: the checkpoint's alphabet)")
+    parser.add_argument("--n-per-level", type=int, default=1000,
+                        help="estimator draws per level (default 1000; 2 to 10,000,000)")
     parser.add_argument("--seed", type=int, default=0, help="estimator seed (default 0)")
     parser.add_argument("--exact-limit", type=int, default=EXACT_LIMIT,
                         help=f"largest K^d used exactly (default {EXACT_LIMIT})")
-
-
-def _load_model(spec: str):
-    from ..bridge.tiny import PRETRAINED, load_checkpoint, load_pretrained, read_checkpoint_info
-
-    if not os.path.exists(spec) and spec in PRETRAINED:
-        from ..bridge.tiny import pretrained_path
-
-        return load_pretrained(spec), read_checkpoint_info(str(pretrained_path(spec)))
-    if not os.path.exists(spec):
-        raise UsageError(f"--model: no such file {spec!r} (or a shipped name: {', '.join(PRETRAINED)})")
-    return load_checkpoint(spec), read_checkpoint_info(spec)
 
 
 def run(args) -> dict:
@@ -71,33 +66,30 @@ def run(args) -> dict:
     elif args.confidence is not None:
         raise UsageError("--confidence: only with --certify")
     kw = {"block_length": args.block_length} if args.format == "llada" else {}
-    model, alphabet, K = None, None, None
+    check_draws("--n-per-level", args.n_per_level)
+    check_seed(args.seed)
+    if not 1 <= args.exact_limit <= EXACT_LIMIT:
+        raise UsageError(f"--exact-limit: expected a number of cells in 1..{EXACT_LIMIT:,} (the dense limit), "
+                         f"got {args.exact_limit}")
+    model, K = None, None
     if args.model is not None:
-        model, meta = _load_model(args.model)
-        K = model.config.vocab_size
-        alphabet = meta.get("info", {}).get("alphabet")
-    if args.chars and model is not None:
-        x, seen = load_sequences(args.data, chars=True)
-        if alphabet is None:
-            raise UsageError("--model: the checkpoint does not record its alphabet; give integer tokens instead of --chars")
-        index = {a: k for k, a in enumerate(alphabet)}
-        missing = sorted(set(c for c in seen if c is not None) - set(index))
-        if missing:
-            raise UsageError(f"DATA: characters {missing} are not in the model's alphabet")
-        x = np.vectorize(lambda k: index[seen[k]])(x).astype(np.int64)
+        loaded = load_model(args.model, "--model")
+        if loaded.kind == "hf":
+            raise UsageError(f"--model: {args.model!r} is a Hugging Face folder; design takes a mdmtheory checkpoint "
+                             "(estimate a folder's profile with 'mdmtheory estimate', then 'mdmtheory schedule --profile')")
+        model, K = loaded.module, loaded.K
+        x = read_model_data(args.data, "DATA", loaded, chars=args.chars)
     else:
-        x, seen = load_sequences(args.data, chars=args.chars, K=K)
-        alphabet = alphabet or list(seen)
-    if model is not None and x.shape[1] != model.config.seq_len:
-        raise UsageError(f"DATA: sequences have d={x.shape[1]} tokens, the model expects d={model.config.seq_len}")
+        x, _ = read_tokens(args.data, "DATA", chars=args.chars)
     if args.certify is not None:
         return _certify(args, x, K, model)
     if args.steps is not None and not 1 <= args.steps <= x.shape[1]:
         raise UsageError(f"--steps: expected 1 <= T <= d={x.shape[1]}, got {args.steps}")
     if args.budget is not None and not args.budget > 0:
         raise UsageError(f"--budget: expected EPS > 0 nats, got {args.budget}")
-    res = design(x, K=K, model=model, steps=args.steps, budget=args.budget, exact_limit=args.exact_limit,
-                 n_per_level=args.n_per_level, seed=args.seed)
+    with options_for(_OPTIONS):
+        res = design(x, K=K, model=model, steps=args.steps, budget=args.budget, exact_limit=args.exact_limit,
+                     n_per_level=args.n_per_level, seed=args.seed)
     out = {
         "method": res.method,
         "note": res.note,
@@ -114,6 +106,9 @@ def run(args) -> dict:
         "profile": res.profile.values.tolist(),
         "profile_stderr": None if res.stderr is None else res.stderr.tolist(),
         "export": exports.export(res.schedule, args.format, **kw),
+        "memorized": res.memorized,
+        "warning": res.warning,
+        "memorization": None if res.memorization is None else res.memorization.to_dict(),
     }
     return out
 
@@ -124,7 +119,8 @@ def _certify(args, x, K, model) -> dict:
     if x.shape[0] < 2:
         raise UsageError(f"DATA: --certify needs at least 2 sequences, got {x.shape[0]}")
     conf = 0.95 if args.confidence is None else args.confidence
-    cert, note = certify_data(x, args.certify, K=K, model=model, confidence=conf, seed=args.seed)
+    with options_for(_OPTIONS):
+        cert, note = certify_data(x, args.certify, K=K, model=model, confidence=conf, seed=args.seed)
     out = {"method": "certificate", "law": "empirical" if model is None else "model", "note": note,
            "d": int(x.shape[1]), "K": int(K if K is not None else max(int(x.max()) + 1, 2))}
     out.update(cert.to_dict())
@@ -145,11 +141,14 @@ def render(r: dict) -> str:
             + " ".join(f"{t:.4g}" for t in r["times"][:8]) + (" ..." if len(r["times"]) > 8 else ""),
         ])
     lines = [f"mdmtheory design: {r['note']}", f"n = {r['n']} sequences, d = {r['d']}, K = {r['K']}"]
+    if r.get("warning"):
+        lines.append(f"WARNING: {r['warning']}")
     prof = " ".join(f"{v:.4f}" for v in r["profile"])
     lines.append(("exact profile" if r["method"] == "exact" else "estimated cross-entropy profile") + f" (nats): {prof}")
     if r["budget"] is not None:
         lines.append(f"budget {r['budget']:g} nats: fewest steps = {r['steps']}")
-    lines.append(f"optimal schedule, T = {r['steps']}: sizes {r['sizes']}")
+    lines.append(("schedule of the memorized empirical law (not a design for the data's source)" if r.get("memorized")
+                  else "optimal schedule") + f", T = {r['steps']}: sizes {r['sizes']}")
     if r["method"] == "exact":
         lines.append(f"path KL (exact, on the empirical law): {r['path_kl']:.6f} nats")
     else:

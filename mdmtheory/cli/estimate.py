@@ -14,68 +14,107 @@ from __future__ import annotations
 
 import argparse
 import csv
-from pathlib import Path
 
 import numpy as np
 
-from ._common import UsageError
-from ._inputs import int_list, read_tokens
+from ._common import UsageError, check_output, options_for
+from ._inputs import MAX_ALPHABET, int_list, read_tokens
+from ._models import check_samples
+from ._models import load_model as _load_model
 
 HELP = "Monte Carlo cross-entropy profile (and path cross-entropy of a plan) of a checkpoint on token data"
 EXAMPLE = "mdmtheory estimate --checkpoint model.safetensors --data words.txt --n-per-level 500 --csv c.csv"
+
+#: Largest --n-per-level and --n-path (draws; each is one model forward row).
+MAX_DRAWS = 10**7
 
 
 def _bridge():
     try:
         from .. import bridge
     except ImportError as exc:
-        raise UsageError(f"the bridge needs torch: pip install 'mdmtheory[bridge]' ({exc})") from None
+        raise UsageError(f"--checkpoint: the bridge needs torch: pip install 'mdmtheory[bridge]' ({exc})") from None
     return bridge
 
 
-def load_model(path: str, *, mask_id: int | None = None, shift: bool = False, trust_remote_code: bool = False):
+def load_model(path: str, *, mask_id: int | None = None, shift: bool = False, trust_remote_code: bool = False,
+               option: str = "--checkpoint"):
     """A MaskedModel from a shipped name (``words``, ``markov``), a mdmtheory checkpoint file,
-    or a local Hugging Face folder."""
-    bridge = _bridge()
-    from ..bridge.tiny import PRETRAINED, load_checkpoint, load_pretrained
+    or a local Hugging Face folder (see :func:`mdmtheory.cli._models.load_model`)."""
+    return _load_model(path, option, mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code).masked()
 
-    p = Path(path)
-    if not p.exists() and path in PRETRAINED:
-        return bridge.as_masked_model(load_pretrained(path))
-    if not p.exists():
-        raise UsageError(f"--checkpoint: no such file or folder {path!r} (or a shipped name: {', '.join(PRETRAINED)})")
-    if p.is_dir() and (p / "config.json").is_file():
-        return bridge.from_pretrained(str(p), mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code)
-    return bridge.as_masked_model(load_checkpoint(str(p)))
+
+def read_model_data(path: str, option: str, model, *, chars: bool) -> np.ndarray:
+    """The data file read for ``model`` (a LoadedModel): characters mapped through the
+    model's recorded alphabet with ``chars``; rows checked against the model's d and K."""
+    if chars:
+        if model.alphabet is None:
+            raise UsageError(f"--chars: {model.describe()} does not record a character alphabet; give integer "
+                             "tokens (outcome indices 0..K-1)")
+        x, _ = read_tokens(path, option, chars=True, alphabet=model.alphabet)
+    else:
+        x, _ = read_tokens(path, option, limit=max(MAX_ALPHABET, model.K or 0))
+    check_samples(x, model, option, chars=chars)
+    return x
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", required=True, metavar="PATH",
                         help="mdmtheory checkpoint, shipped name (words, markov), or local Hugging Face folder (never downloaded)")
     parser.add_argument("--data", required=True, metavar="FILE",
-                        help="token sequences (outcome indices 0..K-1): .npy (n, d) or text, one per line")
+                        help="token sequences (outcome indices 0..K-1): .npy (n, d) or text, one per line "
+                             "(characters of the model's alphabet with --chars)")
+    parser.add_argument("--chars", action="store_true",
+                        help="--data is text whose characters are tokens, read through the checkpoint's alphabet")
     parser.add_argument("--levels", type=int_list, metavar="M1,M2,...", help="revealed counts m (default 0..d-1)")
-    parser.add_argument("--n-per-level", type=int, default=1000, help="Monte Carlo draws per level (default 1000)")
+    parser.add_argument("--n-per-level", type=int, default=1000,
+                        help=f"Monte Carlo draws per level (default 1000; 2 to {MAX_DRAWS:,})")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     parser.add_argument("--sizes", type=int_list, metavar="K1,K2,...",
                         help="also estimate the path cross-entropy of this schedule")
-    parser.add_argument("--n-path", type=int, default=1000, help="draws for the path cross-entropy (default 1000)")
-    parser.add_argument("--mask-id", type=int, help="mask token id (Hugging Face folders without one)")
-    parser.add_argument("--shift", action="store_true", help="logits shifted right by one (Dream)")
-    parser.add_argument("--trust-remote-code", action="store_true", help="allow a local folder's own model code")
+    parser.add_argument("--n-path", type=int, default=1000,
+                        help=f"draws for the path cross-entropy (default 1000; 2 to {MAX_DRAWS:,})")
+    parser.add_argument("--mask-id", type=int, help="mask token id (Hugging Face folders only)")
+    parser.add_argument("--shift", action="store_true", help="logits shifted right by one (Dream; Hugging Face folders only)")
+    parser.add_argument("--trust-remote-code", action="store_true",
+                        help="allow a local folder's own model code (Hugging Face folders only)")
     parser.add_argument("--csv", metavar="OUT.csv", help="write the profile as CSV (m,c,stderr): input of 'schedule'")
+
+
+def check_draws(option: str, v: int) -> None:
+    """At least 2 draws (a standard error needs two), at most MAX_DRAWS."""
+    if not 2 <= v <= MAX_DRAWS:
+        raise UsageError(f"{option}: expected a number of draws in 2..{MAX_DRAWS:,}, got {v}")
+
+
+def check_seed(v: int) -> None:
+    if not 0 <= v < 2**32:
+        raise UsageError(f"--seed: expected an integer in 0..2**32-1, got {v}")
 
 
 def run(args) -> dict | None:
     for opt, v in (("--n-per-level", args.n_per_level), ("--n-path", args.n_path)):
-        if v < 1:
-            raise UsageError(f"{opt}: expected a positive integer, got {v}")
-    samples = read_tokens(args.data, "--data")
-    model = load_model(args.checkpoint, mask_id=args.mask_id, shift=args.shift,
-                       trust_remote_code=args.trust_remote_code)
+        check_draws(opt, v)
+    check_seed(args.seed)
+    csv_path = None if args.csv is None else check_output(args.csv, "--csv")
+    model = _load_model(args.checkpoint, "--checkpoint", mask_id=args.mask_id, shift=args.shift,
+                        trust_remote_code=args.trust_remote_code)
+    samples = read_model_data(args.data, "--data", model, chars=args.chars)
+    d = samples.shape[1]
+    if args.levels is not None and (not args.levels or len(set(args.levels)) != len(args.levels)
+                                    or min(args.levels) < 0 or max(args.levels) >= d):
+        raise UsageError(f"--levels: expected distinct revealed counts in 0..{d - 1} (rows have d = {d} tokens), "
+                         f"got {','.join(map(str, args.levels))}")
+    if args.sizes is not None and (not args.sizes or min(args.sizes) < 1 or sum(args.sizes) != d):
+        raise UsageError(f"--sizes: expected positive step sizes summing to d = {d} (the rows' length), "
+                         f"got {','.join(map(str, args.sizes))}")
     bridge = _bridge()
+    masked = model.masked()
     rank = bridge.distributed.init_from_env().rank  # a no-op outside torchrun
-    est = bridge.estimate_profile(model, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed)
+    names = {"n_per_level": "--n-per-level", "n": "--n-path", "levels": "--levels", "seed": "--seed",
+             "samples": "--data", "schedule": "--sizes", "plan": "--sizes", "sizes": "--sizes"}
+    with options_for(names):
+        est = bridge.estimate_profile(masked, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed)
     levels = np.asarray(est.levels).tolist()
     values = np.asarray(est.values, dtype=np.float64).tolist()
     stderr = np.asarray(est.stderr, dtype=np.float64).tolist()
@@ -85,14 +124,15 @@ def run(args) -> dict | None:
     if args.sizes is not None:
         from ..schedules import Schedule
 
-        r = bridge.estimate_path_cross_entropy(model, samples, Schedule(args.sizes), n=args.n_path, seed=args.seed)
+        with options_for(names):
+            r = bridge.estimate_path_cross_entropy(masked, samples, Schedule(args.sizes), n=args.n_path, seed=args.seed)
         out["path"] = {"sizes": list(args.sizes), "value": float(r.value), "stderr": float(r.stderr),
                        "forwards": int(getattr(r, "forwards", 0) or 0)}
     if rank != 0:
         return None  # under torchrun, rank 0 alone reports
     out["world_size"] = bridge.distributed.world().size
-    if args.csv:
-        with Path(args.csv).open("w", newline="") as fh:
+    if csv_path is not None:
+        with csv_path.open("w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["m", "c", "stderr"])
             w.writerows([m, repr(v), repr(s)] for m, v, s in zip(levels, values, stderr))

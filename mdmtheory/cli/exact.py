@@ -6,7 +6,8 @@ import argparse
 
 from ..divergence import kl
 from ..samplers import exact_run
-from ._inputs import add_law_arguments, add_plan_arguments, load_law, load_plan, plan_dict
+from ._common import options_for
+from ._inputs import add_law_arguments, add_plan_arguments, law_option, load_law, load_plan, plan_dict, plan_option
 
 HELP = "exact KL(p||q) and path KL of a sampler's output law for one plan and planner"
 EXAMPLE = "mdmtheory exact --family parity --d 6 --sizes 1,2,3 --planner confidence --json"
@@ -23,7 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args) -> dict:
     law, name, source = load_law(args)
     plan = load_plan(args, law.d)
-    res = exact_run(law, plan, args.planner, trajectory=True)
+    with options_for({"planner": "--planner", "plan": plan_option(args), "p": law_option(args)},
+                     default=law_option(args)):
+        res = exact_run(law, plan, args.planner, trajectory=True)
+        res_kl = kl(law, res.law)
     return {
         "name": name,
         "source": source,
@@ -31,9 +35,12 @@ def run(args) -> dict:
         "K": law.K,
         "plan": plan_dict(plan),
         "planner": args.planner,
-        "kl": kl(law, res.law),
+        "kl": res_kl,
         "path_kl": float(res.path_kl),
-        "step_path_kl": [float(x) for x in res.step_kl],
+        # the engine's columns are [initialization, step 1, ..., step T (, completion)]; the
+        # initialization and completion draws are exact (no KL), so the steps' own terms are
+        # columns 1..T: mt.step_path_kl(law, plan) for the random planner
+        "step_path_kl": [float(x) for x in res.step_kl[1 : 1 + plan.steps]],
         "lost": float(res.law.lost),
     }
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-from pathlib import Path
 
 from ..entropies import dual_total_correlation, total_correlation
 from ..profile import information_profile
+from ._common import check_output
 from ._inputs import add_law_arguments, load_law
 
 HELP = "exact information profile phi_m of a law (table, token sequences or named family)"
@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> dict:
+    path = None if args.csv is None else check_output(args.csv, "--csv")
     law, name, source = load_law(args)
     prof = information_profile(law)
     out = {
@@ -33,8 +34,7 @@ def run(args) -> dict:
         "profile": prof.values.tolist(),
         "curve": prof.curve.tolist(),
     }
-    if args.csv:
-        path = Path(args.csv)
+    if path is not None:
         with path.open("w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow(["m", "phi"])

@@ -14,13 +14,18 @@ import argparse
 import functools
 
 from ..report import DEFAULT_PLANNERS, build_report, write_html
-from ._common import UsageError, progress
-from ._inputs import add_law_arguments, int_list, load_law, read_tokens
+from ._common import UsageError, check_output, options_for, progress
+from ._inputs import add_law_arguments, check_law_options, int_list, law_given, load_law
+from ._models import LoadedModel, load_model
 
 HELP = "one self-contained HTML report with plots (default: the embedded law); --json prints its numbers"
 EXAMPLE = "mdmtheory report --family markov --d 8 --out report.html"
 
 DEFAULT_OUT = "mdmtheory-report.html"
+
+#: Step budget of the default report (five-letter words, d = 5): the step count where the choice of
+#: schedule matters (T = 2 and 4 have one best schedule up to order; at T = 3 the optimum beats the families).
+DEFAULT_RECOMMEND_STEPS = 3
 
 
 def default_law(model: bool = True, seed: int = 0):
@@ -56,10 +61,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--planners", default=",".join(DEFAULT_PLANNERS), help="planners compared (comma-separated)")
     parser.add_argument("--target", type=float, default=None,
                         help="recommend the fewest steps whose optimal path KL <= TARGET nats (default 5%% of H(X))")
-    parser.add_argument("--recommend-steps", type=int, metavar="T", help="recommend a schedule with T steps instead")
+    parser.add_argument("--recommend-steps", type=int, metavar="T",
+                        help=f"recommend a schedule with T steps instead (default report: {DEFAULT_RECOMMEND_STEPS})")
     m = parser.add_argument_group("model (optional): the cross-entropy profile of a checkpoint")
     m.add_argument("--checkpoint", metavar="PATH", help="a mdmtheory checkpoint or a local Hugging Face folder")
-    m.add_argument("--data", metavar="FILE", help="token sequences for the model's estimates (default: sampled from the law)")
+    m.add_argument("--data", metavar="FILE", help="token sequences for the model's estimates (default: sampled from the "
+                   "law); with --chars, characters of the checkpoint's alphabet")
     m.add_argument("--n-per-level", type=int, default=400, help="Monte Carlo draws per level (default 400)")
     m.add_argument("--seed", type=int, default=0, help="seed of the estimates (default 0)")
     m.add_argument("--no-model", action="store_true", help="skip the model section of the default report")
@@ -67,51 +74,127 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     a.add_argument("--baseline", metavar="PATH", help="a causal mdmtheory checkpoint trained on the same data "
                    "(BOS as key 0; default report: the shipped 'words-ar')")
     a.add_argument("--attention-samples", type=int, default=200, metavar="N",
-                   help="samples traced while the model samples (default 200)")
+                   help="samples traced while the model samples (default 200, at most 10000)")
     a.add_argument("--attention-info-samples", type=int, default=48, metavar="N",
-                   help="teacher-forced samples for attention vs information (default 48)")
+                   help="teacher-forced samples for attention vs information (default 48, at most 10000)")
     a.add_argument("--attention-steps", type=int, metavar="T",
                    help="trace with the constant schedule of T steps (default: the recommended schedule)")
     a.add_argument("--no-attention", action="store_true", help="skip the attention section")
 
 
-def _load(model):
-    from .estimate import load_model
+#: Largest --attention-samples and --attention-info-samples (each traces one sampling run).
+MAX_ATTENTION_SAMPLES = 10_000
 
-    return load_model(model) if isinstance(model, str) else model
+_LIBRARY_OPTIONS = {"steps": "--steps", "target": "--target", "recommend_steps": "--recommend-steps",
+                    "attention_steps": "--attention-steps", "attention_samples": "--attention-samples",
+                    "attention_info_samples": "--attention-info-samples", "attention_seed": "--seed",
+                    "planners": "--planners", "planner": "--planners"}
 
 
-def run(args) -> dict:
-    if args.n_per_level < 1:
-        raise UsageError(f"--n-per-level: expected a positive integer, got {args.n_per_level}")
+def _check_arguments(args) -> tuple[str, ...]:
+    """Every option checked before any work (the ranges that need d are checked in run)."""
+    from ..samplers import resolve_planner
+    from .estimate import check_draws, check_seed
+
+    check_draws("--n-per-level", args.n_per_level)
+    check_seed(args.seed)
     for opt in ("attention_samples", "attention_info_samples"):
-        if getattr(args, opt) < 1:
-            raise UsageError(f"--{opt.replace('_', '-')}: expected a positive integer, got {getattr(args, opt)}")
-    if args.data is not None and (args.no_model or False):
+        v = getattr(args, opt)
+        if not 1 <= v <= MAX_ATTENTION_SAMPLES:
+            raise UsageError(f"--{opt.replace('_', '-')}: expected a number of samples in 1..{MAX_ATTENTION_SAMPLES:,}, got {v}")
+    if args.target is not None and not 0 <= args.target < float("inf"):  # also refuses nan
+        raise UsageError(f"--target: expected a KL target >= 0 nats (finite), got {args.target}")
+    if args.target is not None and args.recommend_steps is not None:
+        raise UsageError("--target, --recommend-steps: give one way to choose the recommended schedule")
+    planners = tuple(p for p in args.planners.split(",") if p)
+    if not planners:
+        raise UsageError("--planners: give at least one planner name (comma-separated)")
+    for name in planners:
+        with options_for({"planner": "--planners"}):
+            resolve_planner(name)
+    if args.data is not None and args.no_model:
         raise UsageError("--data: the model's estimates need a model; drop --no-model")
     if args.baseline is not None and (args.no_model or args.no_attention):
         raise UsageError("--baseline: the baseline is compared with the model's attention; drop --no-model/--no-attention")
-    law_given = any(getattr(args, o) is not None for o in ("table", "tokens", "family"))
+    if args.checkpoint is not None and args.no_model:
+        raise UsageError("--checkpoint: --no-model drops the model section; give one of the two")
+    if args.attention_steps is not None and args.no_attention:
+        raise UsageError("--attention-steps: --no-attention drops the attention section; give one of the two")
+    check_law_options(args)
+    return planners
+
+
+def _check_steps(args, d: int) -> None:
+    for opt, values in (("--steps", args.steps or []), ("--recommend-steps", [args.recommend_steps]),
+                        ("--attention-steps", [args.attention_steps])):
+        bad = [T for T in values if T is not None and not 1 <= T <= d]
+        if bad:
+            raise UsageError(f"{opt}: expected step counts 1 <= T <= d = {d}, got {bad[0]}")
+    if args.steps is not None and not args.steps:
+        raise UsageError("--steps: give at least one step count")
+
+
+def _model_matches_law(m, law, what: str) -> None:
+    """The model's outcomes and length must be the law's: its estimates are compared with it."""
+    if m.K != law.K or (m.d is not None and m.d != law.d):
+        dk = f"K = {m.K} outcomes" + ("" if m.d is None else f" and d = {m.d} positions")
+        raise UsageError(f"{m.option}: {m.describe()} has {dk}, but the law ({what}) has K = {law.K}, d = {law.d}; "
+                         "give a checkpoint trained on this law" + (", or --K to match" if what.startswith("--tokens") else "")
+                         + " (or drop the option)")
+
+
+def run(args) -> dict:
+    planners = _check_arguments(args)
+    out_path = check_output(args.out, "--out")
+    given = law_given(args)
     baseline = args.baseline
-    if law_given:
-        law, name, source = load_law(args)
-        model, samples = args.checkpoint, None
-    else:
-        law, name, source, model, samples = default_law(not args.no_model and args.checkpoint is None, args.seed)
+    model = None
+    if given:
         if args.checkpoint is not None:
-            model = args.checkpoint
-        elif model is not None and baseline is None and not args.no_attention:
-            baseline = default_baseline()
-            source += "; causal baseline: the shipped checkpoint 'words-ar'"
-    if args.no_model:
-        model = None
+            model = load_model(args.checkpoint, "--checkpoint")
+        if args.tokens is not None and args.chars and model is not None and model.alphabet is None:
+            raise UsageError(f"--chars: {model.describe()} does not record a character alphabet; give --tokens as "
+                             "integer outcome indices")
+        law, name, source = load_law(args, alphabet=None if model is None else model.alphabet)
+        samples = None
+        what = " ".join(f"--{o} {getattr(args, o)}" for o in ("table", "tokens", "family") if getattr(args, o) is not None)
+        if args.family is not None:
+            what += f" --d {8 if args.d is None else args.d}"
+        if model is None and args.baseline is not None:
+            raise UsageError("--baseline: the baseline is compared with a model's attention; give --checkpoint")
+    else:
+        want_default_model = not args.no_model and args.checkpoint is None
+        law, name, source, default_model, samples = default_law(want_default_model, args.seed)
+        what = "the default five-letter words"
+        if args.checkpoint is not None:
+            model = load_model(args.checkpoint, "--checkpoint")
+            samples = None
+        elif default_model is not None:
+            model = LoadedModel(default_model, "words", "--checkpoint", "shipped", default_model.config.vocab_size,
+                                default_model.config.seq_len, None, False)
+            if baseline is None and not args.no_attention:
+                baseline = default_baseline()
+                source += "; causal baseline: the shipped checkpoint 'words-ar'"
+    _check_steps(args, law.d)
+    if args.data is not None and model is None:
+        raise UsageError("--data: the model's estimates need --checkpoint")
+    if model is not None:
+        _model_matches_law(model, law, what)
     if args.data is not None:
-        if model is None:
-            raise UsageError("--data: the model's estimates need --checkpoint")
-        samples = read_tokens(args.data, "--data")
-    if baseline is not None and model is None:
-        raise UsageError("--baseline: the baseline is compared with a model's attention; give --checkpoint")
+        from .estimate import read_model_data
+
+        samples = read_model_data(args.data, "--data", model, chars=args.chars)
+    if isinstance(baseline, str):
+        b = load_model(baseline, "--baseline", masked=False)
+        if not b.causal or b.kind == "hf":
+            raise UsageError(f"--baseline: {b.describe()} is not a causal mdmtheory checkpoint (train one with "
+                             "'mdmtheory train DATA --causal')")
+        if b.K != model.K or b.d != model.d:
+            raise UsageError(f"--baseline: {b.describe()} has K = {b.K}, d = {b.d}; the model has K = {model.K}, "
+                             f"d = {model.d}: train the baseline on the same data")
+        baseline = b.module
     cross_entropy = None
+    masked = None
     if model is not None:
         if samples is None:
             import numpy as np
@@ -121,26 +204,20 @@ def run(args) -> dict:
             samples = as_oracle(law).sample(4000, np.random.default_rng(args.seed))
         from ..bridge import estimate_profile
 
-        model = _load(model)
-        cross_entropy = estimate_profile(model, samples, n_per_level=args.n_per_level, seed=args.seed)
-    if isinstance(baseline, str):
-        from ..bridge.tiny import load_checkpoint
-
-        try:
-            baseline = load_checkpoint(baseline)
-        except (FileNotFoundError, OSError) as exc:
-            raise UsageError(f"--baseline: cannot read {args.baseline!r} ({exc})") from None
-    planners = tuple(p for p in args.planners.split(",") if p)
+        masked = model.masked()
+        cross_entropy = estimate_profile(masked, samples, n_per_level=args.n_per_level, seed=args.seed)
     use_attention = model is not None and not args.no_attention
-    report = build_report(
-        law, name=name, source=source, steps=args.steps, planners=planners, target=args.target,
-        recommend_steps=args.recommend_steps, cross_entropy=cross_entropy,
-        attention_model=model if use_attention else None, attention_baseline=baseline if use_attention else None,
-        attention_steps=args.attention_steps, attention_samples=args.attention_samples,
-        attention_info_samples=args.attention_info_samples, attention_seed=args.seed,
-        progress=functools.partial(progress, quiet=args.quiet, leave=False),
-    )
-    path = write_html(report, args.out)
+    with options_for(_LIBRARY_OPTIONS):
+        report = build_report(
+            law, name=name, source=source, steps=args.steps, planners=planners, target=args.target,
+            recommend_steps=(DEFAULT_RECOMMEND_STEPS if not given and args.target is None and args.recommend_steps is None
+                             else args.recommend_steps), cross_entropy=cross_entropy,
+            attention_model=masked if use_attention else None, attention_baseline=baseline if use_attention else None,
+            attention_steps=args.attention_steps, attention_samples=args.attention_samples,
+            attention_info_samples=args.attention_info_samples, attention_seed=args.seed,
+            progress=functools.partial(progress, quiet=args.quiet, leave=False),
+        )
+    path = write_html(report, out_path)
     return {"path": str(path), **report.to_dict()}
 
 
@@ -155,8 +232,9 @@ def render(result: dict) -> str:
     return "\n".join([
         f"{result['law']['name']}: {result['law']['source']}",
         f"every bound holds: {'yes' if b['all_hold'] else 'NO'} ({len(b['series'])} bounds x {len(b['steps'])} step counts)",
-        f"recommended: {rec['steps']} steps, sizes {rec['sizes']}, exact KL {_z(rec['exact_kl']):.4g} nats "
-        f"(constant schedule: {_z(rec['constant_exact_kl']):.4g})"
+        f"recommended: {rec['steps']} step{'' if rec['steps'] == 1 else 's'}, sizes {rec['sizes']}, path KL "
+        f"{_z(rec['path_kl']):.4g} nats (" + ", ".join(f"{k} {_z(g['path_kl']):.4g}" for k, g in rec["gains"].items())
+        + f"), exact KL {_z(rec['exact_kl']):.4g} nats (constant schedule: {_z(rec['constant_exact_kl']):.4g})"
         + ("" if not rec.get("model_designed") else
            f"; designed from the model alone: {rec['model_designed']['sizes']}, "
            f"regret {_z(rec['model_designed']['regret']):.4g} nats"),
@@ -167,11 +245,16 @@ def _attention_lines(a) -> list[str]:
     if a is None:
         return []
     f = lambda v: "/".join(f"{x:.2f}" for x in v)  # noqa: E731
-    lines = [f"attention per layer: anchor absorption {f(a['mdm']['absorption_mean'])} (uniform {a['uniform_absorption']:.2f}), "
-             f"anchor drift rate {f(a['mdm']['drift_rate'])}"]
+    null = a.get("anchor_null")
+    lines = [f"attention per layer: anchor absorption {f(a['mdm']['absorption_mean'])} (an arg max: "
+             + (f"row-permutation null {f(null['mean'])}, 95th percentile {f(null['q95'])}" if null else
+                f">= 1/d = {a['uniform_absorption']:.2f} by construction")
+             + f"), anchor drift rate {f(a['mdm']['drift_rate'])}"]
     if a["baseline"] is not None:
         lines.append(f"causal baseline: BOS absorption {f(a['baseline']['bos_mean'])} "
-                     f"(uniform causal {a['baseline']['uniform_causal_bos']:.2f})")
+                     f"(uniform causal {a['baseline']['uniform_causal_bos']:.2f}"
+                     + ("; below it: no sink" if min(a["baseline"]["bos_mean"]) < a["baseline"]["uniform_causal_bos"]
+                        else "") + ")")
     pw = a["information"]["pointwise"]
     lines.append(f"attention vs exact information, Spearman per layer: {f(pw['rho_mean'])} ({pw['n_cases'][0]} cases)")
     return lines

@@ -15,16 +15,19 @@ from ..optimal import pareto_frontier
 from ..profile import information_profile
 from ..schedules import Schedule, cosine_schedule, geometric_schedule, loglinear_grid
 from ._common import UsageError, progress
-from ._inputs import add_law_arguments, load_law, load_profile
+from ._inputs import add_law_arguments, check_law_options, law_given, load_law, load_profile
 
 HELP = "optimal schedule(s) for a profile (law or CSV/JSON file) vs constant, cosine, log-linear, geometric"
 EXAMPLE = "mdmtheory schedule --profile phi.csv --steps 3"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", metavar="FILE", help="profile as CSV (m,phi) or JSON (list or {'values': [...]})")
+    parser.add_argument("--profile", metavar="FILE",
+                        help="profile as CSV (m,phi or m,c,stderr) or JSON (list or {'values': [...]}): values >= 0, "
+                             "non-increasing in m (up to 1e-9 relative, plus 3 standard errors with a stderr column)")
     add_law_arguments(parser)
-    parser.add_argument("--steps", type=int, metavar="T", help="one step count (default: every T = 1..d)")
+    parser.add_argument("--steps", type=int, metavar="T",
+                        help="one step count (default: every T = 1..d; for d > 32 the powers of two and d)")
 
 
 def _families(prof, T: int) -> dict:
@@ -35,13 +38,26 @@ def _families(prof, T: int) -> dict:
     return out
 
 
+#: Longest profile whose default table lists every T = 1..d (above it: log-spaced T).
+ALL_STEPS_D = 32
+
+
+def default_steps(d: int) -> list[int]:
+    """Every T = 1..d for d <= ALL_STEPS_D, else 1, 2, 4, ... (powers of two) and d."""
+    if d <= ALL_STEPS_D:
+        return list(range(1, d + 1))
+    return sorted({min(1 << i, d) for i in range(d.bit_length())} | {d})
+
+
 def run(args) -> dict:
-    law_given = any(getattr(args, o) is not None for o in ("table", "tokens", "family"))
-    if args.profile is not None and law_given:
+    given = law_given(args)
+    if args.profile is not None and given:
         raise UsageError("--profile: give a profile file or a law, not both")
     if args.profile is not None:
-        prof, source = load_profile(args.profile), f"profile file {args.profile}"
-    elif law_given:
+        check_law_options(args)
+        prof, _ = load_profile(args.profile)
+        source = f"profile file {args.profile}"
+    elif given:
         law, name, source = load_law(args)
         prof = information_profile(law)
     else:
@@ -49,7 +65,7 @@ def run(args) -> dict:
     d = prof.d
     if args.steps is not None and not 1 <= args.steps <= d:
         raise UsageError(f"--steps: expected 1 <= T <= d = {d}, got {args.steps}")
-    Ts = [args.steps] if args.steps is not None else list(range(1, d + 1))
+    Ts = [args.steps] if args.steps is not None else default_steps(d)
     fr = pareto_frontier(prof, max(Ts))
     rows = []
     for T in progress(Ts, quiet=args.quiet, desc="schedules", unit="T"):

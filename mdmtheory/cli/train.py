@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from ._common import UsageError
 
@@ -12,43 +13,82 @@ EXAMPLE = "mdmtheory train words --steps 3000 --out words.safetensors"
 DATASETS = ("words", "markov", "phonemes")
 
 
+#: Largest values of the size options (each is checked before any work).
+MAX_SAMPLES = 10**7  # --n, draws from a named dataset
+MAX_STEPS = 10**7  # --steps, optimizer steps
+MAX_BATCH = 1 << 16  # --batch-size
+MAX_D = 1 << 12  # --d of the markov dataset
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", metavar="DATA", help=f"a named dataset ({', '.join(DATASETS)}) or a data file (see design)")
-    parser.add_argument("--out", required=True, help="checkpoint path (.safetensors; a .json is written beside it)")
+    parser.add_argument("--out", required=True, help="checkpoint path (.safetensors; a .json is written beside it); "
+                        "its folder must exist")
     parser.add_argument("--chars", action="store_true", help="DATA file lines are characters")
     parser.add_argument("--causal", action="store_true", help="train the autoregressive baseline instead")
-    parser.add_argument("--n", type=int, default=200_000, help="samples drawn from a named dataset (default 200000)")
-    parser.add_argument("--d", type=int, default=64, help="length of the markov dataset (default 64)")
-    parser.add_argument("--steps", type=int, default=2000)
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--n", type=int, default=None,
+                        help=f"samples drawn from a named dataset (default 200000, at most {MAX_SAMPLES:,})")
+    parser.add_argument("--d", type=int, default=None, help=f"length of the markov dataset, 2..{MAX_D} (default 64)")
+    parser.add_argument("--steps", type=int, default=2000, help=f"optimizer steps (default 2000, at most {MAX_STEPS:,})")
+    parser.add_argument("--batch-size", type=int, default=256, help=f"default 256, at most {MAX_BATCH:,}")
+    parser.add_argument("--lr", type=float, default=3e-3, help="learning rate > 0 (default 3e-3)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads, 1..number of CPUs (default 1)")
+
+
+def _check_arguments(args) -> None:
+    from ._common import check_output
+    from .estimate import check_seed
+
+    for opt, v, top in (("--steps", args.steps, MAX_STEPS), ("--batch-size", args.batch_size, MAX_BATCH),
+                        ("--threads", args.threads, max(1, os.cpu_count() or 1))):
+        if not 1 <= v <= top:
+            raise UsageError(f"{opt}: expected an integer in 1..{top:,}, got {v}")
+    if not 0 < args.lr < float("inf"):  # also refuses nan
+        raise UsageError(f"--lr: expected a learning rate > 0 (finite), got {args.lr}")
+    check_seed(args.seed)
+    named = args.data in DATASETS and not os.path.exists(args.data)
+    if named:
+        if args.chars:
+            raise UsageError(f"--chars: only for a data file; {args.data!r} is a named dataset")
+        if args.n is not None and not 1 <= args.n <= MAX_SAMPLES:
+            raise UsageError(f"--n: expected a number of samples in 1..{MAX_SAMPLES:,}, got {args.n}")
+        if args.d is not None and args.data != "markov":
+            raise UsageError(f"--d: only for the markov dataset; {args.data!r} has its own length")
+        if args.d is not None and not 2 <= args.d <= MAX_D:
+            raise UsageError(f"--d: expected a length in 2..{MAX_D}, got {args.d}")
+    else:
+        for opt, v in (("--n", args.n), ("--d", args.d)):
+            if v is not None:
+                raise UsageError(f"{opt}: only for a named dataset ({', '.join(DATASETS)}); a data file has its own rows")
+    out = check_output(args.out, "--out", suffix=".safetensors")
+    check_output(str(out)[: -len(".safetensors")] + ".json", "--out")
 
 
 def run(args) -> dict:
-    import os
     import sys
 
+    _check_arguments(args)
     import torch
 
     from .. import datasets
     from ..bridge.tiny import TinyConfig, TinyMDM, save_checkpoint
     from ..bridge.train import train
+    from ._inputs import read_tokens
 
-    if not str(args.out).endswith(".safetensors"):
-        raise UsageError(f"--out: expected a .safetensors path, got {args.out!r}")
     if args.data in DATASETS and not os.path.exists(args.data):
+        n = 200_000 if args.n is None else args.n
         ds = {"words": datasets.words, "phonemes": datasets.phonemes,
-              "markov": lambda: datasets.markov(args.d)}[args.data]()
-        x, alphabet, what = ds.sample(args.n, seed=args.seed), list(ds.alphabet), f"{ds.name}: {ds.source}"
+              "markov": lambda: datasets.markov(64 if args.d is None else args.d)}[args.data]()
+        x, alphabet, what = ds.sample(n, seed=args.seed), list(ds.alphabet), f"{ds.name}: {ds.source}"
     else:
-        x, alphabet = datasets.load_sequences(args.data, chars=args.chars)
+        x, alphabet = read_tokens(args.data, "DATA", chars=args.chars)
         alphabet, what = list(alphabet), f"file {args.data}"
+        if x.shape[1] > MAX_D:
+            raise UsageError(f"DATA: rows of {x.shape[1]} tokens; train builds models for d <= {MAX_D}")
     torch.manual_seed(args.seed)
     model = TinyMDM(TinyConfig(vocab_size=len(alphabet), seq_len=x.shape[1], causal=args.causal))
-    # train() validates --threads (torch.set_num_threads(0) is a RuntimeError); the bar follows
-    # the CLI's rule: silent with --quiet or when stderr is not a terminal
+    # the bar follows the CLI's rule: silent with --quiet or when stderr is not a terminal
     res = train(model, x, steps=args.steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
                 num_threads=args.threads, progress=not args.quiet and sys.stderr.isatty())
     info = {"command": "mdmtheory train " + " ".join(f"{k}={v}" for k, v in sorted(vars(args).items()) if not k.startswith("_")),

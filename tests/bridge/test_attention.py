@@ -539,3 +539,24 @@ def test_hugging_face_model_through_eager_attention():
             out = model(ids, output_attentions=True)
         want = np.stack([a.double().mean(dim=1).numpy() for a in out.attentions], axis=1)
         np.testing.assert_allclose(tr.maps[:, t], want, atol=1e-6)
+
+
+# -- issue 17, item 12: unchecked arguments -----------------------------------------------------------
+def test_masks_and_ids_are_not_cast_from_floats_or_strings():
+    A = dirichlet_maps((2,), 4, 0)
+    with pytest.raises(ValueError, match=r"^revealed: expected a bool array"):  # formerly 0.5 -> True
+        att.summarize_maps(A[:, None], np.full((2, 4), 0.5))
+    with pytest.raises(ValueError, match=r"^A: "):  # formerly the string "0.25" read as a number
+        att.received_attention([["0.25", "0.75"], ["0.5", "0.5"]])
+    with pytest.raises(ValueError, match=r"^queries: expected"):  # formerly numpy's ambiguous truth value
+        att.masked_share(A, [0], queries=np.array(["all"]))
+    with pytest.raises(ValueError, match=r"^S: shape \(3, 4\) does not broadcast"):
+        att.absorption(A, np.ones((3, 4), bool))
+    with pytest.raises(ValueError, match=r"^axis: expected an integer"):
+        att.absorption_stats(np.ones((3, 2)), axis=5)
+    with pytest.raises(ValueError, match=r"^x: expected integer outcome indices"):
+        from mdmtheory import Joint
+
+        att.revealed_information(Joint(np.full((2, 2), 0.25)), np.array([0.0, 1.0]), np.array([True, False]))
+    with pytest.raises(ValueError, match=r"^revealed: expected a bool array"):
+        att.revealed_information(Joint(np.full((2, 2), 0.25)), np.array([0, 1]), np.array([0.5, 0.0]))

@@ -226,3 +226,82 @@ def test_confidence_intervals_cover():
 def test_confidence_intervals_cover_slow():
     cov = _coverage(300, 200)
     assert abs(cov - 0.9) < 0.04
+
+
+# -- issue 17, item 12: sizes with a documented maximum, checked before work ------------------------
+def test_sizes_beyond_the_documented_maxima_are_refused_before_work():
+    import time
+
+    from mdmtheory.bridge._checks import MAX_DRAWS, MAX_RESAMPLES
+
+    p = mt.families.dirichlet(3, 2, seed=0)
+    xs = np.asarray(as_oracle(p).sample(5, np.random.default_rng(0)), dtype=np.int64)
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match=rf"^n_per_level: .*at most {MAX_DRAWS} draws in all"):  # formerly MemoryError
+        bridge.estimate_profile(bridge.ExactModel(p), xs, n_per_level=10**12)
+    with pytest.raises(ValueError, match=r"^n_per_level: "):
+        bridge.estimate_learning_error(bridge.ExactModel(p), p, n_per_level=10**12)
+    with pytest.raises(ValueError, match=r"^n: "):
+        bridge.compare_plans(bridge.ExactModel(p), xs, [[1, 2], [3]], n=MAX_DRAWS)  # 2 levels x n > MAX_DRAWS
+    est = bridge.estimate_profile(bridge.ExactModel(p), xs, n_per_level=3)
+    with pytest.raises(ValueError, match=rf"^n_resamples: expected an integer in 1\.\.{MAX_RESAMPLES}"):  # formerly a hang
+        bridge.optimal_schedule_estimate(est, 2, n_resamples=10**12)
+    with pytest.raises(ValueError, match=r"^distributed: expected None \(auto\), True or False"):
+        bridge.estimate_profile(bridge.ExactModel(p), xs, n_per_level=2, distributed=np.array([1, 0]))
+    with pytest.raises(ValueError, match=r"^weights: expected one of"):  # formerly numpy's ambiguous truth value
+        bridge.estimate_dyadic(bridge.ExactModel(p), xs, 0.1, 0.9, weights=np.array(["stated"]))
+    assert time.perf_counter() - t0 < 5
+
+
+def _brute_prompted_profile(table, g):
+    """Σ_v p(x_{<g} = v) φ(p(· | x_{<g} = v)) by slicing the table (no mdmtheory)."""
+    out = 0.0
+    K = table.shape[0]
+    for v in np.ndindex(*(K,) * g):
+        sub = table[v]
+        w = sub.sum()
+        if w > 0:
+            out = out + w * brute_profile(sub / w)
+    return out
+
+
+@pytest.mark.parametrize("g", [1, 2])
+def test_prompted_profile_of_exact_model_is_the_prompted_information_profile(g):
+    """prompt_length=g: the first g positions are always visible and never scored; the
+    estimate is the response's profile averaged over the prompt law (z-scores)."""
+    p = mt.families.dirichlet(5, 2, alpha=0.7, seed=8)
+    npl = 400
+    est = bridge.estimate_profile(bridge.ExactModel(p), _samples(p, 3000), n_per_level=npl, seed=3, prompt_length=g)
+    want = _brute_prompted_profile(p.table, g)
+    assert est.d == 5 - g and np.array_equal(est.levels, np.arange(5 - g))
+    zs = [z(v, e, s) for v, e, s in zip(est.values, want, est.stderr)]
+    assert max(abs(x) for x in zs) < 5, zs
+    np.testing.assert_allclose(want, mt.information_profile(p, given=range(g)).values, atol=1e-12)
+
+
+def test_prompt_is_visible_and_never_scored():
+    """Repeated bit: given the prompt bit every response token is certain, so the
+    prompted estimate is exactly 0, while without a prompt c(0) = log 2."""
+    p = mt.families.repeated(4)
+    xs = _samples(p, 200)
+    est = bridge.estimate_profile(bridge.ExactModel(p), xs, n_per_level=50, seed=1, prompt_length=1)
+    assert np.all(est.values == 0.0) and est.d == 3
+    plain = bridge.estimate_profile(bridge.ExactModel(p), xs, levels=[0], n_per_level=50, seed=1)
+    assert plain.values[0] == pytest.approx(np.log(2))
+
+
+def test_prompted_path_cross_entropy_is_prompted_path_kl_plus_conditional_entropy():
+    p = mt.families.dirichlet(5, 2, alpha=0.7, seed=8)
+    g, sched = 2, mt.Schedule((2, 1))
+    r = bridge.estimate_path_cross_entropy(bridge.ExactModel(p), _samples(p, 2000), sched, n=2000, seed=4,
+                                           prompt_length=g)
+    phi = _brute_prompted_profile(p.table, g)
+    want = sum(k * phi[s] for s, k in zip(sched.starts, sched.sizes))  # Σ k_t φ^G(s_t)
+    assert abs(z(r.value, want, r.stderr)) < 5
+
+
+@pytest.mark.parametrize("bad", [-1, 5, 2.0, True, "1"])
+def test_prompt_length_is_checked(bad):
+    p = mt.families.dirichlet(5, 2, alpha=0.7, seed=8)
+    with pytest.raises(ValueError, match="prompt_length: expected an integer in 0..4"):
+        bridge.estimate_profile(bridge.ExactModel(p), _samples(p, 10), n_per_level=2, prompt_length=bad)

@@ -76,3 +76,49 @@ def test_base_class_fallback_and_missing_mask_id(tmp_path):
     assert type(m.model).__name__ == "GPT2Model"
     with pytest.raises(ValueError, match=r"^model: returned .*hidden states"):
         m.log_probs(np.full((1, 4), -1))
+
+
+# -- issue 17, item 12: untrusted folders and unchecked options -------------------------------------
+@pytest.mark.parametrize("text", ["{", "[]", '{"model_type": "nope"}', "[" * 50000 + "]" * 50000])
+def test_garbage_config_json_is_a_value_error(tmp_path, text):
+    (tmp_path / "config.json").write_text(text)
+    with pytest.raises(ValueError, match=r"^path: .*(config\.json cannot be read|cannot be loaded)"):
+        bridge.from_pretrained(tmp_path, mask_id=3, device="cpu")
+
+
+def test_config_without_weights_is_a_value_error(tmp_path):
+    (tmp_path / "config.json").write_text('{"model_type": "bert", "vocab_size": 20, "hidden_size": 8, '
+                                          '"num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 8}')
+    with pytest.raises(ValueError, match=r"^path: .*cannot be loaded"):  # formerly an OSError traceback
+        bridge.from_pretrained(tmp_path, mask_id=3, device="cpu")
+
+
+def test_options_are_checked_before_loading(bert_folder):
+    with pytest.raises(ValueError, match=r"^trust_remote_code: expected True or False"):  # "no" was True
+        bridge.from_pretrained(bert_folder, trust_remote_code="no")
+    with pytest.raises(ValueError, match=r"^device: 'nope' is not a torch device"):
+        bridge.from_pretrained(bert_folder, device="nope")
+    with pytest.raises(ValueError, match=r"^dtype: expected a floating torch dtype"):
+        bridge.from_pretrained(bert_folder, dtype="float")
+
+
+def test_mask_id_outside_the_vocabulary_is_a_value_error(bert_folder):
+    """`estimate --mask-id 99` on a 20-token model: formerly an IndexError from the embedding."""
+    with pytest.raises(ValueError, match=r"^mask_id: 99 is not a token id of this model \(its embedding has 20 rows"):
+        bridge.from_pretrained(bert_folder, mask_id=99, device="cpu")
+
+
+def test_diffusion_gemma_is_refused_with_the_reason(tmp_path):
+    """transformers' DiffusionGemmaForBlockDiffusion is uniform-corruption block diffusion
+    (its generation loop renoises non-accepted positions with random tokens): no
+    masked-diffusion conditionals, so the bridge refuses it, before reading any weight.
+    The folder holds the real class's config (the tiniest model of it has 1.7e8
+    parameters, too large for the suite)."""
+    cfg_cls = getattr(transformers, "DiffusionGemmaConfig", None)
+    if cfg_cls is None:
+        pytest.skip("this transformers has no DiffusionGemma")
+    text = dict(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                num_key_value_heads=1, head_dim=8)
+    cfg_cls(text_config=text, vision_config=None).save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="path: .*'diffusion_gemma' model, a uniform-corruption block diffusion"):
+        bridge.hf.from_pretrained(tmp_path, mask_id=0)

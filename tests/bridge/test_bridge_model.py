@@ -257,3 +257,78 @@ def test_model_oracle_refuses_what_the_other_oracles_refuse():
         orc.conditionals(np.full((1, 4), 3), np.ones((1, 4), bool))
     with pytest.raises(ValueError, match=r"^x, revealed: expected two \(n, d=4\) arrays"):
         orc.conditionals(np.zeros((1, 5), dtype=int), np.ones((1, 5), bool))
+
+
+# -- issue 17, item 12: hostile inputs, second round -------------------------------------------
+def _tiny(causal=False, d=5):
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM
+
+    torch.manual_seed(0)
+    return TinyMDM(TinyConfig(vocab_size=3, seq_len=d, d_model=8, n_layers=1, n_heads=2, d_ff=8, causal=causal))
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"device": "nope"}, r"^device: 'nope' is not a torch device"),  # formerly a RuntimeError
+    ({"device": "cuda:99"}, r"^device: "),
+    ({"device": 3}, r"^device: expected a torch device"),
+    ({"dtype": "float"}, r"^dtype: expected a floating torch dtype"),  # formerly a TypeError inside .to()
+    ({"dtype": torch.int64}, r"^dtype: expected a floating torch dtype"),
+    ({"max_batch": 10**12}, r"^max_batch: expected an integer in 1\.\.1048576"),
+    ({"mask_id": 2**40}, r"^mask_id: expected an integer in 0\.\.2147483647"),
+    ({"shift": "no"}, r"^shift: expected True or False"),
+    ({"vocab": [0.0, 1.0]}, r"^vocab: expected integer token ids"),
+    ({"vocab": [2**63, 1]}, r"^vocab: "),
+])
+def test_masked_model_refuses_unchecked_arguments(kw, msg):
+    kw = {"mask_id": 3, **kw}
+    with pytest.raises(ValueError, match=msg):
+        bridge.MaskedModel(bridge.ExactModel(P), **kw)
+
+
+def test_mask_id_outside_the_model_is_a_value_error():
+    """`estimate --mask-id 99` on a model with 4 embedding rows: formerly an IndexError traceback
+    from the embedding lookup of the probe forward."""
+    emb = torch.nn.Embedding(4, 3)  # ids 0..3, logits over 3 columns
+    with pytest.raises(ValueError, match=r"^mask_id: 99 is not a token id of this model \(its embedding has 4 rows"):
+        bridge.MaskedModel(emb, mask_id=99)
+    with pytest.raises(ValueError, match=r"^mask_id: 2 given, but this model's own mask id is 3"):
+        bridge.MaskedModel(_tiny(), mask_id=2)
+
+
+def test_mask_id_beyond_a_callable_is_a_value_error():
+    def lookup(ids):  # a callable without an embedding attribute: the IndexError comes from inside
+        return torch.zeros(4, 3)[ids]
+
+    with pytest.raises(ValueError, match=r"^mask_id, vocab: the model failed on token ids 99\.\.99"):
+        bridge.estimate_profile(bridge.MaskedModel(lookup, mask_id=99), np.zeros((2, 4), int), n_per_level=2)
+
+
+@pytest.mark.parametrize("samples, msg", [
+    (None, r"^samples: expected an integer array"),  # formerly "got shape ()"
+    ("abc", r"^samples: expected an integer array"),
+    ([[0, 1], [0]], r"^samples: cannot be read as an integer array"),
+    (np.zeros((2, 4), dtype=object), r"^samples: expected integer outcome indices"),
+])
+def test_samples_that_are_not_arrays(samples, msg):
+    with pytest.raises(ValueError, match=msg):
+        bridge.estimate_profile(bridge.ExactModel(P), samples, n_per_level=2)
+
+
+def test_deep_samples_are_a_value_error():
+    deep = [0, 1]
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(ValueError, match=r"^samples: "):  # formerly a RecursionError
+        bridge.estimate_profile(bridge.ExactModel(P), deep, n_per_level=2)
+
+
+def test_messages_say_what_the_user_passed():
+    """Formerly "ids: expected shape (B, 5), got (1, 7)" and "tokens ... got 26..26": internals."""
+    with pytest.raises(ValueError, match=r"^samples: sequences of length 7, but this model reads sequences of exactly 5 tokens"):
+        bridge.estimate_profile(_tiny(d=5), np.zeros((3, 7), int), n_per_level=2)
+    with pytest.raises(ValueError, match=r"^model: a causal \(autoregressive\) TinyMDM .* masked-diffusion model"):
+        bridge.estimate_profile(_tiny(causal=True), np.zeros((3, 5), int), n_per_level=2)
+    with pytest.raises(ValueError, match=r"^ids: this model reads sequences of exactly d = 5 tokens .* got sequences of length 7"):
+        _tiny(d=5)(torch.zeros((1, 7), dtype=torch.long))
+    with pytest.raises(ValueError, match=r"^ids: token 3 is the mask id, but this is a causal \(autoregressive\) model"):
+        _tiny(causal=True)(torch.full((1, 5), 3))

@@ -174,3 +174,79 @@ def test_pyproject_ships_the_checkpoints():
     cfg = tomllib.loads((root / "pyproject.toml").read_text())
     pats = cfg["tool"]["setuptools"]["package-data"]["mdmtheory.checkpoints"]
     assert "*.safetensors" in pats and "*.json" in pats
+
+
+# -- issue 17, item 12: documented limits and untrusted files -------------------------------------
+@pytest.mark.parametrize("field, value", [("d_model", 2**40), ("n_layers", 2**40), ("seq_len", 2**40),
+                                          ("vocab_size", 2**40), ("d_ff", 2**40)])
+def test_config_sizes_have_a_documented_maximum(field, value):
+    """Formerly: 2**40 layers hung building modules; d_model 2**40 passed the config."""
+    kw = dict(vocab_size=3, seq_len=4, d_model=4, n_heads=1, n_layers=1, d_ff=4)
+    kw[field] = value
+    with pytest.raises(ValueError, match=rf"^{field}: expected an integer in 1\.\.|^{field}: expected an integer in 2\.\."):
+        TinyConfig(**kw)
+
+
+def test_parameter_count_is_capped_and_exact():
+    from mdmtheory.bridge.tiny import MAX_PARAMETERS
+
+    cfg = TinyConfig(vocab_size=5, seq_len=6, d_model=16, n_layers=2, n_heads=2, d_ff=32)
+    assert cfg.num_parameters() == TinyMDM(cfg).num_parameters()  # closed form = counted
+    with pytest.raises(ValueError, match=rf"^d_model, n_layers, d_ff: .* at most {MAX_PARAMETERS}"):
+        TinyConfig(vocab_size=3, seq_len=4, d_model=1 << 14, n_heads=1, n_layers=256, d_ff=1 << 14)
+
+
+def test_save_checkpoint_into_a_missing_folder_names_the_path(tmp_path):
+    with pytest.raises(ValueError, match=r"^path: the folder .* does not exist"):  # formerly a SafetensorError
+        save_checkpoint(_model(), tmp_path / "missing" / "m.safetensors")
+
+
+def test_save_checkpoint_is_atomic(tmp_path):
+    """Non-serializable info formerly left the new weights beside a truncated JSON."""
+    m = _model()
+    path = tmp_path / "m.safetensors"
+    save_checkpoint(m, path, info={"run": 1})
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for bad in ({"x": object()}, {"x": float("nan")}, [1, 2]):
+        with pytest.raises(ValueError, match=r"^info: "):
+            save_checkpoint(_model(seed=1), path, info=bad)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # old pair intact, no temp files
+    assert json.loads((tmp_path / "m.json").read_text())["info"] == {"run": 1}
+
+
+def _pair_files(tmp_path):
+    save_checkpoint(_model(), tmp_path / "m.safetensors")
+    return tmp_path / "m.safetensors", tmp_path / "m.json"
+
+
+@pytest.mark.parametrize("field, value", [("d_model", 2**40), ("n_layers", 2**40), ("seq_len", True), ("d_ff", "8")])
+def test_checkpoint_json_claiming_a_huge_shape_is_refused(tmp_path, field, value):
+    st, js = _pair_files(tmp_path)
+    meta = json.loads(js.read_text())
+    meta["config"][field] = value
+    js.write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match=rf"^model: .* has an invalid config \({field}: "):
+        load_checkpoint(st)
+
+
+def test_deep_or_corrupt_checkpoint_files_are_value_errors(tmp_path):
+    st, js = _pair_files(tmp_path)
+    good = st.read_bytes()
+    js_text = js.read_text()
+    js.write_text("[" * 100000 + "]" * 100000)
+    with pytest.raises(ValueError, match=r"^model: .* is not readable JSON"):  # formerly a RecursionError
+        load_checkpoint(st)
+    js.write_text(js_text)
+    st.write_bytes((2**62).to_bytes(8, "little") + good[8:])  # a header length beyond the file
+    with pytest.raises(ValueError, match=r"^model: .* is not a safetensors file"):
+        load_checkpoint(st)
+    st.write_bytes(good[: len(good) // 2])
+    with pytest.raises(ValueError, match=r"^model: "):
+        load_checkpoint(st)
+    st.write_bytes(good)
+    with pytest.raises(ValueError, match=r"^device: 'nope' is not a torch device"):
+        load_checkpoint(st, device="nope")
+    with pytest.raises(ValueError, match=r"^path: expected a file path"):
+        load_checkpoint(None)
+    with pytest.raises(ValueError, match=r"^name: expected one of"):
+        load_pretrained(["words"])

@@ -130,7 +130,7 @@ def test_cli_train_bad_threads_is_one_line_and_no_bar_off_a_terminal(tmp_path, c
     out = str(tmp_path / "m.safetensors")
     assert main(["train", str(f), "--chars", "--out", out, "--steps", "2", "--threads", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("mdmtheory train: error: num_threads"), err
+    assert len(err) == 1 and err[0].startswith("mdmtheory train: error: --threads"), err
     threads = torch.get_num_threads()
     try:
         assert main(["train", str(f), "--chars", "--out", out, "--steps", "2", "--batch-size", "4"]) == 0
@@ -144,3 +144,40 @@ def test_weight_decay_is_validated():
     for bad in (-0.1, float("nan"), "0.1"):
         with pytest.raises(ValueError, match="weight_decay"):
             train(_model(), x, steps=1, weight_decay=bad)
+
+
+# -- issue 17, item 12 ------------------------------------------------------------------------------
+def test_sizes_and_arguments_are_checked_before_training():
+    from mdmtheory.bridge.train import MAX_THREADS, mdm_loss
+
+    _, x = _data(n=50)
+    m = _model()
+    before = [p.detach().clone() for p in m.parameters()]
+    threads = torch.get_num_threads()
+    with pytest.raises(ValueError, match=r"^batch_size: .*MAX_BATCH_TOKENS"):  # formerly an allocator RuntimeError
+        train(m, x, steps=1, batch_size=10**12)
+    with pytest.raises(ValueError, match=rf"^num_threads: expected an integer in 1\.\.{MAX_THREADS}"):  # formerly MemoryError
+        train(m, x, steps=1, num_threads=100000)
+    with pytest.raises(ValueError, match=r"^weighting: expected one of"):
+        train(m, x, steps=1, weighting=np.array(["elbo"]))
+    with pytest.raises(ValueError, match=r"^samples: expected integer outcome indices"):
+        train(m, x.astype(float), steps=1)
+    with pytest.raises(ValueError, match=r"^samples: expected an integer array"):
+        train(m, "0123", steps=1)
+    with pytest.raises(ValueError, match=r"^gen: expected a torch.Generator"):
+        mdm_loss(m, torch.as_tensor(x[:4]), 0)
+    with pytest.raises(ValueError, match=r"^x: expected a non-empty LongTensor"):
+        mdm_loss(m, x[:4], torch.Generator())
+    assert torch.get_num_threads() == threads
+    assert all(torch.equal(a, b) for a, b in zip(before, m.parameters()))  # nothing trained
+
+
+def test_a_huge_or_diverging_learning_rate_is_named():
+    _, x = _data(n=50)
+    with pytest.raises(ValueError, match=r"^lr: expected a learning rate in \(0, 1000\]"):  # formerly a torch overflow
+        train(_model(), x, steps=1, lr=1e300, batch_size=8)
+    m = _model()
+    with torch.no_grad():
+        m.head.bias[0] = float("nan")
+    with pytest.raises(ValueError, match=r"^lr: the training loss became nan"):  # formerly trained on NaN silently
+        train(m, x, steps=2, batch_size=8)

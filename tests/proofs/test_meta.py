@@ -174,3 +174,61 @@ def test_docs_exist_and_link_each_other():
     assert "theory.md" in design and "design.md" in theory
     readme = (ROOT / "README.md").read_text()
     assert "docs/theory.md" in readme and "docs/design.md" in readme
+
+
+# -- W26: one source of truth (docs/theory.md's table) ------------------------------------------
+W26_ROW = re.compile(r"^\| (.+?) \| (.+?) \| ([a-z ]+?) \| .* \|$", re.M)
+W26_NAMED = re.compile(r"W26(?:'s)? (Lemma|Theorem|Proposition|Corollary) (\d)")
+SECTION = re.compile(r"(?:§|App\. )(\d+(?:\.\d+)*|[A-D](?:\.\d+)*)")
+#: Phrases that contradicted the reading on record (docs that said W26 was not read, or that
+#: the certificate does not exist).
+STALE = ("text was not available", "text is not available", "was not available to us", "Not implemented here")
+W26_DOCS = ("README.md", "docs/certificate.md", "docs/design.md", "docs/design-from-data.md", "docs/bridge.md",
+            "mdmtheory/certificate.py", "mdmtheory/certificate_blocks.py", "mdmtheory/dyadic.py", "mdmtheory/ugc.py",
+            "mdmtheory/bounds.py")
+
+
+def w26_table():
+    text = THEORY.read_text()
+    head = text[: text.index("\n## 1.")]
+    rows = {m.group(1).strip(): (m.group(2).strip(), m.group(3).strip()) for m in W26_ROW.finditer(head)}
+    return {k: v for k, v in rows.items() if k not in ("W26 item", "---")}
+
+
+def test_w26_table_matches_theory_items():
+    """Each row's place and status are those of the docs/theory.md item that names it."""
+    rows = w26_table()
+    assert len(rows) >= 18
+    items = theory_items()
+    for name, (place, status) in rows.items():
+        first = SECTION.search(place).group(0)
+        hits = [b for t, b in items if name.lower() in t.lower() and first in b]
+        assert hits, f"docs/theory.md: no item titled {name!r} citing {first}"
+        assert any(f"Status: {status}" in b for b in hits), f"{name!r}: the item's status is not {status!r}"
+
+
+def test_w26_docs_cite_the_places_on_record():
+    """Wherever a doc names a W26 lemma/theorem/proposition/corollary with a § in the same
+    clause, the § is (a prefix of) one of the places docs/theory.md records for it; no doc
+    says the paper was unread or the certificate missing."""
+    rows = w26_table()
+    places = {}
+    for name, (place, _) in rows.items():
+        m = re.match(r"(Lemma|Theorem|Proposition|Corollary) (\d)", name)
+        if m:
+            places[m.group(0)] = [s for s in SECTION.findall(place)]
+    bad = []
+    for rel in W26_DOCS + ("docs/theory.md",):
+        text = (ROOT / rel).read_text()
+        for needle in STALE:
+            if needle in text and "W26" in text[max(0, text.index(needle) - 400): text.index(needle) + 400]:
+                bad.append(f"{rel}: says {needle!r} near W26")
+        for m in W26_NAMED.finditer(text):
+            item = f"{m.group(1)} {m.group(2)}"
+            if item not in places:
+                continue
+            clause = re.split(r"[;\n]|\)\.", text[m.end(): m.end() + 60])[0]
+            s = SECTION.search(clause)
+            if s and not any(p.startswith(s.group(1)) for p in places[item]):
+                bad.append(f"{rel}: W26 {item} cited at §{s.group(1)}, docs/theory.md has {places[item]}")
+    assert not bad, "\n".join(bad)

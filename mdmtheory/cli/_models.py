@@ -1,0 +1,164 @@
+"""Models named on the command line: a shipped name, a mdmtheory checkpoint or a local
+Hugging Face folder, loaded once with what the commands check before any work — the
+number of outcomes K, the length d (None for a Hugging Face model), the recorded alphabet,
+and whether it is a causal baseline.
+
+Every error is a :class:`~mdmtheory.cli._common.UsageError` naming the option and saying
+what the user gave and what to give instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ._common import UsageError
+
+__all__ = ["LoadedModel", "load_model", "check_samples"]
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model and its facts. ``module`` is the TinyMDM (mdmtheory checkpoints) or the
+    bridge's MaskedModel (Hugging Face folders); ``masked()`` gives the MaskedModel."""
+
+    module: object
+    spec: str
+    option: str
+    kind: str  # "shipped", "checkpoint" or "hf"
+    K: int | None
+    d: int | None
+    alphabet: tuple | None
+    causal: bool
+
+    def masked(self):
+        from .. import bridge
+
+        return self.module if self.kind == "hf" else bridge.as_masked_model(self.module)
+
+    def describe(self) -> str:
+        what = {"shipped": "the shipped checkpoint", "checkpoint": "the checkpoint", "hf": "the Hugging Face folder"}
+        return f"{what[self.kind]} {self.spec!r}"
+
+
+def _torch(option: str):
+    try:
+        import torch  # noqa: F401
+
+        from .. import bridge  # noqa: F401
+    except ImportError as exc:
+        raise UsageError(f"{option}: the bridge needs torch: pip install 'mdmtheory[bridge]' ({exc})") from None
+
+
+def _msg(exc) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def load_model(spec: str, option: str = "--checkpoint", *, mask_id=None, shift: bool = False,
+               trust_remote_code: bool = False, masked: bool = True) -> LoadedModel:
+    """Load ``spec``. ``--mask-id``, ``--shift`` and ``--trust-remote-code`` are Hugging Face
+    options: with a mdmtheory checkpoint (which has its own mask id K) they are refused, not
+    ignored. ``masked``: refuse a causal baseline (it cannot predict masked positions)."""
+    _torch(option)
+    from ..bridge.tiny import PRETRAINED, load_checkpoint, pretrained_path, read_checkpoint_info
+
+    p = Path(spec)
+    if p.is_dir():
+        if not (p / "config.json").is_file():
+            raise UsageError(f"{option}: the folder {spec!r} has no config.json: give a mdmtheory checkpoint "
+                             "(.safetensors) or a Hugging Face folder saved with save_pretrained")
+        if mask_id is not None and mask_id < 0:
+            raise UsageError(f"--mask-id: expected a token id >= 0, got {mask_id}")
+        return _load_hf(spec, option, mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code)
+    hf_opts = [o for o, v in (("--mask-id", mask_id is not None), ("--shift", shift),
+                              ("--trust-remote-code", trust_remote_code)) if v]
+    if p.is_file() or spec in PRETRAINED:
+        kind = "checkpoint" if p.is_file() else "shipped"
+        if hf_opts:
+            raise UsageError(f"{hf_opts[0]}: only for a Hugging Face folder; {spec!r} is a mdmtheory checkpoint, "
+                             "whose mask id and layout are its own (drop the option)")
+        path = str(p) if kind == "checkpoint" else str(pretrained_path(spec))
+        try:
+            module = load_checkpoint(path)
+            info = read_checkpoint_info(path).get("info", {}) or {}
+        except (ValueError, OSError, KeyError, TypeError, RecursionError) as exc:
+            raise UsageError(f"{option}: cannot read {spec!r} as a mdmtheory checkpoint ({_msg(exc)})") from None
+        cfg = module.config
+        alphabet = info.get("alphabet") if isinstance(info, dict) else None
+        if not (isinstance(alphabet, list) and len(alphabet) == cfg.vocab_size):
+            alphabet = None
+        causal = bool(cfg.causal)
+        K = cfg.vocab_size
+        if causal and masked:
+            raise UsageError(f"{option}: {spec!r} is a causal (autoregressive) baseline, which cannot predict masked "
+                             "positions; give a masked-diffusion checkpoint (e.g. one trained without --causal)")
+        return LoadedModel(module, spec, option, kind, K, cfg.seq_len, None if alphabet is None else tuple(alphabet),
+                           causal)
+    raise UsageError(f"{option}: no such file or folder {spec!r} (or a shipped name: {', '.join(PRETRAINED)})")
+
+
+def _load_hf(spec, option, *, mask_id, shift, trust_remote_code) -> LoadedModel:
+    from .. import bridge
+
+    bars = _quiet_transformers()
+    try:
+        model = bridge.from_pretrained(spec, mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code)
+    except (ValueError, OSError, KeyError, TypeError, AttributeError, RecursionError, ImportError) as exc:
+        msg = _msg(exc)
+        if msg.startswith("mask_id:"):
+            raise UsageError(f"--mask-id: {msg[len('mask_id:'):].strip()} (give --mask-id ID)") from None
+        raise UsageError(f"{option}: cannot load the Hugging Face folder {spec!r} ({msg[:300]})") from None
+    finally:
+        bars()
+    V = _vocab_size(model.model)
+    if V is not None and not 0 <= model.mask_id < V:
+        raise UsageError(f"--mask-id: {model.mask_id} is not a token id of this model (its vocabulary has ids 0..{V - 1})")
+    return LoadedModel(model, spec, option, "hf", None if V is None else V - 1, None, None, False)
+
+
+def _quiet_transformers():
+    """transformers' loading bars off (stderr is the CLI's one error line); returns the undo."""
+    try:
+        from transformers.utils import logging as tf_logging
+    except ImportError:
+        return lambda: None
+    was = tf_logging.is_progress_bar_enabled()
+    tf_logging.disable_progress_bar()
+    return tf_logging.enable_progress_bar if was else (lambda: None)
+
+
+def _vocab_size(module):
+    get = getattr(module, "get_input_embeddings", None)
+    try:
+        emb = get() if callable(get) else None
+        n = getattr(emb, "num_embeddings", None)
+        if n is None:
+            n = getattr(getattr(module, "config", None), "vocab_size", None)
+        return None if n is None else int(n)
+    except (AttributeError, NotImplementedError, TypeError, ValueError):
+        return None
+
+
+def check_samples(x: np.ndarray, model: LoadedModel, data_option: str, *, chars: bool = False) -> None:
+    """Rows of the data file against the model, in the user's words (before the bridge)."""
+    n, d = x.shape
+    if model.d is not None and d != model.d:
+        raise UsageError(f"{data_option}: rows have {d} tokens but {model.describe()} was trained for d = {model.d}; "
+                         f"give rows of {model.d} tokens or a model trained on rows of {d}")
+    if model.kind == "hf":
+        try:
+            model.module.resolve(d)
+        except (ValueError, RuntimeError, IndexError, TypeError) as exc:
+            raise UsageError(f"{model.option}: the model fails on rows of {d} tokens ({_msg(exc)[:300]})") from None
+        K = model.module.K
+    else:
+        K = model.K
+    top = int(x.max())
+    if top >= K:
+        r, c = (int(v) for v in np.argwhere(x == top)[0])
+        hint = ("" if chars or model.alphabet is None else
+                f"; this model reads characters {''.join(map(str, model.alphabet))!r}: give them with --chars")
+        raise UsageError(f"{data_option}: token {top} (row {r + 1}, position {c}) is not an outcome of "
+                         f"{model.describe()}, which has K = {K} outcomes 0..{K - 1}{hint}")

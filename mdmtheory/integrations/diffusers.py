@@ -1,0 +1,177 @@
+r"""A designed schedule as a ``diffusers.BlockRefinementScheduler`` (``LLaDA2Pipeline``).
+
+diffusers (≥ 0.42) generates block by block: ``LLaDA2Pipeline`` cuts prompt + response into
+blocks of ``block_length`` absolute positions, skips the blocks made only of prompt, and
+runs up to ``num_inference_steps`` forwards in every other block. At step s of a block its
+scheduler commits ``num_transfer_tokens[s]`` masked positions — the top ones by the
+probability of their *sampled* token (sample-then-select), or every position above
+``threshold`` when at least that many qualify. ``BlockRefinementScheduler`` takes those
+counts from its method ``get_num_transfer_tokens`` (an even split, remainder front-loaded),
+the same for every block. (Read from diffusers' ``schedulers/scheduling_block_refinement.py``
+and ``pipelines/llada2/pipeline_llada2.py``, version 0.42.1.)
+
+:func:`block_refinement_scheduler` returns a subclass whose counts are the designed ones:
+one list for every block, or one list per generated block (the block in progress is
+recognised by the pipeline's ``timestep`` returning to 0, which happens once per block).
+
+For the committed counts to be *exactly* the designed ones, run the pipeline with
+
+* ``threshold=1.0`` — the pipeline passes its own ``threshold`` (default 0.7) to every
+  ``scheduler.step``, overriding the scheduler's config; a probability never exceeds 1, so
+  each step then commits exactly its count;
+* ``num_inference_steps=len(counts_of_a_block)`` and ``block_length`` equal to the design's
+  (the pipeline lowers ``num_inference_steps`` to ``gen_length // minimal_topk``; keep
+  ``minimal_topk=1``);
+* a prompt length that is a multiple of ``block_length`` (a block that holds the end of the
+  prompt has fewer masks than ``block_length``; the scheduler refuses it with the reason);
+* ``editing_threshold=None`` to keep committed tokens (LLaDA2.1 editing replaces committed
+  tokens; it does not change how many masks each step commits, but adds post-steps), and
+  ``eos_early_stop=False`` (a row that emitted EOS is frozen and commits nothing more).
+
+A lower ``threshold`` keeps diffusers' rule on top: the counts become floors per step.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+__all__ = ["block_refinement_scheduler", "check_counts"]
+
+
+def _diffusers():
+    try:
+        import diffusers  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - the test extra installs both
+        raise ImportError(
+            "mdmtheory.integrations.diffusers needs diffusers and torch: pip install 'mdmtheory[pipelines]'"
+        ) from exc
+
+
+def check_counts(counts, *, block_length: int | None = None) -> tuple[tuple[int, ...], ...]:
+    """Validate ``counts`` (one list, or one list per block) and return one tuple per block.
+
+    Every list has the same length S (the pipeline runs S forwards in every block), entries
+    are integers ≥ 1 (a zero is a forward that commits nothing) and each list sums to
+    ``block_length`` (default: the sum of the first list).
+    """
+    try:
+        rows = list(counts)
+    except TypeError:
+        raise ValueError(f"counts: expected a list of per-step counts or one list per block, got {counts!r}") from None
+    if not rows:
+        raise ValueError("counts: empty; give the tokens committed at each step, e.g. [4, 2, 1, 1]")
+    nested = all(hasattr(r, "__iter__") for r in rows)
+    if not nested and any(hasattr(r, "__iter__") for r in rows):
+        raise ValueError("counts: mixes numbers and lists; give one list, or one list per block")
+    blocks = [list(r) for r in rows] if nested else [rows]
+    for b, row in enumerate(blocks):
+        for k in row:
+            if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+                raise ValueError(f"counts: block {b} has {k!r}; counts are integers")
+            if int(k) < 1:
+                raise ValueError(f"counts: block {b} has a step committing {k} tokens; every step must commit >= 1 "
+                                 "(a zero-count step is a forward that reveals nothing)")
+    blocks = [tuple(int(k) for k in row) for row in blocks]
+    S = len(blocks[0])
+    if S == 0 or any(len(r) != S for r in blocks):
+        raise ValueError(f"counts: every block needs the same number of steps (the pipeline runs "
+                         f"num_inference_steps in each), got lengths {[len(r) for r in blocks]}")
+    B = sum(blocks[0]) if block_length is None else block_length
+    if isinstance(B, (bool, np.bool_)) or not isinstance(B, (int, np.integer)) or B < 1:
+        raise ValueError(f"block_length: expected an integer >= 1, got {block_length!r}")
+    bad = [b for b, r in enumerate(blocks) if sum(r) != B]
+    if bad:
+        raise ValueError(f"counts: block {bad[0]} commits {sum(blocks[bad[0]])} tokens, expected block_length={B}")
+    return tuple(blocks)
+
+
+@lru_cache(maxsize=None)
+def _scheduler_class():
+    _diffusers()
+    import torch
+    from diffusers import BlockRefinementScheduler
+    from diffusers.configuration_utils import register_to_config
+
+    class ScheduledBlockRefinementScheduler(BlockRefinementScheduler):
+        """``BlockRefinementScheduler`` with designed per-step counts (mdmtheory)."""
+
+        @register_to_config
+        def __init__(self, counts=((32,),), block_length: int = 32, num_inference_steps: int = 1,
+                     threshold: float = 1.0, editing_threshold=None, minimal_topk: int = 1):
+            super().__init__(block_length=block_length, num_inference_steps=num_inference_steps,
+                             threshold=threshold, editing_threshold=editing_threshold, minimal_topk=minimal_topk)
+            self._counts = check_counts(counts, block_length=block_length)
+            self._block = -1
+
+        def get_num_transfer_tokens(self, block_length: int, num_inference_steps: int):
+            S = len(self._counts[0])
+            if block_length != self.config.block_length:
+                raise ValueError(f"block_length: the pipeline runs blocks of {block_length}, the design has "
+                                 f"block_length={self.config.block_length}; pass block_length={self.config.block_length}")
+            if num_inference_steps != S:
+                raise ValueError(f"num_inference_steps: the pipeline runs {num_inference_steps} steps per block, the "
+                                 f"design has {S}; pass num_inference_steps={S} (and minimal_topk=1, since the "
+                                 "pipeline lowers it to gen_length // minimal_topk)")
+            return torch.tensor(self._counts[0], dtype=torch.long)
+
+        def set_timesteps(self, num_inference_steps, device=None, block_length=None):
+            super().set_timesteps(num_inference_steps, device=device, block_length=block_length)
+            self._block = -1
+            self._device = device
+
+        def step(self, model_output, timestep, sample, *args, **kwargs):
+            if int(timestep) == 0:  # the pipeline's step index restarts at 0 once per block
+                self._block += 1
+                if len(self._counts) > 1:
+                    if self._block >= len(self._counts):
+                        raise ValueError(f"counts: designed for {len(self._counts)} generated blocks, the pipeline "
+                                         f"runs more; pass gen_length={len(self._counts) * self.config.block_length}")
+                    self._transfer_schedule = torch.tensor(self._counts[self._block], dtype=torch.long)
+                mask_id = kwargs.get("mask_token_id")
+                if mask_id is not None:
+                    n = int((sample == mask_id).sum(dim=-1).max())
+                    want = self.config.block_length
+                    if n != want:
+                        raise ValueError(
+                            f"counts: this block has {n} masked positions, the design commits {want}; the prompt "
+                            f"ends inside a block — use a prompt length that is a multiple of block_length={want} "
+                            "(left-pad the prompt) or design the first block for its masks")
+            return super().step(model_output, timestep, sample, *args, **kwargs)
+
+        @property
+        def counts(self) -> tuple[tuple[int, ...], ...]:
+            """The designed counts, one tuple per block (one tuple: every block)."""
+            return self._counts
+
+    return ScheduledBlockRefinementScheduler
+
+
+def block_refinement_scheduler(counts, *, block_length: int | None = None, threshold: float = 1.0,
+                               editing_threshold: float | None = None, minimal_topk: int = 1):
+    """A ``diffusers.BlockRefinementScheduler`` committing the designed counts per step.
+
+    Parameters
+    ----------
+    counts : one list of per-step counts (every block) or one list per generated block;
+        each list sums to ``block_length`` and all have the same length S.
+    block_length : positions per block (default: the sum of a list).
+    threshold, editing_threshold, minimal_topk : the scheduler's config (see the module
+        docstring: the pipeline's own ``threshold`` argument overrides ``threshold``).
+
+    Returns
+    -------
+    A subclass instance, usable as ``LLaDA2Pipeline(model, scheduler, tokenizer)(input_ids=...,
+    block_length=B, num_inference_steps=S, threshold=1.0, editing_threshold=None,
+    eos_early_stop=False)``; its config round-trips through ``save_config``/``from_config``.
+    """
+    blocks = check_counts(counts, block_length=block_length)
+    B = sum(blocks[0])
+    if minimal_topk != 1:
+        raise ValueError(f"minimal_topk: must be 1 for designed counts (the pipeline lowers num_inference_steps to "
+                         f"gen_length // minimal_topk), got {minimal_topk!r}")
+    cls = _scheduler_class()
+    return cls(counts=[list(r) for r in blocks], block_length=B, num_inference_steps=len(blocks[0]),
+               threshold=float(threshold), editing_threshold=editing_threshold, minimal_topk=1)

@@ -1,0 +1,33 @@
+"""A :func:`mdmtheory.exports.to_dream` plan inside Dream's ``_sample``.
+
+Dream's ``DreamGenerationMixin._sample`` (generation_utils.py, shipped with the Dream
+checkpoints; a copy is in ZHZisZZ/dllm, dllm/pipelines/dream/models/generation_utils.py)
+builds ``timesteps = torch.linspace(1, eps, steps + 1, device=x.device)`` and, at step
+``i`` of ``range(steps)``, uses ``t, s = timesteps[i], timesteps[i + 1]``; step
+``steps - 1`` reveals every mask left. Replace that line by
+``timesteps = plan_timesteps(PLAN, steps, device=x.device)`` (this module's function; a
+name other than ``timesteps``, which ``_sample`` assigns) and call
+``diffusion_generate(..., steps=plan["steps"])``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["plan_timesteps"]
+
+
+def plan_timesteps(plan, steps, *, device=None):
+    """The plan's ``times`` as Dream's float32 ``timesteps`` tensor, for ``steps`` steps.
+
+    Raises ``ValueError`` unless ``steps == plan["steps"]``: with more steps Dream indexes
+    past the grid (IndexError at ``timesteps[i + 1]``), with fewer its last step flushes the
+    remaining masks early and the counts differ from the plan's.
+    """
+    import torch
+
+    if not isinstance(plan, dict) or plan.get("format") != "dream":
+        raise ValueError("plan: expected the dict of mdmtheory.exports.to_dream (format 'dream')")
+    S = int(plan["steps"])
+    if isinstance(steps, bool) or int(steps) != steps or int(steps) != S:
+        raise ValueError(f"steps: Dream must run the plan's {S} steps (its grid has {S + 1} times), got {steps}; "
+                         f"call diffusion_generate(..., steps={S})")
+    return torch.tensor(plan["times"], dtype=torch.float32, device=device)

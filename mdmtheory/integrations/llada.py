@@ -1,0 +1,92 @@
+"""A :func:`mdmtheory.exports.to_llada` plan inside LLaDA's or Fast-dLLM's own ``generate``.
+
+Both ``generate`` functions (ML-GSAI/LLaDA generate.py; NVlabs/Fast-dLLM llada/generate.py,
+also ``generate_with_prefix_cache`` and ``generate_with_dual_cache``) compute, at the start of
+every block, ``num_transfer_tokens = get_num_transfer_tokens(block_mask_index, steps)`` by a
+call to the module-level function of that name, with ``steps`` already divided by the number
+of blocks; step i of the block then reveals ``num_transfer_tokens[j, i]`` masks of row j.
+:func:`patch` replaces that module global for the duration of a ``with`` block by
+:class:`PlanCounts`, whose b-th call returns block b's counts for every row of the batch. No
+line of their code is edited, and no argument the block loop overwrites is involved.
+
+Fast-dLLM uses these counts only with ``threshold=None`` (the plan's ``threshold`` field).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+__all__ = ["PlanCounts", "patch"]
+
+
+def _plan_rows(plan) -> tuple[list[list[int]], int, int]:
+    if not isinstance(plan, dict) or plan.get("format") != "llada":
+        raise ValueError("plan: expected the dict of mdmtheory.exports.to_llada (format 'llada')")
+    rows = [[int(k) for k in row] for row in plan["num_transfer_tokens"]]
+    B, S = int(plan["block_length"]), int(plan["steps_per_block"])
+    if not rows or any(len(r) != S or sum(r) != B or min(r) < 0 for r in rows):
+        raise ValueError(f"plan: every row of num_transfer_tokens must hold steps_per_block={S} counts summing to "
+                         f"block_length={B}, got {rows}")
+    return rows, B, S
+
+
+class PlanCounts:
+    """A drop-in for LLaDA's ``get_num_transfer_tokens(mask_index, steps)``: its b-th call
+    (modulo ``num_blocks``) returns block b's counts as an int64 tensor (batch, steps).
+
+    Each call checks what it can see: ``steps`` must be ``steps_per_block`` (LLaDA passes
+    ``steps // num_blocks``, so call ``generate`` with ``steps = plan["steps"]``), and every
+    row must have ``block_length`` masks in the block (``block_length = plan["block_length"]``);
+    otherwise it raises ``ValueError`` rather than reveal other counts.
+    """
+
+    def __init__(self, plan):
+        self.rows, self.block_length, self.steps_per_block = _plan_rows(plan)
+        self.num_blocks = len(self.rows)
+        self.calls = 0
+
+    def __call__(self, mask_index, steps):
+        import torch
+
+        if int(steps) != self.steps_per_block:
+            raise ValueError(f"steps: generate ran {int(steps)} steps per block, the plan has {self.steps_per_block}; "
+                             f"call generate with steps={self.steps_per_block * self.num_blocks} (the plan's 'steps')")
+        if mask_index.shape[-1] != self.block_length:
+            raise ValueError(f"block_length: generate used blocks of {mask_index.shape[-1]} positions, the plan has "
+                             f"{self.block_length}; call generate with block_length={self.block_length}")
+        n = mask_index.sum(dim=1)
+        if not bool((n == self.block_length).all()):
+            raise ValueError(f"mask_index: the plan reveals {self.block_length} masks per block, the block holds "
+                             f"{n.tolist()} (a prompt with mask tokens in the generated region?)")
+        row = self.rows[self.calls % self.num_blocks]
+        self.calls += 1
+        return torch.tensor(row, dtype=torch.int64, device=mask_index.device).expand(mask_index.shape[0], -1).clone()
+
+
+@contextlib.contextmanager
+def patch(module, plan):
+    """Run ``module.generate`` (LLaDA's generate.py or Fast-dLLM's llada/generate.py, imported
+    as a module) with the plan's counts::
+
+        import generate as llada                     # LLaDA's generate.py
+        with patch(llada, plan):
+            out = llada.generate(model, prompt, steps=plan["steps"], gen_length=plan["gen_length"],
+                                 block_length=plan["block_length"])   # Fast-dLLM: also threshold=None
+
+    Restores the module's own ``get_num_transfer_tokens`` on exit, and raises ``ValueError``
+    at a clean exit if the calls inside did not run whole plans (``gen_length`` other than
+    the plan's). Yields the :class:`PlanCounts` in use.
+    """
+    if not callable(getattr(module, "get_num_transfer_tokens", None)):
+        raise ValueError("module: has no get_num_transfer_tokens; pass LLaDA's generate module "
+                         "(or Fast-dLLM's llada/generate module)")
+    counts = PlanCounts(plan)
+    own = module.get_num_transfer_tokens
+    module.get_num_transfer_tokens = counts
+    try:
+        yield counts
+    finally:
+        module.get_num_transfer_tokens = own
+    if counts.calls % counts.num_blocks:
+        raise ValueError(f"gen_length: generate ran {counts.calls} blocks, not a multiple of the plan's "
+                         f"{counts.num_blocks}; call generate with gen_length={counts.num_blocks * counts.block_length}")

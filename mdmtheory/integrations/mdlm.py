@@ -1,0 +1,70 @@
+"""MDLM's sampling loop run on a :func:`mdmtheory.exports.to_mdlm` plan.
+
+MDLM's ``Diffusion._sample`` (kuleshov-group/mdlm, diffusion.py) steps through
+``linspace(1, eps, num_steps + 1)`` with one constant ``dt = (1 - eps) / num_steps``; every
+step calls the configured update with ``(x, t, dt)``, then a final noise-removal pass at
+``t = eps`` takes the arg max of the model. A non-uniform schedule needs a different dt at
+every step, which that loop cannot take, so :func:`sample` is that loop written with the
+plan's per-step ``dt``: it calls the same methods of the MDLM object (``_sample_prior``,
+``_ddpm_caching_update`` / ``_ddpm_update`` / ``_analytic_update``, ``noise``, ``forward``,
+``_denoiser_update``) in the same order, and nothing else changes.
+
+The same as an edit of ``_sample``: ``timesteps = torch.tensor(plan["times"],
+device=self.device)``, ``num_steps = plan["steps"]``, and ``dt = plan["dt"][i]`` as the first
+line of the loop body (in place of the constant ``dt``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["plan_steps", "sample"]
+
+
+def plan_steps(plan) -> list[tuple[float, float]]:
+    """The plan's per-step ``(t, dt)`` pairs, checked (decreasing t in (0, 1], 0 < dt <= t)."""
+    if not isinstance(plan, dict) or plan.get("format") != "mdlm":
+        raise ValueError("plan: expected the dict of mdmtheory.exports.to_mdlm (format 'mdlm')")
+    times, dts = [float(x) for x in plan["times"]], [float(x) for x in plan["dt"]]
+    if len(dts) != int(plan["steps"]) or len(times) != len(dts) + 1:
+        raise ValueError(f"plan: expected steps={plan['steps']} values of dt and steps + 1 times, "
+                         f"got {len(dts)} and {len(times)}")
+    if not all(0 < dt <= t <= 1 for t, dt in zip(times, dts)) or any(a <= b for a, b in zip(times, times[1:])):
+        raise ValueError("plan: times must decrease from 1 and every dt must lie in (0, t]")
+    return list(zip(times[:-1], dts))
+
+
+def sample(diffusion, plan):
+    """Samples from MDLM's ``Diffusion`` object on the plan's steps (one batch of
+    ``config.loader.eval_batch_size`` sequences of ``config.model.length`` tokens, as
+    ``_sample`` draws). Step j reveals each remaining mask with probability
+    :math:`k_j / (d - C_{j-1})`; the last step reaches s = 0 and reveals the rest."""
+    import torch
+
+    pairs = plan_steps(plan)
+    length = int(diffusion.config.model.length)
+    if sum(int(k) for k in plan["counts"]) != length:
+        raise ValueError(f"plan: reveals {sum(plan['counts'])} tokens, the model generates "
+                         f"config.model.length={length}; export a schedule with d={length}")
+    if diffusion.parameterization == "ar":
+        raise ValueError("diffusion: an autoregressive MDLM model has no diffusion steps")
+    device = diffusion.device
+    with torch.no_grad():
+        x = diffusion._sample_prior(int(diffusion.config.loader.eval_batch_size), length).to(device)
+        cached = None
+        for t_j, dt in pairs:
+            t = torch.full((x.shape[0], 1), t_j, dtype=torch.float32, device=device)
+            if diffusion.sampler == "ddpm":
+                x = diffusion._ddpm_update(x, t, dt)
+            elif diffusion.sampler == "ddpm_cache":
+                cached, x_next = diffusion._ddpm_caching_update(x, t, dt, p_x0=cached)
+                if diffusion.time_conditioning or not torch.allclose(x_next, x):
+                    cached = None  # the cache holds only while nothing changed and t is not an input
+                x = x_next
+            else:
+                x = diffusion._analytic_update(x, t, dt)
+        if diffusion.config.sampling.noise_removal:
+            t = torch.full((x.shape[0], 1), float(plan["times"][-1]), dtype=torch.float32, device=device)
+            if diffusion.sampler == "analytic":
+                x = diffusion._denoiser_update(x, t)
+            else:
+                x = diffusion.forward(x, diffusion.noise(t)[0]).argmax(dim=-1)
+    return x
