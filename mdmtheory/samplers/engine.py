@@ -70,8 +70,6 @@ MAX_STATE_ENTRIES = 1 << 25
 #: Largest (2K+1)**d (the Bernoulli step's working tensor) accepted for a Grid.
 MAX_GRID_ENTRIES = 1 << 26
 _WEIGHT_TOL = 1e-9
-#: The lattice conditionals (d (K+1)^d entries) are precomputed up to this size.
-_COND_ENTRIES = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -353,25 +351,36 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
             if plan.complete:
                 step_kl.append(0.0)
     elif isinstance(plan, _RandomPlan):
-        M = start
-        n = 0
+        # the level layout (kernel.level_step): only the revealed sets of size s_t
         n_cols = len(plan.sizes) + 1
         e = _mean_entropies(_k.lattice_entropies(P, K, xp=xp), d, xp) if trajectory else None
-        C = _k.conditionals(P, K, xp=xp) if d * (K + 1) ** d <= _COND_ENTRIES else None
+        levels: dict = {}
+
+        def marg(m):
+            a = levels.get(m)
+            if a is None:
+                a = levels[m] = _k.level_marginals(P, K, m, xp=xp)
+            return a
+
+        S = xp.ones((1, 1))
+        n = 0
         step_kl = [0.0]
         for t, k in enumerate(plan.sizes):
-            M = settle(M)
-            w = 1.0 / comb(d - n, k)
-            moves = [(sum(1 << j for j in B), w) for B in combinations(range(d), k)]
-            M, masses, _, _ = _k.subset_step(M, P, K, moves, xp=xp, C=C)
-            for (B, _w), mass in zip(moves, masses):
-                for j in range(d):
-                    if B >> j & 1:
-                        add(j, t + 1, mass)
+            Pn = marg(n)
+            reach = Pn > 0
+            lost = lost + xp.sum(xp.where(reach, 0.0, S))
+            S = xp.where(reach, S, 0.0)
+            finish.append(xp.zeros(()))
+            # each state moves every masked j with probability k / (d - n)
+            free_mass = (1.0 - _k.level_masks(d, n)).T @ xp.sum(S, axis=1)
+            for j in range(d):
+                add(j, t + 1, free_mass[j] * (k / (d - n)))
+            S = _k.level_step(S, Pn, marg(n + 1), K, d, n, k, 1.0 / comb(d - n, k), xp=xp)
             if trajectory:
                 step_kl.append((e[n] - e[n + k]) + k * (e[n + 1] - e[n]) if k >= 2 else 0.0)
             n += k
-        M = settle(M)
+        q = xp.reshape(S, table.shape)  # level d: the full state, finished whatever p(x)
+        finish.append(xp.sum(q))
     else:
         M = start
         Pi = start if trajectory else None

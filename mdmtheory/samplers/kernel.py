@@ -27,6 +27,10 @@ never sees 0), so zero-probability prefixes give neither NaN values nor NaN grad
 
 from __future__ import annotations
 
+from functools import lru_cache
+from itertools import combinations
+from math import comb
+
 import jax.numpy as jnp
 import numpy as np
 
@@ -35,6 +39,8 @@ __all__ = [
     "lattice_entropies",
     "settle",
     "subset_step",
+    "level_step",
+    "level_marginals",
     "bernoulli_step",
     "bernoulli_start",
     "complete",
@@ -118,38 +124,18 @@ def settle(M, P, K: int, xp=jnp):
     return xp.where(reach, M, 0.0), finished, lost
 
 
-def conditionals(P, K: int, xp=jnp) -> list:
-    r"""``C[j]`` = :math:`p(x_j \mid x_A)` for every A not containing j, on the lattice (length
-    K on axis j, K+1 elsewhere; 0 where p(x_A) = 0). Computed once per law, they turn each
-    move of :func:`subset_step` into |B| slice products (memory d (K+1)^d)."""
-    d = P.ndim
-    return [_safe_div(xp, _sl(P, 0, K, j), _sl(P, K, K + 1, j)) for j in range(d)]
-
-
-def masked_fold(M, K: int, xp=jnp):
-    """``(2,)*d`` sums of M by which axes are masked (index 1) or revealed (index 0)."""
-    F = M
-    for ax in range(M.ndim):
-        F = xp.concatenate([_sl(F, 0, K, ax).sum(axis=ax, keepdims=True), _sl(F, K, K + 1, ax)], ax)
-    return F
-
-
-def subset_step(M, P, K: int, moves, Pi=None, xp=jnp, C=None):
+def subset_step(M, P, K: int, moves, Pi=None, xp=jnp):
     r"""One step over a static list of reveal sets.
 
-    ``moves`` is a list of ``(B, W)``: B a bitmask, W the weight of revealing B — a Python
-    float (the same for every state that carries mass) or an array of the slice shape
-    (length 1 on the axes of B, K+1 elsewhere) giving :math:`w_B(A, x_A)`. ``M`` must be
+    ``moves`` is a list of ``(B, W)``: B a bitmask, W the weight of revealing B, an array of
+    the slice shape (length 1 on the axes of B, K+1 elsewhere) giving :math:`w_B(A, x_A)`. ``M`` must be
     settled. With ``Pi`` (the exact path measure :math:`\pi(A \mid x_A)` on the lattice) also
     returns its update and the step's trajectory KL
     :math:`\sum \pi\, w_B\, p(x_{A\cup B}) \log \frac{p(x_B \mid x_A)}{\prod_j p(x_j \mid x_A)}`.
 
-    ``C``: the lattice conditionals of :func:`conditionals` (else sliced from P per move).
-
     Returns ``(M', masses, Pi', kl)`` with ``masses[i]`` the mass moved by ``moves[i]``.
     """
     d = M.ndim
-    F = masked_fold(M, K, xp)
     new = xp.zeros_like(M)
     new_pi = None if Pi is None else xp.zeros_like(Pi)
     kl = 0.0
@@ -160,26 +146,11 @@ def subset_step(M, P, K: int, moves, Pi=None, xp=jnp, C=None):
         dst = ix(d, K, vals=Bl)
         m = M[src] * W
         out = m
-        if C is None:
-            PA = P[src]
-            for j in Bl:
-                out = out * _safe_div(xp, P[ix(d, K, vals=[j], masked=[i for i in Bl if i != j])], PA)
-        elif xp is np and Bl:  # the conditionals' product first (output size), then m in place
-            out = C[Bl[0]][ix(d, K, masked=Bl[1:])]  # a view of C: never written to
-            if len(Bl) == 1:
-                out = out * m
-            else:
-                for j in Bl[1:]:
-                    out = out * C[j][ix(d, K, masked=[i for i in Bl if i != j])]
-                out *= m
-        else:
-            for j in Bl:
-                out = out * C[j][ix(d, K, masked=[i for i in Bl if i != j])]
+        PA = P[src]
+        for j in Bl:
+            out = out * _safe_div(xp, P[ix(d, K, vals=[j], masked=[i for i in Bl if i != j])], PA)
         new = _add_at(xp, new, dst, out)
-        if isinstance(W, float):  # from the masked-axes sums: no pass over the slice
-            masses.append(W * xp.sum(F[tuple(1 if B >> j & 1 else slice(None) for j in range(d))]))
-        else:
-            masses.append(xp.sum(m))
+        masses.append(xp.sum(m))
         if Pi is not None:
             piw = Pi[src] * W
             new_pi = _add_at(xp, new_pi, dst, xp.broadcast_to(piw, out.shape))
@@ -254,3 +225,132 @@ def complete(M, P, K: int, xp=jnp):
         R = _sl(R, 0, K, ax) + _sl(R, K, K + 1, ax) * ratio
         Pc = _sl(Pc, 0, K, ax)
     return R
+
+
+# ---- the level layout: random order, only the revealed sets that carry mass ---------------
+#
+# Under a random-order Schedule every state of step t has |A| = s_t = k_1 + ... + k_{t-1}.
+# Level n is stored as an array of shape (C(d, n), K**n): row r is the r-th n-subset A of
+# [d] in colex order, its K**n entries the values x_A in C order over A's sorted positions.
+# A step n -> n + k is written from the target side: a target A' (sorted positions
+# a_1 < ... < a_{n+k}) is reached from A = A' \ B for each k-subset I of the *relative*
+# indices 1..n+k (B = a_I), and the value of the source x_A is x_{A'} without the axes I —
+# a broadcast that depends on I only, not on A'. So each step is C(n+k, k) gathers of whole
+# levels and broadcast products: the work is the per-(state, move) work, no Python per state.
+
+
+def _binom_table(d: int) -> np.ndarray:
+    return np.array([[comb(a, i) for i in range(d + 2)] for a in range(d + 1)], dtype=np.int64)
+
+
+def colex_rank(sub: np.ndarray, d: int) -> np.ndarray:
+    """Rank of each row (sorted positions) of ``sub`` among the subsets of its size in colex
+    order: :math:`\\sum_i \\binom{a_i}{i+1}` (0-based i)."""
+    if sub.shape[1] == 0:
+        return np.zeros(sub.shape[0], dtype=np.int64)
+    return _binom_table(d)[sub, np.arange(1, sub.shape[1] + 1)].sum(axis=1)
+
+
+@lru_cache(maxsize=None)
+def level_subsets(d: int, n: int) -> np.ndarray:
+    """The n-subsets of [d] as rows of sorted positions, in colex order (row = rank)."""
+    sub = np.array(list(combinations(range(d), n)), dtype=np.int64).reshape(comb(d, n), n)
+    out = np.empty_like(sub)
+    out[colex_rank(sub, d)] = sub
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=None)
+def level_masks(d: int, n: int) -> np.ndarray:
+    """``(C(d, n), d)`` membership (1 where position j is in the row's subset)."""
+    sub = level_subsets(d, n)
+    out = np.zeros((sub.shape[0], d))
+    np.put_along_axis(out, sub, 1.0, axis=1)
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=32)
+def level_index(d: int, K: int, n: int) -> np.ndarray:
+    """``(C(d, n), K**n)`` flat indices of level n's entries into the ``(K+1,)*d`` lattice."""
+    sub = level_subsets(d, n)
+    stride = (K + 1) ** np.arange(d - 1, -1, -1, dtype=np.int64)
+    base = K * stride.sum() - K * stride[sub].sum(axis=1)  # every axis masked, then A's opened
+    vals = np.indices((K,) * n).reshape(n, -1) if n else np.zeros((0, 1), dtype=np.int64)
+    idx = base[:, None] + stride[sub] @ vals
+    idx = idx.astype(np.int32 if (K + 1) ** d < 2**31 else np.int64)
+    idx.setflags(write=False)
+    return idx
+
+
+@lru_cache(maxsize=None)
+def level_moves(d: int, n: int, k: int) -> tuple:
+    """For the step n -> n + k: one entry per k-subset I of the relative indices of the
+    target, ``(I, src, rows)``: ``src[r]`` is the level-n row of A'_r minus its positions I,
+    ``rows[i]`` the level-(n+1) row of A'_r minus I without I's i-th index (the set of the
+    conditional :math:`p(x_{a_i} \\mid x_A)`), None where that is A'_r itself (k = 1)."""
+    tgt = level_subsets(d, n + k)
+    out = []
+    for I in combinations(range(n + k), k):
+        J = [i for i in range(n + k) if i not in I]
+        src = colex_rank(tgt[:, J], d)
+        rows = []
+        for i in I:
+            keep = sorted(J + [i])
+            rows.append(None if len(keep) == n + k else colex_rank(tgt[:, keep], d))
+        out.append((I, src, tuple(rows)))
+    return tuple(out)
+
+
+def level_marginals(P, K: int, n: int, xp=jnp):
+    """Level n of the marginal lattice ``P`` in the level layout."""
+    d = P.ndim
+    return xp.reshape(P, (-1,))[level_index(d, K, n)]
+
+
+def level_step(S, Pn, Pn1, K: int, d: int, n: int, k: int, w: float, xp=jnp):
+    r"""One random-order step from level n (mass ``S``, marginals ``Pn``, settled) to level
+    n + k, every move with weight ``w``:
+
+    .. math::
+
+        S'[A', x_{A'}] = w \sum_{B \subset A', |B| = k} S[A' \setminus B, x_{A' \setminus B}]
+        \prod_{b \in B} \frac{p(x_{A' \setminus B \cup b})}{p(x_{A' \setminus B})}.
+
+    ``Pn1``: level n + 1 of the marginals (for k = 1 the target level itself). Where
+    :math:`p(x_A) = 0` the mass is 0 (settled) and so is every numerator (a sub-marginal),
+    so the denominator is replaced by 1 there: no NaN in values or gradients. The
+    conditionals (each at most 1) multiply the mass, never a quotient m / p(x_A).
+    """
+    R = comb(d, n + k)
+    head = (R,)
+    out = None
+    for I, src, rows in level_moves(d, n, k):
+
+        def spread(a, m, missing):  # (R, K**m) -> (R,) + K or 1 per target axis
+            a = xp.reshape(a, head + (K,) * m)
+            return xp.expand_dims(a, tuple(1 + i for i in missing)) if missing else a
+
+        den = Pn[src]
+        den = spread(xp.where(den > 0, den, 1.0), n, I)
+        m_src = spread(S[src] * w, n, I)
+        conds = []
+        for i, r in zip(I, rows):
+            num = Pn1 if r is None else Pn1[r]
+            conds.append(spread(num, n + 1, [j for j in I if j != i]) / den)
+        if xp is np:  # the same products, in place where the operand is fresh
+            conds[0] *= m_src
+            term = conds[0]
+            for c in conds[1:]:
+                term = term * c
+            if out is None:
+                out = np.array(np.broadcast_to(term, head + (K,) * (n + k)))
+            else:
+                out += term
+        else:
+            term = m_src
+            for c in conds:
+                term = term * c
+            out = term if out is None else out + term
+    return xp.reshape(out, (R, K ** (n + k)))
