@@ -67,8 +67,12 @@ __all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "MAX_STATE_ENTR
 
 #: Largest (K+1)**d (total size of all marginals / states) the exact engine accepts.
 MAX_STATE_ENTRIES = 1 << 25
-#: Largest (2K+1)**d (the Bernoulli step's working tensor) accepted for a Grid.
+#: Largest (2K+1)**d (the Bernoulli step's working tensor) of a Grid in JAX (``sampler_kl``,
+#: ``backend="jax"``/``"eager"``); the numpy backend splits larger steps into pieces of at
+#: most :data:`GRID_BLOCK_ENTRIES` and accepts every Grid up to :data:`MAX_STATE_ENTRIES`.
 MAX_GRID_ENTRIES = 1 << 26
+#: Working-tensor size of one piece of a numpy Bernoulli step (kernel.bernoulli_step).
+GRID_BLOCK_ENTRIES = 1 << 22
 _WEIGHT_TOL = 1e-9
 
 
@@ -118,18 +122,18 @@ def _log_terms(pAB: np.ndarray, pA: np.ndarray, conds: list) -> np.ndarray:
     return np.where(pos, pAB * diff, 0.0)
 
 
-def _check_size(d: int, K: int, grid: bool, name: str = "p") -> None:
+def _check_size(d: int, K: int, grid: bool, name: str = "p", jax_grid: bool = True) -> None:
     n = (K + 1) ** d
     if n > MAX_STATE_ENTRIES:
         raise ValueError(
             f"{name}: exact sampler laws need (K+1)**d = {n} state entries, above the limit "
             f"{MAX_STATE_ENTRIES} (d={d}, K={K}); use Monte Carlo simulation for larger laws"
         )
-    if grid and (2 * K + 1) ** d > MAX_GRID_ENTRIES:
+    if grid and jax_grid and (2 * K + 1) ** d > MAX_GRID_ENTRIES:
         raise ValueError(
-            f"{name}: the exact law of a Grid needs (2K+1)**d = {(2 * K + 1) ** d} working entries, "
-            f"above the limit {MAX_GRID_ENTRIES} (d={d}, K={K}); use a Schedule (random order) "
-            "or Monte Carlo simulation"
+            f"{name}: the exact law of a Grid in JAX needs (2K+1)**d = {(2 * K + 1) ** d} working "
+            f"entries, above the limit {MAX_GRID_ENTRIES} (d={d}, K={K}); use exact_run with the "
+            "numpy backend (it splits the step), a Schedule (random order) or Monte Carlo simulation"
         )
 
 
@@ -331,7 +335,11 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
             add(j, 0, xp.sum(M[_k.ix(d, K, vals=[j])]))
         for s in range(len(times) - 1):
             M = settle(M)
-            M, masked = _k.bernoulli_step(M, P, K, betas[s], xp=xp)
+            if s == 0 and t0 == 0.0:  # only the empty state has mass: a product of 1-marginals
+                M, masked = _k.bernoulli_first(P, K, betas[0], xp=xp), [xp.ones(())] * d
+            else:
+                blk = GRID_BLOCK_ENTRIES if xp is np else None
+                M, masked = _k.bernoulli_step(M, P, K, betas[s], xp=xp, max_entries=blk)
             for j in range(d):
                 add(j, s + 1, betas[s] * masked[j])
         last = len(times) - 1
@@ -469,7 +477,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     if p.lost:
         raise ValueError("p: has lost mass; the data law must be normalized")
     d, K = p.d, p.K
-    _check_size(d, K, isinstance(plan, Grid))
+    _check_size(d, K, isinstance(plan, Grid), jax_grid=backend in ("jax", "eager"))
     kplan = _resolve(p.table, d, K, plan, planner)
     q, lost, reveal, finish, skl = _run(p.table, kplan, K, trajectory, backend)
     lost = float(lost)

@@ -28,7 +28,7 @@ never sees 0), so zero-probability prefixes give neither NaN values nor NaN grad
 from __future__ import annotations
 
 from functools import lru_cache
-from itertools import combinations
+from itertools import combinations, product
 from math import comb
 
 import jax.numpy as jnp
@@ -42,6 +42,7 @@ __all__ = [
     "level_step",
     "level_marginals",
     "bernoulli_step",
+    "bernoulli_first",
     "bernoulli_start",
     "complete",
     "ix",
@@ -177,7 +178,23 @@ def bernoulli_start(P, K: int, t0, xp=jnp):
     return M
 
 
-def bernoulli_step(M, P, K: int, beta, xp=jnp):
+def bernoulli_first(P, K: int, beta, xp=jnp):
+    r""":func:`bernoulli_step` from the empty state alone (a grid with :math:`t_0 = 0`): each
+    position revealed independently with probability :math:`\beta` and drawn from its
+    marginal, :math:`M'[x] = \prod_j (\beta\, p(x_j)\ \text{or}\ 1 - \beta)` — an outer
+    product, :math:`(K+1)^d` work. ``P[(K,)*d]`` (the total, 1) divides the marginals as the
+    general step's conditionals do."""
+    d = P.ndim
+    total = P[(K,) * d]
+    M = xp.ones((1,) * d)
+    for j in range(d):
+        pj = xp.reshape(P[tuple(slice(0, K) if i == j else K for i in range(d))], (K,))
+        w = xp.concatenate([beta * _safe_div(xp, pj, total), xp.reshape(1.0 - beta, (1,))])
+        M = M * xp.reshape(w, (1,) * j + (K + 1,) + (1,) * (d - j - 1))
+    return M
+
+
+def bernoulli_step(M, P, K: int, beta, xp=jnp, max_entries=None):
     r"""One Bernoulli-subset step: every masked position revealed independently with
     probability :math:`\beta`, the revealed ones drawn independently from
     :math:`p(x_j \mid x_A)`.
@@ -185,27 +202,78 @@ def bernoulli_step(M, P, K: int, beta, xp=jnp):
     Processed axis by axis: a processed axis has 2K+1 slots (values revealed before the
     step, masked, values revealed in this step), and the conditionals of later axes look
     only at the values revealed before the step (the new slots read the masked marginal).
-    Memory :math:`(2K+1)^d`. ``M`` must be settled.
+    The work is :math:`(2K+1)^d` (one term per (A, B, x_{A \cup B}), as a per-state loop);
+    the working tensor is bounded by ``max_entries``: above it the leading axes are split by
+    their slot (:func:`_bernoulli_chunked`). ``M`` must be settled.
 
     Returns ``(M', masked_mass)`` with ``masked_mass[j]`` the mass of states where j is
     masked (each moves j with probability beta).
     """
     d = M.ndim
     masked_mass = [xp.sum(M[ix(d, K, masked=[j])]) for j in range(d)]
+    if max_entries is not None and (2 * K + 1) ** d > max_entries:
+        return _bernoulli_chunked(M, P, K, beta, xp, max_entries), masked_mass
+    return _bernoulli_full(M, P, K, beta, xp), masked_mass
+
+
+def _bernoulli_full(M, P, K: int, beta, xp):
+    d = M.ndim
+    # a concrete beta = 1 (every masked position revealed, e.g. a grid's step to t = 1) has
+    # no "still masked" slot: (2K)^d instead of (2K+1)^d
+    every = isinstance(beta, (float, int)) and beta == 1.0
+    stay = 0 if every else 1
     Pe = P
     for j in range(d):
         mv = _sl(M, 0, K, j)
         mm = _sl(M, K, K + 1, j)
         pv = _sl(Pe, 0, K, j)
         pm = _sl(Pe, K, K + 1, j)
-        M = xp.concatenate([mv, (1.0 - beta) * mm, beta * mm * _safe_div(xp, pv, pm)], j)
+        parts = [mv] + ([] if every else [(1.0 - beta) * mm]) + [beta * mm * _safe_div(xp, pv, pm)]
+        M = xp.concatenate(parts, j)
         if j + 1 < d:
-            Pe = xp.concatenate([Pe, xp.repeat(pm, K, j)], j)
+            Pe = xp.concatenate([Pe, xp.repeat(pm, K - 1 + stay, j)], j)
     for j in range(d):
         old = _sl(M, 0, K, j)
-        fresh = _sl(M, K + 1, 2 * K + 1, j)
-        M = xp.concatenate([old + fresh, _sl(M, K, K + 1, j)], j)
-    return M, masked_mass
+        fresh = _sl(M, K + stay, 2 * K + stay, j)
+        rest = [_sl(M, K, K + 1, j)] if stay else [xp.zeros_like(_sl(old, 0, 1, j))]
+        M = xp.concatenate([old + fresh] + rest, j)
+    return M
+
+
+def _bernoulli_chunked(M, P, K: int, beta, xp, max_entries: int):
+    r""":func:`_bernoulli_full` with the first r axes split by their slot after the step
+    (value revealed before, still masked, value revealed now): (2K+1)^r pieces, each the
+    full step on the d - r other axes, of size (2K+1)^(d-r) <= ``max_entries``.
+
+    A piece fixes, on each split axis i, the state before the step (x_i = v or masked: the
+    mass ``M`` and the conditioning marginals ``P`` are sliced there) and the factor of the
+    step: 1, :math:`1-\beta`, or :math:`\beta\, p(x_i = v \mid x_A)` with A the revealed
+    set before the step (its conditioning reads the masked slot of the other split axes that
+    are revealed now, as the axis-by-axis kernel does)."""
+    d = M.ndim
+    r = 0
+    while (2 * K + 1) ** (d - r) > max_entries:
+        r += 1
+    out = xp.zeros_like(M)
+    slots = [("old", v) for v in range(K)] + [("stay", K)] + [("fresh", v) for v in range(K)]
+    for pattern in product(slots, repeat=r):
+        before = tuple(v if kind == "old" else K for kind, v in pattern)  # the state A
+        after = tuple(K if kind == "stay" else v for kind, v in pattern)
+        Pc = P[before]
+        Mc = M[before]
+        if isinstance(beta, (float, int)) and beta == 1.0 and any(kind == "stay" for kind, _ in pattern):
+            continue  # nothing stays masked
+        for i, (kind, v) in enumerate(pattern):
+            if kind == "stay":
+                Mc = Mc * (1.0 - beta)
+            elif kind == "fresh":
+                Mc = Mc * (beta * _safe_div(xp, P[before[:i] + (v,) + before[i + 1 :]], Pc))
+        if d == r:
+            res = Mc
+        else:
+            res = _bernoulli_full(Mc, Pc, K, beta, xp)
+        out = _add_at(xp, out, after, res)
+    return out
 
 
 def complete(M, P, K: int, xp=jnp):
