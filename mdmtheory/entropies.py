@@ -13,26 +13,28 @@ functional of that vector (docs/theory.md §1):
     \mathrm{TSE} = \sum_{k=1}^{d} \bigl(e_k - \tfrac{k}{d} e_d\bigr), \qquad
     \sum_i I(X_i; X_{-i}) = TC + DTC.
 
-**Algorithm.** Append to every axis of the table its sum over that axis (a "marginalized"
-slot): after d such steps the tensor of shape ``(K+1,)*d`` holds every marginal of every
-subset, each built from a parent marginal (one more position), never from the full table.
-Then :math:`-x \log x` is applied once and each axis is folded back to
-{kept, marginalized}. Memory is :math:`(K+1)^d`; for larger tables the leading axes are
-split into {kept, summed} patterns (a depth-first walk, each pattern summed from its
-parent) and the trailing axes are done in vectorized blocks of bounded size. JAX, float64.
+**Algorithm.** A depth-first walk over the trailing positions m..d-1: each node holds the
+marginal of the leading positions and the kept trailing ones, a child sums one more
+position out of its parent (never out of the full table). At a leaf, the leading m
+positions are expanded in cache-sized blocks: every axis gets a "marginalized" slot filled
+from its parent slots, so a block of shape ``(K+1,)*m`` holds every marginal of every
+subset of the leading positions; :math:`-x \log x` is applied once per entry and each axis
+is folded back to {kept, marginalized}. Work: one add per marginal entry that is not a
+table entry and one :math:`x \log x` per marginal entry (:math:`3^d - 2^d` and
+:math:`3^d` for K = 2); memory: the table, the walk's path of marginals (< 2x the table)
+and one block. numpy, float64, no compilation: on cache-sized blocks the logarithm
+dominates, and handing blocks to XLA for its vectorized log, or building the whole lattice
+in one jit call, measured slower (benchmarks/RESULTS.md §12).
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
-from functools import partial
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 from scipy.special import comb
 
-from ._jax import x64
 from ._validate import float_array
 from .joint import Joint
 
@@ -49,82 +51,89 @@ __all__ = [
     "popcounts",
 ]
 
-#: Largest block (number of float64 entries) materialized at once by the JAX kernel; kept
-#: cache-sized: the kernel is memory-bound, and small blocks ran ~2x faster per entry.
-BLOCK_ENTRIES = 1 << 20
+#: Largest lattice block (float64 entries, including the marginalized slots) held at once:
+#: cache-sized, the walk is memory-bound.
+BLOCK_ENTRIES = 1 << 16
+#: At most this many leading positions are expanded per block (at least 16 columns of kept
+#: trailing values per block, the contiguous axis of every vectorized operation).
+BLOCK_AXES = 6
 _TINY = float(np.finfo(np.float64).tiny)
 
 _CACHE: "weakref.WeakKeyDictionary[Joint, np.ndarray]" = weakref.WeakKeyDictionary()
+_SCRATCH = threading.local()
 
 
-@partial(jax.jit, static_argnums=(1,))
-def _block_entropies(block: jax.Array, K: int) -> jax.Array:
-    """Entropies of all subsets of the trailing axes of ``block``.
+def _scratch(shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Two reusable buffers of at least ``shape`` (last axis may be longer), per thread."""
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None or bufs[0].shape[:-1] != shape[:-1] or bufs[0].shape[-1] < shape[-1]:
+        bufs = _SCRATCH.bufs = (np.empty(shape), np.empty(shape))
+    c = shape[-1]
+    return bufs[0][..., :c], bufs[1][..., :c]
 
-    ``block`` has shape ``(B,) + (K,)*m``: axis 0 enumerates the values of positions that
-    are kept in every subset (a flattened set of leading positions). Returns shape
-    ``(2,)*m`` with index 1 = kept, 0 = marginalized, axis i = trailing position i.
-    """
-    m = block.ndim - 1
-    t = block
-    for ax in range(1, m + 1):  # marginal slot appended from the parent along each axis
-        t = jnp.concatenate([t, t.sum(axis=ax, keepdims=True)], axis=ax)
-    # -x log x with 0 log 0 = 0: x * log(max(x, tiny)) is exactly 0 at x = 0 and differs
-    # from x log x by < 1e-305 on subnormals; 5x faster than xlogy on CPU.
-    neg = -t * jnp.log(jnp.maximum(t, _TINY))
-    out = neg.sum(axis=0)
-    for ax in range(m):  # fold each axis back into (marginalized, kept)
-        kept = jax.lax.slice_in_dim(out, 0, K, axis=ax).sum(axis=ax, keepdims=True)
-        summed = jax.lax.slice_in_dim(out, K, K + 1, axis=ax)
-        out = jnp.concatenate([summed, kept], axis=ax)
+
+def _block_entropies(part: np.ndarray, K: int) -> np.ndarray:
+    r"""``part`` of shape ``(K,)*m + (c,)`` (c columns: values of the kept trailing
+    positions) -> ``(K+1,)*m``: for each pattern of leading positions (slot K =
+    marginalized), :math:`-\sum x \log x` over the columns and the pattern's entries."""
+    m = part.ndim - 1
+    L, tmp = _scratch((K + 1,) * m + (part.shape[-1],))
+    L[(slice(0, K),) * m] = part
+    for ax in range(m):  # slot K of axis ax from slots 0..K-1 (axes < ax already complete)
+        pre = (slice(None),) * ax
+        post = (slice(0, K),) * (m - ax - 1)
+        dst = L[pre + (K,) + post]
+        np.add(L[pre + (0,) + post], L[pre + (1,) + post], out=dst)
+        for v in range(2, K):
+            dst += L[pre + (v,) + post]
+    # -x log x with 0 log 0 = 0: x log(max(x, tiny)) is exactly 0 at x = 0 and differs
+    # from x log x by < 1e-305 on subnormals
+    np.maximum(L, _TINY, out=tmp)
+    np.log(tmp, out=tmp)
+    tmp *= L
+    return -tmp.sum(axis=-1)
+
+
+def _fold(out: np.ndarray, K: int) -> np.ndarray:
+    """``(K+1,)*m`` -> ``(2,)*m``: per axis, index 0 = marginalized, 1 = kept (summed)."""
+    for ax in range(out.ndim):
+        pre = (slice(None),) * ax
+        out = np.concatenate([out[pre + (slice(K, K + 1),)], out[pre + (slice(0, K),)].sum(axis=ax, keepdims=True)], ax)
     return out
-
-
-def _to_bitmask_order(block_out: np.ndarray) -> np.ndarray:
-    """(2,)*m with axis i = position i  ->  flat vector indexed by bitmask (bit i = axis i)."""
-    m = block_out.ndim
-    return np.transpose(block_out, tuple(reversed(range(m)))).reshape(-1)
 
 
 def _compute(table: np.ndarray) -> np.ndarray:
     d, K = table.ndim, table.shape[0]
-    # m trailing positions are expanded inside the kernel; the r = d - m leading ones are
-    # walked as {kept, marginalized} patterns. The kept leading values form the kernel's
-    # batch axis, fed in chunks (entropy contributions add over batch rows).
-    m = d
+    # m leading positions are expanded in blocks; the d - m trailing ones are walked as
+    # {kept, marginalized} patterns, their kept values the blocks' columns, in chunks
+    m = min(d, BLOCK_AXES)
     while m > 0 and (K + 1) ** m > BLOCK_ENTRIES // 16:
         m -= 1
-    r = d - m
-    # batches are K**n_kept rows: a chunk that is a power of K divides every larger batch;
-    # smaller batches are padded with zero rows (they add nothing), so in the split regime
-    # the kernel compiles for one shape only (compilation was ~20% of the time at d = 20)
-    chunk = 1
-    while chunk * K * (K + 1) ** m <= BLOCK_ENTRIES:
-        chunk *= K
+    cols = max(1, BLOCK_ENTRIES // (K + 1) ** m)
     H = np.empty(1 << d, dtype=np.float64)
-    tail_masks = np.arange(1 << m) << r
+    lead = np.zeros((2,) * m, dtype=np.int64)  # bitmask of each folded block entry
+    for j in range(m):
+        lead = lead + (np.arange(2, dtype=np.int64) << j).reshape((1,) * j + (2,) + (1,) * (m - j - 1))
+    lead = lead.ravel()
 
-    def entropies_of(rows: np.ndarray) -> np.ndarray:
-        out = None
-        for start in range(0, rows.shape[0], chunk):
-            part = rows[start : start + chunk]
-            if r and part.shape[0] < chunk:
-                part = np.concatenate([part, np.zeros((chunk - part.shape[0],) + part.shape[1:])])
-            with x64():
-                res = np.asarray(_block_entropies(jnp.asarray(part), K))
-            out = res if out is None else out + res
-        return out
+    def leaf(t: np.ndarray, mask: int) -> None:
+        t = t.reshape((K,) * m + (-1,))
+        n = t.shape[-1]
+        acc = None
+        for start in range(0, n, cols):
+            res = _block_entropies(t[..., start : start + cols], K)
+            acc = res if acc is None else acc + res
+        H[mask + lead] = _fold(acc, K).ravel()
 
-    def walk(t: np.ndarray, i: int, lead_mask: int, n_kept: int) -> None:
-        # t: table with the kept leading positions (< i) first, then positions i..d-1
-        if i == r:
-            rows = t.reshape((K**n_kept,) + (K,) * m)
-            H[lead_mask + tail_masks] = _to_bitmask_order(entropies_of(rows))
+    def walk(t: np.ndarray, i: int, mask: int, n_kept: int) -> None:
+        # t: the leading m positions, then the kept positions among m..i-1, then i..d-1
+        if i == d:
+            leaf(t, mask)
             return
-        walk(t, i + 1, lead_mask | (1 << i), n_kept + 1)  # keep position i
-        walk(t.sum(axis=n_kept), i + 1, lead_mask, n_kept)  # marginalize it (from the parent)
+        walk(t, i + 1, mask | (1 << i), n_kept + 1)  # keep position i
+        walk(t.sum(axis=m + n_kept), i + 1, mask, n_kept)  # marginalize it (from the parent)
 
-    walk(np.asarray(table, dtype=np.float64), 0, 0, 0)
+    walk(np.ascontiguousarray(table, dtype=np.float64), m, 0, 0)
     H[0] = 0.0
     # an entropy is >= 0; a near point mass stored as 1 + 1 ulp (normalized to rounding,
     # joint.py's tolerance model) gives -2e-16: that rounding is returned as 0
