@@ -1,14 +1,17 @@
 """Exact profile and exact law on an accelerator: entries/s and the ratio to memory bandwidth.
 
-Profile: ``mdmtheory.subset_entropies`` (the blocked lattice kernel; blocks bound the memory,
-so d = 24 binary, 3^24 = 2.8e11 lattice entries, streams through the device in blocks).
-Law: ``exact_run(p, Schedule((2,)*(d/2)), backend="jax")`` (the lattice kernel, jit).
-Bytes per lattice entry are counted as 16 (one float64 written, one read: the least any
-kernel moves); the ratio is (entries/s x 16 B) / peak bandwidth, the bandwidth read from the
-device with NVML (bus width x 2 x max memory clock) when available, else not printed.
-Runs on CPU too (``--quick``: tiny sizes, a smoke test).
+Profile: ``mdmtheory.subset_entropies`` (on an accelerator the JAX block walk,
+``entropies._compute_xla``: blocks bound the memory, so d = 24 binary, 3^24 = 2.8e11
+lattice entries, streams through the device in blocks; on CPU the numpy walk). Law:
+``exact_run(p, Schedule((2,)*(d/2)), backend="jax")`` (random order: the level layout of
+samplers/kernel.py, jit); d = 15 is the largest binary law the engine accepts
+((K+1)^d <= 2^25 state entries), so the issue's d = 18 is out of its range. Bytes per
+entry are counted as 16 (one float64 written, one read: the least any kernel moves); the
+ratio is (entries/s x 16 B) / peak bandwidth, the bandwidth read from the device with NVML
+(bus width x 2 x max memory clock) when available, else not printed. Runs on CPU too
+(``--quick``: tiny sizes, a smoke test).
 
-    PYTHONPATH=. python benchmarks/gpu_exact.py                 # d = 24 profile, d = 18 law
+    PYTHONPATH=. python benchmarks/gpu_exact.py                 # d = 24 profile, d = 15 law
     PYTHONPATH=. python benchmarks/gpu_exact.py --quick         # d = 10 profile, d = 6 law
 """
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from math import comb
 
 import jax
 import numpy as np
@@ -44,7 +48,7 @@ def main(argv=None):
     ap.add_argument("--law-d", type=int, default=None)
     a = ap.parse_args(argv)
     dp = a.profile_d or (10 if a.quick else 24)
-    dl = a.law_d or (6 if a.quick else 18)
+    dl = a.law_d or (6 if a.quick else 15)
     dev = jax.devices()[0]
     bw = bandwidth_bytes_per_s()
     print(f"device: {dev.platform} {getattr(dev, 'device_kind', '')}; peak bandwidth: "
@@ -66,9 +70,13 @@ def main(argv=None):
     t = time.perf_counter()
     q = mt.exact_run(p, sched, backend="jax").law
     el = time.perf_counter() - t
-    # entries touched: each step reads/writes the lattice slices of its C(d, 2) moves
-    moves = sum(1 for _ in range(len(sched.sizes))) * (dl * (dl - 1) // 2)
-    rows.append(("law", dl, moves * 3 ** (dl - 2) * 4, el, mt.kl(p, q)))
+    # entries written by the level layout: step n -> n + k makes C(d, n+k) C(n+k, k) products
+    # of K^(n+k) entries (one per (state, move, x))
+    n, entries = 0, 0
+    for k in sched.sizes:
+        entries += comb(dl, n + k) * comb(n + k, k) * 2 ** (n + k)
+        n += k
+    rows.append(("law", dl, entries, el, mt.kl(p, q)))
     print(f"law compile {first - el:.1f} s")
     print(f"{'what':>8} {'d':>3} {'entries':>10} {'s':>9} {'entries/s':>10} {'ratio to bandwidth':>19} {'value':>10}")
     for what, d, n, el, val in rows:

@@ -22,19 +22,25 @@ subset of the leading positions; :math:`-x \log x` is applied once per entry and
 is folded back to {kept, marginalized}. Work: one add per marginal entry that is not a
 table entry and one :math:`x \log x` per marginal entry (:math:`3^d - 2^d` and
 :math:`3^d` for K = 2); memory: the table, the walk's path of marginals (< 2x the table)
-and one block. numpy, float64, no compilation: on cache-sized blocks the logarithm
-dominates, and handing blocks to XLA for its vectorized log, or building the whole lattice
-in one jit call, measured slower (benchmarks/RESULTS.md §12).
+and one block. Float64; the walk and the blocks' adds in numpy, the logarithm (which
+dominates) of full blocks in one jit-compiled XLA call for its vectorized log: building the
+blocks in XLA (concatenations) or the whole lattice in one jit call measured slower
+(benchmarks/RESULTS.md §12). When JAX's default device is an accelerator the blocks run
+there instead (:func:`_compute_xla`, the walk of main's kernel, jit-compiled JAX).
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
+from functools import partial
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 from scipy.special import comb
 
+from ._jax import x64
 from ._validate import float_array
 from .joint import Joint
 
@@ -53,10 +59,15 @@ __all__ = [
 
 #: Largest lattice block (float64 entries, including the marginalized slots) held at once:
 #: cache-sized, the walk is memory-bound.
-BLOCK_ENTRIES = 1 << 16
+BLOCK_ENTRIES = 1 << 17
 #: At most this many leading positions are expanded per block (at least 16 columns of kept
 #: trailing values per block, the contiguous axis of every vectorized operation).
 BLOCK_AXES = 6
+#: Full blocks of at least this many columns take -x log x and the column sums in one
+#: jit-compiled XLA call (a vectorized log: 1.75x faster than numpy's at d = 20, RESULTS
+#: §12; one compile per block shape and process); smaller tables and the partial blocks of
+#: small leaves stay in numpy (no compile).
+XLA_MIN_COLS = 64
 _TINY = float(np.finfo(np.float64).tiny)
 
 _CACHE: "weakref.WeakKeyDictionary[Joint, np.ndarray]" = weakref.WeakKeyDictionary()
@@ -72,10 +83,16 @@ def _scratch(shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     return bufs[0][..., :c], bufs[1][..., :c]
 
 
-def _block_entropies(part: np.ndarray, K: int) -> np.ndarray:
+@jax.jit
+def _neg_xlogx_columns(L):
+    return -jnp.sum(L * jnp.log(jnp.maximum(L, _TINY)), axis=-1)
+
+
+def _block_entropies(part: np.ndarray, K: int, xla: bool = False) -> np.ndarray:
     r"""``part`` of shape ``(K,)*m + (c,)`` (c columns: values of the kept trailing
     positions) -> ``(K+1,)*m``: for each pattern of leading positions (slot K =
-    marginalized), :math:`-\sum x \log x` over the columns and the pattern's entries."""
+    marginalized), :math:`-\sum x \log x` over the columns and the pattern's entries.
+    ``xla``: the logarithm and the column sums in one compiled call."""
     m = part.ndim - 1
     L, tmp = _scratch((K + 1,) * m + (part.shape[-1],))
     L[(slice(0, K),) * m] = part
@@ -88,6 +105,9 @@ def _block_entropies(part: np.ndarray, K: int) -> np.ndarray:
             dst += L[pre + (v,) + post]
     # -x log x with 0 log 0 = 0: x log(max(x, tiny)) is exactly 0 at x = 0 and differs
     # from x log x by < 1e-305 on subnormals
+    if xla:
+        with x64():
+            return np.asarray(_neg_xlogx_columns(L))
     np.maximum(L, _TINY, out=tmp)
     np.log(tmp, out=tmp)
     tmp *= L
@@ -109,7 +129,10 @@ def _compute(table: np.ndarray) -> np.ndarray:
     m = min(d, BLOCK_AXES)
     while m > 0 and (K + 1) ** m > BLOCK_ENTRIES // 16:
         m -= 1
-    cols = max(1, BLOCK_ENTRIES // (K + 1) ** m)
+    cols = 1  # a power of K: every leaf's column count is a multiple of it or below it
+    while cols * K * (K + 1) ** m <= BLOCK_ENTRIES:
+        cols *= K
+    xla = cols >= XLA_MIN_COLS
     H = np.empty(1 << d, dtype=np.float64)
     lead = np.zeros((2,) * m, dtype=np.int64)  # bitmask of each folded block entry
     for j in range(m):
@@ -121,7 +144,9 @@ def _compute(table: np.ndarray) -> np.ndarray:
         n = t.shape[-1]
         acc = None
         for start in range(0, n, cols):
-            res = _block_entropies(t[..., start : start + cols], K)
+            part = t[..., start : start + cols]
+            full = xla and part.shape[-1] == cols  # one block shape per (K, m): one compile
+            res = _block_entropies(part, K, True) if full else _block_entropies(part, K)
             acc = res if acc is None else acc + res
         H[mask + lead] = _fold(acc, K).ravel()
 
@@ -141,6 +166,89 @@ def _compute(table: np.ndarray) -> np.ndarray:
     return H
 
 
+# ---- the same walk in JAX, for accelerators ------------------------------------------------
+#: Largest block (float64 entries) materialized at once by the JAX kernel.
+XLA_BLOCK_ENTRIES = 1 << 20
+
+
+@partial(jax.jit, static_argnums=(1,))
+def _block_entropies_xla(block: jax.Array, K: int) -> jax.Array:
+    """Entropies of all subsets of the trailing axes of ``block``.
+
+    ``block`` has shape ``(B,) + (K,)*m``: axis 0 enumerates the values of positions that
+    are kept in every subset (a flattened set of leading positions). Returns shape
+    ``(2,)*m`` with index 1 = kept, 0 = marginalized, axis i = trailing position i.
+    """
+    m = block.ndim - 1
+    t = block
+    for ax in range(1, m + 1):  # marginal slot appended from the parent along each axis
+        t = jnp.concatenate([t, t.sum(axis=ax, keepdims=True)], axis=ax)
+    # -x log x with 0 log 0 = 0: x * log(max(x, tiny)) is exactly 0 at x = 0 and differs
+    # from x log x by < 1e-305 on subnormals; 5x faster than xlogy on CPU.
+    neg = -t * jnp.log(jnp.maximum(t, _TINY))
+    out = neg.sum(axis=0)
+    for ax in range(m):  # fold each axis back into (marginalized, kept)
+        kept = jax.lax.slice_in_dim(out, 0, K, axis=ax).sum(axis=ax, keepdims=True)
+        summed = jax.lax.slice_in_dim(out, K, K + 1, axis=ax)
+        out = jnp.concatenate([summed, kept], axis=ax)
+    return out
+
+
+def _to_bitmask_order(block_out: np.ndarray) -> np.ndarray:
+    """(2,)*m with axis i = position i  ->  flat vector indexed by bitmask (bit i = axis i)."""
+    m = block_out.ndim
+    return np.transpose(block_out, tuple(reversed(range(m)))).reshape(-1)
+
+
+def _compute_xla(table: np.ndarray) -> np.ndarray:
+    """The same walk with the blocks in jit-compiled JAX (leading positions walked, trailing
+    ones expanded, batch axis first): used when JAX's default device is an accelerator, where
+    the blocks run on the device; on CPU :func:`_compute` is faster (no compile per shape)."""
+    d, K = table.ndim, table.shape[0]
+    # m trailing positions are expanded inside the kernel; the r = d - m leading ones are
+    # walked as {kept, marginalized} patterns. The kept leading values form the kernel's
+    # batch axis, fed in chunks (entropy contributions add over batch rows).
+    m = d
+    while m > 0 and (K + 1) ** m > XLA_BLOCK_ENTRIES // 16:
+        m -= 1
+    r = d - m
+    # batches are K**n_kept rows: a chunk that is a power of K divides every larger batch;
+    # smaller batches are padded with zero rows (they add nothing), so in the split regime
+    # the kernel compiles for one shape only (compilation was ~20% of the time at d = 20)
+    chunk = 1
+    while chunk * K * (K + 1) ** m <= XLA_BLOCK_ENTRIES:
+        chunk *= K
+    H = np.empty(1 << d, dtype=np.float64)
+    tail_masks = np.arange(1 << m) << r
+
+    def entropies_of(rows: np.ndarray) -> np.ndarray:
+        out = None
+        for start in range(0, rows.shape[0], chunk):
+            part = rows[start : start + chunk]
+            if r and part.shape[0] < chunk:
+                part = np.concatenate([part, np.zeros((chunk - part.shape[0],) + part.shape[1:])])
+            with x64():
+                res = np.asarray(_block_entropies_xla(jnp.asarray(part), K))
+            out = res if out is None else out + res
+        return out
+
+    def walk(t: np.ndarray, i: int, lead_mask: int, n_kept: int) -> None:
+        # t: table with the kept leading positions (< i) first, then positions i..d-1
+        if i == r:
+            rows = t.reshape((K**n_kept,) + (K,) * m)
+            H[lead_mask + tail_masks] = _to_bitmask_order(entropies_of(rows))
+            return
+        walk(t, i + 1, lead_mask | (1 << i), n_kept + 1)  # keep position i
+        walk(t.sum(axis=n_kept), i + 1, lead_mask, n_kept)  # marginalize it (from the parent)
+
+    walk(np.asarray(table, dtype=np.float64), 0, 0, 0)
+    H[0] = 0.0
+    # an entropy is >= 0; a near point mass stored as 1 + 1 ulp (normalized to rounding,
+    # joint.py's tolerance model) gives -2e-16: that rounding is returned as 0
+    np.maximum(H, 0.0, out=H)
+    return H
+
+
 def subset_entropies(p: Joint) -> np.ndarray:
     r"""Entropies :math:`H(X_S)` of all :math:`2^d` subsets, indexed by bitmask (nats).
 
@@ -153,7 +261,7 @@ def subset_entropies(p: Joint) -> np.ndarray:
         raise ValueError(f"p: has lost mass {p.lost:.3g}; entropies need a normalized law")
     H = _CACHE.get(p)
     if H is None:
-        H = _compute(p.table)
+        H = _compute(p.table) if jax.default_backend() == "cpu" else _compute_xla(p.table)
         H.setflags(write=False)
         _CACHE[p] = H
     return H
