@@ -23,7 +23,7 @@ is folded back to {kept, marginalized}. Work: one add per marginal entry that is
 table entry and one :math:`x \log x` per marginal entry (:math:`3^d - 2^d` and
 :math:`3^d` for K = 2); memory: the table, the walk's path of marginals (< 2x the table)
 and one block. Float64; the walk and the blocks' adds in numpy, the logarithm (which
-dominates) of full blocks in one jit-compiled XLA call for its vectorized log: building the
+dominates) of the blocks of large tables in one jit-compiled XLA call for its vectorized log: building the
 blocks in XLA (concatenations) or the whole lattice in one jit call measured slower
 (benchmarks/RESULTS.md §12). When JAX's default device is an accelerator the blocks run
 there instead (:func:`_compute_xla`, the walk of main's kernel, jit-compiled JAX).
@@ -63,10 +63,10 @@ BLOCK_ENTRIES = 1 << 17
 #: At most this many leading positions are expanded per block (at least 16 columns of kept
 #: trailing values per block, the contiguous axis of every vectorized operation).
 BLOCK_AXES = 6
-#: Full blocks of at least this many columns take -x log x and the column sums in one
-#: jit-compiled XLA call (a vectorized log: 1.75x faster than numpy's at d = 20, RESULTS
-#: §12; one compile per block shape and process); smaller tables and the partial blocks of
-#: small leaves stay in numpy (no compile).
+#: With blocks of at least this many columns, -x log x and the column sums of each block run
+#: in one jit-compiled XLA call (a vectorized log: 1.75x faster than numpy's at d = 20,
+#: RESULTS §12; a few block shapes compiled once per process); smaller tables stay in
+#: numpy (no compile).
 XLA_MIN_COLS = 64
 _TINY = float(np.finfo(np.float64).tiny)
 
@@ -144,9 +144,10 @@ def _compute(table: np.ndarray) -> np.ndarray:
         n = t.shape[-1]
         acc = None
         for start in range(0, n, cols):
+            # a leaf has K**n_kept columns: a multiple of cols or a power of K below it, so
+            # the XLA path compiles log_K(cols) + 1 block shapes per (K, m) and process
             part = t[..., start : start + cols]
-            full = xla and part.shape[-1] == cols  # one block shape per (K, m): one compile
-            res = _block_entropies(part, K, True) if full else _block_entropies(part, K)
+            res = _block_entropies(part, K, True) if xla else _block_entropies(part, K)
             acc = res if acc is None else acc + res
         H[mask + lead] = _fold(acc, K).ravel()
 
