@@ -19,9 +19,11 @@ the trajectory KL and, through :func:`sampler_kl`, a KL that ``jax.jit``, ``jax.
 How the weights :math:`w_B` reach the kernel:
 
 * ``"random"`` with a :class:`Schedule` (uniform :math:`k_t`-subset of the masked positions):
-  every state of step t has :math:`|A| = k_1 + \dots + k_{t-1}`, so the weight is the
-  number :math:`1/\binom{d-|A|}{k_t}`; the moves are all :math:`k_t`-subsets of [d].
-* a :class:`Grid` (Bernoulli-subset sampler): the kernel's axis-by-axis Bernoulli step.
+  every state of step t has :math:`|A| = s_t = k_1 + \dots + k_{t-1}`, so the weight is the
+  number :math:`1/\binom{d-s_t}{k_t}`, and only the level :math:`|A| = s_t` is stored: the
+  kernel's level layout (:func:`kernel.level_step`), the per-(state, move) work vectorized.
+* a :class:`Grid` (Bernoulli-subset sampler): the kernel's axis-by-axis Bernoulli step
+  (numpy splits it into pieces of :data:`GRID_BLOCK_ENTRIES`).
 * any other planner: its ``moves(ctx)`` is called once per reachable revealed set A (with
   the exact conditionals, numpy), and its weights, scalars or arrays over :math:`x_A`, are
   placed on the lattice; the kernel then propagates them.
@@ -50,7 +52,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from itertools import combinations
 from math import comb
 
 import jax
@@ -432,8 +433,8 @@ def _propagate_jit(table, plan, K, trajectory, grid_betas=None):
 
 
 #: ``exact_run(backend="auto")`` runs the kernel with numpy: the kernel is unrolled over the
-#: moves of every step (C(d, k) slice products per step), and XLA's compile time for that
-#: graph grows too fast (minutes at d = 10 on a loaded 2-core machine) for one-off laws.
+#: moves of every step, and XLA's compile time for that graph grows with d (minutes at
+#: d = 10 for the lattice step of the general planners) for one-off laws.
 #: ``backend="jax"`` jit-compiles it (worth it for repeated calls on one shape, and what
 #: :func:`sampler_kl` uses).
 JIT_MIN_ENTRIES = None
