@@ -74,6 +74,8 @@ MAX_STATE_ENTRIES = 1 << 25
 MAX_GRID_ENTRIES = 1 << 26
 #: Working-tensor size of one piece of a numpy Bernoulli step (kernel.bernoulli_step).
 GRID_BLOCK_ENTRIES = 1 << 22
+#: The general planners' lattice conditionals (~d (K+1)^d entries) are precomputed up to this.
+_COND_ENTRIES = 1 << 26
 _WEIGHT_TOL = 1e-9
 
 
@@ -394,10 +396,12 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
         M = start
         Pi = start if trajectory else None
         n_cols = len(plan.steps) + 1
+        # the conditionals once per law (numpy; under JAX each move's own slices)
+        C = _k.conditionals(P, K, xp=xp) if xp is np and d * (K + 1) ** d <= _COND_ENTRIES else None
         step_kl = [0.0]
         for t, moves in enumerate(plan.steps):
             M = settle(M)
-            M, masses, Pi, kl_t = _k.subset_step(M, P, K, [(B, xp.asarray(W)) for B, W in moves], Pi, xp=xp)
+            M, masses, Pi, kl_t = _k.subset_step(M, P, K, [(B, xp.asarray(W)) for B, W in moves], Pi, xp=xp, C=C)
             for (B, _w), mass in zip(moves, masses):
                 for j in range(d):
                     if B >> j & 1:

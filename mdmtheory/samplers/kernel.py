@@ -125,7 +125,15 @@ def settle(M, P, K: int, xp=jnp):
     return xp.where(reach, M, 0.0), finished, lost
 
 
-def subset_step(M, P, K: int, moves, Pi=None, xp=jnp):
+def conditionals(P, K: int, xp=jnp) -> list:
+    r"""``C[j]`` = :math:`p(x_j \mid x_A)` for every A not containing j, on the lattice (length
+    K on axis j, K+1 elsewhere; 0 where p(x_A) = 0): computed once per law, they turn each
+    move of :func:`subset_step` into |B| slice products (memory ~ d (K+1)^d)."""
+    d = P.ndim
+    return [_safe_div(xp, _sl(P, 0, K, j), _sl(P, K, K + 1, j)) for j in range(d)]
+
+
+def subset_step(M, P, K: int, moves, Pi=None, xp=jnp, C=None):
     r"""One step over a static list of reveal sets.
 
     ``moves`` is a list of ``(B, W)``: B a bitmask, W the weight of revealing B, an array of
@@ -133,6 +141,9 @@ def subset_step(M, P, K: int, moves, Pi=None, xp=jnp):
     settled. With ``Pi`` (the exact path measure :math:`\pi(A \mid x_A)` on the lattice) also
     returns its update and the step's trajectory KL
     :math:`\sum \pi\, w_B\, p(x_{A\cup B}) \log \frac{p(x_B \mid x_A)}{\prod_j p(x_j \mid x_A)}`.
+
+    ``C``: the lattice conditionals of :func:`conditionals`, computed once per law (else each
+    move divides its own slices).
 
     Returns ``(M', masses, Pi', kl)`` with ``masses[i]`` the mass moved by ``moves[i]``.
     """
@@ -147,9 +158,13 @@ def subset_step(M, P, K: int, moves, Pi=None, xp=jnp):
         dst = ix(d, K, vals=Bl)
         m = M[src] * W
         out = m
-        PA = P[src]
-        for j in Bl:
-            out = out * _safe_div(xp, P[ix(d, K, vals=[j], masked=[i for i in Bl if i != j])], PA)
+        if C is None:
+            PA = P[src]
+            for j in Bl:
+                out = out * _safe_div(xp, P[ix(d, K, vals=[j], masked=[i for i in Bl if i != j])], PA)
+        else:
+            for j in Bl:
+                out = out * C[j][ix(d, K, masked=[i for i in Bl if i != j])]
         new = _add_at(xp, new, dst, out)
         masses.append(xp.sum(m))
         if Pi is not None:
