@@ -8,11 +8,12 @@ the rest (``mt.ugc``, ``mt.bounds``, ``mt.optimal``, ``mt.schedules``, ``mt.samp
 
 import importlib
 
-from . import blocks, bounds, diagnostics, dyadic, families, optimal, prompted, samplers, schedules, structured, ugc
+from . import blocks, random_sizes, bounds, diagnostics, dyadic, families, optimal, prompted, samplers, schedules, structured, ugc
 from .bounds import Bound, compare
 from .certificate import Certificate, certify
 from .certificate_blocks import BlockCertificate, certify_blocks
-from .divergence import kl, path_kl, step_path_kl
+from .divergence import kl, off_support_mass, path_kl, reverse_kl, step_path_kl, tv
+from .random_sizes import RandomSchedule
 from .entropies import (
     card_gain_coefficients,
     dual_total_correlation,
@@ -111,6 +112,10 @@ __all__ = [
     "PositionCalibratedPlanner",
     # divergences, bounds, schedules
     "kl",
+    "reverse_kl",
+    "RandomSchedule",
+    "off_support_mass",
+    "tv",
     "path_kl",
     "step_path_kl",
     "prompted_kl",

@@ -38,13 +38,16 @@ from .profile import Profile, information_profile
 from .prompted import check_given
 from .schedules import Schedule
 
-__all__ = ["BlockPlan", "BlockDesign", "response_blocks", "block_profiles", "block_path_kl", "design_blocks"]
+__all__ = ["BlockPlan", "BlockDesign", "response_blocks", "block_profiles", "block_path_kl", "design_blocks",
+           "estimate_block_profiles", "estimate_block_design"]
 
 
 @dataclass(frozen=True)
 class BlockPlan:
     """One candidate: ``block_length``, the counts of each block, its forwards and path KL
-    (``path_kl`` is None and ``reason`` says why when the candidate cannot meet the ask)."""
+    (``path_kl`` is None and ``reason`` says why when the candidate cannot meet the ask).
+    Estimated designs (:func:`estimate_block_design`) also carry ``ci``, the two-sided
+    normal confidence interval of ``path_kl``."""
 
     block_length: int
     steps_per_block: int | None
@@ -52,22 +55,29 @@ class BlockPlan:
     forwards: int | None
     path_kl: float | None
     reason: str = ""
+    ci: tuple[float, float] | None = None
 
     def to_dict(self) -> dict:
         return {"block_length": self.block_length, "steps_per_block": self.steps_per_block,
                 "counts": None if self.counts is None else [list(c) for c in self.counts],
-                "forwards": self.forwards, "path_kl": self.path_kl, "reason": self.reason}
+                "forwards": self.forwards, "path_kl": self.path_kl,
+                "path_kl_ci": None if self.ci is None else list(self.ci), "reason": self.reason}
 
 
 @dataclass(frozen=True)
 class BlockDesign:
-    """Every candidate block length (``candidates``) and the pick (``best``)."""
+    """Every candidate block length (``candidates``) and the pick (``best``); ``method`` is
+    ``"exact"`` (:func:`design_blocks`) or ``"estimated"`` (:func:`estimate_block_design`),
+    ``note`` says on what."""
 
     candidates: tuple[BlockPlan, ...]
     best: BlockPlan
+    method: str = "exact"
+    note: str = ""
 
     def to_dict(self) -> dict:
-        return {"best": self.best.to_dict(), "candidates": [c.to_dict() for c in self.candidates]}
+        return {"method": self.method, "note": self.note, "best": self.best.to_dict(),
+                "candidates": [c.to_dict() for c in self.candidates]}
 
 
 def _given(p: Joint, given) -> list[int]:
@@ -144,6 +154,65 @@ def _plan_for(profs, B: int, S: int) -> tuple[tuple[tuple[int, ...], ...], float
     return tuple(s.sizes for s in scheds), float(sum(path_kl(f, s) for f, s in zip(profs, scheds)))
 
 
+def _check_ask(forwards, budget, n: int):
+    if (forwards is None) == (budget is None):
+        raise ValueError("forwards/budget: give exactly one (forwards=F, or budget=EPS nats)")
+    if forwards is not None and (isinstance(forwards, (bool, np.bool_)) or not isinstance(forwards, (int, np.integer))
+                                 or not 1 <= forwards <= n):
+        raise ValueError(f"forwards: expected an integer in 1..{n} (the response length), got {forwards!r}")
+    if budget is not None and not (isinstance(budget, (int, float, np.floating)) and not isinstance(budget, bool)
+                                   and budget >= 0 and np.isfinite(budget)):
+        raise ValueError(f"budget: expected a finite path-KL budget >= 0 nats, got {budget!r}")
+
+
+def _check_lengths(block_lengths, n: int) -> list[int]:
+    if block_lengths is None:
+        block_lengths = [B for B in range(1, n + 1) if n % B == 0]
+    if isinstance(block_lengths, (str, bytes)):
+        raise ValueError(f"block_lengths: expected a list of block lengths, got {block_lengths!r}")
+    try:
+        Bs = sorted({_block_length(B, n) for B in block_lengths}, reverse=True)
+    except TypeError:
+        raise ValueError(f"block_lengths: expected a list of block lengths, got {block_lengths!r}") from None
+    if not Bs:
+        raise ValueError("block_lengths: empty; give at least one block length dividing the response length")
+    return Bs
+
+
+def _choose(Bs, n: int, forwards, budget, plan_for) -> tuple[tuple[BlockPlan, ...], BlockPlan]:
+    """The candidate loop shared by the exact and the estimated route. ``plan_for(B, S)``
+    returns (counts, path KL, CI or None); with a budget, a plan qualifies when its path KL
+    (exact) or the upper end of its CI (estimated) is <= budget."""
+    cands = []
+    for B in Bs:
+        nb = n // B
+        if forwards is not None:
+            if forwards % nb:  # (F <= n makes S = F / n_b <= B automatically)
+                cands.append(BlockPlan(B, None, None, None, None,
+                                       f"{forwards} forwards do not split evenly over {nb} blocks"))
+                continue
+            S = forwards // nb
+            counts, v, ci = plan_for(B, S)
+            cands.append(BlockPlan(B, S, counts, forwards, v, ci=ci))
+        else:
+            for S in range(1, B + 1):
+                counts, v, ci = plan_for(B, S)
+                if (v if ci is None else ci[1]) <= budget:
+                    cands.append(BlockPlan(B, S, counts, S * nb, v, ci=ci))
+                    break
+            else:  # unreachable: S = B (one token per step) has path KL 0, exactly and in the estimate
+                cands.append(BlockPlan(B, None, None, None, None, "no plan within the budget"))
+    ok = [c for c in cands if c.path_kl is not None]
+    if not ok:
+        raise ValueError(f"forwards: no candidate block length can run {forwards} forwards "
+                         f"({'; '.join(f'B={c.block_length}: {c.reason}' for c in cands)})")
+    if forwards is not None:
+        best = min(ok, key=lambda c: (c.path_kl, -c.block_length))
+    else:
+        best = min(ok, key=lambda c: (c.forwards, c.path_kl, -c.block_length))
+    return tuple(cands), best
+
+
 def design_blocks(p: Joint, *, forwards: int | None = None, budget: float | None = None,
                   block_lengths=None, given=()) -> BlockDesign:
     r"""The block plan of least path KL for ``forwards`` forwards, or the fewest forwards
@@ -156,47 +225,99 @@ def design_blocks(p: Joint, *, forwards: int | None = None, budget: float | None
     """
     G = _given(p, given)
     n = p.d - len(G)
-    if (forwards is None) == (budget is None):
-        raise ValueError("forwards/budget: give exactly one (forwards=F, or budget=EPS nats)")
-    if forwards is not None and (isinstance(forwards, (bool, np.bool_)) or not isinstance(forwards, (int, np.integer))
-                                 or not 1 <= forwards <= n):
-        raise ValueError(f"forwards: expected an integer in 1..{n} (the response length), got {forwards!r}")
-    if budget is not None and not (isinstance(budget, (int, float, np.floating)) and budget >= 0 and np.isfinite(budget)):
-        raise ValueError(f"budget: expected a finite path-KL budget >= 0 nats, got {budget!r}")
-    if block_lengths is None:
-        block_lengths = [B for B in range(1, n + 1) if n % B == 0]
-    try:
-        Bs = sorted({_block_length(B, n) for B in block_lengths}, reverse=True)
-    except TypeError:
-        raise ValueError(f"block_lengths: expected a list of block lengths, got {block_lengths!r}") from None
-    if not Bs:
-        raise ValueError("block_lengths: empty; give at least one block length dividing the response length")
-    cands = []
+    _check_ask(forwards, budget, n)
+    Bs = _check_lengths(block_lengths, n)
+    profs = {B: block_profiles(p, B, given=G) for B in Bs}
+
+    def plan_for(B, S):
+        return (*_plan_for(profs[B], B, S), None)
+
+    cands, best = _choose(Bs, n, forwards, budget, plan_for)
+    return BlockDesign(cands, best, "exact", f"exact: block profiles of the law given {len(G)} prompt positions")
+
+
+def estimate_block_profiles(model, samples, block_length: int, *, prompt_length: int = 0, n_per_level: int = 1000,
+                            seed: int = 0) -> tuple:
+    r"""Estimated cross-entropy profile of each block given the prompt and the earlier blocks.
+
+    Block b holds positions :math:`g + bB, \dots, g + (b+1)B - 1` of every row (g =
+    ``prompt_length``); its level-m value is
+    :math:`c^{(b)}(m) = \mathbb E[-\log q(x_j \mid x_{E_b}, x_A)]`, A a uniform m-subset of
+    the block, j a uniform masked position of the block, the prompt and earlier blocks
+    :math:`E_b` visible and the later blocks **masked** (as the semi-autoregressive sampler
+    sees them). One :func:`mdmtheory.design.estimate_profile` per block (``prompt_length =
+    g + bB``, ``response_length = B``), seeded ``seed + b``; on an exact model it estimates
+    :func:`block_profiles` (later blocks marginalized = masked).
+    """
+    from .design import estimate_profile
+
+    x = np.asarray(samples)
+    if x.ndim != 2:
+        raise ValueError(f"samples: expected an integer array (n, d), got shape {x.shape}")
+    d = x.shape[1]
+    if isinstance(prompt_length, (bool, np.bool_)) or not isinstance(prompt_length, (int, np.integer)) \
+            or not 0 <= prompt_length < d:
+        raise ValueError(f"prompt_length: expected an integer in 0..{d - 1}, got {prompt_length!r}")
+    g = int(prompt_length)
+    B = _block_length(block_length, d - g)
+    return tuple(estimate_profile(model, x, n_per_level=n_per_level, seed=seed + b, prompt_length=g + b * B,
+                                  response_length=B) for b in range((d - g) // B))
+
+
+def estimate_block_design(model, samples, *, forwards: int | None = None, budget: float | None = None,
+                          block_lengths=None, prompt_length: int = 0, n_per_level: int = 1000, seed: int = 0,
+                          confidence: float = 0.95) -> BlockDesign:
+    r""":func:`design_blocks` from a model's estimated block profiles, with confidence intervals.
+
+    For each candidate B, :func:`estimate_block_profiles`; the counts of each block are the
+    exact optimum (:func:`mdmtheory.optimal_schedule`) for its estimated profile with S steps,
+    and the plan's path KL is the sum over blocks of the Riemann defects
+    :math:`\sum_m w_m c^{(b)}(m)` (:func:`mdmtheory.design.defect_weights`): the model's
+    path KL up to a learning error that does not depend on the counts. Blocks and levels
+    are estimated independently, so the variance is :math:`\sum_{b,m} w_{b,m}^2
+    \mathrm{se}_{b,m}^2`; the CI is normal at ``confidence``. With ``budget``: the fewest
+    forwards whose CI upper end is <= budget. Selection on the same estimate makes the CI
+    optimistic; confirm on fresh samples (``compare_plans``).
+    """
+    from scipy.stats import norm
+
+    from ._validate import real_arg
+    from .design import defect_weights
+
+    x = np.asarray(samples)
+    if x.ndim != 2 or x.shape[1] < 1:
+        raise ValueError(f"samples: expected an integer array (n, d), got shape {x.shape}")
+    d = x.shape[1]
+    if isinstance(prompt_length, (bool, np.bool_)) or not isinstance(prompt_length, (int, np.integer)) \
+            or not 0 <= prompt_length < d:
+        raise ValueError(f"prompt_length: expected an integer in 0..{d - 1}, got {prompt_length!r}")
+    n = d - int(prompt_length)
+    _check_ask(forwards, budget, n)
+    Bs = _check_lengths(block_lengths, n)
+    confidence = real_arg(confidence, "confidence")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence: expected a level in (0, 1), got {confidence}")
+    z = float(norm.ppf(0.5 + confidence / 2))
+    ests, total = {}, 0
     for B in Bs:
-        nb = n // B
-        profs = block_profiles(p, B, given=G)
-        if forwards is not None:
-            if forwards % nb:  # (F <= n makes S = F / n_b <= B automatically)
-                cands.append(BlockPlan(B, None, None, None, None,
-                                       f"{forwards} forwards do not split evenly over {nb} blocks"))
-                continue
-            S = forwards // nb
-            counts, v = _plan_for(profs, B, S)
-            cands.append(BlockPlan(B, S, counts, forwards, v))
-        else:
-            for S in range(1, B + 1):
-                counts, v = _plan_for(profs, B, S)
-                if v <= budget:
-                    cands.append(BlockPlan(B, S, counts, S * nb, v))
-                    break
-            else:  # unreachable: S = B (one token per step) has path KL 0
-                cands.append(BlockPlan(B, None, None, None, None, "no plan within the budget"))
-    ok = [c for c in cands if c.path_kl is not None]
-    if not ok:
-        raise ValueError(f"forwards: no candidate block length can run {forwards} forwards "
-                         f"({'; '.join(f'B={c.block_length}: {c.reason}' for c in cands)})")
-    if forwards is not None:
-        best = min(ok, key=lambda c: (c.path_kl, -c.block_length))
-    else:
-        best = min(ok, key=lambda c: (c.forwards, c.path_kl, -c.block_length))
-    return BlockDesign(tuple(cands), best)
+        ests[B] = estimate_block_profiles(model, x, B, prompt_length=int(prompt_length), n_per_level=n_per_level,
+                                          seed=seed)
+        total += sum(e.forwards for e in ests[B])
+
+    def plan_for(B, S):
+        counts, kl, var = [], 0.0, 0.0
+        for e in ests[B]:
+            c, se = np.asarray(e.values, float), np.asarray(e.stderr, float)
+            sched = optimal_schedule(Profile(c), S)
+            w = defect_weights(sched)
+            counts.append(sched.sizes)
+            kl += float(w @ c)
+            var += float(np.sum((w * se) ** 2))
+        sd = float(np.sqrt(var))
+        return tuple(counts), kl, (kl - z * sd, kl + z * sd)
+
+    cands, best = _choose(Bs, n, forwards, budget, plan_for)
+    note = (f"estimated: block cross-entropy profiles of the model on {x.shape[0]} rows, prompt length "
+            f"{int(prompt_length)}, {n_per_level} draws per level ({total} forward rows); "
+            f"{int(round(confidence * 100))}% normal CIs")
+    return BlockDesign(cands, best, "estimated", note)

@@ -51,7 +51,7 @@ from .optimal import optimal_schedule, pareto_frontier, schedule_path_kl
 from .profile import Profile, information_profile
 from .schedules import Schedule
 
-__all__ = ["Design", "Memorization", "ProfileEstimate", "design", "estimate_profile", "defect_weights",
+__all__ = ["Design", "Memorization", "ProfileEstimate", "design", "block_design", "estimate_profile", "defect_weights",
            "memorization", "MEMORIZATION_THRESHOLD"]
 
 #: Default largest empirical table (K**d cells) designed on exactly (the dense limit, 2**24).
@@ -86,6 +86,7 @@ class Design:
     ``memorization`` (without a model: the data's empirical law is designed on) is
     :func:`memorization` of the samples; ``warning`` is set when it flags the profile as
     memorized (then the schedule is an artefact of the rows; see the module docstring).
+    ``prompt_length`` g: the schedule and profile are of the d − g response positions.
     """
 
     schedule: Schedule
@@ -104,6 +105,7 @@ class Design:
     note: str
     memorization: Memorization | None = None
     warning: str | None = None
+    prompt_length: int = 0
 
     @property
     def memorized(self) -> bool:
@@ -171,7 +173,7 @@ def _unique_fractions(x: np.ndarray, subsets: np.ndarray, K: int) -> np.ndarray:
 
 
 def memorization(samples, *, subsets: int = MEMORIZATION_SUBSETS, seed: int = 0,
-                 threshold: float = MEMORIZATION_THRESHOLD) -> Memorization:
+                 threshold: float = MEMORIZATION_THRESHOLD, prompt_length: int = 0) -> Memorization:
     r"""The memorized part of the empirical profile of ``samples`` (module docstring).
 
     .. math:: u(m) = \Pr_{i, |A| = m}\big[\,\nexists\, i' \ne i : x_{i', A} = x_{i, A}\big],
@@ -182,6 +184,9 @@ def memorization(samples, *, subsets: int = MEMORIZATION_SUBSETS, seed: int = 0,
     subset of size m when there are at most ``subsets`` of them (exact), else over
     ``subsets`` uniform draws (seeded; ``stderr`` is their standard error). Duplicated rows
     share their contexts, so an n ≫ K^d sample has u ≈ 0 at every level.
+
+    ``prompt_length = g``: the context is the prompt (positions 0..g−1, always revealed)
+    and m response positions; levels m = 0..d−g−1.
     """
     x = np.asarray(samples)
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
@@ -191,7 +196,8 @@ def memorization(samples, *, subsets: int = MEMORIZATION_SUBSETS, seed: int = 0,
     if not 0 <= threshold < 1:
         raise ValueError(f"threshold: expected a fraction in [0, 1), got {threshold}")
     rng = np.random.default_rng(_int_arg(seed, "seed", 0))
-    n, d = x.shape
+    n, D = x.shape
+    g, d = _window(prompt_length, None, D)
     x = x.astype(np.int64)
     K = max(int(x.max()) + 1, 2)
     u, se, used = np.zeros(d), np.zeros(d), np.zeros(d, np.int64)
@@ -200,6 +206,8 @@ def memorization(samples, *, subsets: int = MEMORIZATION_SUBSETS, seed: int = 0,
             subs = np.array(list(itertools.combinations(range(d), m)), dtype=np.int64).reshape(math.comb(d, m), m)
         else:
             subs = np.sort(np.argsort(rng.random((S, d)), axis=1)[:, :m], axis=1)
+        if g:
+            subs = np.concatenate([np.broadcast_to(np.arange(g), (subs.shape[0], g)), subs + g], axis=1)
         vals = _unique_fractions(x, subs, K)
         if len(vals) < math.comb(d, m):
             se[m] = float(np.std(vals, ddof=1) / math.sqrt(len(vals)))
@@ -274,7 +282,24 @@ def _check_model(model, K: int) -> None:
         )
 
 
-def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, batch: int = 512) -> ProfileEstimate:
+def _window(prompt_length, response_length, d: int) -> tuple[int, int]:
+    """(g, L) checked: the prompt is positions 0..g−1, the response g..g+L−1, the rest masked."""
+    if isinstance(prompt_length, (bool, np.bool_)) or not isinstance(prompt_length, (int, np.integer)) \
+            or not 0 <= prompt_length < d:
+        raise ValueError(f"prompt_length: expected an integer in 0..{d - 1} (the first positions of each row are "
+                         f"the prompt; at least one response position), got {prompt_length!r}")
+    g = int(prompt_length)
+    if response_length is None:
+        return g, d - g
+    if isinstance(response_length, (bool, np.bool_)) or not isinstance(response_length, (int, np.integer)) \
+            or not 1 <= response_length <= d - g:
+        raise ValueError(f"response_length: expected an integer in 1..{d - g} (positions after the prompt; "
+                         f"None for all of them), got {response_length!r}")
+    return g, int(response_length)
+
+
+def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, batch: int = 512,
+                     prompt_length: int = 0, response_length: int | None = None) -> ProfileEstimate:
     r"""Cross-entropy profile of ``model`` on ``samples``, with standard errors.
 
     For each level m = 0..d−1: ``n_per_level`` sequences drawn from ``samples`` with
@@ -287,33 +312,45 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
     through :func:`mdmtheory.bridge.estimate_profile` (batched, seeded per draw,
     distributed-ready); a conditional oracle (``d``, ``K``, ``conditionals``) is scored
     here with numpy, so designing from an oracle needs no torch.
+
+    ``prompt_length = g``: positions 0..g−1 are always revealed and never scored; the levels
+    are m = 0..L−1 revealed *response* positions, L = ``response_length`` (default d − g).
+    Positions g + L.. are always masked and never scored (the later blocks of a
+    semi-autoregressive sampler; :func:`mdmtheory.blocks.estimate_block_profiles`).
     """
     x_all = np.asarray(samples)
     n_all, d = x_all.shape
     n = _int_arg(n_per_level, "n_per_level", 2)
     seed = _int_arg(seed, "seed", 0)
+    g, L = _window(prompt_length, response_length, d)
     if not _is_oracle(model):
         from . import bridge
 
-        est = bridge.estimate_profile(bridge.as_masked_model(model), x_all, n_per_level=n, seed=seed)
+        kw = {} if (g, L) == (0, d) else {"prompt_length": g}
+        if g + L < d:
+            kw["response_length"] = L
+        est = bridge.estimate_profile(bridge.as_masked_model(model), x_all, n_per_level=n, seed=seed, **kw)
         return ProfileEstimate(np.asarray(est.levels), np.asarray(est.values, float),
                                np.asarray(est.stderr, float), int(est.forwards))
     rng = np.random.default_rng(seed)
-    vals, ses, forwards = np.empty(d), np.empty(d), 0
-    for m in range(d):
+    vals, ses, forwards = np.empty(L), np.empty(L), 0
+    for m in range(L):
         draws = []
         for lo in range(0, n, batch):
             b = min(batch, n - lo)
             x = x_all[rng.integers(0, n_all, size=b)]
-            order = np.argsort(rng.random((b, d)), axis=1)
+            order = np.argsort(rng.random((b, L)), axis=1)
+            win = np.zeros((b, L), bool)
+            np.put_along_axis(win, order[:, :m], True, axis=1)
             rev = np.zeros((b, d), bool)
-            np.put_along_axis(rev, order[:, :m], True, axis=1)
+            rev[:, :g] = True
+            rev[:, g:g + L] = win
             with np.errstate(divide="ignore"):
                 lq = np.log(model.conditionals(x, rev))
             forwards += b
-            ll = np.take_along_axis(lq, x[..., None], axis=-1)[..., 0]
-            ce = np.where(rev, 0.0, -ll)
-            draws.append(ce.sum(1) / (d - m))
+            ll = np.take_along_axis(lq, x[..., None], axis=-1)[..., 0][:, g:g + L]
+            ce = np.where(win, 0.0, -ll)
+            draws.append(ce.sum(1) / (L - m))
         v = np.concatenate(draws)
         vals[m] = v.mean()
         ses[m] = v.std(ddof=1) / math.sqrt(n)
@@ -323,7 +360,7 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
             f"model: gives probability 0 to an observed token at level {bad}: the cross-entropy is infinite "
             "(the data are outside the model's support)"
         )
-    return ProfileEstimate(np.arange(d), vals, ses, forwards)
+    return ProfileEstimate(np.arange(L), vals, ses, forwards)
 
 
 # -- design ------------------------------------------------------------------------------------
@@ -338,6 +375,7 @@ def design(
     n_per_level: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    prompt_length: int = 0,
 ) -> Design:
     r"""The optimal schedule for data (module docstring): exactly on the empirical law when
     it is small enough and no model is given, else from an estimated profile.
@@ -353,6 +391,10 @@ def design(
     steps, budget : exactly one: T in 1..d, or a path-KL budget > 0 (nats).
     exact_limit : largest K**d designed on exactly (at most ``MAX_OUTCOMES``).
     n_per_level, seed, confidence : the estimator's draws per level, seed, CI level.
+    prompt_length : the first g positions of every row are a prompt (always visible): the
+        design is for the d − g response positions, on the profile of the response given the
+        prompt averaged over the data's prompts (exact: ``information_profile(p̂, given=
+        range(g))``; estimated: ``estimate_profile(..., prompt_length=g)``).
     """
     x = np.asarray(samples)
     if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
@@ -363,8 +405,10 @@ def design(
         raise ValueError(f"samples: outcome indices must lie in 0..{K - 1}")
     if (steps is None) == (budget is None):
         raise ValueError("steps/budget: give exactly one of steps (T) or budget (EPS)")
+    g, r = _window(prompt_length, None, d)
     if steps is not None:
-        steps = _int_arg(steps, "steps", 1, d, f" (T must be <= d={d}: each step reveals at least one token)")
+        steps = _int_arg(steps, "steps", 1, r, f" (T must be <= {r}, the response length: each step reveals at "
+                         "least one token)")
     if budget is not None:
         budget = _real_arg(budget, "budget")
         if budget <= 0:
@@ -378,21 +422,22 @@ def design(
     small = d * math.log(K) <= math.log(exact_limit) + 1e-12
     mem = warning = None
     if model is None:
-        mem = memorization(x, seed=seed)
+        mem = memorization(x, seed=seed, prompt_length=g)
         warning = _memorization_warning(mem, K, d) if mem.memorized else None
+    given = f", given the prompt (first {g} positions)" if g else ""
 
     if model is None and small:
         from .families import empirical
 
-        prof = information_profile(empirical(x, K))
+        prof = information_profile(empirical(x, K), given=range(g)) if g else information_profile(empirical(x, K))
         if steps is not None:
             sched = optimal_schedule(prof, steps)
         else:
-            front = pareto_frontier(prof, d)
-            sched = next(front.schedule(T) for T in range(1, d + 1) if schedule_path_kl(prof, front.schedule(T)) <= budget)
-        note = f"exact: the empirical law of the {n} sequences ({K}^{d} = {K**d} cells) is used exactly"
+            front = pareto_frontier(prof, r)
+            sched = next(front.schedule(T) for T in range(1, r + 1) if schedule_path_kl(prof, front.schedule(T)) <= budget)
+        note = f"exact: the empirical law of the {n} sequences ({K}^{d} = {K**d} cells) is used exactly{given}"
         return Design(sched, "exact", prof, None, schedule_path_kl(prof, sched), None, None, None,
-                      n, d, K, budget, confidence, note, mem, warning)
+                      n, d, K, budget, confidence, note, mem, warning, g)
 
     if model is None:
         # too large for a dense table: the empirical law's own conditionals (a mixture of point
@@ -403,7 +448,7 @@ def design(
     else:
         _check_model(model, K)
         law, what = model, "the model"
-    est = estimate_profile(law, x, n_per_level=n_per_level, seed=seed)
+    est = estimate_profile(law, x, n_per_level=n_per_level, seed=seed, prompt_length=g)
     c, se = est.values, est.stderr
     prof = Profile(c)
 
@@ -419,11 +464,69 @@ def design(
     if steps is not None:
         sched = optimal_schedule(prof, steps)
     else:
-        front = pareto_frontier(prof, d)
-        sched = next(front.schedule(T) for T in range(1, d + 1) if stats(front.schedule(T))[1][1] <= budget)
+        front = pareto_frontier(prof, r)
+        sched = next(front.schedule(T) for T in range(1, r + 1) if stats(front.schedule(T))[1][1] <= budget)
     kl, ci, ce, ci_ce = stats(sched)
     note = (
-        f"estimated: cross-entropy profile of {what} on {n} sequences, {n_per_level} draws per level "
+        f"estimated: cross-entropy profile of {what} on {n} sequences{given}, {n_per_level} draws per level "
         f"({est.forwards} forward rows); {int(round(confidence * 100))}% normal CIs"
     )
-    return Design(sched, "estimated", prof, se, kl, ci, ce, ci_ce, n, d, K, budget, confidence, note, mem, warning)
+    return Design(sched, "estimated", prof, se, kl, ci, ce, ci_ce, n, d, K, budget, confidence, note, mem, warning, g)
+
+
+def block_design(
+    samples,
+    *,
+    K: int | None = None,
+    model=None,
+    forwards: int | None = None,
+    budget: float | None = None,
+    block_lengths=None,
+    prompt_length: int = 0,
+    exact_limit: int = EXACT_LIMIT,
+    n_per_level: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+):
+    r"""Block (semi-autoregressive) design for data: the routes of :func:`design`, with
+    blocks (:mod:`mdmtheory.blocks`).
+
+    Exactly :func:`mdmtheory.blocks.design_blocks` on the empirical law (given the prompt)
+    when it is small enough and no model is given; else
+    :func:`mdmtheory.blocks.estimate_block_design` on the model (or on the empirical law's
+    own conditionals when the table is too large), each candidate with its CI. Returns a
+    :class:`mdmtheory.blocks.BlockDesign`. Without a model the data's memorization is checked
+    as in :func:`design` (with the prompt as context) and a memorized empirical law is
+    flagged in ``note`` with the honest routes.
+    """
+    from . import blocks
+
+    x = np.asarray(samples)
+    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
+        raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
+    n, d = x.shape
+    K = max(int(x.max()) + 1, 2) if K is None else _int_arg(K, "K", 2)
+    if x.min() < 0 or x.max() >= K:
+        raise ValueError(f"samples: outcome indices must lie in 0..{K - 1}")
+    g, _ = _window(prompt_length, None, d)
+    exact_limit = _int_arg(exact_limit, "exact_limit", 1, MAX_OUTCOMES)
+    warn = ""
+    if model is None:
+        mem = memorization(x, seed=seed, prompt_length=g)
+        warn = f"; WARNING: {_memorization_warning(mem, K, d)}" if mem.memorized else ""
+        if d * math.log(K) <= math.log(exact_limit) + 1e-12:
+            from .families import empirical
+
+            res = blocks.design_blocks(empirical(x, K), forwards=forwards, budget=budget,
+                                       block_lengths=block_lengths, given=range(g))
+            note = f"exact: block profiles of the empirical law of the {n} sequences ({K}^{d} cells) given the prompt"
+            return blocks.BlockDesign(res.candidates, res.best, "exact", note + warn)
+        from .certificate import empirical_oracle
+
+        law = empirical_oracle(x, K)
+    else:
+        _check_model(model, K)
+        law = model
+    res = blocks.estimate_block_design(law, x, forwards=forwards, budget=budget, block_lengths=block_lengths,
+                                       prompt_length=g, n_per_level=n_per_level, seed=seed, confidence=confidence)
+    return blocks.BlockDesign(res.candidates, res.best, "estimated", res.note + warn)

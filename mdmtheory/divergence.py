@@ -1,4 +1,5 @@
-r"""Divergences: exact KL, the path KL of a schedule or grid, and its per-step parts.
+r"""Divergences: exact KL (forward and reverse), total variation, the path KL of a schedule
+or grid, and its per-step parts.
 
 Path KL of the fixed-cardinality sampler (LZ25, CCL25; docs/design.md §2, docs/theory.md §2):
 
@@ -25,7 +26,7 @@ from .joint import Joint
 from .schedules import Grid, check_schedule
 from .ugc import as_profile, gamma_umask
 
-__all__ = ["kl", "path_kl", "step_path_kl"]
+__all__ = ["kl", "reverse_kl", "off_support_mass", "tv", "path_kl", "step_path_kl"]
 
 
 def kl(p: Joint, q: Joint) -> float:
@@ -48,6 +49,58 @@ def kl(p: Joint, q: Joint) -> float:
     if p.lost:
         raise ValueError("p: has lost mass; the first argument must be a normalized law")
     return max(float(np.sum(rel_entr(p.table, q.table))), 0.0)
+
+
+def _pair(p, q) -> None:
+    for name, x in (("p", p), ("q", q)):
+        if not isinstance(x, Joint):
+            raise ValueError(f"{name}: expected a mdmtheory.Joint, got {type(x).__name__}")
+    if p.table.shape != q.table.shape:
+        raise ValueError(f"q: shape {q.table.shape} does not match p's {p.table.shape}")
+    if p.lost:
+        raise ValueError("p: has lost mass; the first argument must be a normalized law")
+
+
+def off_support_mass(p: Joint, q: Joint) -> float:
+    r""":math:`q(\{x : p(x) = 0\})`: the mass the sampler law q puts where p has none (the
+    lost mass of a sub-normalized q is not included: it is ``q.lost``)."""
+    _pair(p, q)
+    return float(q.table[p.table == 0].sum())
+
+
+def reverse_kl(p: Joint, q: Joint, *, lost: str = "refuse") -> float:
+    r"""Reverse KL :math:`\mathrm{KL}(q \,\|\, p) = \sum_x q(x) \log(q(x)/p(x))`, nats.
+
+    ``inf`` when q puts mass where p has none (:func:`off_support_mass` says how much); the
+    mode-seeking side of the error, what a user sees as implausible samples. A sampler law
+    with lost mass (``q.lost > 0``) is refused unless told what the lost mass is:
+    ``lost="outcome"`` — one more outcome, which p never produces (so the reverse KL is
+    ``inf``, as :func:`tv` counts it); ``lost="condition"`` — q given that the sample finished,
+    :math:`q(x)/(1 - \text{lost})`, the lost mass the caller's to report (``q.lost``).
+    Computed with ``rel_entr``; clipped at 0 only against rounding (as :func:`kl`).
+    """
+    _pair(p, q)
+    if lost not in ("refuse", "condition", "outcome"):
+        raise ValueError(f"lost: expected 'refuse', 'outcome' or 'condition', got {lost!r}")
+    Q = q.table
+    if q.lost:
+        if lost == "refuse":
+            raise ValueError(f"q: has lost mass {q.lost:.3g} (samples that never finish); pass lost='outcome' "
+                             "(an outcome p never produces: the reverse KL is inf) or lost='condition' (the law "
+                             "of the finished samples, with q.lost reported beside it)")
+        if lost == "outcome":
+            return float("inf")
+        Q = Q / Q.sum()
+    return max(float(np.sum(rel_entr(Q, p.table))), 0.0)
+
+
+def tv(p: Joint, q: Joint) -> float:
+    r"""Total variation :math:`\tfrac12 \sum_x |p(x) - q(x)| + \tfrac12\,\text{lost}`: the lost
+    mass of a sub-normalized q counts as one more outcome that p never produces, so
+    TV = 1 means disjoint and TV ≥ lost/2: a sampler that fails to finish is never hidden.
+    Pinsker: :math:`\mathrm{TV} \le \sqrt{\mathrm{KL}(p\|q)/2}` (both directions)."""
+    _pair(p, q)
+    return float(0.5 * (np.abs(p.table - q.table).sum() + q.lost))
 
 
 def step_path_kl(p, plan) -> np.ndarray:

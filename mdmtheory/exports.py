@@ -119,7 +119,8 @@ def to_llada(schedule, *, block_length: int | None = None) -> dict:
             f"plan would need {nb * S} forwards (split or zero-count padding steps) instead of steps={s.steps}. "
             f"It needs steps to be a multiple of num_blocks={nb} and each block's counts to sum to "
             f"block_length={B}; use block_length={d} (one block), or a schedule with steps/num_blocks steps "
-            "in every block (designing the schedule per block is not available yet)"
+            "in every block — or design per block: mdmtheory.blocks.design_blocks / `mdmtheory design --forwards F "
+            "--block-lengths B --format llada`"
         )
     return {
         "format": "llada",

@@ -852,7 +852,8 @@ def block_partition(
     number of blocks is what Proposition 1 limits (:func:`block_grid`). Default interval:
     the canonical :math:`[1/d, 1 - 1/d]`; needs 0 < start < stop < 1. ``resolution`` is at
     most :data:`MAX_BLOCK_RESOLUTION` = 4096 (the DP's (M+1)² table, 128 MiB).
-    Source: W26, Proposition 1 and the block DP of its §5 (docs/theory.md §3–4).
+    Source: W26 §4.2, Proposition 1, and the boundary DP of §4.4.2, eqs. (39a), (39b)
+    (docs/theory.md §3–4).
     """
     prof = _as_profile(profile)
     start, stop = _interval_args(prof, start, stop)

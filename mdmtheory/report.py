@@ -266,13 +266,64 @@ def _frontier_section(prof: Profile, fr, Ts: list[int], mf, cache: _KLCache) -> 
     return out
 
 
+#: Confidence thresholds of the accuracy-vs-parallelism frontier (Fast-dLLM's rule, section 6).
+PARALLELISM_THRESHOLDS = (0.5, 0.7, 0.8, 0.9, 0.95)
+#: Largest (K+1)^d for which the report runs the threshold rule exactly (each is a full run).
+PARALLELISM_MAX_STATES = 200_000
+
+
 def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCache) -> dict:
     names = [str(pl) for pl in planners]
     rows = []
     for T in progress(Ts, desc="planners", unit="T"):
         sched = Schedule.constant(p.d, T)
         rows.append([cache(sched, pl) for pl in planners])
-    return {"steps": list(Ts), "planners": names, "kl": rows}
+    return {"steps": list(Ts), "planners": names, "kl": rows,
+            "parallelism": _parallelism(p, Ts, names, rows, progress)}
+
+
+def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
+    """Accuracy vs parallelism (issue 20 §5): every (planner, setting) as expected tokens per
+    forward d / E[forwards] and its exact KL; the frontier keeps the points no other point
+    beats on both (more tokens per forward and no more KL). The planners of the table at
+    each T, Fast-dLLM's threshold rule at :data:`PARALLELISM_THRESHOLDS` (its forwards are
+    random: the exact law of the step count gives their mean), and sample-then-select at
+    temperature 1 (LLaDA's low_confidence) where its exact law is within its size limit."""
+    from .samplers import SampleThenSelectPlanner, ThresholdPlanner, exact_run, select_run
+    from .samplers.select import MAX_SELECT_WORK, _work
+
+    d = p.d
+    pts = []
+    for T, row in zip(Ts, rows):
+        for name, v in zip(names, row):
+            pts.append({"planner": name, "setting": f"T = {T}", "tokens_per_forward": d / T, "kl": float(v)})
+    skipped = []
+    if (p.K + 1) ** d <= PARALLELISM_MAX_STATES:
+        for tau in progress(PARALLELISM_THRESHOLDS, desc="thresholds", unit="tau"):
+            run = exact_run(p, None, ThresholdPlanner(tau))
+            pts.append({"planner": "threshold", "setting": f"tau = {tau}", "tokens_per_forward": d / run.expected_steps,
+                        "kl": kl(p, run.law)})
+    else:
+        skipped.append(f"the threshold rule: (K+1)^d = {(p.K + 1) ** d:,} states, above the report's "
+                       f"{PARALLELISM_MAX_STATES:,} (each threshold is a full exact run; "
+                       "mdmtheory.samplers.exact_run(p, None, ThresholdPlanner(tau)) computes it)")
+    for T in Ts:
+        sched = Schedule.constant(d, T)
+        if _work(p.K, d, sched.sizes, None) > MAX_SELECT_WORK:
+            msg = f"sample-then-select: its exact law is beyond the size limit at K = {p.K}, d = {d}"
+            if msg not in skipped:
+                skipped.append(msg)
+            continue
+        r = select_run(p, sched, SampleThenSelectPlanner())
+        pts.append({"planner": "sample_then_select", "setting": f"T = {T}", "tokens_per_forward": d / T,
+                    "kl": kl(p, r.law)})
+    order = sorted(pts, key=lambda q: (-q["tokens_per_forward"], q["kl"]))
+    front, best = [], float("inf")
+    for q in order:  # from the most parallel down: keep a point when it lowers the best KL so far
+        if q["kl"] < best - 1e-15:
+            front.append(q)
+            best = q["kl"]
+    return {"points": pts, "frontier": front[::-1], "skipped": "; ".join(skipped) or None}
 
 
 #: Each export of :mod:`mdmtheory.exports` and the sampler convention it follows (section 7).
@@ -982,6 +1033,16 @@ def render_html(report: Report) -> str:
                          "better; at T = d every planner is exact (one token per step: zero, not drawn on the log scale).",
                          "planners compared"))
     parts.append(_table(["T"] + pl["planners"], [[T] + row for T, row in zip(pl["steps"], pl["kl"])]))
+    par = pl.get("parallelism")
+    if par:
+        parts.append("<p>Accuracy against parallelism: expected tokens per forward (d over the expected number of "
+                     "forwards) and exact KL, for every planner above at each T, Fast-dLLM's confidence threshold "
+                     "(its number of forwards is random) and LLaDA's sample-then-select at temperature 1. The "
+                     "frontier keeps the points that no other point beats with more tokens per forward and no more "
+                     "KL." + (f" ({html.escape(par['skipped'])}.)" if par.get("skipped") else "") + "</p>")
+        parts.append(_table(["planner", "setting", "tokens per forward", "exact KL"],
+                            [[q["planner"], q["setting"], q["tokens_per_forward"], q["kl"]] for q in par["frontier"]],
+                            left=2))
 
     # 7. recommended
     rec = r.recommended

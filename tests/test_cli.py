@@ -452,3 +452,32 @@ def test_hugging_face_mask_id_out_of_the_vocabulary_is_refused(capsys, tmp_path)
     out = _json(capsys, ["estimate", "--checkpoint", str(tmp_path / "bert"), "--data", str(tmp_path / "x.txt"),
                          "--n-per-level", "3"])
     assert out["d"] == 3 and len(out["values"]) == 3
+
+
+# -- issue 18 §5: one loader for every command ------------------------------------------------
+def test_report_baseline_takes_a_causal_hugging_face_folder_like_a_checkpoint(capsys, tiny_checkpoint, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM, save_checkpoint
+
+    st, data_path, _ = tiny_checkpoint
+    torch.manual_seed(1)
+    ar, _ = save_checkpoint(TinyMDM(TinyConfig(vocab_size=2, seq_len=4, d_model=16, n_layers=1, n_heads=2, d_ff=32,
+                                               causal=True)), tmp_path / "ar.safetensors")
+    cfg = transformers.GPT2Config(vocab_size=4, n_embd=16, n_layer=2, n_head=2, n_positions=8)
+    transformers.GPT2LMHeadModel(cfg).save_pretrained(tmp_path / "gpt2")
+    base = ["report", "--table", _save_chain(tmp_path), "--checkpoint", st, "--n-per-level", "20", "--steps", "1,2",
+            "--planners", "random", "--attention-samples", "8", "--attention-info-samples", "4"]
+    for b in (ar, str(tmp_path / "gpt2")):
+        capsys.readouterr()
+        out = _json(capsys, base + ["--baseline", b, "--out", str(tmp_path / "r.html")])
+        bl = out["attention"]["baseline"]
+        assert len(bl["bos_mean"]) == (1 if b == ar else 2)  # one value per layer of the baseline
+        assert all(0 <= v <= 1 for v in bl["bos_mean"])
+    # a masked (non-causal) folder is refused as a baseline, by name
+    transformers.BertForMaskedLM(transformers.BertConfig(vocab_size=4, hidden_size=8, num_hidden_layers=1,
+                                                         num_attention_heads=2, intermediate_size=8)).save_pretrained(
+        tmp_path / "bert")
+    capsys.readouterr()
+    assert main(base + ["--baseline", str(tmp_path / "bert"), "--out", str(tmp_path / "r.html")]) == 2
+    assert "--baseline: " in capsys.readouterr().err

@@ -30,6 +30,10 @@ def test_every_example_is_tested():
     present = {p.stem for p in EXAMPLES.glob("*.py")}
     tested.add("word_schedule")
     tested.add("prompted_blocks")
+    tested.add("sample_then_select")
+    tested.add("random_sizes")
+    tested.add("revision")
+    tested.add("sampler_centric")
     assert present <= tested, present - tested
 
 
@@ -162,3 +166,61 @@ def test_w26_printed_numbers(capsys):
     gains = [r["C_ugc"] / r["C3"] / math.sqrt(d * math.log(d)) for d, r in sorted(out["xorsat"].items())]
     assert all(b >= a for a, b in zip(gains, gains[1:]))  # Lemma 2: gain of 3 blocks >= c sqrt(d log d)
     assert "§2.2.2, Fig. 4" not in text or "65" in text
+
+
+def test_sample_then_select(capsys):
+    from scipy.stats import norm
+
+    out, text = _run("sample_then_select", capsys)
+    d = out["d"]
+    one = (1,) * d
+    for name in ("parity", "markov chain (stay 0.9)"):
+        assert out[(name, one, "random")][0] == pytest.approx(0.0, abs=1e-12)  # one token per step is exact
+    # parity: every conditional is uniform until the last, which is a point mass: selecting
+    # by confidence cannot bias a uniform draw, so sample-then-select is exact there too
+    assert out[("parity", one, "STS T=1")][0] == pytest.approx(0.0, abs=1e-12)
+    # on the chain it is not: bias toward likely tokens even at one token per step
+    assert out[("markov chain (stay 0.9)", one, "STS T=1")][0] > 0.1
+    assert out[("markov chain (stay 0.9)", one, "greedy")][0] == math.inf  # a point mass
+    # Monte Carlo of random order agrees with the exact share of real words
+    share, se, _ = out["words", "random order"]
+    assert abs(share - out["words", "random", "exact"]) < norm.ppf(0.9995) * se
+    assert "share of samples that are words" in text
+
+
+def test_random_sizes(capsys):
+    out, text = _run("random_sizes", capsys)
+    for (name, T), (kl_det, kl_rand, path_det, path_lp) in out.items():
+        assert kl_rand <= kl_det + 1e-15 and path_lp <= path_det + 1e-12  # a vertex is a feasible mixture
+        assert kl_det <= path_det + 1e-12  # data processing: KL <= path KL
+    assert "best randomized" in text
+
+
+def test_revision(capsys):
+    out, text = _run("revision", capsys)
+    for key, v in out.items():
+        if key[1] == "editing":
+            sts, sts_fw, eds, rnd = v
+            assert all(fw >= sts_fw + 1 - 1e-12 for _, fw in eds.values())  # at least one post step
+            continue
+        if key[1] == "remdm":
+            base, best = v
+            if key[2] == 2:  # two steps: the cap (1 - alpha_s)/alpha_t is 0 or alpha_t = 0: no remasking
+                assert best == pytest.approx(base, abs=1e-12)
+        else:
+            plain, corr, more = v
+            assert min(plain, corr, more) >= 0 and max(plain, corr, more) < math.log(2) * 4
+    assert "corrector" in text
+
+
+def test_sampler_centric(capsys):
+    out, text = _run("sampler_centric", capsys)
+    rows = out["rows"]
+    d = out["d"]
+    theory = {T: v[0] for T, v in rows.items()}
+    assert theory[d] == pytest.approx(0.0, abs=1e-12) and theory[min(rows)] > theory[d]
+    # random order at one token per step is exact: its KL-rate is the plug-in floor's size
+    few, full = rows[min(rows)][1]["random"], rows[d][1]["random"]
+    assert full.kl_rate < few.kl_rate
+    assert full.kl_rate_ci[0] <= out["floor"].kl_rate * 3
+    assert "plug-in floor" in text

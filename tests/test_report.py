@@ -597,3 +597,25 @@ def test_attention_wording_null_sink_and_shares(att_report, att_html):
     assert ("no attention sink" in text) == any(below)
     v = _bos_verdict({"uniform_causal_bos": 0.4, "bos_mean": [0.3, 0.8]})
     assert "layer 0 BOS absorbs less than uniform" in v and "no attention sink" in v and "2×" in v
+
+
+# -- issue 20 §5: accuracy against parallelism ------------------------------------------------
+def test_parallelism_frontier_is_the_lower_envelope_of_its_points():
+    import mdmtheory as mt
+    from mdmtheory.report import build_report
+    from mdmtheory.samplers import ThresholdPlanner, exact_run
+
+    p = mt.families.markov_chain([[0.9, 0.1], [0.2, 0.8]], 5)
+    par = build_report(p, steps=[1, 2, 3, 5], planners=("random", "confidence")).planners["parallelism"]
+    pts, front = par["points"], par["frontier"]
+    # brute force: a point is on the frontier iff no other point has >= tokens per forward and < KL
+    def dominated(q):  # (laws equal in theory differ by rounding: compare KL to 1e-12)
+        return any(o["tokens_per_forward"] >= q["tokens_per_forward"] - 1e-12 and o["kl"] < q["kl"] - 1e-12
+                   for o in pts)
+    undominated = sorted({(round(q["tokens_per_forward"], 9), round(q["kl"], 9)) for q in pts if not dominated(q)})
+    assert sorted({(round(q["tokens_per_forward"], 9), round(q["kl"], 9)) for q in front}) == undominated
+    run = exact_run(p, None, ThresholdPlanner(0.9))
+    th = next(q for q in pts if q["setting"] == "tau = 0.9")
+    assert th["tokens_per_forward"] == pytest.approx(5 / run.expected_steps)
+    assert th["kl"] == pytest.approx(mt.kl(p, run.law))
+    assert any(q["planner"] == "sample_then_select" for q in pts) and par["skipped"] is None

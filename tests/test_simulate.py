@@ -269,8 +269,8 @@ def test_bad_input():
         simulate(p, mt.Schedule((3,)), n=10, seed=-1)
     with pytest.raises(ValueError, match="seed"):
         estimate_kl(p, mt.Schedule((3,)), n=10, seed=None)
-    with pytest.raises(ValueError, match="plan"):
-        simulate(p, mt.Grid.uniform(2), n=10, seed=0)
+    with pytest.raises(ValueError, match="^planner: a Grid drives the Bernoulli"):  # grids run (issue 20)
+        simulate(p, mt.Grid.uniform(2), "confidence", n=10, seed=0)
     with pytest.raises(ValueError, match="plan"):
         simulate(p, mt.Schedule((2, 2)), n=10, seed=0)
     with pytest.raises(ValueError, match="plan"):
@@ -297,3 +297,29 @@ def test_markov_chain_law_to_joint_and_entropy_coefficients():
         assert table[x] == pytest.approx(ref, abs=1e-15)
     e = law.entropy_coefficients()
     assert np.allclose(e, mt.entropy_coefficients(mt.Joint(table)), atol=1e-12)
+
+
+# -- issue 20 §1: Bernoulli grids in Monte Carlo (MDLM/SEDD-style ancestral unmasking) --------
+@pytest.mark.parametrize("times", [(0.0, 0.4, 1.0), (0.2, 0.5, 0.9), (0.0, 0.3, 0.6, 0.8)])
+def test_grid_simulation_agrees_with_the_exact_engine(times):
+    from mdmtheory.samplers import exact_run
+
+    p = families.dirichlet(4, 2, alpha=0.5, seed=2)
+    g = mt.Grid(times)
+    ex = exact_run(p, g, trajectory=True)
+    n = 20000
+    sim = simulate(p, g, n=n, seed=3)
+    q = ex.law.table.ravel()
+    ok = ~sim.lost
+    idx = np.ravel_multi_index(sim.samples[ok].T, p.table.shape)
+    freq = np.bincount(idx, minlength=q.size) / n
+    se = np.sqrt(np.maximum(q * (1 - q), 1e-12) / n)
+    assert np.all(np.abs(freq - q) / se < 4.5)
+    assert abs(sim.lost.mean() - ex.lost) <= 4.5 * np.sqrt(max(ex.lost * (1 - ex.lost), 1e-12) / n)
+    # reveal steps: the engine's columns (initialization 0, steps 1..N, completion N + 1)
+    cols = ex.reveal_steps.shape[1]
+    rs = np.stack([(sim.reveal_step[ok] == c).mean(axis=0) for c in range(cols)], axis=1) * ok.mean()
+    ref = ex.reveal_steps / ex.reveal_steps.sum(axis=1, keepdims=True) * (1 - ex.lost)
+    assert np.all(np.abs(rs - ref) < 4.5 * np.sqrt(np.maximum(ref * (1 - ref), 1e-12) / n) + 1e-3)
+    est = estimate_kl(p, g, n=n, seed=5)
+    assert abs(est.zscore(ex.path_kl)) < 4.5

@@ -46,6 +46,7 @@ from .estimators import (
 )
 from .hf import from_pretrained
 from .model import ExactModel, MaskedModel, ModelOracle, as_masked_model
+from .sampling import model_law, sample
 
 _LAZY = ("tiny", "train", "attention", "distributed")
 
@@ -75,4 +76,6 @@ __all__ = [
     "estimate_factorization_error",
     "estimate_learning_error",
     "estimate_dyadic",
+    "model_law",
+    "sample",
 ]

@@ -510,7 +510,15 @@ def _forward(model, ids):
             f"ids: token {model.mask_id} is the mask id, but this is a causal (autoregressive) model that reads "
             "clean data tokens only; feed it data, or use a masked-diffusion model for masked inputs"
         )
-    out = model(ids, output_attentions=True)
+    impl = getattr(getattr(model, "config", None), "_attn_implementation", None)
+    switch = isinstance(impl, str) and impl != "eager" and callable(getattr(model, "set_attn_implementation", None))
+    if switch:  # a Hugging Face model on SDPA/flash (bridge.from_pretrained's default) returns no maps
+        model.set_attn_implementation("eager")
+    try:
+        out = model(ids, output_attentions=True)
+    finally:
+        if switch:
+            model.set_attn_implementation(impl)
     if isinstance(out, (tuple, list)):
         logits, attentions = out[0], out[1] if len(out) > 1 else None
     else:

@@ -107,13 +107,17 @@ def init_from_env() -> World:
     return world()
 
 
-def run_profile(model, samples, *, levels=None, n_per_level=1000, seed=0) -> dict:
-    """Estimate the cross-entropy profile (sharded when a group is initialized) as a JSON-able dict."""
+def run_profile(model, samples, *, levels=None, n_per_level=1000, seed=0, prompt_length=0, response_length=None) -> dict:
+    """Estimate the cross-entropy profile (sharded when a group is initialized) as a JSON-able dict
+    (``prompt_length``, ``response_length``: as in :func:`~mdmtheory.bridge.estimate_profile`)."""
     from .estimators import estimate_profile
 
-    est = estimate_profile(model, samples, levels=levels, n_per_level=n_per_level, seed=seed)
+    est = estimate_profile(model, samples, levels=levels, n_per_level=n_per_level, seed=seed,
+                           prompt_length=prompt_length, response_length=response_length)
     w = world()
     return {
+        "prompt_length": int(prompt_length),
+        "response_length": int(est.d),
         "levels": est.levels.tolist(),
         "values": est.values.tolist(),
         "stderr": est.stderr.tolist(),
@@ -143,6 +147,10 @@ def main(argv=None) -> int:
     p.add_argument("--levels", default=None, type=_levels_arg, help="comma-separated levels (default: 0..d-1)")
     p.add_argument("--n-per-level", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--prompt-length", type=int, default=0,
+                   help="the first positions of each row are a prompt: always visible, never scored (default 0)")
+    p.add_argument("--response-length", type=int, default=None,
+                   help="positions after prompt+response stay masked (a block; default: the rest of the row)")
     p.add_argument("--max-batch", type=int, default=64)
     p.add_argument("--out", default=None, help="JSON file written by rank 0 (default: stdout)")
     args = parser.parse_args(argv)
@@ -167,7 +175,8 @@ def _profile_job(args) -> int:
         args.hf, mask_id=args.mask_id, vocab=vocab, shift=args.shift,
         trust_remote_code=args.trust_remote_code, max_batch=args.max_batch, device=device,
     )
-    result = run_profile(model, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed)
+    result = run_profile(model, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed,
+                         prompt_length=args.prompt_length, response_length=args.response_length)
     if w.rank == 0:
         text = json.dumps(result)
         if args.out:

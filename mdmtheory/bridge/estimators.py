@@ -46,7 +46,7 @@ from ..schedules import Grid, Schedule, check_schedule
 from ..structured import as_oracle
 from .distributed import all_reduce_sum, world
 from ._checks import MAX_DRAWS, MAX_RESAMPLES, check_choice, int_array, short
-from .model import ModelOracle, as_masked_model
+from .model import as_masked_model
 
 __all__ = [
     "ProfileEstimate",
@@ -154,9 +154,10 @@ def _z(level: float) -> float:
     return float(norm.ppf(0.5 + level / 2))
 
 
-def _masked_nll(model, x_in: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """Sum over masked positions of −log p̂(target_j | x_in), float64 (rows,)."""
-    lp = model.score(x_in, target)
+def _masked_nll(model, x_in: np.ndarray, target: np.ndarray, lo: int = 0, hi=None) -> np.ndarray:
+    """Sum over the masked positions lo..hi−1 of −log p̂(target_j | x_in), float64 (rows,);
+    masked positions outside lo..hi−1 (later blocks) are never scored."""
+    lp = model._score(x_in, target, lo, hi)
     return -lp.sum(dim=1).cpu().numpy()
 
 
@@ -168,12 +169,28 @@ def _check_prompt_length(prompt_length, d: int) -> int:
     return int(prompt_length)
 
 
-def _reveal(x: np.ndarray, u: np.ndarray, counts, g: int) -> np.ndarray:
-    """Rows with the prompt (first g positions) visible and, of the response, the ``counts``
-    positions of lowest uniform ``u`` revealed; every other response position masked (-1)."""
+def _check_response_length(response_length, D: int, g: int) -> int:
+    """The response length L (None: every position after the prompt)."""
+    if response_length is None:
+        return D - g
+    if isinstance(response_length, (bool, np.bool_)) or not isinstance(response_length, numbers.Integral) \
+            or not 1 <= response_length <= D - g:
+        raise ValueError(f"response_length: expected None (every position after the prompt) or an integer in "
+                         f"1..{D - g} (positions prompt_length..prompt_length + response_length - 1 are the response, "
+                         f"later ones stay masked; rows have {D} positions, prompt_length={g}), got {response_length!r}")
+    return int(response_length)
+
+
+def _reveal(x: np.ndarray, u: np.ndarray, counts, g: int, L: int | None = None) -> np.ndarray:
+    """Rows with the prompt (first g positions) visible and, of the response (the next L
+    positions), the ``counts`` positions of lowest uniform ``u`` revealed; every other
+    response position and every position after the response masked (-1)."""
+    L = x.shape[1] - g if L is None else L
     rank = np.argsort(np.argsort(u, axis=1), axis=1)
-    resp = np.where(rank < np.reshape(counts, (-1, 1)), x[:, g:], -1)
-    return np.concatenate([x[:, :g], resp], axis=1) if g else resp
+    resp = np.where(rank < np.reshape(counts, (-1, 1)), x[:, g : g + L], -1)
+    if g == 0 and L == x.shape[1]:
+        return resp
+    return np.concatenate([x[:, :g], resp, np.full((x.shape[0], x.shape[1] - g - L), -1, dtype=resp.dtype)], axis=1)
 
 
 def _chunks(idx: np.ndarray, size: int):
@@ -352,13 +369,22 @@ def _level_estimate(w, model, f0, lv, n_per_level, total, sumsq, kind, d) -> Pro
 
 
 def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None,
-                     prompt_length: int = 0) -> ProfileEstimate:
+                     prompt_length: int = 0, response_length: int | None = None) -> ProfileEstimate:
     r"""The cross-entropy profile c(i) by Monte Carlo, stratified by level.
 
     ``prompt_length = g``: the first g positions of every row are a prompt, always visible,
     never masked, scored or counted; levels and the result then refer to the d − g response
     positions and the estimate is the response's profile averaged over the prompts of the
     data (``mt.information_profile(p, given=range(g))`` for an exact model).
+
+    ``response_length = L`` (default: every position after the prompt): positions
+    g..g+L−1 are the response; positions ≥ g + L are **always masked**, never revealed nor
+    scored (a semi-autoregressive sampler's later blocks while it decodes the current one).
+    The estimate is then the profile of the L response positions given the prompt with the
+    later positions marginalized: the profile of block b of length L given the prompt and
+    the earlier blocks is ``estimate_profile(model, x, prompt_length=g + b*L,
+    response_length=L)`` (``mdmtheory.blocks.block_profiles(p, L, given=range(g))[b]`` for
+    an exact model).
 
     Draw g = (level ℓ, r): sample :math:`x` (``g mod n``), a uniformly random revealed set A
     with :math:`|A| = i_\ell`; **one forward** scores every masked position,
@@ -386,7 +412,7 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
     model, xs, seed = _prepare(model, samples, seed)
     n_s, D = xs.shape
     gp = _check_prompt_length(prompt_length, D)
-    d = D - gp  # response length: only response positions are masked, scored or counted
+    d = _check_response_length(response_length, D, gp)  # only response positions are revealed, scored or counted
     lv = _check_levels(levels, d)
     L = lv.shape[0]
     n_per_level = _check_count(n_per_level, "n_per_level", per=L)
@@ -398,8 +424,8 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
         ell = g // n_per_level
         i = lv[ell]
         x = xs[g % n_s]
-        x_in = _reveal(x, uniforms(seed, _PROFILE, g, d), i, gp)
-        Y = _masked_nll(model, x_in, x) / (d - i)
+        x_in = _reveal(x, uniforms(seed, _PROFILE, g, d), i, gp, d)
+        Y = _masked_nll(model, x_in, x, gp, gp + d) / (d - i)
         np.add.at(total, ell, Y)
         np.add.at(sumsq, ell, Y * Y)
     return _level_estimate(w, model, f0, lv, n_per_level, total, sumsq, "cross_entropy", d)
@@ -423,7 +449,7 @@ def _check_plans(plans, d: int) -> tuple:
 
 
 def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distributed=None,
-                  prompt_length: int = 0) -> PlanComparison:
+                  prompt_length: int = 0, response_length: int | None = None) -> PlanComparison:
     r"""Path cross-entropies :math:`\sum_t k_t c(s_t)` of several schedules, paired.
 
     Draw g: sample x and one uniformly random order π of the positions (common to every
@@ -434,12 +460,14 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
     have small variance (H(X) and most of the noise cancel); the standard errors come from
     the covariance of the Y's. Forwards: n × (number of distinct levels). With
     ``prompt_length = g`` the plans are schedules of the d − g response positions and the
-    prompt is always visible (as in :func:`estimate_profile`).
+    prompt is always visible (as in :func:`estimate_profile`); with ``response_length = L``
+    the plans are schedules of the L positions g..g+L−1 and later positions stay masked
+    (one block of a semi-autoregressive plan, given the prompt and the earlier blocks).
     """
     model, xs, seed = _prepare(model, samples, seed)
     n_s, D = xs.shape
     gp = _check_prompt_length(prompt_length, D)
-    d = D - gp  # plans are schedules of the response positions
+    d = _check_response_length(response_length, D, gp)  # plans are schedules of the response positions
     if isinstance(plans, (Schedule, Grid)) or (
         isinstance(plans, (list, tuple, np.ndarray)) and len(plans) > 0 and all(isinstance(v, numbers.Integral) for v in plans)
     ):
@@ -462,7 +490,7 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
         u = uniforms(seed, _PATH, g, d)
         Y = np.empty((g.shape[0], L))
         for li, s in enumerate(lv):
-            Y[:, li] = _masked_nll(model, _reveal(x, u, np.full(g.shape[0], s), gp), x) / (d - s)
+            Y[:, li] = _masked_nll(model, _reveal(x, u, np.full(g.shape[0], s), gp, d), x, gp, gp + d) / (d - s)
         total += Y.sum(axis=0)
         outer += Y.T @ Y
     forwards = np.array([model.forwards - f0], dtype=np.float64)
@@ -487,13 +515,16 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
 
 
 def estimate_path_cross_entropy(model, samples, plan, *, n: int = 1000, seed: int = 0, distributed=None,
-                                prompt_length: int = 0) -> PathEstimate:
+                                prompt_length: int = 0, response_length: int | None = None) -> PathEstimate:
     r""":math:`\sum_t k_t c(s_t)` of one Schedule, nats per sequence (see :func:`compare_plans`).
 
     With an exact model this is :math:`\mathrm{KL}_{\text{path}}(k) + H(X)`; for any model
     it is the path KL of its random-order sampler plus H(X) (docs/design.md §2).
+    ``prompt_length``, ``response_length``: as in :func:`compare_plans` (one block of a
+    semi-autoregressive plan: the block's path KL plus H(X_block | prompt, earlier blocks)).
     """
-    cmp = compare_plans(model, samples, [plan], n=n, seed=seed, distributed=distributed, prompt_length=prompt_length)
+    cmp = compare_plans(model, samples, [plan], n=n, seed=seed, distributed=distributed, prompt_length=prompt_length,
+                        response_length=response_length)
     sched = cmp.plans[0]
     steps = np.array([k * cmp.level_values[np.searchsorted(cmp.levels, s)] for s, k in zip(sched.starts, sched.sizes)])
     return PathEstimate(float(cmp.values[0]), float(cmp.stderr[0]), cmp.n, cmp.forwards, sched, steps)
@@ -548,7 +579,8 @@ def optimal_schedule_estimate(estimate: ProfileEstimate, steps: int, *, n_resamp
 
 
 # -- factorization error of a sampler along its own path --------------------------------------
-def estimate_factorization_error(model, samples, plan=None, planner="random", *, n: int | None = None, seed: int = 0, distributed=None) -> FactorizationEstimate:
+def estimate_factorization_error(model, samples, plan=None, planner="random", *, n: int | None = None, seed: int = 0,
+                                 distributed=None, prompt_length: int = 0) -> FactorizationEstimate:
     r"""Factorization error of the model's sampler along the path of each sample, by the chain rule.
 
     For draw g (sample x): the planner, driven by the model's conditionals
@@ -573,9 +605,18 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
         LLaDA blocks with ``steps_per_block``).
     planner : ``"random"``, a registered name or a planner object with ``select``.
     n : number of draws (default: one per sample).
+    prompt_length : g; the first g positions of every row are a prompt, revealed from the
+        start and never chosen, scored or counted: ``plan`` is a schedule of the D − g
+        response positions, the planner sees only those (numbered 0..D−g−1, as
+        :func:`mdmtheory.prompted.prompted_kl`), forwards per draw are D − g, and with the
+        exact model the expectation is ``mt.prompted_kl(p, plan, given=range(g),
+        planner=...)`` (deterministic planner) or the prompted path KL
+        ``mt.path_kl(mt.information_profile(p, given=range(g)), plan)`` (random order).
     """
     model, xs, seed = _prepare(model, samples, seed)
-    n_s, d = xs.shape
+    n_s, D = xs.shape
+    gp = _check_prompt_length(prompt_length, D)
+    d = D - gp  # the response: what the sampler generates
     n = _check_count(n_s if n is None else n, "n")
     planner, is_random, sizes = _planner_setup(plan, planner, d)
     w = world(distributed)
@@ -586,8 +627,9 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
     for g in _chunks(w.shard(n), 4 * model.max_batch):
         x = xs[g % n_s]
         m = g.shape[0]
-        key = uniforms(seed, _FACTOR, g, d)  # random order (random planner)
-        revealed = np.zeros((m, d), dtype=bool)
+        key = np.concatenate([np.zeros((m, gp)), uniforms(seed, _FACTOR, g, d)], axis=1)  # random order of the response
+        revealed = np.zeros((m, D), dtype=bool)
+        revealed[:, :gp] = True  # the prompt: visible from the start
         L = np.zeros(m)
         for t, size in enumerate(sizes):
             rows = np.flatnonzero(~revealed.all(axis=1))
@@ -607,11 +649,12 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
                 lp = model.log_probs(x_in)
                 probs = torch.exp(lp).cpu().numpy()
                 lp_single = np.take_along_axis(lp.cpu().numpy(), xr[..., None], axis=2)[..., 0]
-                chosen = _choose(planner, False, t, size, probs, free, None)  # select() and its checks
-                prio = np.where(chosen, np.arange(d, dtype=np.float64)[None, :], np.inf)
+                chosen = np.zeros_like(free)  # the planner sees the response positions only
+                chosen[:, gp:] = _choose(planner, False, t, size, probs[:, gp:], free[:, gp:], None)  # select() and its checks
+                prio = np.where(chosen, np.arange(D, dtype=np.float64)[None, :], np.inf)
             # position of each chosen token inside its step (0 = first scored)
             member = np.argsort(np.argsort(prio, axis=1, kind="stable"), axis=1, kind="stable")
-            member = np.where(chosen, member, d)
+            member = np.where(chosen, member, D)
             term = np.zeros(rows.size)
             for mm in range(1, int(chosen.sum(axis=1).max())):
                 sub = np.flatnonzero(chosen.sum(axis=1) > mm)
@@ -635,7 +678,8 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
 
 
 # -- learning error ------------------------------------------------------------------------
-def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None) -> ProfileEstimate:
+def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None,
+                            prompt_length: int = 0) -> ProfileEstimate:
     r"""The learning error :math:`\varepsilon(i) = c(i) - \varphi_i` where the data law is known.
 
     Draw g = (level, r): :math:`x \sim p` (``law.sample`` with ``numpy.random.default_rng(seed)``,
@@ -648,14 +692,23 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
 
     (docs/design.md §2; the expectation over :math:`x_j` is done exactly, so this has less
     variance than :math:`\hat c(i) - \varphi_i`). ``law``: a Joint or a conditional oracle.
+
+    ``prompt_length = g``: the first g positions are a prompt, always visible, never masked
+    or counted; levels refer to the d − g response positions and the estimate is the
+    prompt-averaged learning error of the response,
+    :math:`\mathbb E_{x_{<g}}\, \varepsilon_i\bigl(p(\cdot \mid x_{<g}),
+    \hat p(\cdot \mid x_{<g})\bigr)` (:func:`estimate_profile` minus
+    ``mt.information_profile(p, given=range(g))``).
     """
     model = as_masked_model(model)
     oracle = as_oracle(law)
-    d = int(oracle.d)
-    model.resolve(d)
+    D = int(oracle.d)
+    model.resolve(D)
     if model.K != oracle.K:
         raise ValueError(f"law: has K={oracle.K} outcomes but the model has K={model.K}")
     seed = _check_seed(seed)
+    gp = _check_prompt_length(prompt_length, D)
+    d = D - gp
     lv = _check_levels(levels, d)
     L = lv.shape[0]
     n_per_level = _check_count(n_per_level, "n_per_level", per=L)
@@ -667,9 +720,9 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
         ell = g // n_per_level
         i = lv[ell]
         x = xs_all[g]
-        rank = np.argsort(np.argsort(uniforms(seed, _LEARN, g, d), axis=1), axis=1)
-        rv = rank < i[:, None]
-        lq = model.log_probs(np.where(rv, x, -1)).cpu().numpy()
+        x_in = _reveal(x, uniforms(seed, _LEARN, g, d), i, gp)
+        rv = x_in >= 0
+        lq = model.log_probs(x_in).cpu().numpy()
         p = np.asarray(oracle.conditionals(np.where(rv, x, 0), rv), dtype=np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             kl = np.where(p > 0, p * (np.log(np.where(p > 0, p, 1.0)) - lq), 0.0).sum(axis=-1)
@@ -683,7 +736,42 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
 
 
 # -- W26's dyadic estimate of the UGC --------------------------------------------------------
-def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corrected", n: int | None = None, seed: int = 0, distributed=None) -> DyadicModelEstimate:
+class _PromptedOracle:
+    r"""The model's leave-one-out conditionals of the response positions of a fixed batch of
+    rows whose prompts (first g positions) are always revealed: the ``loo_conditionals``
+    that :func:`mdmtheory.dyadic.dyadic_terms` reads, for an oracle of dimension D − g.
+
+    Row j is :math:`\hat p(x_j = \cdot \mid x_{\text{prompt}}, x_{A \setminus \{j\}})`:
+    the ordinary conditional for a masked j, one more forward with j masked for a revealed
+    response position j (as :func:`mdmtheory.structured.loo_conditionals`); a prompt
+    position is never masked.
+    """
+
+    def __init__(self, model, prompts: np.ndarray, d: int):
+        self.model, self.prompts, self.d, self.K = model, prompts, d, model.K
+
+    def _probs(self, prompts, x, revealed):
+        inp = np.concatenate([prompts, np.where(revealed, x, -1)], axis=1)
+        return torch.exp(self.model.log_probs(inp)).cpu().numpy()[:, prompts.shape[1]:]
+
+    def conditionals(self, x, revealed):
+        revealed = np.asarray(revealed, dtype=bool)
+        return np.where(revealed[..., None], 0.0, self._probs(self.prompts, np.asarray(x, dtype=np.int64), revealed))
+
+    def loo_conditionals(self, x, revealed):
+        x, revealed = np.asarray(x, dtype=np.int64), np.asarray(revealed, dtype=bool)
+        out = self._probs(self.prompts, x, revealed)
+        rows, cols = np.nonzero(revealed)
+        for lo in range(0, rows.size, 1 << 16):
+            r, c = rows[lo : lo + (1 << 16)], cols[lo : lo + (1 << 16)]
+            rev = revealed[r].copy()
+            rev[np.arange(r.size), c] = False
+            out[r, c] = self._probs(self.prompts[r], x[r], rev)[np.arange(r.size), c]
+        return out
+
+
+def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corrected", n: int | None = None, seed: int = 0,
+                    distributed=None, prompt_length: int = 0) -> DyadicModelEstimate:
     r"""W26 §4's dyadic estimator Q of the UGC H(a, b), with the model's conditionals.
 
     As :func:`mdmtheory.dyadic.dyadic_estimate` (the coupling of its module docstring), with
@@ -699,22 +787,30 @@ def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corre
     \mathbb E Q` always) or W26's ``"stated"`` :math:`v_{j+1} - v_j` (fails on a partial last
     interval; docs/theory.md §5). Forwards per draw and grid time: 1 + the number of revealed
     positions (each needs its own forward with itself masked).
+
+    ``prompt_length = g``: the first g positions are a prompt, revealed at every time (never
+    given a reveal time, never left out, never summed over); Q is the dyadic estimate of the
+    response given the prompt, and with the exact model its expectation is
+    :math:`\sum_v p(x_{<g} = v)\, \mathbb E Q\bigl(p(\cdot \mid x_{<g} = v)\bigr)`.
+    Forwards per draw and grid time: 1 + the number of revealed response positions.
     """
     model, xs, seed = _prepare(model, samples, seed)
-    n_s, d = xs.shape
+    n_s, D = xs.shape
+    gp = _check_prompt_length(prompt_length, D)
+    d = D - gp
     n = _check_count(n_s if n is None else n, "n")
     a, b = real_arg(a, "a"), real_arg(b, "b")
     weights = check_choice(weights, "weights", WEIGHTS)
     v = dyadic_grid(a, b)
     wts = dyadic_weights(v, weights)
-    oracle = ModelOracle(model, d)
     w = world(distributed)
     f0 = model.forwards
     total, sumsq = np.zeros(1), np.zeros(1)
     for g in _chunks(w.shard(n), max(1, model.max_batch // max(1, d))):
         x = xs[g % n_s]
         U = uniforms(seed, _DYADIC, g, d)
-        T, _ = dyadic_terms(oracle, x, U, v, form="kl")  # leave-one-out conditionals of the model
+        oracle = _PromptedOracle(model, x[:, :gp], d)
+        T, _ = dyadic_terms(oracle, x[:, gp:], U, v, form="kl")  # leave-one-out conditionals of the model
         if not np.all(np.isfinite(T)):
             raise ValueError("model: a conditional gives probability 0 where a later one does not (infinite KL)")
         Q = T @ wts

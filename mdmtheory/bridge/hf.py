@@ -4,8 +4,11 @@ r"""Hugging Face adapter: a **local** checkpoint folder as a :class:`MaskedModel
 (``AutoModelForMaskedLM``: BERT-style encoders, MDLM), then the base class (``AutoModel``:
 LLaDA and Dream register their diffusion model there and return ``.logits``).
 ``trust_remote_code`` is passed through only when the user sets it (LLaDA, Dream and MDLM
-ship their model code in the folder). Attention is loaded as ``attn_implementation="eager"``
-(transformers 5.x chooses SDPA/flash otherwise, which cannot return attention maps).
+ship their model code in the folder). Attention: transformers' default implementation (SDPA
+where the model supports it, the fast path for the estimators), or
+``attn_implementation="eager"`` with ``attentions=True`` (transformers 5.x returns attention
+maps only from eager attention; :mod:`mdmtheory.bridge.attention` also switches a loaded
+model to eager for the forwards that need the maps).
 
 The mask id comes from ``mask_id``, else the config's ``mask_token_id``, else the folder's
 tokenizer (``AutoTokenizer``, local files only); otherwise a ``ValueError`` asks for it.
@@ -38,10 +41,20 @@ def _transformers():
     return transformers
 
 
+#: Files one of which a folder must hold for its own tokenizer to be read (without them
+#: ``AutoTokenizer`` builds a default tokenizer of the model type, with a made-up mask id).
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "tokenizer.model",
+                   "spiece.model", "sentencepiece.bpe.model")
+
+
 def _mask_id_of(path: Path, config, trust_remote_code: bool):
+    """The config's ``mask_token_id``, else the mask id of the tokenizer *saved in the folder*
+    (None when it has no tokenizer files: no default tokenizer is made up)."""
     mid = getattr(config, "mask_token_id", None)
-    if isinstance(mid, int):
+    if isinstance(mid, int) and not isinstance(mid, bool):
         return mid
+    if not any((path / f).is_file() for f in TOKENIZER_FILES):
+        return None
     tf = _transformers()
     try:
         tok = tf.AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=trust_remote_code)
@@ -62,6 +75,7 @@ def from_pretrained(
     max_batch: int = 64,
     device=None,
     dtype=None,
+    attentions: bool = False,
 ) -> MaskedModel:
     """A local Hugging Face folder as a :class:`MaskedModel`.
 
@@ -76,12 +90,17 @@ def from_pretrained(
         Run the model code shipped in the folder (LLaDA, Dream, MDLM); off by default.
     device : default ``"cuda"`` when available, else ``"cpu"``.
     dtype : torch dtype of the weights (default: the checkpoint's).
+    attentions : bool
+        Load with ``attn_implementation="eager"``, the implementation that returns attention
+        maps (``output_attentions=True``). Default False: transformers' default (SDPA where
+        the model supports it), faster and the same logits to rounding.
     """
     if not isinstance(path, (str, Path)):
         raise ValueError(f"path: expected a local folder (str or Path), got {type(path).__name__}")
     # every option is checked before anything is loaded
     trust_remote_code = check_bool(trust_remote_code, "trust_remote_code")  # "no" must not mean True
     check_bool(shift, "shift")
+    attentions = check_bool(attentions, "attentions")
     if mask_id is not None:
         int_arg(mask_id, "mask_id", 0, MAX_TOKEN_ID)
     int_arg(max_batch, "max_batch", 1, MAX_BATCH)
@@ -111,7 +130,7 @@ def from_pretrained(
             "masked-diffusion conditionals p(x_j | x_A), so it has no masked-diffusion profile to estimate "
             "(docs/pipelines.md)"
         )
-    kw = dict(common, attn_implementation="eager")
+    kw = dict(common, attn_implementation="eager") if attentions else dict(common)
     if dtype is not None:
         kw["dtype"] = dtype
     errors = []
@@ -133,7 +152,8 @@ def from_pretrained(
     if mask_id is None:
         mask_id = _mask_id_of(folder, config, trust_remote_code)
         if mask_id is None:
-            raise ValueError("mask_id: not in the config nor the tokenizer of this folder; pass mask_id=")
+            raise ValueError("mask_id: the folder's config has no mask_token_id and the folder holds no tokenizer "
+                             "that names one; pass mask_id= (the model's mask token id; LLaDA: 126336)")
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     return MaskedModel(model, mask_id=mask_id, vocab=vocab, shift=shift, time_input=time_input, max_batch=max_batch, device=device)

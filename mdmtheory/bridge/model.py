@@ -31,7 +31,9 @@ Samples everywhere are integer arrays of outcome indices 0..K−1 (−1 = masked
 
 Log-probabilities are computed in float32 (float64 when the logits are float64) from the
 model's logits and returned in float64. Logits may be −inf (probability 0; the exact model
-uses it) but never NaN or +inf: those raise ``ValueError``.
+uses it) but never NaN or +inf: those raise ``ValueError`` (``log_probs`` checks every
+logit; ``score``, the estimators' fast path, checks the ones it reads: the outcome columns
+of the masked positions it scores).
 """
 
 from __future__ import annotations
@@ -46,6 +48,16 @@ from ..structured import _check_batch, as_oracle
 from ._checks import MAX_BATCH, MAX_TOKEN_ID, check_bool, check_device, check_dtype, int_array, short
 
 __all__ = ["MaskedModel", "as_masked_model", "ExactModel", "ModelOracle"]
+
+_BAD_LOGITS = "model: returned NaN or +inf logits (only -inf, probability 0, is allowed)"
+#: Logits per chunk of the log-sum-exp of :meth:`MaskedModel.score` on CPU (2**19: 2 MiB float32).
+_LSE_CHUNK = 1 << 19
+#: The same on CUDA (2**27: 512 MiB float32; large kernels, bounded memory).
+_LSE_CHUNK_CUDA = 1 << 27
+#: Smallest Σ_k exp ℓ_k taken without a shift by the row's maximum: every term below the
+#: smallest normal number (or flushed to 0) then changes the sum by < V · 1.2e-38 (float32),
+#: far below its rounding; smaller sums, and +inf or NaN, are recomputed shifted.
+_SAFE_SUM = {torch.float32: 1e-20, torch.float64: 1e-200}
 
 
 def _embedding_rows(model):
@@ -206,6 +218,7 @@ class MaskedModel:
         v = np.asarray(v, dtype=np.int64)
         self._vocab = torch.as_tensor(v, device=self.device)
         self._contiguous = bool(np.array_equal(v, np.arange(v[0], v[0] + v.shape[0])))
+        self._abm = (None, False)
 
     @property
     def K(self) -> int:
@@ -219,8 +232,9 @@ class MaskedModel:
         return None if self._vocab is None else tuple(int(v) for v in self._vocab.tolist())
 
     # -- forwards --------------------------------------------------------------------------
-    def _call(self, ids):
-        """Raw logits (b, d, V) of one batch of token ids, checked."""
+    def _call(self, ids, check: bool = True):
+        """Raw logits (b, d, V) of one batch of token ids, checked (``check=False``: the shape
+        only; the caller then checks the values it reads, as :meth:`score` does)."""
         b, d = ids.shape
         kwargs = {}
         if self.time_input is not None:
@@ -249,8 +263,8 @@ class MaskedModel:
                 f"model: returned logits of shape {tuple(logits.shape)}, expected ({b}, {d}, V)"
                 + (f" with V >= {need} (the largest vocab id + 1)" if self._vocab is not None else "")
             )
-        if torch.isnan(logits).any() or torch.isposinf(logits).any():
-            raise ValueError("model: returned NaN or +inf logits (only -inf, probability 0, is allowed)")
+        if check and (torch.isnan(logits).any() or torch.isposinf(logits).any()):
+            raise ValueError(_BAD_LOGITS)
         return logits
 
     def _ids(self, x) -> torch.Tensor:
@@ -263,6 +277,65 @@ class MaskedModel:
         if x.numel() and (x.min() < -1 or x.max() >= self.K):
             raise ValueError(f"x: outcome indices must lie in 0..{self.K - 1} (-1 = masked)")
         return torch.where(x < 0, torch.full_like(x, self.mask_id), self._vocab[x.clamp(min=0)])
+
+    def _lse_rows(self, flat, idx) -> torch.Tensor:
+        r"""log Σ_k exp ℓ_{vocab[k]} of the rows ``flat[idx]`` of the (rows, V) logits, float32
+        (float64 for float64 logits).
+
+        The rows are copied in chunks of about ``_LSE_CHUNK`` logits into one reused buffer
+        (cache-resident on CPU; ``_LSE_CHUNK_CUDA`` on CUDA), never the whole (b, d, V)
+        logits; in each chunk the outcome columns are taken in place (every id but the mask:
+        the mask column set to −inf; a slice: a view; otherwise ``index_select``) and
+        :math:`\log \sum_k e^{\ell_k}` is computed directly (``exp_``, sum, log). Rows where
+        that is not safe, a sum outside [``_SAFE_SUM``, ∞) (a logit above ~88 in float32,
+        all of them below ~−46, NaN), are recomputed with the row's maximum subtracted
+        first, so the result is the log-sum-exp to float rounding: a row that is −inf
+        everywhere gives −inf (the caller names it), NaN or +inf give NaN or +inf.
+        """
+        V = flat.shape[-1]
+        out_dtype = torch.float64 if flat.dtype == torch.float64 else torch.float32
+        dev = flat.device
+        n = idx.shape[0]
+        chunk = max(1, (_LSE_CHUNK_CUDA if dev.type == "cuda" else _LSE_CHUNK) // max(V, 1))
+        mode = "slice" if self._contiguous else ("mask" if self._all_but_mask(V) else "gather")
+        lo_v = int(self._vocab[0])
+        buf = torch.empty((min(chunk, n), V), dtype=flat.dtype, device=dev)  # reused: no new pages per chunk
+        wide = buf if flat.dtype == out_dtype else torch.empty(buf.shape, dtype=out_dtype, device=dev)
+
+        def outcomes(rows):  # the outcome columns of the copied rows, in place where possible
+            if mode == "slice":
+                return rows[:, lo_v : lo_v + self.K]
+            if mode == "gather":
+                return rows.index_select(1, self._vocab)
+            rows.select(1, self.mask_id).fill_(-torch.inf)
+            return rows
+
+        total = torch.empty(n, dtype=out_dtype, device=dev)
+        for s in range(0, n, chunk):
+            i = idx[s : s + chunk]
+            m = i.shape[0]
+            rows = torch.index_select(flat, 0, i, out=buf[:m])
+            if wide is not buf:  # bf16/half logits: the sum in float32
+                rows = wide[:m].copy_(rows)
+            torch.sum(outcomes(rows).exp_(), dim=1, out=total[s : s + m])
+        out = total.log()
+        redo = ~((total >= _SAFE_SUM[out_dtype]) & (total < torch.inf))
+        where = redo.nonzero()[:, 0]  # rare: an overflow, an underflow or NaN; shift by the row's maximum
+        for s in range(0, where.shape[0], chunk):
+            w = where[s : s + chunk]
+            rows = outcomes(flat.index_select(0, idx[w]).to(out_dtype))
+            mx = rows.amax(dim=1, keepdim=True)
+            mx = torch.where(torch.isneginf(mx), torch.zeros((), dtype=out_dtype, device=dev), mx)
+            out[w] = rows.sub_(mx).exp_().sum(dim=1).log_().add_(mx[:, 0])
+        return out
+
+    def _all_but_mask(self, V: int) -> bool:
+        """Whether the outcomes are every id of the V logit columns except the mask (cached per V)."""
+        if self._abm[0] != V:
+            v = self._vocab.cpu().numpy()
+            ok = v.shape[0] == V - 1 and 0 <= self.mask_id < V and np.array_equal(v, np.delete(np.arange(V), self.mask_id))
+            self._abm = (V, ok)
+        return self._abm[1]
 
     def _outcome_logits(self, ids) -> torch.Tensor:
         """Logits over the K outcomes, shifted, in float32 (float64 if the model gives float64)."""
@@ -301,7 +374,18 @@ class MaskedModel:
 
         ``x`` (B, d) outcome indices (−1 = masked), ``target`` (B, d) outcome indices (the
         clean sequences). Returns float64 (B, d) on the model's device; one forward per row.
+
+        Cost beyond the forward: the log-sum-exp over the outcome columns of the *masked*
+        positions only, in small chunks of copied rows (the (B, d, V) logits are never
+        copied nor converted), and one gathered logit per masked position. The logits it
+        reads (the outcome columns of the masked positions) must not be NaN or +inf;
+        nothing else of the logits is read or checked.
         """
+        return self._score(x, target, 0, None)
+
+    def _score(self, x, target, lo: int, hi) -> torch.Tensor:
+        """:meth:`score` of positions lo..hi−1 only (B, hi − lo); other positions are never
+        read (a masked position outside the range is neither scored nor checked)."""
         ids = self._ids(x)
         try:
             tgt_np = int_array(target, "target")
@@ -314,13 +398,24 @@ class MaskedModel:
         tgt = torch.as_tensor(tgt_np, device=self.device)
         if tgt.numel() and (tgt.min() < 0 or tgt.max() >= self.K):
             raise ValueError(f"target: outcome indices must lie in 0..{self.K - 1} (the clean sequences, no -1)")
+        d = ids.shape[1]
+        hi = d if hi is None else hi
+        pos = torch.arange(lo, hi, device=self.device)
+        src = (pos - 1).clamp(min=0) if self.shift else pos  # the logits row each position reads
         out = []
         for sl in self._batches(ids.shape[0]):
-            logits = self._outcome_logits(ids[sl])
-            lse = torch.logsumexp(logits, dim=-1)
-            own = logits.gather(-1, tgt[sl].unsqueeze(-1)).squeeze(-1)
-            masked = ids[sl] == self.mask_id
-            lp = torch.where(masked, (own - lse).to(torch.float64), torch.zeros((), dtype=torch.float64, device=self.device))
+            logits = self._call(ids[sl], check=False)
+            b, V = logits.shape[0], logits.shape[-1]
+            flat = logits.reshape(b * d, V)  # a view of the model's (b, d, V) logits
+            masked = ids[sl, lo:hi] == self.mask_id
+            bi, ji = masked.nonzero(as_tuple=True)
+            rows = bi * d + src[ji]
+            lse = self._lse_rows(flat, rows)
+            if torch.isnan(lse).any() or torch.isposinf(lse).any():
+                raise ValueError(_BAD_LOGITS)
+            own = flat[rows, self._vocab[tgt[sl, lo:hi][bi, ji]]].to(lse.dtype)
+            lp = torch.zeros(masked.shape, dtype=torch.float64, device=self.device)
+            lp[bi, ji] = (own - lse).to(torch.float64)
             if torch.isnan(lp).any():
                 raise ValueError("model: gives -inf to every outcome at a masked position (no distribution)")
             if torch.isneginf(lp).any():
@@ -329,7 +424,7 @@ class MaskedModel:
                     "cross-entropy is infinite"
                 )
             out.append(lp)
-        return torch.cat(out) if out else torch.zeros(ids.shape, dtype=torch.float64, device=self.device)
+        return torch.cat(out) if out else torch.zeros((0, hi - lo), dtype=torch.float64, device=self.device)
 
     def __repr__(self) -> str:
         name = type(self.model).__name__

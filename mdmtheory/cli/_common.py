@@ -58,6 +58,32 @@ def check_output(path, option: str, *, suffix: str | None = None) -> Path:
     return p
 
 
+def check_folder_output(path, option: str, *, keep=()) -> Path:
+    """``path`` checked as a folder the command will write into, before any work: a new
+    folder (its parent must exist; it is created when written) or an existing one that is
+    empty or holds only the files in ``keep`` (which are overwritten)."""
+    text = os.fspath(path)
+    if not text or "\0" in text:
+        raise UsageError(f"{option}: expected a folder path, got {text!r}")
+    p = Path(text)
+    if p.exists():
+        if not p.is_dir():
+            raise UsageError(f"{option}: {text!r} is a file; give a folder (new or empty)")
+        other = sorted(q.name for q in p.iterdir() if q.name not in keep)
+        if other:
+            raise UsageError(f"{option}: the folder {text!r} is not empty ({', '.join(other[:3])}"
+                             f"{', ...' if len(other) > 3 else ''}); give a new or empty folder")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise UsageError(f"{option}: the folder {text!r} is not writable")
+        return p
+    parent = p.parent
+    if not parent.is_dir():
+        raise UsageError(f"{option}: the folder {str(parent)!r} does not exist; create it first or choose another path")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{option}: the folder {str(parent)!r} is not writable")
+    return p
+
+
 @contextmanager
 def options_for(mapping: dict, default: str | None = None):
     """Library ``ValueError("name: ...")`` raised inside the block, re-raised as a

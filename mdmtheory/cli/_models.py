@@ -19,6 +19,10 @@ from ._common import UsageError
 __all__ = ["LoadedModel", "load_model", "check_samples"]
 
 
+#: The kinds of model, in words.
+KIND_WORDS = {"shipped": "the shipped checkpoint", "checkpoint": "the checkpoint", "hf": "the Hugging Face folder"}
+
+
 @dataclass(frozen=True)
 class LoadedModel:
     """A model and its facts. ``module`` is the TinyMDM (mdmtheory checkpoints) or the
@@ -32,14 +36,35 @@ class LoadedModel:
     d: int | None
     alphabet: tuple | None
     causal: bool
+    vocab: tuple | None = None
 
     def masked(self):
+        """The bridge's MaskedModel (one per LoadedModel: its outcome vocabulary is fixed once)."""
         from .. import bridge
 
-        return self.module if self.kind == "hf" else bridge.as_masked_model(self.module)
+        if self.kind == "hf":
+            return self.module
+        cached = self.__dict__.get("_masked")
+        if cached is None:
+            cached = bridge.as_masked_model(self.module, **({} if self.vocab is None else {"vocab": self.vocab}))
+            object.__setattr__(self, "_masked", cached)
+        return cached
+
+    def facts(self, d: int | None = None, vocab_rule: str | None = None) -> dict:
+        """What every command prints about the model it used: mask id, K and outcomes
+        (``vocab_rule``: how the outcome ids were chosen, in words)."""
+        m = self.masked()
+        if d is not None:
+            m.resolve(d)
+        v = m.vocab
+        return {"model": self.spec, "kind": self.kind, "mask_id": int(m.mask_id),
+                "K": None if v is None else len(v),
+                "vocab": None if v is None else list(v),
+                "vocab_rule": vocab_rule or ("every token id of the model but the mask" if self.vocab is None
+                                             else "the token ids given")}
 
     def describe(self) -> str:
-        what = {"shipped": "the shipped checkpoint", "checkpoint": "the checkpoint", "hf": "the Hugging Face folder"}
+        what = KIND_WORDS
         return f"{what[self.kind]} {self.spec!r}"
 
 
@@ -57,10 +82,11 @@ def _msg(exc) -> str:
 
 
 def load_model(spec: str, option: str = "--checkpoint", *, mask_id=None, shift: bool = False,
-               trust_remote_code: bool = False, masked: bool = True) -> LoadedModel:
+               trust_remote_code: bool = False, masked: bool = True, vocab=None) -> LoadedModel:
     """Load ``spec``. ``--mask-id``, ``--shift`` and ``--trust-remote-code`` are Hugging Face
     options: with a mdmtheory checkpoint (which has its own mask id K) they are refused, not
-    ignored. ``masked``: refuse a causal baseline (it cannot predict masked positions)."""
+    ignored. ``masked``: refuse a causal baseline (it cannot predict masked positions).
+    ``vocab``: the outcome token ids (``--vocab``; default every id but the mask)."""
     _torch(option)
     from ..bridge.tiny import PRETRAINED, load_checkpoint, pretrained_path, read_checkpoint_info
 
@@ -71,7 +97,9 @@ def load_model(spec: str, option: str = "--checkpoint", *, mask_id=None, shift: 
                              "(.safetensors) or a Hugging Face folder saved with save_pretrained")
         if mask_id is not None and mask_id < 0:
             raise UsageError(f"--mask-id: expected a token id >= 0, got {mask_id}")
-        return _load_hf(spec, option, mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code)
+        if not masked:
+            return _load_hf_causal(spec, option, trust_remote_code=trust_remote_code)
+        return _load_hf(spec, option, mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code, vocab=vocab)
     hf_opts = [o for o, v in (("--mask-id", mask_id is not None), ("--shift", shift),
                               ("--trust-remote-code", trust_remote_code)) if v]
     if p.is_file() or spec in PRETRAINED:
@@ -94,28 +122,81 @@ def load_model(spec: str, option: str = "--checkpoint", *, mask_id=None, shift: 
         if causal and masked:
             raise UsageError(f"{option}: {spec!r} is a causal (autoregressive) baseline, which cannot predict masked "
                              "positions; give a masked-diffusion checkpoint (e.g. one trained without --causal)")
+        if vocab is not None:
+            bad = [v for v in vocab if v >= K]
+            if bad:
+                raise UsageError(f"--vocab: token id {bad[0]} is not an outcome of {spec!r}, whose tokens are 0..{K - 1} "
+                                 f"(its mask is {K})")
         return LoadedModel(module, spec, option, kind, K, cfg.seq_len, None if alphabet is None else tuple(alphabet),
-                           causal)
+                           causal, None if vocab is None else tuple(vocab))
     raise UsageError(f"{option}: no such file or folder {spec!r} (or a shipped name: {', '.join(PRETRAINED)})")
 
 
-def _load_hf(spec, option, *, mask_id, shift, trust_remote_code) -> LoadedModel:
+def _load_hf(spec, option, *, mask_id, shift, trust_remote_code, vocab=None) -> LoadedModel:
     from .. import bridge
 
     bars = _quiet_transformers()
     try:
-        model = bridge.from_pretrained(spec, mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code)
+        model = bridge.from_pretrained(spec, mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code,
+                                       vocab=vocab)
     except (ValueError, OSError, KeyError, TypeError, AttributeError, RecursionError, ImportError) as exc:
         msg = _msg(exc)
         if msg.startswith("mask_id:"):
             raise UsageError(f"--mask-id: {msg[len('mask_id:'):].strip()} (give --mask-id ID)") from None
+        if msg.startswith("vocab:"):
+            raise UsageError(f"--vocab: {msg[len('vocab:'):].strip()}") from None
         raise UsageError(f"{option}: cannot load the Hugging Face folder {spec!r} ({msg[:300]})") from None
     finally:
         bars()
     V = _vocab_size(model.model)
     if V is not None and not 0 <= model.mask_id < V:
         raise UsageError(f"--mask-id: {model.mask_id} is not a token id of this model (its vocabulary has ids 0..{V - 1})")
-    return LoadedModel(model, spec, option, "hf", None if V is None else V - 1, None, None, False)
+    return LoadedModel(model, spec, option, "hf", None if V is None else V - 1, None, None, False,
+                       None if vocab is None else tuple(vocab))
+
+
+def _load_hf_causal(spec, option, *, trust_remote_code) -> LoadedModel:
+    """A causal (autoregressive) Hugging Face folder, e.g. a baseline for attention: loaded
+    with ``AutoModelForCausalLM`` and eager attention (maps are read), never downloaded."""
+    _torch(option)
+    try:
+        import transformers as tf
+    except ImportError as exc:
+        raise UsageError(f"{option}: a Hugging Face folder needs transformers: pip install 'mdmtheory[hf]' ({exc})") from None
+    bars = _quiet_transformers()
+    try:
+        config = tf.AutoConfig.from_pretrained(spec, local_files_only=True, trust_remote_code=trust_remote_code)
+        module = tf.AutoModelForCausalLM.from_pretrained(spec, config=config, local_files_only=True,
+                                                         trust_remote_code=trust_remote_code,
+                                                         attn_implementation="eager")
+    except ValueError as exc:
+        raise UsageError(f"{option}: {spec!r} is not a causal language model folder (no AutoModelForCausalLM class "
+                         f"for its config: {_msg(exc)[:200]})") from None
+    except (OSError, KeyError, TypeError, AttributeError, RecursionError, ImportError, RuntimeError) as exc:
+        raise UsageError(f"{option}: cannot load the Hugging Face folder {spec!r} ({_msg(exc)[:300]})") from None
+    finally:
+        bars()
+    module.eval()
+    V = _vocab_size(module)
+    L = next((getattr(config, a) for a in ("n_positions", "max_position_embeddings")
+              if isinstance(getattr(config, a, None), int)), None)
+    # causal is what it does, not what its class is called (BERT loads as BertLMHeadModel
+    # and still attends to later keys unless is_decoder): no weight above the diagonal
+    import torch
+
+    n = 4 if L is None else max(2, min(L, 4))
+    try:
+        with torch.no_grad():
+            att = module(torch.zeros((1, n), dtype=torch.long), output_attentions=True).attentions
+        future = max(float(torch.triu(a[0].double(), diagonal=1).abs().max()) for a in att) if att else None
+    except (RuntimeError, ValueError, TypeError, IndexError, AttributeError) as exc:
+        raise UsageError(f"{option}: the model fails on a probe of {n} tokens ({_msg(exc)[:200]})") from None
+    if future is None:
+        raise UsageError(f"{option}: {spec!r} returns no attention maps (the baseline is compared by attention)")
+    if future > 1e-6:
+        raise UsageError(f"{option}: {spec!r} is not causal: its attention reaches later positions (weight "
+                         f"{future:.3g} above the diagonal); give an autoregressive model")
+    return LoadedModel(module, spec, option, "hf", V, L, None, True)
 
 
 def _quiet_transformers():
@@ -154,7 +235,7 @@ def check_samples(x: np.ndarray, model: LoadedModel, data_option: str, *, chars:
             raise UsageError(f"{model.option}: the model fails on rows of {d} tokens ({_msg(exc)[:300]})") from None
         K = model.module.K
     else:
-        K = model.K
+        K = model.K if model.vocab is None else len(model.vocab)
     top = int(x.max())
     if top >= K:
         r, c = (int(v) for v in np.argwhere(x == top)[0])

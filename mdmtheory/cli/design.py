@@ -5,6 +5,19 @@ characters with ``--chars``) or a ``.npy`` integer array (n, d). Small empirical
 used exactly (the output says so); otherwise, or with ``--model``, the cross-entropy profile
 is estimated with confidence intervals (mdmtheory.design).
 
+Text with the user's tokenizer instead of DATA: ``--text FILE`` (one sequence per line) or
+``--jsonl FILE`` (prompt/response pairs) with ``--tokenizer DIR`` (:mod:`mdmtheory.cli._text`).
+``--prompt-length G``: the first G positions of every row are the prompt (always visible);
+the design is for the response.
+
+**Blocks** (``--forwards F`` and/or ``--block-lengths B1,B2,...``): the semi-autoregressive
+design of :mod:`mdmtheory.blocks` — for each candidate block length, the forwards and the
+(exact or estimated, with CI) path KL, and the pick; ``--budget EPS`` with
+``--block-lengths`` gives the fewest forwards within EPS. ``--format diffusers`` exports it for
+diffusers' ``LLaDA2Pipeline`` (``--scheduler-out DIR`` writes the scheduler's config, read
+back by ``mdmtheory.integrations.diffusers.load_scheduler``); ``--format llada`` for LLaDA's
+``generate`` (``mdmtheory.integrations.llada.patch``).
+
 ``--certify EPS`` (instead of ``--steps``/``--budget``): W26's certified schedule
 (mdmtheory.certificate.certify_data) — a step count N and a Bernoulli grid t_0 … t_N whose
 KL is ≤ EPS with probability ≥ ``--confidence``. From DATA alone it is about sampling the
@@ -16,32 +29,61 @@ from __future__ import annotations
 import argparse
 
 from .. import exports
-from ..design import EXACT_LIMIT, design
-from ._common import UsageError, options_for
-from ._inputs import read_tokens
-from ._models import load_model
-from .estimate import check_draws, check_seed, read_model_data
+from ..design import EXACT_LIMIT, block_design, design
+from ..schedules import Schedule
+from ._common import UsageError, check_folder_output, options_for
+from ._inputs import int_list
+from ._text import add_text_arguments, facts_lines, no_text_options, read_rows, text_given
+from .estimate import check_draws, check_seed
+
+#: Export formats of ``design``: the sampler conventions of mdmtheory.exports, and diffusers.
+FORMATS = exports.FORMATS + ("diffusers",)
+#: Formats with blocks (the others are one-block samplers: MDLM, Dream, dllm).
+BLOCK_FORMATS = ("json", "llada", "diffusers")
 
 #: Library argument names -> the options (or DATA) that gave them.
 _OPTIONS = {"steps": "--steps", "budget": "--budget", "n_per_level": "--n-per-level", "seed": "--seed",
             "exact_limit": "--exact-limit", "samples": "DATA", "x": "DATA", "model": "--model", "eps": "--certify",
-            "confidence": "--confidence", "K": "DATA"}
+            "confidence": "--confidence", "K": "DATA", "forwards": "--forwards", "block_lengths": "--block-lengths",
+            "block_length": "--block-length", "prompt_length": "--prompt-length"}
+#: The same for a block design, whose block lengths are the candidates.
+_BLOCK_OPTIONS = dict(_OPTIONS, block_length="--block-lengths")
 
 HELP = "optimal schedule for a data file or a model, exported for LLaDA/Dream/MDLM/dllm"
 EXAMPLE = "mdmtheory design words.txt --chars --steps 3 --format llada"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("data", metavar="DATA", help="text file (one sequence per line) or .npy (n, d) integer array")
-    parser.add_argument("--model", metavar="CKPT", help="an mdmtheory checkpoint (.safetensors) or a shipped name (words, markov)")
+    parser.add_argument("data", metavar="DATA", nargs="?",
+                        help="token file: text (one sequence per line) or .npy (n, d) integer array; "
+                             "or give --text/--jsonl with --tokenizer")
+    parser.add_argument("--model", metavar="CKPT",
+                        help="an mdmtheory checkpoint (.safetensors), a shipped name (words, markov), or a local "
+                             "Hugging Face folder (never downloaded)")
+    parser.add_argument("--mask-id", type=int, help="mask token id (Hugging Face folders whose config has none)")
+    parser.add_argument("--shift", action="store_true", help="logits shifted right by one (Dream; Hugging Face only)")
+    parser.add_argument("--trust-remote-code", action="store_true",
+                        help="allow a local folder's own model code (Hugging Face folders only)")
     g = parser.add_mutually_exclusive_group(required=True)
     g.add_argument("--steps", type=int, metavar="T", help="number of steps, 1 <= T <= d")
-    g.add_argument("--budget", type=float, metavar="EPS", help="path-KL budget in nats (> 0): the fewest steps within it")
+    g.add_argument("--forwards", type=int, metavar="F",
+                   help="block design: F forwards in all (F/num_blocks per block), least path KL over --block-lengths")
+    g.add_argument("--budget", type=float, metavar="EPS", help="path-KL budget in nats (> 0): the fewest steps "
+                   "(with --block-lengths: forwards) within it")
     g.add_argument("--certify", type=float, metavar="EPS",
                    help="certified grid (W26 Thm 2): KL <= EPS nats (> 0) with probability >= --confidence")
     parser.add_argument("--confidence", type=float, default=None,
                         help="--certify: probability in (0, 1) that the bound holds (default 0.95)")
-    parser.add_argument("--format", default="json", choices=exports.FORMATS, help="export convention (default json)")
+    parser.add_argument("--prompt-length", type=int, metavar="G", default=None,
+                        help="the first G positions of every row are the prompt (always visible; --jsonl: the prompt "
+                             "tokens kept, its last G)")
+    parser.add_argument("--block-lengths", type=int_list, metavar="B1,B2,...",
+                        help="block design: candidate block lengths, each dividing the response length "
+                             "(default with --forwards: every divisor)")
+    parser.add_argument("--format", default="json", choices=FORMATS, help="export convention (default json)")
+    parser.add_argument("--scheduler-out", metavar="DIR",
+                        help="--format diffusers: write the scheduler config there (a new or empty folder), for "
+                             "mdmtheory.integrations.diffusers.load_scheduler(DIR)")
     parser.add_argument("--block-length", type=int, default=None, help="LLaDA block length (divides d; the schedule must fit its blocks "
                         "with steps/num_blocks steps each, else refused; default d)")
     parser.add_argument("--chars", action="store_true",
@@ -51,11 +93,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="estimator seed (default 0)")
     parser.add_argument("--exact-limit", type=int, default=EXACT_LIMIT,
                         help=f"largest K^d used exactly (default {EXACT_LIMIT})")
+    add_text_arguments(parser)
 
 
-def run(args) -> dict:
+def _check_flags(args) -> bool:
+    """Option combinations, before any file is read; returns whether this is a block design."""
+    blocks = args.forwards is not None or args.block_lengths is not None
     if args.block_length is not None and args.format != "llada":
         raise UsageError("--block-length: only with --format llada")
+    if blocks and args.block_length is not None:
+        raise UsageError("--block-length: a block design chooses the block length; give the candidates with "
+                         "--block-lengths")
+    if blocks and args.steps is not None:
+        raise UsageError("--steps: with --block-lengths give --forwards F (the forwards of all blocks together) "
+                         "or --budget EPS")
+    if blocks and args.certify is not None:
+        raise UsageError("--certify: certifies one block (W26 Thm 2); drop --block-lengths")
+    if blocks and args.format not in BLOCK_FORMATS:
+        raise UsageError(f"--format: {args.format} samples the whole response in one block; a block design exports "
+                         f"as {', '.join(BLOCK_FORMATS)}")
+    if args.scheduler_out is not None and args.format != "diffusers":
+        raise UsageError("--scheduler-out: only with --format diffusers")
     if args.certify is not None:
         if not args.certify > 0:  # also refuses nan
             raise UsageError(f"--certify: expected EPS > 0 nats, got {args.certify}")
@@ -63,54 +121,117 @@ def run(args) -> dict:
             raise UsageError(f"--confidence: expected a probability in (0, 1), e.g. 0.95, got {args.confidence}")
         if args.format != "json":
             raise UsageError("--format: --certify gives a Bernoulli time grid (JSON \"times\"); use --format json")
+        if args.prompt_length:
+            raise UsageError("--prompt-length: --certify certifies unconditional sampling; drop the prompt")
     elif args.confidence is not None:
-        raise UsageError("--confidence: only with --certify")
-    kw = {"block_length": args.block_length} if args.format == "llada" else {}
+        raise UsageError("--confidence: only with --certify (estimated designs report 95% CIs)")
+    if args.budget is not None and not args.budget > 0:
+        raise UsageError(f"--budget: expected EPS > 0 nats, got {args.budget}")
+    if args.forwards is not None and args.forwards < 1:
+        raise UsageError(f"--forwards: expected a number of forwards >= 1, got {args.forwards}")
+    if args.prompt_length is not None and args.prompt_length < 0:
+        raise UsageError(f"--prompt-length: expected a number of prompt tokens >= 0, got {args.prompt_length}")
     check_draws("--n-per-level", args.n_per_level)
     check_seed(args.seed)
     if not 1 <= args.exact_limit <= EXACT_LIMIT:
         raise UsageError(f"--exact-limit: expected a number of cells in 1..{EXACT_LIMIT:,} (the dense limit), "
                          f"got {args.exact_limit}")
-    model, K = None, None
-    if args.model is not None:
-        loaded = load_model(args.model, "--model")
-        if loaded.kind == "hf":
-            raise UsageError(f"--model: {args.model!r} is a Hugging Face folder; design takes a mdmtheory checkpoint "
-                             "(estimate a folder's profile with 'mdmtheory estimate', then 'mdmtheory schedule --profile')")
-        model, K = loaded.module, loaded.K
-        x = read_model_data(args.data, "DATA", loaded, chars=args.chars)
+    if text_given(args):
+        if args.data is not None:
+            raise UsageError(f"DATA: give one of DATA, --text and --jsonl (got DATA {args.data!r} and "
+                             f"{'--text' if args.text else '--jsonl'})")
+        if args.chars:
+            raise UsageError("--chars: only for a token file (--text/--jsonl are read with --tokenizer)")
     else:
-        x, _ = read_tokens(args.data, "DATA", chars=args.chars)
+        if args.data is None:
+            raise UsageError("DATA: give a token file, or --text FILE / --jsonl FILE with --tokenizer DIR")
+        no_text_options(args)
+    if args.model is None:
+        for flag, v in (("--mask-id", args.mask_id is not None), ("--shift", args.shift),
+                        ("--trust-remote-code", args.trust_remote_code)):
+            if v:
+                raise UsageError(f"{flag}: only with --model (a Hugging Face folder)")
+    return blocks
+
+
+def run(args) -> dict:
+    blocks = _check_flags(args)
+    out_dir = None if args.scheduler_out is None else check_folder_output(
+        args.scheduler_out, "--scheduler-out", keep=("scheduler_config.json",))
+    x, K, g, loaded, facts = read_rows(args, "data", "DATA", args.model, "--model")
+    model = None if loaded is None else (loaded.module if loaded.kind != "hf" and loaded.vocab is None
+                                         else loaded.masked())
     if args.certify is not None:
-        return _certify(args, x, K, model)
-    if args.steps is not None and not 1 <= args.steps <= x.shape[1]:
-        raise UsageError(f"--steps: expected 1 <= T <= d={x.shape[1]}, got {args.steps}")
-    if args.budget is not None and not args.budget > 0:
-        raise UsageError(f"--budget: expected EPS > 0 nats, got {args.budget}")
-    with options_for(_OPTIONS):
-        res = design(x, K=K, model=model, steps=args.steps, budget=args.budget, exact_limit=args.exact_limit,
-                     n_per_level=args.n_per_level, seed=args.seed)
-    out = {
-        "method": res.method,
-        "note": res.note,
-        "n": res.n,
-        "d": res.d,
-        "K": res.K,
-        "steps": res.steps,
-        "sizes": list(res.sizes),
-        "budget": res.budget,
-        "path_kl": res.path_kl,
-        "path_kl_ci": list(res.ci) if res.ci else None,
-        "path_cross_entropy": res.path_cross_entropy,
-        "path_cross_entropy_ci": list(res.ci_cross_entropy) if res.ci_cross_entropy else None,
-        "profile": res.profile.values.tolist(),
-        "profile_stderr": None if res.stderr is None else res.stderr.tolist(),
-        "export": exports.export(res.schedule, args.format, **kw),
-        "memorized": res.memorized,
-        "warning": res.warning,
-        "memorization": None if res.memorization is None else res.memorization.to_dict(),
-    }
+        r = _certify(args, x, K, model)
+        r.update(facts)
+        return r
+    conf = 0.95
+    r_len = x.shape[1] - g
+    if blocks:
+        with options_for(_BLOCK_OPTIONS):
+            res = block_design(x, K=K, model=model, forwards=args.forwards, budget=args.budget,
+                               block_lengths=args.block_lengths, prompt_length=g, exact_limit=args.exact_limit,
+                               n_per_level=args.n_per_level, seed=args.seed, confidence=conf)
+        best = res.best
+        out = {"method": res.method, "note": res.note, "design": "blocks", "n": int(x.shape[0]), "d": int(x.shape[1]),
+               "K": int(K if K is not None else max(int(x.max()) + 1, 2)), "prompt_length": g,
+               "response_length": r_len, "forwards_asked": args.forwards, "budget": args.budget,
+               "candidates": [c.to_dict() for c in res.candidates], "best": best.to_dict()}
+        export = _export_blocks(args, best.counts, best.block_length, g)
+    else:
+        if args.steps is not None and not 1 <= args.steps <= r_len:
+            raise UsageError(f"--steps: expected 1 <= T <= {r_len} (the response length), got {args.steps}")
+        with options_for(_OPTIONS):
+            res = design(x, K=K, model=model, steps=args.steps, budget=args.budget, exact_limit=args.exact_limit,
+                         n_per_level=args.n_per_level, seed=args.seed, confidence=conf, prompt_length=g)
+        out = {
+            "method": res.method,
+            "note": res.note,
+            "n": res.n,
+            "d": res.d,
+            "K": res.K,
+            "prompt_length": g,
+            "steps": res.steps,
+            "sizes": list(res.sizes),
+            "budget": res.budget,
+            "path_kl": res.path_kl,
+            "path_kl_ci": list(res.ci) if res.ci else None,
+            "path_cross_entropy": res.path_cross_entropy,
+            "path_cross_entropy_ci": list(res.ci_cross_entropy) if res.ci_cross_entropy else None,
+            "profile": res.profile.values.tolist(),
+            "profile_stderr": None if res.stderr is None else res.stderr.tolist(),
+            "memorized": res.memorized,
+            "warning": res.warning,
+            "memorization": None if res.memorization is None else res.memorization.to_dict(),
+        }
+        if args.format == "diffusers":
+            export = _export_blocks(args, (res.sizes,), r_len, g)
+        else:
+            kw = {"block_length": args.block_length} if args.format == "llada" else {}
+            export = exports.export(res.schedule, args.format, **kw)  # its block_length: errors name the option
+    out["export"] = export
+    if out_dir is not None:
+        from ..integrations.diffusers import save_scheduler
+
+        save_scheduler(export["counts"] if len(export["counts"]) > 1 else export["counts"][0], out_dir,
+                       block_length=export["block_length"])
+        out["scheduler_out"] = str(out_dir)
+    out.update(facts)
     return out
+
+
+def _export_blocks(args, counts, B: int, g: int) -> dict:
+    if args.format == "diffusers":
+        from ..integrations.diffusers import scheduler_config
+
+        return scheduler_config([list(c) for c in counts], block_length=B, prompt_length=g)
+    flat = Schedule([k for c in counts for k in c])
+    if args.format == "llada":
+        with options_for(_BLOCK_OPTIONS):
+            return exports.to_llada(flat, block_length=B)
+    e = exports.to_json(flat)
+    e.update({"block_length": B, "steps_per_block": len(counts[0]), "counts": [list(c) for c in counts]})
+    return e
 
 
 def _certify(args, x, K, model) -> dict:
@@ -140,7 +261,11 @@ def render(r: dict) -> str:
             f"Bernoulli grid Geo on [{t0:.4g}, {T:.4g}], exact draws outside; times (--json): "
             + " ".join(f"{t:.4g}" for t in r["times"][:8]) + (" ..." if len(r["times"]) > 8 else ""),
         ])
-    lines = [f"mdmtheory design: {r['note']}", f"n = {r['n']} sequences, d = {r['d']}, K = {r['K']}"]
+    lines = [f"mdmtheory design: {r['note']}", f"n = {r['n']} sequences, d = {r['d']}, K = {r['K']}"
+             + (f", prompt {r['prompt_length']} tokens" if r.get("prompt_length") else "")]
+    lines += facts_lines(r)
+    if r.get("design") == "blocks":
+        return "\n".join(lines + _block_lines(r))
     if r.get("warning"):
         lines.append(f"WARNING: {r['warning']}")
     prof = " ".join(f"{v:.4f}" for v in r["profile"])
@@ -156,7 +281,34 @@ def render(r: dict) -> str:
         lines.append(f"path KL (Riemann defect of the model's profile): {r['path_kl']:.4f} nats, 95% CI [{lo:.4f}, {hi:.4f}]")
         lo, hi = r["path_cross_entropy_ci"]
         lines.append(f"path cross-entropy: {r['path_cross_entropy']:.4f} nats/sequence, 95% CI [{lo:.4f}, {hi:.4f}]")
+    return "\n".join(lines + _export_lines(r))
+
+
+def _block_lines(r: dict) -> list[str]:
+    est = r["method"] == "estimated"
+    head = (f"block design for {r['response_length']} response tokens, "
+            + (f"{r['forwards_asked']} forwards" if r["forwards_asked"] is not None else
+               f"fewest forwards with path KL {'upper CI ' if est else ''}<= {r['budget']:g} nats"))
+    lines = [head, f"{'block':>6} {'steps/block':>11} {'forwards':>8} {'path KL':>10}" + ("  95% CI" if est else "")]
+    for c in r["candidates"]:
+        if c["path_kl"] is None:
+            lines.append(f"{c['block_length']:>6} {'-':>11} {'-':>8} {'-':>10}  ({c['reason']})")
+            continue
+        ci = f"  [{c['path_kl_ci'][0]:.4f}, {c['path_kl_ci'][1]:.4f}]" if est else ""
+        lines.append(f"{c['block_length']:>6} {c['steps_per_block']:>11} {c['forwards']:>8} {c['path_kl']:>10.4f}{ci}")
+    b = r["best"]
+    counts = b["counts"]
+    shown = counts[0] if all(c == counts[0] for c in counts) else counts
+    lines.append(f"pick: block_length {b['block_length']}, {b['steps_per_block']} steps per block, "
+                 f"{b['forwards']} forwards, counts {shown}" + (" in every block" if shown is counts[0] else ""))
+    return lines + _export_lines(r)
+
+
+def _export_lines(r: dict) -> list[str]:
     e = r["export"]
-    lines.append(f"export ({e['format']}):")
+    lines = [f"export ({e['format']}):"]
     lines += [f"  {k}: {v}" for k, v in e.items() if k != "format"]
-    return "\n".join(lines)
+    if r.get("scheduler_out"):
+        lines.append(f"wrote {r['scheduler_out']}/scheduler_config.json "
+                     "(mdmtheory.integrations.diffusers.load_scheduler reads it)")
+    return lines

@@ -61,7 +61,7 @@ def read_model_data(path: str, option: str, model, *, chars: bool) -> np.ndarray
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoint", required=True, metavar="PATH",
                         help="mdmtheory checkpoint, shipped name (words, markov), or local Hugging Face folder (never downloaded)")
-    parser.add_argument("--data", required=True, metavar="FILE",
+    parser.add_argument("--data", metavar="FILE",
                         help="token sequences (outcome indices 0..K-1): .npy (n, d) or text, one per line "
                              "(characters of the model's alphabet with --chars)")
     parser.add_argument("--chars", action="store_true",
@@ -79,6 +79,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trust-remote-code", action="store_true",
                         help="allow a local folder's own model code (Hugging Face folders only)")
     parser.add_argument("--csv", metavar="OUT.csv", help="write the profile as CSV (m,c,stderr): input of 'schedule'")
+    parser.add_argument("--prompt-length", type=int, metavar="G", default=None,
+                        help="the first G positions of every row are the prompt: always visible, never scored "
+                             "(--jsonl: the prompt tokens kept, its last G)")
+    from ._text import add_text_arguments
+
+    add_text_arguments(parser)
 
 
 def check_draws(option: str, v: int) -> None:
@@ -97,40 +103,56 @@ def run(args) -> dict | None:
         check_draws(opt, v)
     check_seed(args.seed)
     csv_path = None if args.csv is None else check_output(args.csv, "--csv")
-    model = _load_model(args.checkpoint, "--checkpoint", mask_id=args.mask_id, shift=args.shift,
-                        trust_remote_code=args.trust_remote_code)
-    samples = read_model_data(args.data, "--data", model, chars=args.chars)
-    d = samples.shape[1]
+    from ._text import no_text_options, read_rows, text_given
+
+    if text_given(args):
+        if args.data is not None:
+            raise UsageError("--data: give one of --data, --text and --jsonl")
+        if args.chars:
+            raise UsageError("--chars: only with --data (--text/--jsonl are read with --tokenizer)")
+    elif args.data is None:
+        raise UsageError("--data: give a token file, or --text FILE / --jsonl FILE with --tokenizer DIR")
+    else:
+        no_text_options(args)
+    if args.prompt_length is not None and args.prompt_length < 0:
+        raise UsageError(f"--prompt-length: expected a number of prompt tokens >= 0, got {args.prompt_length}")
+    samples, _, g, model, facts = read_rows(args, "data", "--data", args.checkpoint, "--checkpoint")
+    d = samples.shape[1] - g  # levels and sizes are of the response
     if args.levels is not None and (not args.levels or len(set(args.levels)) != len(args.levels)
                                     or min(args.levels) < 0 or max(args.levels) >= d):
-        raise UsageError(f"--levels: expected distinct revealed counts in 0..{d - 1} (rows have d = {d} tokens), "
-                         f"got {','.join(map(str, args.levels))}")
+        raise UsageError(f"--levels: expected distinct revealed counts in 0..{d - 1} (rows have {d} response "
+                         f"tokens), got {','.join(map(str, args.levels))}")
     if args.sizes is not None and (not args.sizes or min(args.sizes) < 1 or sum(args.sizes) != d):
-        raise UsageError(f"--sizes: expected positive step sizes summing to d = {d} (the rows' length), "
+        raise UsageError(f"--sizes: expected positive step sizes summing to {d} (the rows' response length), "
                          f"got {','.join(map(str, args.sizes))}")
+    kw = {"prompt_length": g} if g else {}
     bridge = _bridge()
     masked = model.masked()
     rank = bridge.distributed.init_from_env().rank  # a no-op outside torchrun
     names = {"n_per_level": "--n-per-level", "n": "--n-path", "levels": "--levels", "seed": "--seed",
              "samples": "--data", "schedule": "--sizes", "plan": "--sizes", "sizes": "--sizes"}
     with options_for(names):
-        est = bridge.estimate_profile(masked, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed)
+        est = bridge.estimate_profile(masked, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed,
+                                      **kw)
     levels = np.asarray(est.levels).tolist()
     values = np.asarray(est.values, dtype=np.float64).tolist()
     stderr = np.asarray(est.stderr, dtype=np.float64).tolist()
-    out = {"checkpoint": args.checkpoint, "data": args.data, "n": int(samples.shape[0]), "d": int(samples.shape[1]),
+    out = {"checkpoint": args.checkpoint, "data": args.data or args.text or args.jsonl, "n": int(samples.shape[0]),
+           "d": int(samples.shape[1]), "prompt_length": g,
            "levels": levels, "values": values, "stderr": stderr, "forwards": int(getattr(est, "forwards", 0) or 0),
            "path": None}
     if args.sizes is not None:
         from ..schedules import Schedule
 
         with options_for(names):
-            r = bridge.estimate_path_cross_entropy(masked, samples, Schedule(args.sizes), n=args.n_path, seed=args.seed)
+            r = bridge.estimate_path_cross_entropy(masked, samples, Schedule(args.sizes), n=args.n_path, seed=args.seed,
+                                                   **kw)
         out["path"] = {"sizes": list(args.sizes), "value": float(r.value), "stderr": float(r.stderr),
                        "forwards": int(getattr(r, "forwards", 0) or 0)}
     if rank != 0:
         return None  # under torchrun, rank 0 alone reports
     out["world_size"] = bridge.distributed.world().size
+    out.update(facts)
     if csv_path is not None:
         with csv_path.open("w", newline="") as fh:
             w = csv.writer(fh)
@@ -141,8 +163,12 @@ def run(args) -> dict | None:
 
 
 def render(result: dict) -> str:
-    lines = [f"{result['checkpoint']} on {result['data']} (n = {result['n']}, d = {result['d']}); "
-             "cross-entropy profile c(m), nats per token, 95% CI",
+    from ._text import facts_lines
+
+    g = result.get("prompt_length") or 0
+    lines = [f"{result['checkpoint']} on {result['data']} (n = {result['n']}, d = {result['d']}"
+             + (f", prompt {g} tokens: m counts revealed response tokens" if g else "") + "); "
+             "cross-entropy profile c(m), nats per token, 95% CI", *facts_lines(result),
              f"{'m':>4}  {'c(m)':>10}  {'95% CI':>23}"]
     for m, v, s in zip(result["levels"], result["values"], result["stderr"]):
         lines.append(f"{m:>4}  {v:10.5f}  [{v - 1.96 * s:10.5f}, {v + 1.96 * s:10.5f}]")

@@ -71,7 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     m.add_argument("--seed", type=int, default=0, help="seed of the estimates (default 0)")
     m.add_argument("--no-model", action="store_true", help="skip the model section of the default report")
     a = parser.add_argument_group("attention (with a model): floating anchors and information")
-    a.add_argument("--baseline", metavar="PATH", help="a causal mdmtheory checkpoint trained on the same data "
+    a.add_argument("--baseline", metavar="PATH", help="a causal mdmtheory checkpoint or causal Hugging Face folder "
+                   "trained on the same data (its token ids are the outcome indices) "
                    "(BOS as key 0; default report: the shipped 'words-ar')")
     a.add_argument("--attention-samples", type=int, default=200, metavar="N",
                    help="samples traced while the model samples (default 200, at most 10000)")
@@ -186,10 +187,16 @@ def run(args) -> dict:
         samples = read_model_data(args.data, "--data", model, chars=args.chars)
     if isinstance(baseline, str):
         b = load_model(baseline, "--baseline", masked=False)
-        if not b.causal or b.kind == "hf":
-            raise UsageError(f"--baseline: {b.describe()} is not a causal mdmtheory checkpoint (train one with "
-                             "'mdmtheory train DATA --causal')")
-        if b.K != model.K or b.d != model.d:
+        if not b.causal:
+            raise UsageError(f"--baseline: {b.describe()} is not a causal model (train one with "
+                             "'mdmtheory train DATA --causal', or give a causal Hugging Face folder)")
+        if b.kind == "hf":
+            # a causal LM reads the law's outcome indices as its token ids 0..K-1 (trained on the same data)
+            if b.K is None or model.K is None or b.K < model.K or (b.d is not None and b.d < law.d):
+                raise UsageError(f"--baseline: {b.describe()} has {b.K} token ids and {b.d} positions; it reads the "
+                                 f"law's outcome indices 0..{law.K - 1} as token ids over d = {law.d} positions: "
+                                 "train it on the same data")
+        elif b.K != model.K or b.d != model.d:
             raise UsageError(f"--baseline: {b.describe()} has K = {b.K}, d = {b.d}; the model has K = {model.K}, "
                              f"d = {model.d}: train the baseline on the same data")
         baseline = b.module

@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["block_refinement_scheduler", "check_counts"]
+__all__ = ["block_refinement_scheduler", "check_counts", "scheduler_config", "save_scheduler", "load_scheduler"]
 
 
 def _diffusers():
@@ -175,3 +175,68 @@ def block_refinement_scheduler(counts, *, block_length: int | None = None, thres
     cls = _scheduler_class()
     return cls(counts=[list(r) for r in blocks], block_length=B, num_inference_steps=len(blocks[0]),
                threshold=float(threshold), editing_threshold=editing_threshold, minimal_topk=1)
+
+
+def scheduler_config(counts, *, block_length: int | None = None, prompt_length: int = 0) -> dict:
+    """The design as plain JSON: what :func:`block_refinement_scheduler` and the pipeline call
+    take (no diffusers import). ``prompt_length``: the prompt tokens of the design, a multiple
+    of ``block_length`` for the counts to hold in every block (left-pad the prompt)."""
+    blocks = check_counts(counts, block_length=block_length)
+    B, S = sum(blocks[0]), len(blocks[0])
+    one = len(set(blocks)) == 1
+    rows = [list(blocks[0])] if one else [list(r) for r in blocks]
+    call = {"block_length": B, "num_inference_steps": S, "threshold": 1.0, "editing_threshold": None,
+            "eos_early_stop": False, "minimal_topk": 1}
+    if not one:
+        call["gen_length"] = B * len(blocks)
+    return {
+        "format": "diffusers",
+        "counts": rows,
+        "block_length": B,
+        "num_inference_steps": S,
+        "forwards_per_block": S,
+        "prompt_length": int(prompt_length),
+        "pipeline_call": call,
+        "python": ("from mdmtheory.integrations.diffusers import block_refinement_scheduler; "
+                   f"scheduler = block_refinement_scheduler({rows if not one else rows[0]}, block_length={B}); "
+                   "LLaDA2Pipeline(model, scheduler, tokenizer)(input_ids=..., "
+                   + ", ".join(f"{k}={v!r}" for k, v in call.items()) + ")"),
+        "note": ("the pipeline's own threshold argument overrides the scheduler's: pass threshold=1.0 for exact "
+                 "counts; the prompt length must be a multiple of block_length"
+                 + ("" if prompt_length % B == 0 else f" (it is {prompt_length}: left-pad the prompt to "
+                                                      f"{-(-prompt_length // B) * B} tokens)")),
+    }
+
+
+def save_scheduler(counts, path, *, block_length: int | None = None) -> str:
+    """Write the scheduler's config (``scheduler_config.json``) to the folder ``path``
+    (created); :func:`load_scheduler` reads it back. Returns the folder."""
+    import os
+
+    sched = block_refinement_scheduler(counts, block_length=block_length)
+    os.makedirs(path, exist_ok=True)
+    sched.save_config(path)
+    return os.fspath(path)
+
+
+def load_scheduler(path):
+    """The scheduler saved by :func:`save_scheduler` (or ``mdmtheory design --scheduler-out``)."""
+    import json
+    import os
+
+    cls = _scheduler_class()
+    f = os.path.join(os.fspath(path), cls.config_name)
+    if not os.path.isfile(f):
+        raise ValueError(f"path: {os.fspath(path)!r} has no {cls.config_name} (write it with save_scheduler or "
+                         "mdmtheory design --format diffusers --scheduler-out DIR)")
+    try:
+        with open(f, encoding="utf-8") as fh:
+            cfg = json.load(fh)
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ValueError(f"path: {f!r} is not a scheduler config ({type(exc).__name__})") from None
+    if not isinstance(cfg, dict) or cfg.get("_class_name") != cls.__name__:
+        raise ValueError(f"path: {f!r} is not a config of mdmtheory's {cls.__name__}")
+    return block_refinement_scheduler(cfg.get("counts"), block_length=cfg.get("block_length"),
+                                      threshold=cfg.get("threshold", 1.0),
+                                      editing_threshold=cfg.get("editing_threshold"),
+                                      minimal_topk=cfg.get("minimal_topk", 1))

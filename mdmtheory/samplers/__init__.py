@@ -24,7 +24,11 @@ from .planners import (
     register_planner,
     resolve_planner,
 )
+from .revise import CorrectorSampler, EditingSampler, RemaskingSampler, RevisionRun, revise_run
+from .select import SampleThenSelectPlanner, SelectionBias, SelectRun, select_run, selection_bias
 from .simulate import KLEstimate, Simulation, estimate_kl, simulate
+
+register_planner("sample_then_select", SampleThenSelectPlanner)
 
 __all__ = [
     "ExactRun",
@@ -54,4 +58,14 @@ __all__ = [
     "KLEstimate",
     "simulate",
     "estimate_kl",
+    "SampleThenSelectPlanner",
+    "SelectRun",
+    "select_run",
+    "SelectionBias",
+    "selection_bias",
+    "RemaskingSampler",
+    "CorrectorSampler",
+    "EditingSampler",
+    "RevisionRun",
+    "revise_run",
 ]

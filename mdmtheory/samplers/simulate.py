@@ -24,7 +24,9 @@ only from ``np.random.default_rng(seed)``.
   :math:`\bar L \pm z\, s/\sqrt n` (normal approximation).
 
 Planners: the deterministic planners of :mod:`mdmtheory.samplers.adaptive` (their ``select``
-method) and :class:`~mdmtheory.samplers.planners.RandomPlanner` (``"random"``).
+method), :class:`~mdmtheory.samplers.planners.RandomPlanner` (``"random"``), and in
+:func:`simulate` :class:`~mdmtheory.samplers.select.SampleThenSelectPlanner`, which draws a
+candidate everywhere and commits the most confident (:mod:`mdmtheory.samplers.select`).
 """
 
 from __future__ import annotations
@@ -110,15 +112,21 @@ def _check_n_seed(n, seed):
     return n, seed
 
 
-def _planner_setup(plan, planner, d: int):
+def _planner_setup(plan, planner, d: int, *, values_ok: bool = False):
     """(planner, is_random, sizes) of a Monte Carlo run on d positions: the one rule of every
     Monte Carlo path (this module, ``mdmtheory.bridge``); sizes are ``None`` per step for
-    planners that choose their own."""
+    planners that choose their own. ``values_ok``: the caller draws the sampler's own values
+    (:func:`simulate`), so sample-then-select is allowed; estimators that follow the data's
+    path refuse it."""
     if isinstance(plan, Grid):
-        raise ValueError("plan: Monte Carlo takes a Schedule or None (Grids: use the exact engine)")
+        raise ValueError("plan: this Monte Carlo takes a Schedule or None (Grids: mdmtheory.samplers.simulate "
+                         "and estimate_kl, or the exact engine)")
     planner = resolve_planner(planner)
     is_random = isinstance(planner, RandomPlanner)
-    if not is_random and not hasattr(planner, "select"):
+    if getattr(planner, "commits_values", False) and not values_ok:
+        raise ValueError("planner: sample-then-select commits the values it drew, not the data's: the pointwise "
+                         "log-ratio along x's own path is not its KL; use select_run (exact) or simulate")
+    if not is_random and not hasattr(planner, "select") and not getattr(planner, "commits_values", False):
         raise ValueError(
             f"planner: {getattr(planner, 'name', planner)!r} has no Monte Carlo select(); "
             "use 'random' or a planner from mdmtheory.samplers.adaptive"
@@ -132,9 +140,37 @@ def _planner_setup(plan, planner, d: int):
     return planner, is_random, sizes
 
 
-def _setup(law, plan, planner):
+def _setup(law, plan, planner, *, values_ok: bool = False):
     oracle = as_oracle(law)
-    return (oracle, *_planner_setup(plan, planner, oracle.d))
+    return (oracle, *_planner_setup(plan, planner, oracle.d, values_ok=values_ok))
+
+
+def _grid_setup(law, plan: Grid, planner):
+    """The Bernoulli-subset sampler of a Grid (as the exact engine runs it): positions with
+    U_i <= t_0 drawn exactly (jointly) at the start, each masked position revealed at step j
+    with probability beta_j, the rest completed exactly (jointly) when t_N < 1."""
+    if not (isinstance(planner, str) and planner in ("random", "bernoulli")):
+        raise ValueError(f"planner: a Grid drives the Bernoulli-subset sampler; use planner='random' "
+                         f"(or 'bernoulli'), got {planner!r}")
+    return as_oracle(law), plan.betas, float(plan.times[0]), bool(plan.times[-1] < 1.0)
+
+
+def _exact_draw(oracle, x, revealed, todo, rng):
+    """Fill the positions ``todo`` (n, d) of each row exactly from p(x_todo | x_revealed), one
+    position at a time through the one-token conditionals (the chain rule)."""
+    x, rv = x.copy(), revealed.copy()
+    for j in range(oracle.d):
+        rows = np.flatnonzero(todo[:, j])
+        if rows.size == 0:
+            continue
+        probs = oracle.conditionals(x[rows], rv[rows])[:, j]
+        x[rows, j] = _inverse_cdf(probs, rng.random(rows.size))
+        rv[rows, j] = True
+    return x
+
+
+def _bernoulli_chosen(free, beta, rng):
+    return free & (rng.random(free.shape) < beta)
 
 
 def _choose(planner, is_random, step, size, probs, free, rng):
@@ -166,7 +202,13 @@ def simulate(law, plan=None, planner="random", *, n: int, seed: int) -> Simulati
     n, seed : number of samples; seed of ``np.random.default_rng``.
     """
     n, seed = _check_n_seed(n, seed)
-    oracle, planner, is_random, sizes = _setup(law, plan, planner)
+    if isinstance(plan, Grid):
+        return _simulate_grid(law, plan, planner, n, seed)
+    from ..random_sizes import RandomSchedule
+
+    if isinstance(plan, RandomSchedule):
+        return _simulate_random_sizes(law, plan, planner, n, seed)
+    oracle, planner, is_random, sizes = _setup(law, plan, planner, values_ok=True)
     rng = np.random.default_rng(seed)
     d = oracle.d
     x = np.zeros((n, d), dtype=np.int64)
@@ -185,14 +227,86 @@ def simulate(law, plan=None, planner="random", *, n: int, seed: int) -> Simulati
         if rows.size == 0:
             continue
         probs = oracle.conditionals(xs, rv)
-        chosen = _choose(planner, is_random, t, size, probs, ~rv, rng)
-        draw = _inverse_cdf(probs, rng.random(xs.shape))
+        if getattr(planner, "commits_values", False):  # sample-then-select: values first, then positions
+            chosen, draw = planner.draw(probs, ~rv, size, rng)
+        else:
+            chosen = _choose(planner, is_random, t, size, probs, ~rv, rng)
+            draw = _inverse_cdf(probs, rng.random(xs.shape))
         x[rows] = np.where(chosen, draw, xs)
         revealed[rows] = rv | chosen
         reveal_step[rows] = np.where(chosen, t + 1, reveal_step[rows])
         steps[rows] = t + 1
     if not (lost | revealed.all(axis=1)).all():
         raise ValueError("plan: some samples still have masked positions after the last step")
+    samples = np.where(revealed, x, -1)
+    return Simulation(samples=samples, lost=lost, reveal_step=reveal_step, steps=steps)
+
+
+def _simulate_random_sizes(law, plan, planner, n: int, seed: int) -> Simulation:
+    """:func:`simulate` of a RandomSchedule: one composition drawn per sample (seeded), then
+    each composition's samples run as a Schedule (its own stream), rows in draw order."""
+    from ..schedules import Schedule
+
+    rng = np.random.default_rng(seed)
+    comps = plan.sample(n, rng)
+    d = plan.d
+    samples = np.empty((n, d), dtype=np.int64)
+    lost = np.zeros(n, dtype=bool)
+    reveal_step = np.zeros((n, d), dtype=np.int64)
+    steps = np.zeros(n, dtype=np.int64)
+    for i, c in enumerate(sorted(set(comps))):
+        rows = np.array([r for r, cc in enumerate(comps) if cc == c])
+        if rows.size < 2:  # simulate needs n >= 2; draw two and keep one
+            sim = simulate(law, Schedule(c), planner, n=2, seed=int(rng.integers(2**32)))
+            sl = slice(0, 1)
+        else:
+            sim = simulate(law, Schedule(c), planner, n=rows.size, seed=int(rng.integers(2**32)))
+            sl = slice(None)
+        samples[rows], lost[rows] = sim.samples[sl], sim.lost[sl]
+        reveal_step[rows], steps[rows] = sim.reveal_step[sl], sim.steps[sl]
+    return Simulation(samples=samples, lost=lost, reveal_step=reveal_step, steps=steps)
+
+
+def _simulate_grid(law, plan: Grid, planner, n: int, seed: int) -> Simulation:
+    """:func:`simulate` of a Grid (see :func:`_grid_setup`); initialization tokens have
+    reveal step 0, the exact completion step N + 1; ``steps`` counts the grid's steps taken."""
+    oracle, betas, t0, complete = _grid_setup(law, plan, planner)
+    rng = np.random.default_rng(seed)
+    d = oracle.d
+    revealed = rng.random((n, d)) < t0 if t0 > 0 else np.zeros((n, d), dtype=bool)
+    x = np.where(revealed, oracle.sample(n, rng), 0) if t0 > 0 else np.zeros((n, d), dtype=np.int64)
+    lost = np.zeros(n, dtype=bool)
+    reveal_step = np.zeros((n, d), dtype=np.int64)
+    steps = np.zeros(n, dtype=np.int64)
+    for t, beta in enumerate(betas):
+        rows = np.flatnonzero(~lost & ~revealed.all(axis=1))
+        if rows.size == 0:
+            break
+        xs, rv = x[rows], revealed[rows]
+        reach = oracle.log_marginal(xs, rv) > -np.inf
+        lost[rows[~reach]] = True
+        rows, xs, rv = rows[reach], xs[reach], rv[reach]
+        if rows.size == 0:
+            continue
+        chosen = _bernoulli_chosen(~rv, beta, rng)
+        if chosen.any():
+            probs = oracle.conditionals(xs, rv)
+            draw = _inverse_cdf(probs, rng.random(xs.shape))
+            x[rows] = np.where(chosen, draw, xs)
+        revealed[rows] = rv | chosen
+        reveal_step[rows] = np.where(chosen, t + 1, reveal_step[rows])
+        steps[rows] = t + 1
+    rows = np.flatnonzero(~lost & ~revealed.all(axis=1))
+    if rows.size:
+        if not complete:  # t_N = 1 reveals every position with probability 1
+            raise ValueError("plan: some samples still have masked positions after the last step")
+        xs, rv = x[rows], revealed[rows]
+        reach = oracle.log_marginal(xs, rv) > -np.inf
+        lost[rows[~reach]] = True
+        rows, xs, rv = rows[reach], xs[reach], rv[reach]
+        x[rows] = _exact_draw(oracle, xs, rv, ~rv, rng)
+        reveal_step[rows] = np.where(rv, reveal_step[rows], len(betas) + 1)
+        revealed[rows] = True
     samples = np.where(revealed, x, -1)
     return Simulation(samples=samples, lost=lost, reveal_step=reveal_step, steps=steps)
 
@@ -206,15 +320,21 @@ def estimate_kl(law, plan=None, planner="random", *, n: int, seed: int, level: f
     n, seed = _check_n_seed(n, seed)
     if not (isinstance(level, numbers.Real) and 0 < level < 1):
         raise ValueError(f"level: expected a confidence level in (0, 1), got {level!r}")
-    oracle, planner, is_random, sizes = _setup(law, plan, planner)
+    grid = isinstance(plan, Grid)
+    if grid:
+        oracle, betas, t0, complete = _grid_setup(law, plan, planner)
+        planner, is_random, sizes = None, True, list(betas)
+    else:
+        oracle, planner, is_random, sizes = _setup(law, plan, planner)
     rng = np.random.default_rng(seed)
     d = oracle.d
     x = oracle.sample(n, rng)
-    revealed = np.zeros((n, d), dtype=bool)
+    # a grid's initialization (U_i <= t_0) and completion are exact: they add nothing to L
+    revealed = (rng.random((n, d)) < t0) if grid and t0 > 0 else np.zeros((n, d), dtype=bool)
     reveal_step = np.zeros((n, d), dtype=np.int64)
     steps = np.zeros(n, dtype=np.int64)
     terms = np.zeros((len(sizes), n))
-    log_pA = np.zeros(n)
+    log_pA = oracle.log_marginal(x, revealed) if revealed.any() else np.zeros(n)
     ar = np.arange(n)
     for t, size in enumerate(sizes):
         rows = np.flatnonzero(~revealed.all(axis=1))
@@ -223,7 +343,10 @@ def estimate_kl(law, plan=None, planner="random", *, n: int, seed: int, level: f
             break
         xs, rv = x[rows], revealed[rows]
         probs = oracle.conditionals(xs, rv)
-        chosen = _choose(planner, is_random, t, size, probs, ~rv, rng)
+        if grid:
+            chosen = _bernoulli_chosen(~rv, size, rng)  # size: this step's beta
+        else:
+            chosen = _choose(planner, is_random, t, size, probs, ~rv, rng)
         own = probs[ar[: rows.size, None], np.arange(d)[None, :], xs]  # p(x_j | x_A) at the true x_j
         with np.errstate(divide="ignore"):
             log_single = np.where(chosen, np.log(np.where(chosen, own, 1.0)), 0.0).sum(axis=1)
@@ -234,7 +357,7 @@ def estimate_kl(law, plan=None, planner="random", *, n: int, seed: int, level: f
         revealed[rows] = new
         reveal_step[rows] = np.where(chosen, t + 1, reveal_step[rows])
         steps[rows] = t + 1
-    if not revealed.all():
+    if not revealed.all() and not (grid and complete):
         raise ValueError("plan: some paths still have masked positions after the last step")
     L = terms.sum(axis=0)
     if not np.all(np.isfinite(L)):  # x ~ p exactly: every factor along its own path is positive

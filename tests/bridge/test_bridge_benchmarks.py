@@ -21,10 +21,30 @@ def _load(name):
     return mod
 
 
+def _result(out):
+    import json
+
+    return json.loads(next(line for line in out.splitlines() if line.startswith("@@RESULT "))[len("@@RESULT "):])
+
+
 def test_gpu_bridge_quick_runs_on_cpu(capsys):
     assert _load("gpu_bridge").main(["--quick", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     assert "@@RESULT" in out and '"device": "cpu"' in out
+    # issue 18: the prompted, block-wise section (block b given the prompt and blocks < b)
+    res = _result(out)
+    g, L = res["prompt_length"], res["block_length"]
+    assert "prompted blocks" in out and len(res["blocks"]) == 4
+    assert [b["prompt_length"] for b in res["blocks"]] == [g + b * L for b in range(4)]
+    assert all(b["response_length"] == L and b["forwards_per_s"] > 0 for b in res["blocks"])
+
+
+def test_bridge_throughput_quick_runs(capsys):
+    assert _load("bench_bridge_throughput").main(["--quick"]) == 0
+    res = _result(capsys.readouterr().out)
+    assert res["attention"] == "sdpa"  # bridge.from_pretrained's default load
+    assert set(res["ratio_median"]) == {"all ids but the mask", "one slice (5..V-1)"}
+    assert all(r["cpu"] > 0 and r["wall"] > 0 for r in res["ratio_median"].values())
 
 
 def test_bench_bridge_quick_agrees_with_the_naive_loop(capsys):

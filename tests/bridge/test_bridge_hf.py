@@ -28,7 +28,7 @@ def test_local_bert_log_probs_match_the_model(bert_folder):
     m = bridge.from_pretrained(bert_folder, vocab=VOCAB, device="cpu")
     assert type(m.model).__name__ == "BertForMaskedLM"
     assert m.mask_id == MASK  # read from the config
-    assert m.model.config._attn_implementation == "eager"
+    assert m.model.config._attn_implementation == "sdpa"  # the fast path unless attention maps are asked for
     rng = np.random.default_rng(0)
     x = rng.integers(0, 4, size=(6, 7))
     x[rng.random(x.shape) < 0.5] = -1
@@ -60,6 +60,25 @@ def test_distributed_entry_point_runs_in_one_process(bert_folder, tmp_path):
     np.testing.assert_allclose(res["values"], direct.values, rtol=1e-6)
 
 
+def test_distributed_entry_point_takes_a_prompt_and_a_block(bert_folder, tmp_path, capsys):
+    xs = np.random.default_rng(4).integers(0, 4, size=(20, 7))
+    np.save(tmp_path / "x.npy", xs)
+    np.save(tmp_path / "v.npy", np.array(VOCAB))
+    out = tmp_path / "out.json"
+    common = ["profile", "--hf", str(bert_folder), "--vocab-file", str(tmp_path / "v.npy"),
+              "--samples", str(tmp_path / "x.npy"), "--n-per-level", "4", "--out", str(out)]
+    assert bridge.distributed.main(common + ["--prompt-length", "2", "--response-length", "3"]) == 0
+    import json
+
+    res = json.loads(out.read_text())
+    assert res["prompt_length"] == 2 and res["response_length"] == 3 and res["levels"] == [0, 1, 2]
+    direct = bridge.estimate_profile(bridge.from_pretrained(bert_folder, vocab=VOCAB, device="cpu"), xs, n_per_level=4,
+                                     seed=0, prompt_length=2, response_length=3)
+    np.testing.assert_allclose(res["values"], direct.values, rtol=1e-6)
+    assert bridge.distributed.main(common + ["--prompt-length", "2", "--response-length", "6"]) == 2
+    assert "error: response_length: expected None" in capsys.readouterr().err
+
+
 def test_missing_folder_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match=r"^path: .* is not a local folder; the bridge never downloads"):
         bridge.from_pretrained(tmp_path / "nope")
@@ -70,7 +89,7 @@ def test_missing_folder_is_a_clear_error(tmp_path):
 def test_base_class_fallback_and_missing_mask_id(tmp_path):
     cfg = transformers.GPT2Config(vocab_size=20, n_embd=16, n_layer=1, n_head=2, n_positions=16, bos_token_id=0, eos_token_id=0)
     transformers.GPT2Model(cfg).save_pretrained(tmp_path)
-    with pytest.raises(ValueError, match=r"^mask_id: not in the config"):
+    with pytest.raises(ValueError, match=r"^mask_id: the folder.s config has no mask_token_id"):
         bridge.from_pretrained(tmp_path)
     m = bridge.from_pretrained(tmp_path, mask_id=19, device="cpu")  # no masked-LM class: AutoModel
     assert type(m.model).__name__ == "GPT2Model"
@@ -91,6 +110,24 @@ def test_config_without_weights_is_a_value_error(tmp_path):
                                           '"num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 8}')
     with pytest.raises(ValueError, match=r"^path: .*cannot be loaded"):  # formerly an OSError traceback
         bridge.from_pretrained(tmp_path, mask_id=3, device="cpu")
+
+
+def test_sdpa_by_default_eager_for_attention_maps(bert_folder):
+    """Issue 18: SDPA unless attentions=True; the attention diagnostics switch an SDPA model
+    to eager for their forwards (transformers 5.x returns no maps from SDPA) and back."""
+    fast = bridge.from_pretrained(bert_folder, vocab=VOCAB, device="cpu")
+    eager = bridge.from_pretrained(bert_folder, vocab=VOCAB, device="cpu", attentions=True)
+    assert fast.model.config._attn_implementation == "sdpa"
+    assert eager.model.config._attn_implementation == "eager"
+    x = np.random.default_rng(2).integers(-1, 4, size=(5, 7))
+    np.testing.assert_allclose(fast.log_probs(x).numpy(), eager.log_probs(x).numpy(), atol=1e-5)
+    ids = torch.as_tensor(np.random.default_rng(3).integers(5, 9, size=(3, 7)))
+    maps = bridge.attention.attention_maps(fast.model, ids)
+    assert fast.model.config._attn_implementation == "sdpa"  # restored
+    np.testing.assert_allclose(maps, bridge.attention.attention_maps(eager.model, ids), atol=1e-6)
+    assert maps.shape == (3, 2, 7, 7)
+    with pytest.raises(ValueError, match=r"^attentions: expected True or False"):
+        bridge.from_pretrained(bert_folder, attentions="yes")
 
 
 def test_options_are_checked_before_loading(bert_folder):

@@ -1,0 +1,221 @@
+r""":func:`compare`: for one law and one plan, the exact KL of the output law, the path KL and
+every applicable bound, in one table (:class:`Comparison` of :class:`ComparisonRow`).
+(The module is ``comparison``, not ``compare``, so that ``mdmtheory.bounds.compare`` stays
+the function.)"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..divergence import kl as _kl
+from ..joint import Joint
+from ..schedules import Grid, Schedule
+from ..ugc import _ugc, as_profile, effective_total_correlation, log_odds
+from ._core import DERIVED, Bound, _is_geometric
+from .derived import optimal_grid_error_lower, riemann_bound
+from .dhw26 import dhw26_dimension_bound, dhw_sandwich, dhw_tc_bound
+from .lc25 import lc25_bound, lc25_lower_our_reading, worst_path_kl
+from .pb25 import COMPARE_MAX_D as _PB25_MAX_D
+from .pb25 import pb25_partition_lower, pb25_schedule_lower
+from .w26 import (
+    ugc_total_bound,
+    w26_block_objective_min,
+    w26_corollary1,
+    w26_proposition1_dp_lower,
+    w26_theorem1,
+    w26_theorem1_card,
+    w26_theorem3,
+)
+from .zyb26 import _reverse_kl, rejection_cost, zyb26_verification_lower
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One row of :func:`compare`: an exact quantity (kind ``"exact"``) or a bound.
+
+    ``slack`` = bound / exact (1 when they are equal, including 0 = 0 and inf = inf; inf when
+    exact = 0 < bound or bound = inf; 0 when exact = inf > bound; None for exact rows);
+    ``holds`` is None for exact and asymptotic rows; ``status`` is the bound's
+    :attr:`Bound.status` (``"paper"``, ``"paper, via summary"``, ``"our reading"``,
+    ``"derived here"``; ``"exact"`` for exact rows).
+    """
+
+    name: str
+    kind: str
+    quantity: str
+    value: float
+    exact: float | None
+    slack: float | None
+    holds: bool | None
+    source: str = ""
+    status: str = ""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Immutable table returned by :func:`compare`; ``str()`` prints aligned columns."""
+
+    rows: tuple[ComparisonRow, ...]
+    plan: Any
+    planner: str
+
+    @property
+    def kl(self) -> float:
+        return self.row("kl").value
+
+    @property
+    def path_kl(self) -> float:
+        return self.row("path_kl").value
+
+    def row(self, name: str) -> ComparisonRow:
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(r.name for r in self.rows)
+
+    @property
+    def all_hold(self) -> bool:
+        """Whether every (non-asymptotic) bound holds."""
+        return all(r.holds is not False for r in self.rows)
+
+    def __str__(self) -> str:
+        cols = ("name", "kind", "status", "quantity", "value", "exact", "slack", "holds")
+        head = cols
+
+        def fmt(x):
+            if x is None:
+                return "-"
+            if isinstance(x, bool):
+                return "yes" if x else "NO"
+            if isinstance(x, float):
+                return f"{x:.6g}"
+            return str(x)
+
+        body = [tuple(fmt(getattr(r, f) or None) if f == "status" else fmt(getattr(r, f)) for f in cols) for r in self.rows]
+        widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
+        lines = ["  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) for row in [head] + body]
+        title = f"compare: plan={self.plan!r}, planner={self.planner!r}"
+        return "\n".join([title, lines[0], "-" * len(lines[0])] + lines[1:])
+
+
+def _slack(value: float, exact: float) -> float:
+    """bound / exact, defined everywhere: 1 when they are equal (0 = 0 and inf = inf
+    included), inf when exact = 0 < bound or bound = inf > exact, 0 when exact = inf > bound."""
+    if value == exact:
+        return 1.0
+    if exact == 0.0 or math.isinf(value):
+        return math.inf
+    if math.isinf(exact):
+        return 0.0
+    return value / exact
+
+
+def _row(bound: Bound, exact: float | None, scale: float) -> ComparisonRow:
+    holds = None if exact is None else bound.holds(exact, scale=scale)
+    slack = None if exact is None else _slack(bound.value, exact)
+    return ComparisonRow(bound.name, bound.kind, bound.bounds, float(bound.value), exact, slack, holds, bound.source, bound.status)
+
+
+def _planner_name(planner) -> str | None:
+    return planner if isinstance(planner, str) else getattr(planner, "name", None)
+
+
+def compare(p, plan, planner: str = "random") -> Comparison:
+    r"""Exact KL, path KL and every applicable bound for one law and one plan.
+
+    Parameters
+    ----------
+    p : :class:`~mdmtheory.Joint` (the exact output law needs the table).
+    plan : :class:`Schedule` (fixed-cardinality sampler) or :class:`Grid` (Bernoulli-subset).
+    planner : planner name or object for the exact engine; the published bounds are for
+        the random planner (``"random"``; a Grid always uses the Bernoulli sampler). For
+        other planners only the exact rows and data processing are reported.
+
+    Rows: ``kl`` = KL(p‖q) of the output law (:func:`mdmtheory.sampler_law`), ``path_kl``
+    (trajectory KL, :func:`mdmtheory.exact_run`), then each bound with its value, the exact
+    quantity it bounds, slack = bound/exact and whether it holds within
+    ``HOLD_RTOL * max(|bound|, |exact|, d log K)`` (d log K, the largest possible
+    :math:`\sum_i H(X_i)`, is the problem's scale: KL and entropies carry absolute rounding
+    errors ~1e-16 even for nearly deterministic laws, so rounding of a zero quantity is not
+    a violation). Each row carries the bound's status (``paper``, ``paper, via summary``,
+    ``our reading``, ``derived here``), printed in the table.
+
+    Schedule rows: data processing, Riemann, LC25 Theorem 1, W26 Theorem 1 (card), and
+    (k_max >= 2) *our reading* of the LC25 lower bound, whose exact column is the worst path
+    KL over all schedules with this plan's k_max (:func:`worst_path_kl`), not this plan's,
+    and (d <= 8) PB25's conditional-TC bound minimized over partitions with the plan's sizes
+    (:func:`pb25_schedule_lower`, against the path KL). Schedule with the ``left_to_right``
+    planner: PB25's bound for its fixed partition (:func:`pb25_partition_lower`, an
+    equality with the exact conditionals).
+    Grid rows: data processing, W26 Theorem 1, Corollary 1 (geometric grids), and on the
+    single block [t_0, t_N]: W26 Proposition 1's (28c) (exact column: the minimum of the
+    block objective, :func:`w26_block_objective_min`), the lower bound on the optimal
+    error derived here (:func:`optimal_grid_error_lower`, checked against this grid:
+    necessary, not sufficient), Theorem 3 (asymptotic, no verdict). Law rows: H(0,1) <=
+    min(TC, DTC), the DHW26 sandwich, DHW <= min(TC, DTC), DHW <= d log K (DHW26's
+    abstract) and our reading of ZYB26's verification cost (:func:`zyb26_verification_lower`
+    against :func:`rejection_cost`). The exact row ``reverse_kl`` is KL(q‖p) of the output
+    law (inf when q puts mass off p's support). ZC26's rates (:func:`zc26_rates`) are for
+    random-size schedules, a plan kind compare does not take yet, so they are not listed.
+    """
+    from ..samplers import exact_run  # deferred: samplers imports divergence, which imports ugc
+
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: compare needs a mdmtheory.Joint (exact output law), got {type(p).__name__}")
+    if not isinstance(plan, (Schedule, Grid)):
+        raise ValueError(f"plan: expected a mdmtheory.Schedule or Grid, got {type(plan).__name__}")
+    run = exact_run(p, plan, planner, trajectory=True)
+    kl_exact = _kl(p, run.law)
+    path = float(run.path_kl)
+    prof = as_profile(p)
+    scale = p.d * math.log(p.K)
+    rkl, _ = _reverse_kl(p, run.law)
+    rows = [
+        ComparisonRow("kl", "exact", "kl", kl_exact, None, None, None, "exact output law (mdmtheory.sampler_law)", "exact"),
+        ComparisonRow("path_kl", "exact", "path_kl", path, None, None, None, "trajectory KL (mdmtheory.exact_run)", "exact"),
+        ComparisonRow("reverse_kl", "exact", "reverse_kl", rkl, None, None, None,
+                      "KL(q||p) of the output law (inf off p's support; ZYB26 claim (2))", "exact"),
+    ]
+    dp = Bound(
+        "data_processing", path, "kl", "data processing inequality (proofs/kl_le_path_kl.md)", "KL(p||q) <= KL_path", status=DERIVED
+    )
+    rows.append(_row(dp, kl_exact, scale))
+    is_random = _planner_name(planner) == "random"
+    exact_of = {"path_kl": path, "kl": kl_exact}
+    if isinstance(plan, Schedule) and is_random:
+        for b in (riemann_bound(prof, plan), lc25_bound(prof, plan), w26_theorem1_card(prof, plan)):
+            rows.append(_row(b, exact_of[b.bounds], scale))
+        s = plan.max_size
+        if s >= 2:
+            rows.append(_row(lc25_lower_our_reading(prof, s), worst_path_kl(prof, s), scale))
+        if p.d <= _PB25_MAX_D:
+            rows.append(_row(pb25_schedule_lower(p, plan), path, scale))
+    elif isinstance(plan, Schedule) and _planner_name(planner) == "left_to_right":
+        cuts = [tuple(range(s0, s0 + k)) for s0, k in zip(plan.starts, plan.sizes)]
+        rows.append(_row(pb25_partition_lower(p, cuts), kl_exact, scale))
+    elif isinstance(plan, Grid):
+        rows.append(_row(w26_theorem1(prof, plan), path, scale))
+        t0, tN, N = plan.times[0], plan.times[-1], plan.steps
+        if _is_geometric(plan) and N >= float(log_odds(tN) - log_odds(t0)):
+            rows.append(_row(w26_corollary1(prof, plan), path, scale))
+        if 0.0 < t0 and tN < 1.0:
+            block = (t0, tN)
+            rows.append(_row(w26_proposition1_dp_lower(prof, block, N), w26_block_objective_min(prof, block, N).value, scale))
+            rows.append(_row(optimal_grid_error_lower(prof, block, N), path, scale))
+            rows.append(_row(w26_theorem3(prof, N, start=t0, stop=tN), None, scale))
+    H01 = _ugc(prof, 0.0, 1.0)
+    dhw = effective_total_correlation(prof)
+    rows.append(_row(ugc_total_bound(prof), H01, scale))
+    lo, hi = dhw_sandwich(prof)
+    rows.append(_row(lo, dhw, scale))
+    rows.append(_row(hi, dhw, scale))
+    rows.append(_row(dhw_tc_bound(prof), dhw, scale))
+    rows.append(_row(dhw26_dimension_bound(p), dhw, scale))
+    rows.append(_row(zyb26_verification_lower(p), rejection_cost(p), scale))
+    return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner))

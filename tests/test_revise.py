@@ -1,0 +1,178 @@
+"""Revising samplers (issue 20 §2): ReMDM remasking and the parallel corrector, exact chains
+against an independent per-position enumeration, Monte Carlo, and (η = 0) the exact engine."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import mdmtheory as mt
+from mdmtheory.samplers import (CorrectorSampler, EditingSampler, RemaskingSampler, SampleThenSelectPlanner,
+                                exact_run, revise_run, select_run)
+from mdmtheory.testing import joints
+
+
+def _cond_vec(table, vals, j):
+    d = table.ndim
+    sub = table[tuple(vals[i] if i in vals else slice(None) for i in range(d))]
+    free = [i for i in range(d) if i not in vals]
+    a = free.index(j)
+    m = sub.sum(axis=tuple(b for b in range(len(free)) if b != a))
+    return m / m.sum()
+
+
+def _remdm_brute(table, sampler):
+    """Per position: revealed -> {kept, masked} ; masked -> {stays, value y}; all products."""
+    d, K = table.ndim, table.shape[0]
+    out = np.zeros(table.shape)
+    lost = [0.0]
+
+    def reachable(vals):
+        return table[tuple(vals[i] if i in vals else slice(None) for i in range(d))].sum() > 0
+
+    def go(vals, i, prob):
+        if i == sampler.steps:
+            out[tuple(vals[j] for j in range(d))] += prob
+            return
+        sigma, beta = sampler.rates(i)
+        options = []
+        for j in range(d):
+            if j in vals:
+                options.append([(vals[j], 1 - sigma), (None, sigma)])
+            else:
+                c = _cond_vec(table, vals, j)
+                options.append([(None, 1 - beta)] + [(y, beta * c[y]) for y in range(K)])
+        for combo in itertools.product(*options):
+            w = prob
+            for _, pr in combo:
+                w *= pr
+            if w == 0:
+                continue
+            nv = {j: v for j, (v, _) in enumerate(combo) if v is not None}
+            if len(nv) < d and nv and not reachable(nv):
+                lost[0] += w
+                continue
+            go(nv, i + 1, w)
+
+    go({}, 0, 1.0)
+    return out, lost[0]
+
+
+SAMPLERS = [RemaskingSampler.uniform(3, 0.5, "cap"), RemaskingSampler.uniform(4, 0.3, "rescale"),
+            RemaskingSampler((0.0, 0.2, 0.7, 1.0), 0.9, "cap")]
+
+
+@settings(max_examples=30, deadline=None)
+@given(joints(d=(2, 3), K=(2, 3)), st.sampled_from(SAMPLERS))
+def test_remdm_exact_chain_is_the_per_position_enumeration(p, sampler):
+    run = revise_run(p, sampler)
+    ref, lost = _remdm_brute(p.table, sampler)
+    np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
+    assert run.law.lost == pytest.approx(lost, abs=1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(joints(d=(2, 4), K=(2, 2)), st.sampled_from([(0.0, 0.5, 1.0), (0.0, 0.25, 0.6, 1.0), (0.0, 1.0)]))
+def test_eta_zero_is_mdlm_the_bernoulli_grid_of_the_engine(p, alphas):
+    run = revise_run(p, RemaskingSampler(alphas, 0.0))
+    ref = exact_run(p, mt.Grid(alphas)).law
+    np.testing.assert_allclose(run.law.table, ref.table, atol=1e-12)
+    assert run.law.lost == pytest.approx(ref.lost, abs=1e-12)
+
+
+def _z_check(p, law, samples, lost, n):
+    q = law.table.ravel()
+    ok = ~lost
+    freq = np.bincount(np.ravel_multi_index(samples[ok].T, p.table.shape), minlength=q.size) / n
+    se = np.sqrt(np.maximum(q * (1 - q), 1e-12) / n)
+    assert np.all(np.abs(freq - q) / se < 4.5)
+    L = law.lost
+    assert abs(lost.mean() - L) <= 4.5 * np.sqrt(max(L * (1 - L), 1e-12) / n)
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS + [CorrectorSampler(mt.Schedule((2, 1, 1)), k=1),
+                                                CorrectorSampler(mt.Schedule((2, 2)), k=2)])
+def test_monte_carlo_agrees_with_the_exact_chain(sampler):
+    p = mt.families.dirichlet(4, 2, alpha=0.5, seed=3)
+    n = 20000
+    run = revise_run(p, sampler)
+    samples, lost = sampler.simulate(p, n=n, seed=1)
+    _z_check(p, run.law, samples, lost, n)
+
+
+def test_corrector_against_hand_enumeration_on_a_chain():
+    # d = 3: one step of 2 random positions, a corrector redrawing the least likely one, one step
+    p = mt.families.markov_chain([[0.8, 0.2], [0.3, 0.7]], 3)
+    T = p.table
+    out = np.zeros(T.shape)
+    for B in itertools.combinations(range(3), 2):
+        for ys in itertools.product(range(2), repeat=2):
+            vals = dict(zip(B, ys))
+            w = 1 / 3 * np.prod([_cond_vec(T, {}, j)[y] for j, y in vals.items()])
+            loo = {j: _cond_vec(T, {i: v for i, v in vals.items() if i != j}, j)[vals[j]] for j in vals}
+            r = min(vals, key=lambda j: (round(loo[j], 12), j))
+            rest = {i: v for i, v in vals.items() if i != r}
+            c = _cond_vec(T, rest, r)
+            for y in range(2):
+                v2 = {**rest, r: y}
+                last = [j for j in range(3) if j not in v2][0]
+                c2 = _cond_vec(T, v2, last)
+                for z in range(2):
+                    v3 = {**v2, last: z}
+                    out[tuple(v3[j] for j in range(3))] += w * c[y] * c2[z]
+    run = revise_run(p, CorrectorSampler(mt.Schedule((2, 1)), k=1))
+    np.testing.assert_allclose(run.law.table, out, atol=1e-14)
+    assert run.forwards == 3
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match=r"^alphas:"):
+        RemaskingSampler((0.0, 0.5))
+    with pytest.raises(ValueError, match=r"^eta:"):
+        RemaskingSampler.uniform(3, 1.5)
+    with pytest.raises(ValueError, match=r"^schedule:"):
+        RemaskingSampler.uniform(3, 0.1, "loop")
+    with pytest.raises(ValueError, match=r"^k:"):
+        CorrectorSampler(mt.Schedule((2, 2)), k=0)
+    with pytest.raises(ValueError, match=r"^after:"):
+        CorrectorSampler(mt.Schedule((2, 2)), after=(5,))
+    with pytest.raises(ValueError, match=r"^sampler:"):
+        revise_run(mt.families.parity(3), mt.Schedule((3,)))
+    with pytest.raises(ValueError, match=r"^p: the exact revising chain"):
+        revise_run(mt.families.dirichlet(9, 3, seed=0), RemaskingSampler.uniform(2))
+
+
+# -- editing (LLaDA2.1, diffusers editing_threshold) -------------------------------------------
+def test_editing_that_never_fires_is_sample_then_select_plus_one_post_step():
+    p = mt.families.dirichlet(4, 2, alpha=2.0, seed=1)  # no conditional near 1: nothing passes 0.999
+    assert max(p.table.max(), 0) < 1
+    for plan, th in ((mt.Schedule((2, 2)), None), (mt.Schedule((1, 1, 2)), 0.6)):
+        run = revise_run(p, EditingSampler(plan, editing_threshold=0.999, threshold=th))
+        ref = select_run(p, plan, SampleThenSelectPlanner(th, 1.0, "tempered"))
+        np.testing.assert_allclose(run.law.table, ref.law.table, atol=1e-12)
+        assert run.forwards == pytest.approx(ref.expected_forwards + 1)  # the pipeline's one post step
+
+
+@pytest.mark.parametrize("eth, post", [(0.5, 16), (0.3, 2), (0.6, 0)])
+def test_editing_monte_carlo_agrees_with_the_exact_chain(eth, post):
+    p = mt.families.markov_chain([[0.85, 0.15], [0.25, 0.75]], 4)
+    sampler = EditingSampler(mt.Schedule((2, 2)), editing_threshold=eth, max_post_steps=post)
+    run = revise_run(p, sampler)
+    n = 20000
+    samples, lost, fw = sampler.simulate(p, n=n, seed=3)
+    _z_check(p, run.law, samples, lost, n)
+    assert abs(fw.mean() - run.forwards) < 4.5 * fw.std() / np.sqrt(n) + 1e-9
+    assert fw.max() <= 2 + post + 1
+
+
+def test_editing_bad_input():
+    with pytest.raises(ValueError, match=r"^editing_threshold:"):
+        EditingSampler(mt.Schedule((2, 2)), editing_threshold=0.0)
+    with pytest.raises(ValueError, match=r"^max_post_steps:"):
+        EditingSampler(mt.Schedule((2, 2)), max_post_steps=-1)
+    with pytest.raises(ValueError, match=r"^threshold:"):
+        EditingSampler(mt.Schedule((2, 2)), threshold=1.5)
