@@ -44,6 +44,7 @@ from .samplers import (
     estimate_kl,
     exact_run,
     register_planner,
+    sampler_kl,
     sampler_law,
     simulate,
 )
@@ -94,6 +95,7 @@ __all__ = [
     "information_profile",
     # samplers
     "sampler_law",
+    "sampler_kl",
     "exact_run",
     "simulate",
     "estimate_kl",

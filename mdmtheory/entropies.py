@@ -13,17 +13,25 @@ functional of that vector (docs/theory.md §1):
     \mathrm{TSE} = \sum_{k=1}^{d} \bigl(e_k - \tfrac{k}{d} e_d\bigr), \qquad
     \sum_i I(X_i; X_{-i}) = TC + DTC.
 
-**Algorithm.** Append to every axis of the table its sum over that axis (a "marginalized"
-slot): after d such steps the tensor of shape ``(K+1,)*d`` holds every marginal of every
-subset, each built from a parent marginal (one more position), never from the full table.
-Then :math:`-x \log x` is applied once and each axis is folded back to
-{kept, marginalized}. Memory is :math:`(K+1)^d`; for larger tables the leading axes are
-split into {kept, summed} patterns (a depth-first walk, each pattern summed from its
-parent) and the trailing axes are done in vectorized blocks of bounded size. JAX, float64.
+**Algorithm.** A depth-first walk over the trailing positions m..d-1: each node holds the
+marginal of the leading positions and the kept trailing ones, a child sums one more
+position out of its parent (never out of the full table). At a leaf, the leading m
+positions are expanded in cache-sized blocks: every axis gets a "marginalized" slot filled
+from its parent slots, so a block of shape ``(K+1,)*m`` holds every marginal of every
+subset of the leading positions; :math:`-x \log x` is applied once per entry and each axis
+is folded back to {kept, marginalized}. Work: one add per marginal entry that is not a
+table entry and one :math:`x \log x` per marginal entry (:math:`3^d - 2^d` and
+:math:`3^d` for K = 2); memory: the table, the walk's path of marginals (< 2x the table)
+and one block. Float64; the walk and the blocks' adds in numpy, the logarithm (which
+dominates) of the blocks of large tables in one jit-compiled XLA call for its vectorized log: building the
+blocks in XLA (concatenations) or the whole lattice in one jit call measured slower
+(benchmarks/RESULTS.md §12). When JAX's default device is an accelerator the blocks run
+there instead (:func:`_compute_xla`, the walk of main's kernel, jit-compiled JAX).
 """
 
 from __future__ import annotations
 
+import threading
 import weakref
 from functools import partial
 
@@ -49,16 +57,123 @@ __all__ = [
     "popcounts",
 ]
 
-#: Largest block (number of float64 entries) materialized at once by the JAX kernel; kept
-#: cache-sized: the kernel is memory-bound, and small blocks ran ~2x faster per entry.
-BLOCK_ENTRIES = 1 << 20
+#: Largest lattice block (float64 entries, including the marginalized slots) held at once:
+#: cache-sized, the walk is memory-bound.
+BLOCK_ENTRIES = 1 << 17
+#: At most this many leading positions are expanded per block (at least 16 columns of kept
+#: trailing values per block, the contiguous axis of every vectorized operation).
+BLOCK_AXES = 6
+#: With blocks of at least this many columns, -x log x and the column sums of each block run
+#: in one jit-compiled XLA call (a vectorized log: 1.75x faster than numpy's at d = 20,
+#: RESULTS §12; a few block shapes compiled once per process); smaller tables stay in
+#: numpy (no compile).
+XLA_MIN_COLS = 64
 _TINY = float(np.finfo(np.float64).tiny)
 
 _CACHE: "weakref.WeakKeyDictionary[Joint, np.ndarray]" = weakref.WeakKeyDictionary()
+_SCRATCH = threading.local()
+
+
+def _scratch(shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Two reusable buffers of at least ``shape`` (last axis may be longer), per thread."""
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None or bufs[0].shape[:-1] != shape[:-1] or bufs[0].shape[-1] < shape[-1]:
+        bufs = _SCRATCH.bufs = (np.empty(shape), np.empty(shape))
+    c = shape[-1]
+    return bufs[0][..., :c], bufs[1][..., :c]
+
+
+@jax.jit
+def _neg_xlogx_columns(L):
+    return -jnp.sum(L * jnp.log(jnp.maximum(L, _TINY)), axis=-1)
+
+
+def _block_entropies(part: np.ndarray, K: int, xla: bool = False) -> np.ndarray:
+    r"""``part`` of shape ``(K,)*m + (c,)`` (c columns: values of the kept trailing
+    positions) -> ``(K+1,)*m``: for each pattern of leading positions (slot K =
+    marginalized), :math:`-\sum x \log x` over the columns and the pattern's entries.
+    ``xla``: the logarithm and the column sums in one compiled call."""
+    m = part.ndim - 1
+    L, tmp = _scratch((K + 1,) * m + (part.shape[-1],))
+    L[(slice(0, K),) * m] = part
+    for ax in range(m):  # slot K of axis ax from slots 0..K-1 (axes < ax already complete)
+        pre = (slice(None),) * ax
+        post = (slice(0, K),) * (m - ax - 1)
+        dst = L[pre + (K,) + post]
+        np.add(L[pre + (0,) + post], L[pre + (1,) + post], out=dst)
+        for v in range(2, K):
+            dst += L[pre + (v,) + post]
+    # -x log x with 0 log 0 = 0: x log(max(x, tiny)) is exactly 0 at x = 0 and differs
+    # from x log x by < 1e-305 on subnormals
+    if xla:
+        with x64():
+            return np.asarray(_neg_xlogx_columns(L))
+    np.maximum(L, _TINY, out=tmp)
+    np.log(tmp, out=tmp)
+    tmp *= L
+    return -tmp.sum(axis=-1)
+
+
+def _fold(out: np.ndarray, K: int) -> np.ndarray:
+    """``(K+1,)*m`` -> ``(2,)*m``: per axis, index 0 = marginalized, 1 = kept (summed)."""
+    for ax in range(out.ndim):
+        pre = (slice(None),) * ax
+        out = np.concatenate([out[pre + (slice(K, K + 1),)], out[pre + (slice(0, K),)].sum(axis=ax, keepdims=True)], ax)
+    return out
+
+
+def _compute(table: np.ndarray) -> np.ndarray:
+    d, K = table.ndim, table.shape[0]
+    # m leading positions are expanded in blocks; the d - m trailing ones are walked as
+    # {kept, marginalized} patterns, their kept values the blocks' columns, in chunks
+    m = min(d, BLOCK_AXES)
+    while m > 0 and (K + 1) ** m > BLOCK_ENTRIES // 16:
+        m -= 1
+    cols = 1  # a power of K: every leaf's column count is a multiple of it or below it
+    while cols * K * (K + 1) ** m <= BLOCK_ENTRIES:
+        cols *= K
+    xla = cols >= XLA_MIN_COLS
+    H = np.empty(1 << d, dtype=np.float64)
+    lead = np.zeros((2,) * m, dtype=np.int64)  # bitmask of each folded block entry
+    for j in range(m):
+        lead = lead + (np.arange(2, dtype=np.int64) << j).reshape((1,) * j + (2,) + (1,) * (m - j - 1))
+    lead = lead.ravel()
+
+    def leaf(t: np.ndarray, mask: int) -> None:
+        t = t.reshape((K,) * m + (-1,))
+        n = t.shape[-1]
+        acc = None
+        for start in range(0, n, cols):
+            # a leaf has K**n_kept columns: a multiple of cols or a power of K below it, so
+            # the XLA path compiles log_K(cols) + 1 block shapes per (K, m) and process
+            part = t[..., start : start + cols]
+            res = _block_entropies(part, K, True) if xla else _block_entropies(part, K)
+            acc = res if acc is None else acc + res
+        H[mask + lead] = _fold(acc, K).ravel()
+
+    def walk(t: np.ndarray, i: int, mask: int, n_kept: int) -> None:
+        # t: the leading m positions, then the kept positions among m..i-1, then i..d-1
+        if i == d:
+            leaf(t, mask)
+            return
+        walk(t, i + 1, mask | (1 << i), n_kept + 1)  # keep position i
+        walk(t.sum(axis=m + n_kept), i + 1, mask, n_kept)  # marginalize it (from the parent)
+
+    walk(np.ascontiguousarray(table, dtype=np.float64), m, 0, 0)
+    H[0] = 0.0
+    # an entropy is >= 0; a near point mass stored as 1 + 1 ulp (normalized to rounding,
+    # joint.py's tolerance model) gives -2e-16: that rounding is returned as 0
+    np.maximum(H, 0.0, out=H)
+    return H
+
+
+# ---- the same walk in JAX, for accelerators ------------------------------------------------
+#: Largest block (float64 entries) materialized at once by the JAX kernel.
+XLA_BLOCK_ENTRIES = 1 << 20
 
 
 @partial(jax.jit, static_argnums=(1,))
-def _block_entropies(block: jax.Array, K: int) -> jax.Array:
+def _block_entropies_xla(block: jax.Array, K: int) -> jax.Array:
     """Entropies of all subsets of the trailing axes of ``block``.
 
     ``block`` has shape ``(B,) + (K,)*m``: axis 0 enumerates the values of positions that
@@ -86,20 +201,23 @@ def _to_bitmask_order(block_out: np.ndarray) -> np.ndarray:
     return np.transpose(block_out, tuple(reversed(range(m)))).reshape(-1)
 
 
-def _compute(table: np.ndarray) -> np.ndarray:
+def _compute_xla(table: np.ndarray) -> np.ndarray:
+    """The same walk with the blocks in jit-compiled JAX (leading positions walked, trailing
+    ones expanded, batch axis first): used when JAX's default device is an accelerator, where
+    the blocks run on the device; on CPU :func:`_compute` is faster (no compile per shape)."""
     d, K = table.ndim, table.shape[0]
     # m trailing positions are expanded inside the kernel; the r = d - m leading ones are
     # walked as {kept, marginalized} patterns. The kept leading values form the kernel's
     # batch axis, fed in chunks (entropy contributions add over batch rows).
     m = d
-    while m > 0 and (K + 1) ** m > BLOCK_ENTRIES // 16:
+    while m > 0 and (K + 1) ** m > XLA_BLOCK_ENTRIES // 16:
         m -= 1
     r = d - m
     # batches are K**n_kept rows: a chunk that is a power of K divides every larger batch;
     # smaller batches are padded with zero rows (they add nothing), so in the split regime
     # the kernel compiles for one shape only (compilation was ~20% of the time at d = 20)
     chunk = 1
-    while chunk * K * (K + 1) ** m <= BLOCK_ENTRIES:
+    while chunk * K * (K + 1) ** m <= XLA_BLOCK_ENTRIES:
         chunk *= K
     H = np.empty(1 << d, dtype=np.float64)
     tail_masks = np.arange(1 << m) << r
@@ -111,7 +229,7 @@ def _compute(table: np.ndarray) -> np.ndarray:
             if r and part.shape[0] < chunk:
                 part = np.concatenate([part, np.zeros((chunk - part.shape[0],) + part.shape[1:])])
             with x64():
-                res = np.asarray(_block_entropies(jnp.asarray(part), K))
+                res = np.asarray(_block_entropies_xla(jnp.asarray(part), K))
             out = res if out is None else out + res
         return out
 
@@ -144,7 +262,7 @@ def subset_entropies(p: Joint) -> np.ndarray:
         raise ValueError(f"p: has lost mass {p.lost:.3g}; entropies need a normalized law")
     H = _CACHE.get(p)
     if H is None:
-        H = _compute(p.table)
+        H = _compute(p.table) if jax.default_backend() == "cpu" else _compute_xla(p.table)
         H.setflags(write=False)
         _CACHE[p] = H
     return H

@@ -13,7 +13,8 @@ bound has :math:`\rho \le 1`; the search maximizes :math:`\rho` over joints, wit
 softmax-parametrized (:math:`p = \mathrm{softmax}(\theta)` on :math:`[K]^d`) and
 ``jax.grad`` through a small differentiable re-implementation of the exact pipeline
 (all :math:`2^d` subset entropies :math:`\to e_m \to \varphi \to` path KL / UGC / bound),
-for d <= 6. Adam ascent on :math:`\log\rho`, several seeded restarts. The best table is
+for d <= 8. The exact-KL targets (:func:`kl_targets`) differentiate the output law's
+:math:`\mathrm{KL}(p \| q)` itself (:func:`mdmtheory.sampler_kl`). Adam ascent on :math:`\log\rho`, several seeded restarts. The best table is
 then re-evaluated with the package's exact numpy functions
 (:mod:`mdmtheory.bounds`, :mod:`mdmtheory.divergence`): the reported ratio is that one.
 
@@ -42,6 +43,8 @@ from ._jax import x64
 from .divergence import path_kl as _path_kl
 from .joint import Joint
 from .profile import information_profile
+from .samplers import kernel as _kernel
+from .samplers.engine import sampler_kl
 from .schedules import Grid, Schedule
 
 __all__ = [
@@ -57,11 +60,13 @@ __all__ = [
     "jax_path_kl",
     "compositions",
     "targets",
+    "kl_targets",
     "tightness_search",
 ]
 
-#: Largest d for the differentiable pipeline (2^d subset marginals are unrolled).
-MAX_D = 6
+#: Largest d for the differentiable pipeline (the exact engine's lattice, (K+1)^d entries,
+#: and for exact-KL targets one compiled law per plan).
+MAX_D = 8
 #: Floor (times max(1, sum_i H(X_i))) below which a denominator does not enter a ratio.
 FLOOR = 1e-9
 
@@ -78,20 +83,17 @@ def _masks_info(d: int):
 def jax_subset_entropies(table) -> jax.Array:
     r""":math:`H(X_S)` for all :math:`2^d` bitmasks S (bit j = position j), differentiable.
 
-    :math:`-m\log m` is computed as ``m * log(where(m > 0, m, 1))`` so that the value and
-    the gradient are finite at m = 0.
+    The exact engine's lattice (:func:`mdmtheory.samplers.kernel.lattice_entropies`): every
+    marginal summed from its parent, :math:`-m\log m` guarded so that the value and the
+    gradient are finite at m = 0.
     """
-    d = table.ndim
-    out = []
-    for mask in range(1 << d):
-        axes = tuple(j for j in range(d) if not mask >> j & 1)
-        m = table.sum(axis=axes) if axes else table
-        out.append(-jnp.sum(m * jnp.log(jnp.where(m > 0, m, 1.0))))
-    return jnp.stack(out)
+    d, K = table.ndim, table.shape[0]
+    H = _kernel.lattice_entropies(_kernel.marginal_lattice(table), K)
+    return jnp.transpose(H, tuple(reversed(range(d)))).reshape(-1)
 
 
 def jax_profile(table) -> jax.Array:
-    r"""Profile :math:`\varphi_m = e_{m+1} - e_m` of a table, differentiable (d <= 6)."""
+    r"""Profile :math:`\varphi_m = e_{m+1} - e_m` of a table, differentiable (d <= 8)."""
     d = table.ndim
     if d > MAX_D:
         raise ValueError(f"table: the differentiable pipeline takes d <= {MAX_D}, got d={d}")
@@ -202,6 +204,8 @@ class TightnessTarget:
     K: int
     pairs: Callable
     exact_pairs: Callable
+    #: ``pairs`` takes the table (exact-KL targets) instead of the profile
+    on_table: bool = False
 
 
 def _ratio_from_pairs(num, den, scale, xp):
@@ -242,7 +246,7 @@ def _jpsi(t: float) -> float:
 
 
 def targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
-    """The standard targets for laws on [K]^d (d <= 6): every bound of
+    """The standard targets for laws on [K]^d (d <= 8): every bound of
     :mod:`mdmtheory.bounds` that is a function of the profile, each over a small plan family.
 
     * ``riemann``, ``lc25_theorem1``, ``w26_theorem1_card``: path KL over all schedules with
@@ -489,6 +493,59 @@ def _prop1_target(d, K, partitions, L_unused):
     return TightnessTarget("w26_proposition1", _b.UPPER, "W26 Prop. 1 (4 C(P)/N) vs path KL of its block grid, 1 and 2 blocks", d, K, pairs, exact_pairs)
 
 
+def kl_targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
+    r"""Targets whose exact side is the output law's :math:`\mathrm{KL}(p \| q)` (not the
+    path KL), differentiated through the exact engine (:func:`mdmtheory.sampler_kl`), over
+    the constant schedules with T = 1..d-1 steps (each compiles once; d <= 8):
+
+    * ``kl_vs_path_kl``: KL over the path KL (:math:`\mathrm{KL} \le` path KL, so <= 1).
+    * ``kl_riemann``, ``kl_lc25_theorem1``: KL over the Riemann and LC25 Theorem 1 bounds.
+    """
+    if not (isinstance(d, int) and 2 <= d <= MAX_D):
+        raise ValueError(f"d: expected an integer in 2..{MAX_D}, got {d!r}")
+    if not (isinstance(K, int) and K >= 2) or K**d > 1 << 12:
+        raise ValueError(f"K: expected an integer >= 2 with K**d <= 4096, got {K!r}")
+    scheds = [Schedule.constant(d, T) for T in range(1, d)]
+    from .divergence import kl as _kl
+    from .samplers import sampler_law
+
+    def make(name, jbound, npbound, description):
+        def pairs(table):
+            phi = jax_profile(table)
+            num = jnp.stack([sampler_kl(table, s) for s in scheds])
+            den = jnp.stack([jnp.asarray(jbound(phi, s), dtype=num.dtype) for s in scheds])
+            return num, den
+
+        def exact_pairs(p):
+            prof = information_profile(p)
+            num = np.array([_kl(p, sampler_law(p, s)) for s in scheds])
+            den = np.array([npbound(p, prof, s) for s in scheds])
+            return num, den
+
+        return TightnessTarget(name, _b.UPPER, description, d, K, pairs, exact_pairs, on_table=True)
+
+    def rb(phi, s):
+        return (max(s.sizes) - 1) * (phi[0] - phi[-1])
+
+    def lc(phi, s):
+        return ((1 << (max(s.sizes) - 1).bit_length()) - 1) * (phi[0] - phi[-1])
+
+    return {
+        "kl_vs_path_kl": make(
+            "kl_vs_path_kl", lambda phi, s: _card_path(phi, s.sizes), lambda p, prof, s: _path_kl(prof, s),
+            "exact KL of the output law vs path KL, constant schedules",
+        ),
+        "kl_riemann": make(
+            "kl_riemann", rb, lambda p, prof, s: _b.riemann_bound(prof, s).value,
+            "exact KL vs the Riemann bound, constant schedules",
+        ),
+        "kl_lc25_theorem1": make(
+            "kl_lc25_theorem1", lc, lambda p, prof, s: _b.lc25_bound(prof, s).value,
+            "exact KL vs LC25 Theorem 1, constant schedules",
+        ),
+    }
+
+
 # -- search -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TightnessResult:
@@ -523,7 +580,7 @@ def _make_step(target: TightnessTarget, lr: float):
     def log_ratio(theta):
         table = jax.nn.softmax(theta).reshape(shape)
         phi = jax_profile(table)
-        num, den = target.pairs(phi)
+        num, den = target.pairs(table) if target.on_table else target.pairs(phi)
         scale = jnp.sum(jnp.stack([jax_subset_entropies(table)[1 << j] for j in range(d)]))
         r = _ratio_from_pairs(num, den, scale, jnp)
         return jnp.log(jnp.maximum(r, 1e-300))

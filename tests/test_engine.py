@@ -412,3 +412,53 @@ def test_grid_law_of_a_near_degenerate_law_is_finite():
     assert run.lost == pytest.approx(lost_ref, abs=TOL)
     assert run.path_kl == pytest.approx(tc_ref.sum(), abs=TOL)
     assert np.isfinite(kl(p, run.law))
+
+
+# -- layouts and sizes of the kernel (issue 19) ---------------------------------------------
+@pytest.mark.parametrize("case", [3, 6, 10, 14], ids=["zeros", "grid-t0", "K3-t0", "sparse"])
+@pytest.mark.parametrize("block", [5, 49], ids=["one-axis-pieces", "two-axis-pieces"])
+def test_bernoulli_step_in_pieces_matches_enumeration(monkeypatch, case, block):
+    """A Bernoulli step larger than GRID_BLOCK_ENTRIES is split by the slots of its leading
+    axes; with tiny pieces (every axis but the last few split) the law, lost mass, reveal law
+    and trajectory KL are still the assignment enumeration's."""
+    from mdmtheory.samplers import engine
+
+    table, times = BERNOULLI_CASES[case] if case < len(BERNOULLI_CASES) else (sparse_table(3, 4, 31, 6), (0.0, 0.4, 0.8))
+    q_ref, lost_ref, tc_ref = brute_bernoulli(table, times)
+    whole = exact_run(Joint(table), Grid(times), trajectory=True)
+    monkeypatch.setattr(engine, "GRID_BLOCK_ENTRIES", block)
+    run = exact_run(Joint(table), Grid(times), trajectory=True)
+    np.testing.assert_allclose(run.law.table, q_ref, rtol=0, atol=TOL)
+    assert run.lost == pytest.approx(lost_ref, abs=TOL)
+    assert run.path_kl == pytest.approx(tc_ref.sum(), abs=TOL)
+    np.testing.assert_allclose(run.reveal_steps, whole.reveal_steps, rtol=0, atol=TOL)
+    np.testing.assert_allclose(run.step_counts, whole.step_counts, rtol=0, atol=TOL)
+
+
+def test_grid_size_limit_is_the_state_limit(monkeypatch):
+    """A Grid is accepted whenever (K+1)**d fits, as for a Schedule (K = 2, d = 12 was
+    refused for its (2K+1)**d working tensor): shown on d = 5 with the JAX-side limit set
+    below 5**5; the JAX backends keep that limit and name the numpy one."""
+    from mdmtheory.samplers import engine
+
+    table, times = BERNOULLI_CASES[6]
+    monkeypatch.setattr(engine, "MAX_GRID_ENTRIES", 5**5 - 1)
+    q_ref, lost_ref, _ = brute_bernoulli(table, times)
+    run = exact_run(Joint(table), Grid(times))
+    np.testing.assert_allclose(run.law.table, q_ref, rtol=0, atol=TOL)
+    assert run.lost == pytest.approx(lost_ref, abs=TOL)
+    with pytest.raises(ValueError, match="^p: .*numpy backend"):
+        exact_run(Joint(table), Grid(times), backend="eager")
+
+
+@pytest.mark.parametrize("K,d,sizes", [(2, 7, (3, 1, 2, 1)), (3, 5, (2, 1, 2)), (3, 6, (2, 2, 2)), (4, 4, (2, 2))])
+def test_level_layout_of_random_order_matches_enumeration(K, d, sizes):
+    """The random-order engine keeps only the revealed sets of size s_t (kernel.level_step);
+    against the permutation enumeration on laws with lost mass, larger d than RANDOM_CASES."""
+    table = sparse_table(K, d, 40 + d, K ** (d - 2))
+    q_ref, lost_ref, tc_ref = brute_random_order(table, sizes)
+    run = exact_run(Joint(table), Schedule(sizes), trajectory=True)
+    assert lost_ref > 1e-3
+    np.testing.assert_allclose(run.law.table, q_ref, rtol=0, atol=TOL)
+    assert run.lost == pytest.approx(lost_ref, abs=TOL)
+    np.testing.assert_allclose(run.step_kl[1:], tc_ref, rtol=0, atol=TOL)

@@ -352,3 +352,33 @@ def test_identities_hold_on_random_joints(K, d, seed, zeros, alpha):
         for j in range(d):
             if not m >> j & 1:
                 assert H[m | 1 << j] >= H[m] - TOL
+
+
+@pytest.mark.parametrize("K,d,block", [(2, 7, 64), (3, 5, 16 * 16 + 5), (2, 5, 1 << 20)])
+def test_accelerator_path_matches_enumeration(monkeypatch, K, d, block):
+    """The JAX block walk used when JAX's default device is an accelerator (run here on CPU;
+    small XLA_BLOCK_ENTRIES force its chunked, zero-padded regime) against brute force."""
+    table = random_table(K, d, 200 + d, zeros=0.2)
+    monkeypatch.setattr(entropy_mod, "XLA_BLOCK_ENTRIES", block)
+    np.testing.assert_allclose(entropy_mod._compute_xla(table), brute_subset_entropies(table), rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("K,d,min_cols", [(2, 9, 2), (3, 7, 3)])
+def test_xla_blocks_match_enumeration(monkeypatch, K, d, min_cols):
+    """Blocks take -x log x in one XLA call when they have XLA_MIN_COLS columns (64 by
+    default: d >= 13 binary); lowered here so that small tables take that path, leaves
+    smaller than a block included."""
+    table = random_table(K, d, 300 + d, zeros=0.2)
+    calls = []
+    kernel = entropy_mod._block_entropies
+
+    def counting(part, K_, xla=False):
+        calls.append(xla)
+        return kernel(part, K_, xla)
+
+    monkeypatch.setattr(entropy_mod, "BLOCK_ENTRIES", (K + 1) ** 3 * K**2 * 2)
+    monkeypatch.setattr(entropy_mod, "XLA_MIN_COLS", min_cols)
+    monkeypatch.setattr(entropy_mod, "_block_entropies", counting)
+    H = entropy_mod._compute(table)
+    assert calls and all(calls), "the XLA path was not taken"
+    np.testing.assert_allclose(H, brute_subset_entropies(table), rtol=0, atol=TOL)

@@ -93,11 +93,35 @@ def test_floor_ignores_noise_level_denominators():
 
 def test_errors():
     with pytest.raises(ValueError, match="d"):
-        T.targets(7)
+        T.targets(9)
     with pytest.raises(ValueError, match="K"):
         T.targets(6, K=5)
     with pytest.raises(ValueError, match="restarts"):
         T.tightness_search(T.targets(2)["ugc_total"], restarts=0)
-    with x64(), pytest.raises(ValueError, match="d <= 6"):
-        T.jax_profile(jnp.ones((2,) * 7) / 2**7)
+    with x64(), pytest.raises(ValueError, match="d <= 8"):
+        T.jax_profile(jnp.ones((2,) * 9) / 2**9)
+    with pytest.raises(ValueError, match="d"):
+        T.kl_targets(9)
     assert math.isfinite(T.FLOOR)
+
+
+def test_kl_targets_jax_equal_exact():
+    """The exact-KL targets compute the output law's KL through the engine: their JAX
+    pairs equal the package's numpy values."""
+    p = mt.Joint(table(3, 2, 21))
+    tgs = T.kl_targets(3)
+    with x64():
+        for name, tg in tgs.items():
+            num, den = (np.asarray(x) for x in tg.pairs(jnp.asarray(p.table)))
+            enum, eden = tg.exact_pairs(p)
+            np.testing.assert_allclose(num, enum, atol=1e-12, err_msg=name)
+            np.testing.assert_allclose(den, eden, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.slow  # compiles the gradient of the exact law (~20 s on 2 loaded cores)
+def test_kl_search_climbs_and_stays_valid():
+    """Gradient ascent through sampler_kl raises KL / path KL and never passes 1."""
+    tgs = T.kl_targets(3)
+    res = T.tightness_search(tgs["kl_vs_path_kl"], restarts=1, steps=30, seed=0, check_every=10)
+    assert res.ratio >= res.start_ratio
+    assert 0 < res.ratio <= 1.0 + 1e-12

@@ -14,7 +14,7 @@ from .adaptive import (
     dilated_levels,
     llada_step_sizes,
 )
-from .engine import ExactRun, exact_run, sampler_law
+from .engine import ExactRun, exact_run, sampler_kl, sampler_law
 from .planners import (
     PLANNERS,
     BernoulliPlanner,
@@ -34,6 +34,7 @@ __all__ = [
     "ExactRun",
     "exact_run",
     "sampler_law",
+    "sampler_kl",
     "PLANNERS",
     "BernoulliPlanner",
     "Planner",

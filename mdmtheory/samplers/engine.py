@@ -9,42 +9,73 @@ picks B (possibly depending on :math:`x_A`) and the sampler draws each :math:`x_
     m(A \cup B, x_{A \cup B}) \mathrel{+}= m(A, x_A)\, w_B(x_A)
     \prod_{j \in B} p(x_j \mid x_A).
 
-The mass reaching a state depends only on the values on A, so one array over
-:math:`x_A` per revealed set suffices (docs/design.md §3). Arrays are kept in *keepdims* form
-(length K on the axes of A, 1 elsewhere), so every update is a broadcast product.
+The mass reaching a state depends only on the values on A, so one tensor over the marginal
+lattice ``(K+1,)*d`` (slot K = masked) holds every state at once, and each step is a few
+broadcast products of slices, written in JAX (:mod:`mdmtheory.samplers.kernel`, float64,
+docs/design.md §3). The same code gives the output law, the lost mass, the reveal-step law,
+the trajectory KL and, through :func:`sampler_kl`, a KL that ``jax.jit``, ``jax.grad`` and
+``jax.vmap`` accept.
+
+How the weights :math:`w_B` reach the kernel:
+
+* ``"random"`` with a :class:`Schedule` (uniform :math:`k_t`-subset of the masked positions):
+  every state of step t has :math:`|A| = s_t = k_1 + \dots + k_{t-1}`, so the weight is the
+  number :math:`1/\binom{d-s_t}{k_t}`, and only the level :math:`|A| = s_t` is stored: the
+  kernel's level layout (:func:`kernel.level_step`), the per-(state, move) work vectorized.
+* a :class:`Grid` (Bernoulli-subset sampler): the kernel's axis-by-axis Bernoulli step
+  (numpy splits it into pieces of :data:`GRID_BLOCK_ENTRIES`).
+* any other planner: its ``moves(ctx)`` is called once per reachable revealed set A (with
+  the exact conditionals, numpy), and its weights, scalars or arrays over :math:`x_A`, are
+  placed on the lattice; the kernel then propagates them.
 
 Zero-probability prefixes: mass at an :math:`x_A` with :math:`p(x_A) = 0` (reachable only
 through a factorized step) cannot continue — the exact conditionals are undefined there —
 and is moved to ``lost`` (docs/design.md §6).
 
-With ``trajectory=True`` the engine also propagates the exact one-at-a-time path measure
-:math:`\pi(A \mid x_A) p(x_A)` and accumulates
+With ``trajectory=True`` the engine also returns the KL between the trajectory laws (exact
+one-at-a-time path measure vs factorized),
 
 .. math::
 
     \mathrm{KL}_{\text{path}} = \mathbb{E}_{\text{exact}} \sum_t
     \mathrm{TC}(X_{B_t} \mid X_{A_t} = x_{A_t}),
 
-the KL between the trajectory laws (exact vs factorized), step by step. For the random
-planner it equals the profile formula (proofs/path_kl_identity.md); for deterministic
-planners it equals KL(p‖q) pointwise along the single path of each x.
+step by step. For planners whose weights do not depend on :math:`x_A` (random order,
+Bernoulli grids) it is computed from the subset entropies: the step from the revealed-set
+law :math:`\pi_t` contributes :math:`\sum_A \pi_t(A) [H(A) - \sum_B w_B H(A\cup B) + \sum_B
+w_B \sum_{j\in B} (H(A\cup j) - H(A))]` — for the random planner the profile formula
+(proofs/path_kl_identity.md); for the other planners pointwise from the exact path measure
+:math:`\pi(A \mid x_A)`; for deterministic planners it equals KL(p‖q).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+from math import comb
 
+import jax
+import jax.numpy as jnp
 import numpy as np
-from scipy.special import rel_entr
 
+from .._jax import x64
 from ..joint import Joint, Marginals
-from ..schedules import Grid, check_schedule
-from .planners import BernoulliPlanner, StepContext, resolve_planner
+from ..schedules import Grid, Schedule, check_schedule
+from . import kernel as _k
+from .planners import RandomPlanner, StepContext, resolve_planner
 
-__all__ = ["ExactRun", "exact_run", "sampler_law", "MAX_STATE_ENTRIES"]
+__all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "MAX_STATE_ENTRIES", "MAX_GRID_ENTRIES"]
 
 #: Largest (K+1)**d (total size of all marginals / states) the exact engine accepts.
 MAX_STATE_ENTRIES = 1 << 25
+#: Largest (2K+1)**d (the Bernoulli step's working tensor) of a Grid in JAX (``sampler_kl``,
+#: ``backend="jax"``/``"eager"``); the numpy backend splits larger steps into pieces of at
+#: most :data:`GRID_BLOCK_ENTRIES` and accepts every Grid up to :data:`MAX_STATE_ENTRIES`.
+MAX_GRID_ENTRIES = 1 << 26
+#: Working-tensor size of one piece of a numpy Bernoulli step (kernel.bernoulli_step).
+GRID_BLOCK_ENTRIES = 1 << 22
+#: The general planners' lattice conditionals (~d (K+1)^d entries) are precomputed up to this.
+_COND_ENTRIES = 1 << 26
 _WEIGHT_TOL = 1e-9
 
 
@@ -83,18 +114,10 @@ class ExactRun:
         return float((t * self.step_counts).sum() / self.step_counts.sum())
 
 
-def _check_size(p: Joint) -> None:
-    n = (p.K + 1) ** p.d
-    if n > MAX_STATE_ENTRIES:
-        raise ValueError(
-            f"p: exact sampler laws need (K+1)**d = {n} state entries, above the limit "
-            f"{MAX_STATE_ENTRIES} (d={p.d}, K={p.K}); use Monte Carlo simulation for larger laws"
-        )
-
-
 def _log_terms(pAB: np.ndarray, pA: np.ndarray, conds: list) -> np.ndarray:
     r""":math:`p_{AB} \log(p_{AB} / (p_A \prod_j c_j))` in log space (no underflow), 0 where
-    :math:`p_{AB} = 0`; where :math:`p_{AB} > 0` every factor is positive."""
+    :math:`p_{AB} = 0`: the form of the trajectory terms of :func:`kernel.subset_step`
+    (which takes the logarithms of the marginals directly), for numpy callers."""
     pos = pAB > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         log_den = np.log(pA) + sum(np.log(c) for c in conds)
@@ -102,122 +125,84 @@ def _log_terms(pAB: np.ndarray, pA: np.ndarray, conds: list) -> np.ndarray:
     return np.where(pos, pAB * diff, 0.0)
 
 
-def _add(states: dict, key: int, arr) -> None:
-    prev = states.get(key)
-    states[key] = arr if prev is None else prev + arr
+def _check_size(d: int, K: int, grid: bool, name: str = "p", jax_grid: bool = True) -> None:
+    n = (K + 1) ** d
+    if n > MAX_STATE_ENTRIES:
+        raise ValueError(
+            f"{name}: exact sampler laws need (K+1)**d = {n} state entries, above the limit "
+            f"{MAX_STATE_ENTRIES} (d={d}, K={K}); use Monte Carlo simulation for larger laws"
+        )
+    if grid and jax_grid and (2 * K + 1) ** d > MAX_GRID_ENTRIES:
+        raise ValueError(
+            f"{name}: the exact law of a Grid in JAX needs (2K+1)**d = {(2 * K + 1) ** d} working "
+            f"entries, above the limit {MAX_GRID_ENTRIES} (d={d}, K={K}); use exact_run with the "
+            "numpy backend (it splits the step), a Schedule (random order) or Monte Carlo simulation"
+        )
 
 
-def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False) -> ExactRun:
-    """Run the exact law engine (see the module docstring).
+# ---- plans: what the kernel runs ----------------------------------------------------------
+@dataclass(frozen=True)
+class _RandomPlan:
+    sizes: tuple[int, ...]
 
-    Parameters
-    ----------
-    p : the data law.
-    plan : a :class:`Schedule` (sizes k_t; random or schedule-driven planners), a
-        :class:`Grid` (Bernoulli-subset sampler; ``planner`` must be ``"random"`` or
-        ``"bernoulli"``), or None for planners that choose their own sizes.
-    planner : a registered name (``"random"``, ...) or a planner object.
-    trajectory : also compute the trajectory (path) KL and its per-step parts.
-    """
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
-    if p.lost:
-        raise ValueError("p: has lost mass; the data law must be normalized")
-    _check_size(p)
-    d, K = p.d, p.K
+
+@dataclass(frozen=True)
+class _GridPlan:
+    times: tuple[float, ...]
+
+    @property
+    def complete(self) -> bool:
+        return self.times[-1] < 1.0
+
+
+@dataclass(frozen=True, eq=False)
+class _MovesPlan:
+    """Weights of a general planner, placed on the lattice: ``steps[t]`` is a list of
+    (B, W) with W of the kernel's slice shape."""
+
+    steps: tuple
+
+
+def _slice_shape(d: int, K: int, B: int) -> tuple[int, ...]:
+    return tuple(1 if B >> j & 1 else K + 1 for j in range(d))
+
+
+def _moves_plan(table: np.ndarray, planner_obj, sizes: list) -> _MovesPlan:
+    """Call the planner at every reachable revealed set and collect its weights."""
+    d, K = table.ndim, table.shape[0]
     full = (1 << d) - 1
-    marg = Marginals(p.table)
-    ones = np.ones((1,) * d)
-
-    # ---- plan: sizes per step, initial states, completion --------------------------
-    start = {0: 1.0}  # P(A revealed before the first step)
-    complete = False
-    if isinstance(plan, Grid):
-        if not (isinstance(planner, str) and planner in ("random", "bernoulli")):
-            raise ValueError(
-                f"planner: a Grid drives the Bernoulli-subset sampler; use planner='random' "
-                f"(or 'bernoulli'), got {planner!r}"
-            )
-        planner_obj = BernoulliPlanner(plan.betas)
-        sizes: list = [None] * plan.steps
-        t0 = plan.times[0]
-        complete = plan.times[-1] < 1.0
-        if t0 > 0.0:  # exact initialization: A ~ Bernoulli(t_0) per position, x_A ~ p_A
-            start = {A: t0 ** A.bit_count() * (1.0 - t0) ** (d - A.bit_count()) for A in range(full + 1)}
-    else:
-        planner_obj = resolve_planner(planner)
-        if getattr(planner_obj, "allows_empty", False):
-            raise ValueError(
-                "plan: a planner that may reveal nothing in a step (Bernoulli) needs a Grid; "
-                "pass mt.Grid(times) as plan"
-            )
-        if plan is None:
-            if getattr(planner_obj, "needs_schedule", True):
-                raise ValueError(f"plan: planner {getattr(planner_obj, 'name', planner)!r} needs a Schedule")
-            sizes = [None] * d  # at least one token per step: d steps at most
-        else:
-            sizes = list(check_schedule(plan, d, name="plan").sizes)
+    marg = Marginals(table)
     allows_empty = bool(getattr(planner_obj, "allows_empty", False))
-    n_cols = len(sizes) + 1 + int(complete)
-    reveal = np.zeros((d, n_cols))
-    finish = np.zeros(n_cols)
-    step_kl = np.zeros(n_cols) if trajectory else None
-    # exact path measure pi(A | x_A): the initialization is exact, so pi = P(A) there
-    states: dict[int, np.ndarray] = {A: w * (marg(A) if A else ones) for A, w in start.items()}
-    pis = {A: w * ones for A, w in start.items()} if trajectory else {}
-    for A, m in states.items():  # column 0: tokens drawn at initialization
-        for j in range(d):
-            if A >> j & 1:
-                reveal[j, 0] += m.sum()
-    q = np.zeros(p.table.shape)
-    lost = 0.0
-
-    # ---- steps ------------------------------------------------------------------------
+    reach = {0}
+    steps = []
     for t, size in enumerate(sizes):
-        moved: dict[int, float] = {}
-        new: dict[int, np.ndarray] = {}
-        new_pi: dict[int, np.ndarray] = {}
-        for A, m in states.items():
+        weights: dict[int, np.ndarray] = {}
+        nxt: set[int] = set()
+        for A in sorted(reach):
             if A == full:
-                q += m
-                finish[t] += m.sum()
+                nxt.add(full)
                 continue
             pA = marg(A)
-            reach = pA > 0
-            all_reach = bool(reach.all())
-            if not all_reach:  # mass at zero-probability prefixes cannot continue
-                lost += float(np.where(reach, 0.0, m).sum())
-                m = np.where(reach, m, 0.0)
-            m_total = float(m.sum())
+            reach_x = pA > 0
+            all_reach = bool(reach_x.all())
             free = tuple(j for j in range(d) if not A >> j & 1)
             if size is not None and size > len(free):
                 raise ValueError(f"plan: step {t} asks for {size} tokens, only {len(free)} are masked")
             conds: dict[int, np.ndarray] = {}
 
-            def cond(j, A=A, pA=pA, reach=reach, all_reach=all_reach, conds=conds):
+            def cond(j, A=A, pA=pA, reach_x=reach_x, all_reach=all_reach, conds=conds):
                 c = conds.get(j)
                 if c is None:
                     pAj = marg(A | (1 << j))
                     if all_reach:
                         c = pAj / pA
                     else:
-                        c = np.divide(pAj, pA, out=np.zeros(pAj.shape), where=reach)
+                        c = np.divide(pAj, pA, out=np.zeros(pAj.shape), where=reach_x)
                     conds[j] = c
                 return c
 
-            ctx = StepContext(t, A, size, d, K, free, reach, cond)
-            prod = {0: m}
-            prod_p = {0: pA} if trajectory else None
-
-            def product(B, base):
-                # m * prod_{j in B} p(x_j | x_A), built from the product without B's top position
-                out = base.get(B)
-                if out is None:
-                    top = B.bit_length() - 1
-                    out = product(B & ~(1 << top), base) * cond(top)
-                    base[B] = out
-                return out
-
+            ctx = StepContext(t, A, size, d, K, free, reach_x, cond)
+            at = tuple(slice(0, K) if A >> j & 1 else slice(None) for j in range(d))
             total_w = 0.0
             for B, w in planner_obj.moves(ctx):
                 if B & ~full:
@@ -228,7 +213,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
                     raise ValueError("planner: proposed an empty reveal set")
                 if size is not None and B.bit_count() != size:
                     raise ValueError(f"planner: proposed {B.bit_count()} tokens at a step of size {size}")
-                if isinstance(w, float):  # fast path: x-independent weight
+                if isinstance(w, float):
                     if not w >= 0.0:
                         raise ValueError(f"planner: proposed a negative or NaN weight for B={B:#b}")
                     total_w += w
@@ -241,58 +226,266 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
                     total_w = total_w + w
                     if not w.any():
                         continue
-                mw = product(B, prod) * w
-                key = A | B
-                prev = new.get(key)
-                if prev is None:
-                    new[key] = mw
-                else:
-                    prev += mw  # both have the full keepdims shape of A | B
-                # mass moved by B: the conditionals sum to 1 on reachable x_A, where m lives
-                mass_b = w * m_total if isinstance(w, float) else float((m * w).sum())
-                moved[B] = moved.get(B, 0.0) + mass_b
-                if trajectory:
-                    piw = pis[A] * w
-                    _add(new_pi, key, piw)
-                    if B & (B - 1):  # |B| >= 2; one token has TC = 0 exactly
-                        pAB = marg(key)
-                        terms = rel_entr(pAB, product(B, prod_p))
-                        if not np.all(np.isfinite(terms)):  # the product of conditionals underflowed
-                            terms = _log_terms(pAB, pA, [cond(j) for j in range(d) if B >> j & 1])
-                        kl = float(np.sum(piw * terms))
-                        step_kl[t + 1] += kl
+                W = weights.get(B)
+                if W is None:
+                    W = weights[B] = np.zeros(_slice_shape(d, K, B))
+                # the state A sits at values 0..K-1 on A's axes and the masked slot elsewhere
+                idx = tuple(
+                    at[j] if A >> j & 1 else (slice(None) if B >> j & 1 else slice(K, K + 1)) for j in range(d)
+                )
+                W[idx] += w
+                nxt.add(A | B)
             bad = np.abs(np.asarray(total_w) - 1.0) > _WEIGHT_TOL
-            if np.any(bad & reach):
+            if np.any(bad & reach_x):
                 raise ValueError(
                     f"planner: weights of the moves from state {A:#b} do not sum to 1 "
                     f"(got {np.asarray(total_w).ravel()[:4]})"
                 )
-        for B, mass in moved.items():
-            reveal[[j for j in range(d) if B >> j & 1], t + 1] += mass
-        states, pis = new, new_pi
-    # ---- finished, completion -------------------------------------------------------
-    last = len(sizes)
-    for A, m in states.items():
-        if A == full:
-            q += m
-            finish[last] += m.sum()
-        elif complete:
-            pA = marg(A)
-            reach = pA > 0
-            lost += float(np.where(reach, 0.0, m).sum())
-            # m * p(x | x_A): the conditional (<= 1) first, so a marginal of 1e-300 cannot
-            # overflow m / p(x_A) before the product (issue 17: NaN on a valid law)
-            draw = m * np.divide(p.table, pA, out=np.zeros(p.table.shape), where=reach)
-            q += draw
-            finish[last + 1] += draw.sum()
-            for j in range(d):
-                if not A >> j & 1:
-                    reveal[j, last + 1] += draw.sum()
-        else:
+        steps.append(tuple((B, weights[B]) for B in sorted(weights)))
+        reach = nxt
+    for A in sorted(reach):
+        if A != full:
             raise ValueError(
-                f"planner: state {A:#b} still has masked positions after {last} steps "
+                f"planner: state {A:#b} still has masked positions after {len(sizes)} steps "
                 "(a planner that chooses its own sizes must reveal at least one token per step)"
             )
+    return _MovesPlan(tuple(steps))
+
+
+def _resolve(p_table: np.ndarray | None, d: int, K: int, plan, planner):
+    """The kernel plan for (plan, planner); ``p_table`` (numpy) is needed only by planners
+    that read the conditionals."""
+    if isinstance(plan, Grid):
+        if not (isinstance(planner, str) and planner in ("random", "bernoulli")):
+            raise ValueError(
+                f"planner: a Grid drives the Bernoulli-subset sampler; use planner='random' "
+                f"(or 'bernoulli'), got {planner!r}"
+            )
+        return _GridPlan(tuple(plan.times))
+    planner_obj = resolve_planner(planner)
+    if getattr(planner_obj, "allows_empty", False):
+        raise ValueError(
+            "plan: a planner that may reveal nothing in a step (Bernoulli) needs a Grid; "
+            "pass mt.Grid(times) as plan"
+        )
+    if plan is None:
+        if getattr(planner_obj, "needs_schedule", True):
+            raise ValueError(f"plan: planner {getattr(planner_obj, 'name', planner)!r} needs a Schedule")
+        sizes: list = [None] * d  # at least one token per step: d steps at most
+    else:
+        sizes = list(check_schedule(plan, d, name="plan").sizes)
+    if type(planner_obj) is RandomPlanner:
+        return _RandomPlan(tuple(sizes))
+    if p_table is None:
+        if getattr(planner_obj, "uses_probs", True):
+            raise ValueError(
+                f"planner: {getattr(planner_obj, 'name', planner)!r} chooses from the conditionals, so "
+                "its choices need a concrete table; under jax.jit/grad/vmap use planner='random', a Grid, "
+                "or a planner whose order does not read the law"
+            )
+        p_table = np.full((K,) * d, 1.0 / K**d)  # the choices do not read it
+    return _moves_plan(p_table, planner_obj, sizes)
+
+
+# ---- the propagation (pure JAX) -----------------------------------------------------------
+def _cols(rows, d, n_cols, xp):
+    """{(j, col): value} -> (d, n_cols) array."""
+    out = [[0.0] * n_cols for _ in range(d)]
+    for (j, c), v in rows.items():
+        out[j][c] = v
+    if not d:
+        return xp.zeros((0, n_cols))
+    return xp.stack([xp.stack([xp.asarray(v, dtype=np.float64) for v in row]) for row in out])
+
+
+def _mean_entropies(Hl, d, xp):
+    """e_m, m = 0..d, from the (2,)*d subset entropies."""
+    pc = np.zeros((2,) * d, dtype=np.int64)
+    for j in range(d):
+        pc = pc + np.reshape([0, 1], (1,) * j + (2,) + (1,) * (d - j - 1))
+    return [xp.sum(xp.where(pc == m, Hl, 0.0)) / comb(d, m) for m in range(d + 1)]
+
+
+def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
+    """Run the kernel. Returns (q, lost, reveal (d, n_cols), finish (n_cols), step_kl or None)."""
+    d = table.ndim
+    P = _k.marginal_lattice(table, xp=xp)
+    empty = (K,) * d
+    start = _k._set_at(xp, xp.zeros_like(P), empty, 1.0)
+    q = xp.zeros(table.shape)
+    lost = 0.0
+    rows: dict = {}
+    finish = []
+    step_kl = []
+
+    def add(j, c, v):
+        rows[(j, c)] = rows.get((j, c), 0.0) + v
+
+    def settle(M):
+        nonlocal q, lost
+        M, fin, l_ = _k.settle(M, P, K, xp=xp)
+        q = q + fin
+        lost = lost + l_
+        finish.append(xp.sum(fin))
+        return M
+
+    if isinstance(plan, _GridPlan):
+        times = plan.times
+        betas = grid_betas
+        t0 = times[0]
+        M = _k.bernoulli_start(P, K, t0, xp=xp) if t0 > 0.0 else start
+        for j in range(d):  # column 0: tokens drawn at initialization
+            add(j, 0, xp.sum(M[_k.ix(d, K, vals=[j])]))
+        for s in range(len(times) - 1):
+            M = settle(M)
+            if s == 0 and t0 == 0.0:  # only the empty state has mass: a product of 1-marginals
+                M, masked = _k.bernoulli_first(P, K, betas[0], xp=xp), [xp.ones(())] * d
+            else:
+                blk = GRID_BLOCK_ENTRIES if xp is np else None
+                M, masked = _k.bernoulli_step(M, P, K, betas[s], xp=xp, max_entries=blk)
+            for j in range(d):
+                add(j, s + 1, betas[s] * masked[j])
+        last = len(times) - 1
+        M = settle(M)
+        if plan.complete:
+            draw = _k.complete(M, P, K, xp=xp)
+            q = q + draw
+            finish.append(xp.sum(draw))
+            for j in range(d):
+                add(j, last + 1, xp.sum(M[_k.ix(d, K, masked=[j])]))
+        n_cols = last + 1 + int(plan.complete)
+        if trajectory:
+            Hl = _k.lattice_entropies(P, K, xp=xp)
+            step_kl = [0.0]
+            for s in range(last):
+                step_kl.append(_grid_step_kl(Hl, times[s], betas[s], xp))
+            if plan.complete:
+                step_kl.append(0.0)
+    elif isinstance(plan, _RandomPlan):
+        # the level layout (kernel.level_step): only the revealed sets of size s_t
+        n_cols = len(plan.sizes) + 1
+        e = _mean_entropies(_k.lattice_entropies(P, K, xp=xp), d, xp) if trajectory else None
+        levels: dict = {}
+
+        def marg(m):
+            a = levels.get(m)
+            if a is None:
+                a = levels[m] = _k.level_marginals(P, K, m, xp=xp)
+            return a
+
+        S = xp.ones((1, 1))
+        n = 0
+        step_kl = [0.0]
+        for t, k in enumerate(plan.sizes):
+            Pn = marg(n)
+            reach = Pn > 0
+            lost = lost + xp.sum(xp.where(reach, 0.0, S))
+            S = xp.where(reach, S, 0.0)
+            finish.append(xp.zeros(()))
+            # each state moves every masked j with probability k / (d - n)
+            free_mass = (1.0 - _k.level_masks(d, n)).T @ xp.sum(S, axis=1)
+            for j in range(d):
+                add(j, t + 1, free_mass[j] * (k / (d - n)))
+            S = _k.level_step(S, Pn, marg(n + 1), K, d, n, k, 1.0 / comb(d - n, k), xp=xp)
+            if trajectory:
+                step_kl.append((e[n] - e[n + k]) + k * (e[n + 1] - e[n]) if k >= 2 else 0.0)
+            n += k
+        q = xp.reshape(S, table.shape)  # level d: the full state, finished whatever p(x)
+        finish.append(xp.sum(q))
+    else:
+        M = start
+        Pi = start if trajectory else None
+        n_cols = len(plan.steps) + 1
+        # the conditionals once per law (numpy; under JAX each move's own slices)
+        C = _k.conditionals(P, K, xp=xp) if xp is np and d * (K + 1) ** d <= _COND_ENTRIES else None
+        step_kl = [0.0]
+        for t, moves in enumerate(plan.steps):
+            M = settle(M)
+            M, masses, Pi, kl_t = _k.subset_step(M, P, K, [(B, xp.asarray(W)) for B, W in moves], Pi, xp=xp, C=C)
+            for (B, _w), mass in zip(moves, masses):
+                for j in range(d):
+                    if B >> j & 1:
+                        add(j, t + 1, mass)
+            step_kl.append(kl_t)
+        M = settle(M)
+    finish = xp.stack([xp.asarray(f, dtype=np.float64) for f in finish] + [xp.zeros(())] * (n_cols - len(finish)))
+    reveal = _cols(rows, d, n_cols, xp)
+    skl = xp.stack([xp.asarray(x, dtype=np.float64) for x in step_kl]) if trajectory else None
+    return q, xp.asarray(lost), reveal, finish, skl
+
+
+def _grid_step_kl(Hl, t, beta, xp):
+    r"""Trajectory KL of one Bernoulli step from the revealed-set law Bernoulli(t)^d."""
+    d = Hl.ndim
+    G = Hl  # sum_B w_B H(A u B), one axis at a time
+    D = 0.0  # sum_{j not in A} (H(A u j) - H(A))
+    pi = 1.0
+    for ax in range(d):
+        h0 = _k._sl(Hl, 0, 1, ax)
+        h1 = _k._sl(Hl, 1, 2, ax)
+        D = D + xp.concatenate([h1 - h0, xp.zeros_like(h0)], ax)
+        g0 = _k._sl(G, 0, 1, ax)
+        g1 = _k._sl(G, 1, 2, ax)
+        G = xp.concatenate([(1.0 - beta) * g0 + beta * g1, g1], ax)
+        pi = pi * xp.reshape(xp.asarray([1.0 - t, t]), (1,) * ax + (2,) + (1,) * (d - ax - 1))
+    return xp.sum(pi * ((Hl - G) + beta * D))
+
+
+@partial(jax.jit, static_argnums=(1, 2, 3))
+def _propagate_jit(table, plan, K, trajectory, grid_betas=None):
+    return _propagate(table, plan, K, trajectory, grid_betas)
+
+
+#: ``exact_run(backend="auto")`` runs the kernel with numpy: the kernel is unrolled over the
+#: moves of every step, and XLA's compile time for that graph grows with d (minutes at
+#: d = 10 for the lattice step of the general planners) for one-off laws.
+#: ``backend="jax"`` jit-compiles it (worth it for repeated calls on one shape, and what
+#: :func:`sampler_kl` uses).
+JIT_MIN_ENTRIES = None
+
+
+def _run(table: np.ndarray, plan, K: int, trajectory: bool, backend: str = "auto"):
+    """Kernel on a concrete numpy table; returns numpy arrays."""
+    if backend == "auto":
+        backend = "numpy"
+    betas = None if not isinstance(plan, _GridPlan) else np.asarray(Grid(plan.times).betas, dtype=np.float64)
+    if backend == "numpy":
+        with np.errstate(all="ignore"):  # 0 * inf cannot occur; underflow to 0 is legitimate
+            out = _propagate(np.asarray(table, dtype=np.float64), plan, K, trajectory, betas, xp=np)
+        return tuple(None if a is None else np.asarray(a, dtype=np.float64) for a in out)
+    with x64():
+        t = jnp.asarray(table, dtype=jnp.float64)
+        b = None if betas is None else jnp.asarray(betas)
+        out = _propagate_jit(t, plan, K, trajectory, b) if backend == "jax" else _propagate(t, plan, K, trajectory, b)
+        return tuple(None if a is None else np.asarray(a, dtype=np.float64) for a in out)
+
+
+def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False, backend: str = "auto") -> ExactRun:
+    """Run the exact law engine (see the module docstring).
+
+    Parameters
+    ----------
+    p : the data law.
+    plan : a :class:`Schedule` (sizes k_t; random or schedule-driven planners), a
+        :class:`Grid` (Bernoulli-subset sampler; ``planner`` must be ``"random"`` or
+        ``"bernoulli"``), or None for planners that choose their own sizes.
+    planner : a registered name (``"random"``, ...) or a planner object.
+    trajectory : also compute the trajectory (path) KL and its per-step parts.
+    backend : ``"auto"`` (= ``"numpy"``, see :data:`JIT_MIN_ENTRIES`), ``"numpy"``,
+        ``"jax"`` (jit, compiled once per (K, d, plan shape)) or ``"eager"`` (JAX op by op).
+        The kernel code is the same; results agree to rounding.
+    """
+    if backend not in ("auto", "numpy", "jax", "eager"):
+        raise ValueError(f"backend: expected 'auto', 'numpy', 'jax' or 'eager', got {backend!r}")
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    if p.lost:
+        raise ValueError("p: has lost mass; the data law must be normalized")
+    d, K = p.d, p.K
+    _check_size(d, K, isinstance(plan, Grid), jax_grid=backend in ("jax", "eager"))
+    kplan = _resolve(p.table, d, K, plan, planner)
+    q, lost, reveal, finish, skl = _run(p.table, kplan, K, trajectory, backend)
+    lost = float(lost)
     underflow = (p.table > 0) & (q == 0)
     if np.any(underflow):
         # p(x) > 0 implies q(x) > 0 for every planner (each step along x's own path has
@@ -308,8 +501,8 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
         law=law,
         reveal_steps=reveal,
         step_counts=finish,
-        path_kl=float(step_kl.sum()) if trajectory else None,
-        step_kl=step_kl,
+        path_kl=float(skl.sum()) if trajectory else None,
+        step_kl=skl,
     )
 
 
@@ -322,3 +515,57 @@ def sampler_law(p: Joint, plan=None, planner="random") -> Joint:
     0.693147
     """
     return exact_run(p, plan, planner).law
+
+
+def sampler_kl(table, plan, *, planner="random"):
+    r""":math:`\mathrm{KL}(p \,\|\, q_{\text{plan}}(p))` as a JAX float64 scalar, differentiable in p.
+
+    The same kernel as :func:`exact_run`, in JAX: it works under ``jax.jit``, ``jax.grad``
+    (with respect to ``table``; compose with a softmax or any smooth parametrization) and
+    ``jax.vmap`` (over a leading batch axis of tables).
+
+    Parameters
+    ----------
+    table : (K,)*d array (numpy or JAX), a normalized law. Concrete tables are checked like
+        a :class:`~mdmtheory.Joint`; traced ones (inside jit/grad/vmap) cannot be.
+    plan : a :class:`Schedule` or a :class:`Grid`.
+    planner : ``"random"`` (default), or any planner :func:`exact_run` accepts. A planner that
+        reads the conditionals (confidence, margin, ...) needs a concrete table: its choices
+        are then held fixed (they are piecewise constant in p, so the gradient is that of
+        the law with those choices, exact away from ties).
+
+    Returns
+    -------
+    :math:`\sum_x p(x) \log(p(x)/q(x))`, terms with p(x) = 0 are 0, ``inf`` if some
+    q(x) = 0 < p(x). Mass stuck at zero-probability prefixes stays out of q (q is
+    sub-normalized, as ``exact_run(...).lost`` reports); no NaN in values or gradients
+    (every division and logarithm is guarded on both branches).
+
+    >>> import mdmtheory as mt, jax
+    >>> p = mt.families.parity(3)
+    >>> round(float(mt.sampler_kl(p.table, mt.Schedule((3,)))), 6)  # = TC = log 2
+    0.693147
+    """
+    with x64():
+        t = jnp.asarray(table, dtype=jnp.float64)
+        if t.ndim < 1 or any(s != t.shape[0] for s in t.shape) or t.shape[0] < 2:
+            raise ValueError(f"table: expected a (K,)*d array with K >= 2, got shape {tuple(t.shape)}")
+        d, K = t.ndim, t.shape[0]
+        if not isinstance(plan, (Schedule, Grid)):
+            raise ValueError(f"plan: expected a mdmtheory.Schedule or Grid, got {type(plan).__name__}")
+        _check_size(d, K, isinstance(plan, Grid), name="table")
+        concrete = None
+        if not isinstance(t, jax.core.Tracer):
+            concrete = np.asarray(t)
+            Joint(concrete)  # the checks of a law (shape, sign, normalization), with their messages
+        kplan = _resolve(concrete, d, K, plan, planner)
+        betas = None if not isinstance(kplan, _GridPlan) else jnp.asarray(Grid(kplan.times).betas)
+        if isinstance(kplan, _MovesPlan):
+            q = _propagate(t, kplan, K, False, betas)[0]
+        else:
+            q = _propagate_jit(t, kplan, K, False, betas)[0]
+        ok = t > 0
+        okq = ok & (q > 0)
+        terms = jnp.where(okq, t * (jnp.log(jnp.where(ok, t, 1.0)) - jnp.log(jnp.where(okq, q, 1.0))), 0.0)
+        missing = jnp.any(ok & ~okq)
+        return jnp.sum(terms) + jnp.where(missing, jnp.inf, 0.0)
