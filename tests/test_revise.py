@@ -66,9 +66,19 @@ SAMPLERS = [RemaskingSampler.uniform(3, 0.5, "cap"), RemaskingSampler.uniform(4,
             RemaskingSampler((0.0, 0.2, 0.7, 1.0), 0.9, "cap")]
 
 
-@settings(max_examples=30, deadline=None)
-@given(joints(d=(2, 3), K=(2, 3)), st.sampled_from(SAMPLERS))
+@settings(max_examples=20, deadline=None)
+@given(st.one_of(joints(d=(2, 3), K=(2, 3)), joints(d=(4, 4), K=(2, 2))), st.sampled_from(SAMPLERS))
 def test_remdm_exact_chain_is_the_per_position_enumeration(p, sampler):
+    run = revise_run(p, sampler)
+    ref, lost = _remdm_brute(p.table, sampler)
+    np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
+    assert run.law.lost == pytest.approx(lost, abs=1e-12)
+
+
+@pytest.mark.slow
+@settings(max_examples=10, deadline=None)
+@given(joints(d=(5, 5), K=(2, 2)), st.sampled_from(SAMPLERS[:2]))
+def test_remdm_exact_chain_d5(p, sampler):
     run = revise_run(p, sampler)
     ref, lost = _remdm_brute(p.table, sampler)
     np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
@@ -176,3 +186,59 @@ def test_editing_bad_input():
         EditingSampler(mt.Schedule((2, 2)), max_post_steps=-1)
     with pytest.raises(ValueError, match=r"^threshold:"):
         EditingSampler(mt.Schedule((2, 2)), threshold=1.5)
+
+
+def _corrector_brute(table, plan, k, after):
+    """Trajectories written out: an ordered choice of positions per step, then the k least
+    likely revealed (loo conditional, ties to the lowest position) redrawn jointly-independently."""
+    d, K = table.ndim, table.shape[0]
+    out = np.zeros(table.shape)
+
+    def reachable(vals):
+        return table[tuple(vals[i] if i in vals else slice(None) for i in range(d))].sum() > 0
+
+    def go(vals, t, prob):
+        if t == len(plan):
+            out[tuple(vals[j] for j in range(d))] += prob
+            return
+        free = [j for j in range(d) if j not in vals]
+        subsets = list(itertools.combinations(free, min(plan[t], len(free))))
+        for B in subsets:
+            conds = {j: _cond_vec(table, vals, j) for j in B}
+            for ys in itertools.product(range(K), repeat=len(B)):
+                w = prob / len(subsets) * np.prod([conds[j][y] for j, y in zip(B, ys)])
+                if w == 0:
+                    continue
+                nv = {**vals, **dict(zip(B, ys))}
+                if len(nv) < d and not reachable(nv):
+                    continue
+                if t in after:
+                    loo = {j: round(float(_cond_vec(table, {i: v for i, v in nv.items() if i != j}, j)[nv[j]]), 12)
+                           for j in nv}
+                    R = sorted(nv, key=lambda j: (loo[j], j))[:k]
+                    rest = {i: v for i, v in nv.items() if i not in R}
+                    cr = {j: _cond_vec(table, rest, j) for j in R}
+                    for zs in itertools.product(range(K), repeat=len(R)):
+                        w2 = w * np.prod([cr[j][z] for j, z in zip(R, zs)])
+                        if w2 == 0:
+                            continue
+                        n2 = {**rest, **dict(zip(R, zs))}
+                        if len(n2) < d and not reachable(n2):
+                            continue
+                        go(n2, t + 1, w2)
+                else:
+                    go(nv, t + 1, w)
+
+    go({}, 0, 1.0)
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.one_of(joints(d=(2, 3), K=(2, 3)), joints(d=(4, 4), K=(2, 2))), st.integers(1, 2), st.data())
+def test_corrector_exact_chain_is_the_trajectory_enumeration(p, k, data):
+    from reference import compositions
+
+    sizes = data.draw(st.sampled_from([c for c in compositions(p.d) if len(c) >= 2]))
+    sampler = CorrectorSampler(mt.Schedule(sizes), k=k)
+    np.testing.assert_allclose(revise_run(p, sampler).law.table, _corrector_brute(p.table, sizes, k, sampler.after),
+                               atol=1e-12)
