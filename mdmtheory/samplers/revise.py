@@ -270,7 +270,17 @@ class EditingSampler:
             xs, r = x[rows], rv[rows]
             full = r.all(axis=1)
             post[rows[full]] += 1
-            P = np.where(r[..., None], loo_conditionals(oracle, xs, r), oracle.conditionals(xs, r))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                loo = loo_conditionals(oracle, xs, r)
+            # a full sample off p's support can leave a position without a prediction: lost
+            bad = (r & ~(np.isfinite(loo).all(axis=-1) & (loo.sum(axis=-1) > 0.5))).any(axis=1)
+            if bad.any():
+                lost[rows[bad]] = True
+                rows, xs, r, full, loo = rows[~bad], xs[~bad], r[~bad], full[~bad], loo[~bad]
+                if rows.size == 0:
+                    continue
+            with np.errstate(invalid="ignore", divide="ignore"):  # full rows off p's support: no masked row
+                P = np.where(r[..., None], loo, oracle.conditionals(xs, r))
             S = tempered(P, self.temperature)
             y = np.minimum(_inverse_cdf(S, rng.random(xs.shape)), oracle.K - 1)
             conf = np.take_along_axis(S, y[..., None], axis=-1)[..., 0]
@@ -464,9 +474,17 @@ def _editing_run(p: Joint, sampler: EditingSampler, cond: _Conditionals) -> Revi
             M = tuple(j for j in range(d) if j not in A)
             if M:
                 rows[list(M)] = cond.rows(A, xA, M)
+            undefined = False
             for j in A:
                 rest = tuple(i for i in A if i != j)
-                rows[j] = cond.rows(rest, tuple(vals[i] for i in rest), (j,))[0]
+                xr = tuple(vals[i] for i in rest)
+                if rest and not cond.marginal(rest)[xr] > 0:  # only off p's support: no prediction at j
+                    undefined = True
+                    break
+                rows[j] = cond.rows(rest, xr, (j,))[0]
+            if undefined:
+                lost += q
+                continue
             S = tempered(rows, sampler.temperature)
             C = _round(S)
             k = min(sizes[min(f, len(sizes) - 1)], len(M))
