@@ -36,8 +36,10 @@ masked positions are committed by sample-then-select (:mod:`mdmtheory.samplers.s
 schedule's counts, ``threshold``), and a committed position is *replaced* by its candidate when
 they differ and the candidate's (tempered, as diffusers') probability exceeds
 ``editing_threshold``. After the last mask, editing-only forwards follow while the previous one
-edited something, at most ``max_post_steps`` + 1 of them (the pipeline's
-``check_block_should_continue``).
+edited something, at most ``max_post_steps`` + 1 of them — but the block ends right after
+its S-th mask step (``num_inference_steps``), so post-steps happen only when a threshold
+committed the last mask earlier (the pipeline's ``check_block_should_continue``; checked by
+running diffusers' own pipeline with the exact law as its model).
 
 Forwards: ReMDM runs N forwards; the corrector :math:`T + T'` (T' corrector steps: every
 step but the last by default). :func:`revise_run` refuses more than
@@ -290,8 +292,9 @@ class EditingSampler:
             x[rows] = np.where(commit | edit, y, xs)
             rv[rows] = r | commit
             forwards[rows] += 1
-            # a row with no mask left stops after a forward that edited nothing
-            stop = full & ~edit.any(axis=1)
+            # a row stops after its S-th mask step, or after a forward that began with no mask
+            # and edited nothing (diffusers' check_block_should_continue)
+            stop = (full & ~edit.any(axis=1)) | (~full & (forwards[rows] >= len(sizes)))
             active[rows[stop]] = False
             t += 1
             if t > len(sizes) + self.max_post_steps + 2:  # pragma: no cover - bounded by construction
@@ -507,9 +510,12 @@ def _editing_run(p: Joint, sampler: EditingSampler, cond: _Conditionals) -> Revi
                 nv.update({j: int(ys[j]) for j in edits})
                 A2 = tuple(sorted(nv))
                 x2 = tuple(nv[j] for j in A2)
-                # the pipeline stops after a forward that began with no mask and edited nothing,
-                # or once the post-steps exceed max_post_steps
-                if full and (not edits or post > sampler.max_post_steps):
+                # the pipeline stops after its S-th mask step (num_inference_steps; the counts have
+                # then committed every mask), after a forward that began with no mask and edited
+                # nothing, or once the post-steps exceed max_post_steps
+                if (full and (not edits or post > sampler.max_post_steps)) or (not full and f + 1 >= len(sizes)):
+                    if len(A2) != d:  # pragma: no cover - the counts sum to d and commits are floors
+                        raise AssertionError("EditingSampler: masks left after the last mask step")
                     out[x2] += w
                     continue
                 if len(A2) < d and not cond.marginal(A2)[x2] > 0:
