@@ -53,9 +53,9 @@ def _brute_law(table, sizes, planner):
     T = planner.temperature
 
     def sdist(pj):
-        if T == 0:
+        if T == 0:  # the arg max, ties (to 12 decimals: the documented rule) to the lowest token
             e = np.zeros(K)
-            e[int(np.argmax(pj))] = 1.0
+            e[int(np.argmax(np.round(pj, 12)))] = 1.0
             return e
         w = np.where(pj > 0, pj ** (1.0 / T), 0.0)
         return w / w.sum()

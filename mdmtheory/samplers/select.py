@@ -117,13 +117,14 @@ class SampleThenSelectPlanner:
 
 def tempered(probs: np.ndarray, temperature: float) -> np.ndarray:
     r"""Rows :math:`p^{1/\tau}` renormalized along the last axis (log space); :math:`\tau = 0`:
-    the one-hot of the arg max (lowest index on ties); :math:`\tau = 1`: ``probs`` itself."""
+    the one-hot of the arg max (lowest index on ties, values equal to
+    :data:`CONFIDENCE_DECIMALS` decimals tie); :math:`\tau = 1`: ``probs`` itself."""
     P = np.asarray(probs, dtype=np.float64)
     if temperature == 1.0:
         return P
-    if temperature == 0.0:
+    if temperature == 0.0:  # ties (equal to CONFIDENCE_DECIMALS decimals) to the lowest token
         out = np.zeros_like(P)
-        np.put_along_axis(out, np.argmax(P, axis=-1)[..., None], 1.0, axis=-1)
+        np.put_along_axis(out, np.argmax(_round(P), axis=-1)[..., None], 1.0, axis=-1)
         return out
     with np.errstate(divide="ignore"):
         L = np.log(P) / temperature
@@ -175,18 +176,21 @@ def _work(K: int, d: int, sizes, threshold) -> int:
 
 
 class _Conditionals:
-    """p(· | x_A) for every masked j, from the marginals of the table (cached per revealed set)."""
+    """p(· | x_A) for every masked j, from the marginals of the table (``joint.Marginals``:
+    each summed once from a cached parent)."""
 
     def __init__(self, p: Joint):
+        from ..joint import Marginals
+
         self.p, self.d, self.K = p, p.d, p.K
-        self._marg = {}
+        self._marginals = Marginals(p.table)
 
     def marginal(self, cols: tuple) -> np.ndarray:
-        m = self._marg.get(cols)
-        if m is None:
-            m = self.p.marginal(list(cols)) if cols else np.array(1.0)
-            self._marg[cols] = m
-        return m
+        """The marginal of the increasing positions ``cols``, axes in that order."""
+        if not cols:
+            return np.array(1.0)
+        m = self._marginals(sum(1 << j for j in cols))
+        return m.reshape(tuple(self.K for _ in cols))
 
     def rows(self, A: tuple, xA: tuple, M: tuple) -> np.ndarray:
         """(|M|, K) conditionals at the state (A, x_A)."""
