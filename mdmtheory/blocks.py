@@ -251,17 +251,15 @@ def estimate_block_profiles(model, samples, block_length: int, *, prompt_length:
     """
     from .design import estimate_profile
 
+    from .design import _window
+
     x = np.asarray(samples)
-    if x.ndim != 2:
+    if x.ndim != 2 or x.shape[1] < 1:
         raise ValueError(f"samples: expected an integer array (n, d), got shape {x.shape}")
-    d = x.shape[1]
-    if isinstance(prompt_length, (bool, np.bool_)) or not isinstance(prompt_length, (int, np.integer)) \
-            or not 0 <= prompt_length < d:
-        raise ValueError(f"prompt_length: expected an integer in 0..{d - 1}, got {prompt_length!r}")
-    g = int(prompt_length)
-    B = _block_length(block_length, d - g)
+    g, n = _window(prompt_length, None, x.shape[1])
+    B = _block_length(block_length, n)
     return tuple(estimate_profile(model, x, n_per_level=n_per_level, seed=seed + b, prompt_length=g + b * B,
-                                  response_length=B) for b in range((d - g) // B))
+                                  response_length=B) for b in range(n // B))
 
 
 def estimate_block_design(model, samples, *, forwards: int | None = None, budget: float | None = None,
@@ -282,16 +280,12 @@ def estimate_block_design(model, samples, *, forwards: int | None = None, budget
     from scipy.stats import norm
 
     from ._validate import real_arg
-    from .design import defect_weights
+    from .design import _window, defect_weights
 
     x = np.asarray(samples)
     if x.ndim != 2 or x.shape[1] < 1:
         raise ValueError(f"samples: expected an integer array (n, d), got shape {x.shape}")
-    d = x.shape[1]
-    if isinstance(prompt_length, (bool, np.bool_)) or not isinstance(prompt_length, (int, np.integer)) \
-            or not 0 <= prompt_length < d:
-        raise ValueError(f"prompt_length: expected an integer in 0..{d - 1}, got {prompt_length!r}")
-    n = d - int(prompt_length)
+    g, n = _window(prompt_length, None, x.shape[1])
     _check_ask(forwards, budget, n)
     Bs = _check_lengths(block_lengths, n)
     confidence = real_arg(confidence, "confidence")
@@ -300,8 +294,7 @@ def estimate_block_design(model, samples, *, forwards: int | None = None, budget
     z = float(norm.ppf(0.5 + confidence / 2))
     ests, total = {}, 0
     for B in Bs:
-        ests[B] = estimate_block_profiles(model, x, B, prompt_length=int(prompt_length), n_per_level=n_per_level,
-                                          seed=seed)
+        ests[B] = estimate_block_profiles(model, x, B, prompt_length=g, n_per_level=n_per_level, seed=seed)
         total += sum(e.forwards for e in ests[B])
 
     def plan_for(B, S):
@@ -318,6 +311,6 @@ def estimate_block_design(model, samples, *, forwards: int | None = None, budget
 
     cands, best = _choose(Bs, n, forwards, budget, plan_for)
     note = (f"estimated: block cross-entropy profiles of the model on {x.shape[0]} rows, prompt length "
-            f"{int(prompt_length)}, {n_per_level} draws per level ({total} forward rows); "
+            f"{g}, {n_per_level} draws per level ({total} forward rows); "
             f"{int(round(confidence * 100))}% normal CIs")
     return BlockDesign(cands, best, "estimated", note)

@@ -190,32 +190,29 @@ def _gain_section(prof: Profile, n: int = 201) -> dict:
 
 
 class _KLCache:
-    """Exact KL(p‖q) per (schedule sizes, planner name): each sampler law is computed once."""
+    """Exact KL(p‖q) and Tang et al.'s transition KL-rate (mdmtheory.sampler_eval) per
+    (schedule sizes, planner name): each sampler law is computed once."""
 
     def __init__(self, p: Joint):
         self.p, self.values, self.rates = p, {}, {}
 
+    def add(self, sched: Schedule, planner, q: Joint) -> None:
+        """Record a sampler law computed elsewhere (section 4's comparison)."""
+        from .sampler_eval import transition_rate
+
+        key = (tuple(sched.sizes), str(planner))
+        self.values[key] = kl(self.p, q)
+        self.rates[key] = transition_rate(self.p, q) if self.p.d > 1 else 0.0
+
     def __call__(self, sched: Schedule, planner="random") -> float:
         key = (tuple(sched.sizes), str(planner))
         if key not in self.values:
-            from .sampler_eval import transition_rate
-
-            q = exact_run(self.p, sched, planner).law
-            self.values[key] = kl(self.p, q)
-            self.rates[key] = transition_rate(self.p, q) if self.p.d > 1 else 0.0
+            self.add(sched, planner, exact_run(self.p, sched, planner).law)
         return self.values[key]
 
     def rate(self, sched: Schedule, planner="random") -> float:
-        """Tang et al.'s transition KL-rate of the same sampler law (mdmtheory.sampler_eval);
-        computed here when the KL came from elsewhere (section 4's comparison)."""
-        from .sampler_eval import transition_rate
-
         self(sched, planner)
-        key = (tuple(sched.sizes), str(planner))
-        if key not in self.rates:
-            q = exact_run(self.p, sched, planner).law
-            self.rates[key] = transition_rate(self.p, q) if self.p.d > 1 else 0.0
-        return self.rates[key]
+        return self.rates[(tuple(sched.sizes), str(planner))]
 
 
 def _bounds_section(p: Joint, Ts: list[int], progress, cache: _KLCache) -> dict:
@@ -224,7 +221,7 @@ def _bounds_section(p: Joint, Ts: list[int], progress, cache: _KLCache) -> dict:
     exact_kl, exact_path = [], []
     for i, T in enumerate(progress(Ts, desc="bounds", unit="T")):
         cmp = _bounds.compare(p, Schedule.constant(p.d, T))
-        cache.values[(tuple(Schedule.constant(p.d, T).sizes), "random")] = cmp.kl
+        cache.add(Schedule.constant(p.d, T), "random", cmp.law)
         exact_kl.append(cmp.kl)
         exact_path.append(cmp.path_kl)
         for r in cmp.rows:

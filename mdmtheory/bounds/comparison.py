@@ -6,7 +6,7 @@ the function.)"""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..divergence import kl as _kl
@@ -60,6 +60,8 @@ class Comparison:
     rows: tuple[ComparisonRow, ...]
     plan: Any
     planner: str
+    #: the exact output law q the rows were computed from (so callers need not recompute it)
+    law: Joint | None = field(default=None, repr=False, compare=False)
 
     @property
     def kl(self) -> float:
@@ -218,4 +220,5 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     rows.append(_row(dhw_tc_bound(prof), dhw, scale))
     rows.append(_row(dhw26_dimension_bound(p), dhw, scale))
     rows.append(_row(zyb26_verification_lower(p), rejection_cost(p), scale))
-    return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner))
+    return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner),
+                      law=run.law)
