@@ -27,6 +27,7 @@ never sees 0), so zero-probability prefixes give neither NaN values nor NaN grad
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations, product
 from math import comb
@@ -46,6 +47,17 @@ __all__ = [
     "bernoulli_start",
     "complete",
     "ix",
+    "lattice_strides",
+    "empty_state",
+    "state_values",
+    "state_index",
+    "output_index",
+    "state_conditionals",
+    "ChainStep",
+    "FINISHED",
+    "LOST",
+    "chain_targets",
+    "chain_apply",
 ]
 
 
@@ -437,3 +449,137 @@ def level_step(S, Pn, Pn1, K: int, d: int, n: int, k: int, w: float, xp=jnp):
                 term = term * c
             out = term if out is None else out + term
     return xp.reshape(out, (R, K ** (n + k)))
+
+
+# ---- sparse chains: only the live states, one term per (state, transition) ----------------
+#
+# Samplers whose moves depend on x_A (the deterministic adaptive planners), on the drawn
+# values (sample-then-select) or that revise what they revealed (remasking, correctors,
+# editing) reach few of the (K+1)^d states, and each live state has few transitions. A step
+# of such a chain is a list of terms (source state, target state, factor): the *structure*
+# (which terms exist) is built once, in numpy, from the law's zero pattern and the sampler's
+# rule; the *arithmetic* (mass through the terms) is :func:`chain_apply`, in numpy or JAX.
+# States are flat indices into the ``(K+1,)*d`` lattice (C order, slot K = masked).
+
+
+def lattice_strides(d: int, K: int) -> np.ndarray:
+    """Flat-index stride of each axis of the ``(K+1,)*d`` lattice (C order)."""
+    return (K + 1) ** np.arange(d - 1, -1, -1, dtype=np.int64)
+
+
+def empty_state(d: int, K: int) -> int:
+    """Flat lattice index of the state with every position masked."""
+    return int(K * lattice_strides(d, K).sum())
+
+
+def state_values(idx: np.ndarray, d: int, K: int) -> np.ndarray:
+    """(N, d) values of the states ``idx`` (K where masked)."""
+    idx = np.asarray(idx, dtype=np.int64)
+    return (idx[:, None] // lattice_strides(d, K)[None, :]) % (K + 1)
+
+
+def state_index(vals: np.ndarray, K: int) -> np.ndarray:
+    """Flat lattice index of the states with values ``vals`` (..., d), K = masked."""
+    vals = np.asarray(vals, dtype=np.int64)
+    return vals @ lattice_strides(vals.shape[-1], K)
+
+
+def output_index(vals: np.ndarray, K: int) -> np.ndarray:
+    """Flat index into the ``(K,)*d`` table of full states with values ``vals`` (..., d)."""
+    vals = np.asarray(vals, dtype=np.int64)
+    d = vals.shape[-1]
+    return vals @ (K ** np.arange(d - 1, -1, -1, dtype=np.int64))
+
+
+def state_conditionals(Pf: np.ndarray, idx: np.ndarray, d: int, K: int) -> np.ndarray:
+    r"""(N, d, K) one-token conditionals :math:`p(x_j = v \mid x_A)` at the states ``idx``
+    (``Pf`` the flat marginal lattice): for masked j the ratio of the marginal with j set to
+    v to :math:`p(x_A)`; 0 on the rows of revealed positions and where :math:`p(x_A) = 0`."""
+    idx = np.asarray(idx, dtype=np.int64)
+    vals = state_values(idx, d, K)
+    stride = lattice_strides(d, K)
+    den = Pf[idx]
+    free = vals == K
+    v = np.arange(K, dtype=np.int64)
+    # the state with j set to v: idx + (v - K) stride_j (only read where j is masked)
+    num_idx = idx[:, None, None] + (v[None, None, :] - K) * stride[None, :, None]
+    num = np.where(free[:, :, None], Pf[np.where(free[:, :, None], num_idx, idx[:, None, None])], 0.0)
+    ok = den > 0
+    return np.where(ok[:, None, None], num / np.where(ok, den, 1.0)[:, None, None], 0.0)
+
+
+@dataclass(frozen=True)
+class ChainStep:
+    r"""The terms of one chain step (structure only, no mass).
+
+    Term i moves the mass of live state ``src[i]`` (a position in the step's live states)
+    times its factor to ``dst[i]`` (a position in the next live states), or to the output
+    (``dst[i] == FINISHED``, table entry ``out[i]``) or to the lost mass (``dst[i] == LOST``:
+    a state with masked positions at a zero-probability prefix). The factor is ``w[i]`` (a
+    number fixed by the structure, or 1 if None) times, if ``num`` is given, the product of
+    the conditionals :math:`\prod_c P[\mathrm{num}[i, c]] / P[\mathrm{den}[i]]` (entries of
+    ``num`` equal to ``den`` give a factor 1: rows of different lengths are padded with it).
+    ``live`` holds the flat lattice indices of the next live states (sorted).
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    out: np.ndarray
+    live: np.ndarray
+    w: np.ndarray | None = None
+    num: np.ndarray | None = None
+    den: np.ndarray | None = None
+
+
+FINISHED = -1
+LOST = -2
+
+
+def chain_targets(tgt: np.ndarray, Pf: np.ndarray, d: int, K: int, finish_full: bool = True):
+    """Classify target states (flat lattice indices): returns ``(dst, out, live)`` of a
+    :class:`ChainStep`. Full states are outputs when ``finish_full`` (monotone samplers),
+    otherwise they stay live (revising samplers run on after everything is revealed);
+    states with masked positions and :math:`p(x_A) = 0` are lost (their conditionals do not
+    exist), all others are live."""
+    tgt = np.asarray(tgt, dtype=np.int64)
+    vals = state_values(tgt, d, K)
+    full = (vals < K).all(axis=1)
+    out = np.where(full, output_index(np.where(vals < K, vals, 0), K), 0)
+    lost = ~full & ~(Pf[tgt] > 0)
+    keep = ~lost & ~full if finish_full else ~lost
+    live, inv = np.unique(tgt[keep], return_inverse=True)
+    dst = np.full(tgt.shape, LOST, dtype=np.int64)
+    dst[keep] = inv
+    if finish_full:
+        dst[full] = FINISHED
+    return dst, out, live
+
+
+def chain_apply(mass, step: ChainStep, Pf, n_out: int, xp=jnp):
+    r"""Push ``mass`` (over the step's live states) through the terms of ``step``.
+
+    Returns ``(mass', out, lost, moved)``: the mass over ``step.live``, the ``(K^d,)`` flat
+    output mass of the terms that finished, the lost mass, and each term's moved mass (for
+    the caller's accounting, e.g. the reveal-step law). ``Pf``: the flat marginal lattice
+    (only read when ``step.num`` is given)."""
+    c = mass[step.src]
+    if step.w is not None:
+        c = c * step.w
+    if step.num is not None:
+        den = Pf[step.den]
+        den = xp.where(den > 0, den, 1.0)
+        for col in range(step.num.shape[1]):
+            c = c * (Pf[step.num[:, col]] / den)
+    fin = step.dst == FINISHED
+    lost_t = step.dst == LOST
+    live_t = step.dst >= 0
+    n_live = step.live.shape[0]
+    if xp is np:
+        new = np.bincount(step.dst[live_t], c[live_t], minlength=n_live)
+        out = np.bincount(step.out[fin], c[fin], minlength=n_out)
+        lost = float(c[lost_t].sum())
+    else:
+        new = xp.zeros(n_live).at[step.dst[live_t]].add(c[live_t])
+        out = xp.zeros(n_out).at[step.out[fin]].add(c[fin])
+        lost = xp.sum(c[lost_t])
+    return new, out, lost, c
