@@ -24,9 +24,12 @@ How the weights :math:`w_B` reach the kernel:
   kernel's level layout (:func:`kernel.level_step`), the per-(state, move) work vectorized.
 * a :class:`Grid` (Bernoulli-subset sampler): the kernel's axis-by-axis Bernoulli step
   (numpy splits it into pieces of :data:`GRID_BLOCK_ENTRIES`).
-* any other planner: its ``moves(ctx)`` is called once per reachable revealed set A (with
-  the exact conditionals, numpy), and its weights, scalars or arrays over :math:`x_A`, are
-  placed on the lattice; the kernel then propagates them.
+* any other planner (the deterministic planners of :mod:`.adaptive`, or any object with
+  ``moves(ctx)``): the kernel's sparse chain. The planner is applied at the live states of
+  each step — a deterministic planner once per step for all of them (its ``_choose`` on the
+  (N, d, K) conditionals, as in Monte Carlo), any other through ``moves(ctx)`` once per
+  revealed set — and every (state, B, :math:`y_B`) becomes one term; only states that carry
+  mass are stored.
 
 Zero-probability prefixes: mass at an :math:`x_A` with :math:`p(x_A) = 0` (reachable only
 through a factorized step) cannot continue — the exact conditionals are undefined there —
@@ -62,6 +65,7 @@ from .._jax import x64
 from ..joint import Joint, Marginals
 from ..schedules import Grid, Schedule, check_schedule
 from . import kernel as _k
+from .adaptive import _Deterministic
 from .planners import RandomPlanner, StepContext, resolve_planner
 
 __all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "MAX_STATE_ENTRIES", "MAX_GRID_ENTRIES"]
@@ -74,8 +78,6 @@ MAX_STATE_ENTRIES = 1 << 25
 MAX_GRID_ENTRIES = 1 << 26
 #: Working-tensor size of one piece of a numpy Bernoulli step (kernel.bernoulli_step).
 GRID_BLOCK_ENTRIES = 1 << 22
-#: The general planners' lattice conditionals (~d (K+1)^d entries) are precomputed up to this.
-_COND_ENTRIES = 1 << 26
 _WEIGHT_TOL = 1e-9
 
 
@@ -116,8 +118,8 @@ class ExactRun:
 
 def _log_terms(pAB: np.ndarray, pA: np.ndarray, conds: list) -> np.ndarray:
     r""":math:`p_{AB} \log(p_{AB} / (p_A \prod_j c_j))` in log space (no underflow), 0 where
-    :math:`p_{AB} = 0`: the form of the trajectory terms of :func:`kernel.subset_step`
-    (which takes the logarithms of the marginals directly), for numpy callers."""
+    :math:`p_{AB} = 0`: the form of the chain's trajectory terms (:func:`_chain_step_kl`, which takes the
+    logarithms of the marginals directly), for numpy callers."""
     pos = pAB > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         log_den = np.log(pA) + sum(np.log(c) for c in conds)
@@ -156,100 +158,160 @@ class _GridPlan:
 
 
 @dataclass(frozen=True, eq=False)
-class _MovesPlan:
-    """Weights of a general planner, placed on the lattice: ``steps[t]`` is a list of
-    (B, W) with W of the kernel's slice shape."""
+class _ChainPlan:
+    """Any other planner, on the kernel's sparse chain: ``steps[t]`` is a
+    :class:`kernel.ChainStep` (the terms from the live states of step t, factors = the
+    planner's weight times the conditionals of the revealed values) and ``reveal[t]`` the
+    (live states, d) weight with which each live state reveals each position."""
 
     steps: tuple
+    reveal: tuple
+    n_cols: int
+    Pf: np.ndarray  # the flat marginal lattice of the table the plan was built from (numpy)
 
 
-def _slice_shape(d: int, K: int, B: int) -> tuple[int, ...]:
-    return tuple(1 if B >> j & 1 else K + 1 for j in range(d))
+def _chain_plan(table: np.ndarray, planner_obj, sizes: list) -> _ChainPlan:
+    """Apply the planner at every live state, step by step, and collect the terms.
 
-
-def _moves_plan(table: np.ndarray, planner_obj, sizes: list) -> _MovesPlan:
-    """Call the planner at every reachable revealed set and collect its weights."""
+    Deterministic planners (:mod:`.adaptive`) are asked once per step for all live states
+    (their ``_choose`` on the (N, d, K) conditionals, as in Monte Carlo); any other planner
+    through ``moves(ctx)`` once per revealed set, its weights read at the live x_A."""
     d, K = table.ndim, table.shape[0]
-    full = (1 << d) - 1
-    marg = Marginals(table)
-    allows_empty = bool(getattr(planner_obj, "allows_empty", False))
-    reach = {0}
-    steps = []
+    Pf = np.reshape(_k.marginal_lattice(np.asarray(table, dtype=np.float64), xp=np), (-1,))
+    live = np.array([_k.empty_state(d, K)], dtype=np.int64)
+    fast = isinstance(planner_obj, _Deterministic)
+    marg = None if fast else Marginals(table)
+    steps, reveal = [], []
     for t, size in enumerate(sizes):
-        weights: dict[int, np.ndarray] = {}
-        nxt: set[int] = set()
-        for A in sorted(reach):
-            if A == full:
-                nxt.add(full)
+        if not live.size:
+            break
+        vals = _k.state_values(live, d, K)
+        free = vals == K
+        n_free = free.sum(axis=1)
+        if size is not None and np.any(n_free < size):
+            raise ValueError(f"plan: step {t} asks for {size} tokens, only {int(n_free.min())} are masked")
+        if fast:
+            src, chosen, w = _deterministic_moves(planner_obj, t, size, Pf, live, free, d, K)
+        else:
+            src, chosen, w = _general_moves(planner_obj, t, size, marg, vals, free, d, K)
+        if np.any(chosen & ~free[src]):
+            raise ValueError("planner: proposed a reveal set overlapping the revealed set")
+        counts = chosen.sum(axis=1)
+        if np.any(counts == 0):
+            raise ValueError("planner: proposed an empty reveal set")
+        if size is not None and np.any(counts != size):
+            raise ValueError(f"planner: proposed {int(counts[counts != size][0])} tokens at a step of size {size}")
+        rv = np.zeros((live.shape[0], d))
+        np.add.at(rv, src, chosen * w[:, None])
+        reveal.append(rv)
+        step = _expand(live, src, chosen, w, Pf, d, K)
+        steps.append(step)
+        live = step.live
+    if live.size:
+        A = int(((_k.state_values(live[:1], d, K)[0] < K) << np.arange(d)).sum())
+        raise ValueError(
+            f"planner: state {A:#b} still has masked positions after {len(sizes)} steps "
+            "(a planner that chooses its own sizes must reveal at least one token per step)"
+        )
+    return _ChainPlan(tuple(steps), tuple(reveal), len(sizes) + 1, Pf)
+
+
+def _deterministic_moves(planner_obj, t, size, Pf, live, free, d, K):
+    """(source, chosen (N, d), weight 1) of a deterministic planner, all live states at once."""
+    step_size = planner_obj._step_size(t, size, d)
+    if planner_obj.uses_probs:
+        probs = _k.state_conditionals(Pf, live, d, K)
+    else:
+        probs = np.zeros((live.shape[0], d, K))
+    chosen = np.asarray(planner_obj._choose(t, step_size, probs, free), dtype=bool)
+    return np.arange(live.shape[0]), chosen, np.ones(live.shape[0])
+
+
+def _general_moves(planner_obj, t, size, marg, vals, free, d, K):
+    """(source, chosen, weight) of a planner's ``moves(ctx)``, called once per revealed set
+    of the live states with the exact conditionals over every x_A; its weights (scalars or
+    arrays over x_A) are read at the live states' values and checked to sum to 1."""
+    full = (1 << d) - 1
+    masks = (~free).astype(np.int64) @ (1 << np.arange(d, dtype=np.int64))
+    allows_empty = bool(getattr(planner_obj, "allows_empty", False))
+    src, chosen, w_out = [], [], []
+    for A in np.unique(masks):
+        A = int(A)
+        rows = np.flatnonzero(masks == A)
+        shape = tuple(K if A >> j & 1 else 1 for j in range(d))
+        pA = np.reshape(marg(A), shape)
+        reach_x = pA > 0
+        all_reach = bool(reach_x.all())
+        free_j = tuple(j for j in range(d) if not A >> j & 1)
+        conds: dict[int, np.ndarray] = {}
+
+        def cond(j, A=A, pA=pA, reach_x=reach_x, all_reach=all_reach, conds=conds, shape=shape):
+            c = conds.get(j)
+            if c is None:
+                pAj = np.reshape(marg(A | (1 << j)), tuple(K if (A | 1 << j) >> i & 1 else 1 for i in range(d)))
+                c = pAj / pA if all_reach else np.divide(pAj, pA, out=np.zeros(pAj.shape), where=reach_x)
+                conds[j] = c
+            return c
+
+        ctx = StepContext(t, A, size, d, K, free_j, reach_x, cond)
+        at = tuple(np.where(vals[rows, j] < K, vals[rows, j], 0) for j in range(d))  # x_A of each live row
+        total = np.zeros(rows.shape[0])
+        for B, w in planner_obj.moves(ctx):
+            if B & ~full:
+                raise ValueError(f"planner: proposed B={B:#b} with positions outside 0..{d - 1}")
+            if B & A:
+                raise ValueError(f"planner: proposed B={B:#b} overlapping the revealed set {A:#b}")
+            if B == 0 and not allows_empty:
+                raise ValueError("planner: proposed an empty reveal set")
+            if size is not None and B.bit_count() != size:
+                raise ValueError(f"planner: proposed {B.bit_count()} tokens at a step of size {size}")
+            w = np.asarray(w, dtype=np.float64)
+            if not np.all(w >= 0):
+                raise ValueError(f"planner: proposed a negative or NaN weight for B={B:#b}")
+            wr = np.broadcast_to(w, shape)[at] if w.ndim else np.full(rows.shape[0], float(w))
+            total += wr
+            keep = wr > 0
+            if not keep.any():
                 continue
-            pA = marg(A)
-            reach_x = pA > 0
-            all_reach = bool(reach_x.all())
-            free = tuple(j for j in range(d) if not A >> j & 1)
-            if size is not None and size > len(free):
-                raise ValueError(f"plan: step {t} asks for {size} tokens, only {len(free)} are masked")
-            conds: dict[int, np.ndarray] = {}
-
-            def cond(j, A=A, pA=pA, reach_x=reach_x, all_reach=all_reach, conds=conds):
-                c = conds.get(j)
-                if c is None:
-                    pAj = marg(A | (1 << j))
-                    if all_reach:
-                        c = pAj / pA
-                    else:
-                        c = np.divide(pAj, pA, out=np.zeros(pAj.shape), where=reach_x)
-                    conds[j] = c
-                return c
-
-            ctx = StepContext(t, A, size, d, K, free, reach_x, cond)
-            at = tuple(slice(0, K) if A >> j & 1 else slice(None) for j in range(d))
-            total_w = 0.0
-            for B, w in planner_obj.moves(ctx):
-                if B & ~full:
-                    raise ValueError(f"planner: proposed B={B:#b} with positions outside 0..{d - 1}")
-                if B & A:
-                    raise ValueError(f"planner: proposed B={B:#b} overlapping the revealed set {A:#b}")
-                if B == 0 and not allows_empty:
-                    raise ValueError("planner: proposed an empty reveal set")
-                if size is not None and B.bit_count() != size:
-                    raise ValueError(f"planner: proposed {B.bit_count()} tokens at a step of size {size}")
-                if isinstance(w, float):
-                    if not w >= 0.0:
-                        raise ValueError(f"planner: proposed a negative or NaN weight for B={B:#b}")
-                    total_w += w
-                    if w == 0.0:
-                        continue
-                else:
-                    w = np.asarray(w, dtype=np.float64)
-                    if not np.all(w >= 0):
-                        raise ValueError(f"planner: proposed a negative or NaN weight for B={B:#b}")
-                    total_w = total_w + w
-                    if not w.any():
-                        continue
-                W = weights.get(B)
-                if W is None:
-                    W = weights[B] = np.zeros(_slice_shape(d, K, B))
-                # the state A sits at values 0..K-1 on A's axes and the masked slot elsewhere
-                idx = tuple(
-                    at[j] if A >> j & 1 else (slice(None) if B >> j & 1 else slice(K, K + 1)) for j in range(d)
-                )
-                W[idx] += w
-                nxt.add(A | B)
-            bad = np.abs(np.asarray(total_w) - 1.0) > _WEIGHT_TOL
-            if np.any(bad & reach_x):
-                raise ValueError(
-                    f"planner: weights of the moves from state {A:#b} do not sum to 1 "
-                    f"(got {np.asarray(total_w).ravel()[:4]})"
-                )
-        steps.append(tuple((B, weights[B]) for B in sorted(weights)))
-        reach = nxt
-    for A in sorted(reach):
-        if A != full:
+            src.append(rows[keep])
+            chosen.append(np.broadcast_to((B >> np.arange(d)) & 1 == 1, (int(keep.sum()), d)))
+            w_out.append(wr[keep])
+        if np.any(np.abs(total - 1.0) > _WEIGHT_TOL):
             raise ValueError(
-                f"planner: state {A:#b} still has masked positions after {len(sizes)} steps "
-                "(a planner that chooses its own sizes must reveal at least one token per step)"
+                f"planner: weights of the moves from state {A:#b} do not sum to 1 "
+                f"(got {total[np.abs(total - 1.0) > _WEIGHT_TOL][:4]})"
             )
-    return _MovesPlan(tuple(steps))
+    if not src:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, d), dtype=bool), np.zeros(0)
+    return np.concatenate(src), np.concatenate(chosen), np.concatenate(w_out)
+
+
+def _expand(live, src, chosen, w, Pf, d, K) -> "_k.ChainStep":
+    r"""The terms of one step: every (state, reveal set B, values y_B), with target
+    :math:`x_A \cup y_B`, factor w and the conditionals :math:`P[x_A, y_b] / P[x_A]`, one
+    per b in B (padded with the denominator itself: factor 1)."""
+    stride = _k.lattice_strides(d, K)
+    counts = chosen.sum(axis=1)
+    kmax = int(counts.max()) if counts.size else 0
+    parts = []
+    for k in np.unique(counts):
+        k = int(k)
+        rows = np.flatnonzero(counts == k)
+        pos = np.nonzero(chosen[rows])[1].reshape(rows.shape[0], k)  # chosen positions, increasing
+        ys = np.indices((K,) * k).reshape(k, -1).T  # (K^k, k), C order
+        base = live[src[rows]]
+        step = (ys[None, :, :] - K) * stride[pos][:, None, :]  # (n, K^k, k)
+        num = base[:, None, None] + step
+        tgt = base[:, None] + step.sum(axis=2)
+        den = np.broadcast_to(base[:, None], tgt.shape)
+        if k < kmax:
+            num = np.concatenate([num, np.broadcast_to(den[..., None], tgt.shape + (kmax - k,))], axis=2)
+        parts.append((np.repeat(src[rows], K**k), tgt.ravel(), num.reshape(-1, kmax), den.ravel(),
+                      np.repeat(w[rows], K**k)))
+    src_t, tgt_t, num_t, den_t, w_t = (np.concatenate([p_[i] for p_ in parts]) for i in range(5))
+    dst, out, nxt = _k.chain_targets(tgt_t, Pf, d, K)
+    ones = bool(np.all(w_t == 1.0))
+    return _k.ChainStep(src_t, dst, out, nxt, None if ones else w_t, num_t, den_t)
 
 
 def _resolve(p_table: np.ndarray | None, d: int, K: int, plan, planner):
@@ -284,7 +346,7 @@ def _resolve(p_table: np.ndarray | None, d: int, K: int, plan, planner):
                 "or a planner whose order does not read the law"
             )
         p_table = np.full((K,) * d, 1.0 / K**d)  # the choices do not read it
-    return _moves_plan(p_table, planner_obj, sizes)
+    return _chain_plan(p_table, planner_obj, sizes)
 
 
 # ---- the propagation (pure JAX) -----------------------------------------------------------
@@ -309,7 +371,10 @@ def _mean_entropies(Hl, d, xp):
 def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
     """Run the kernel. Returns (q, lost, reveal (d, n_cols), finish (n_cols), step_kl or None)."""
     d = table.ndim
-    P = _k.marginal_lattice(table, xp=xp)
+    if isinstance(plan, _ChainPlan) and xp is np:  # built from this very table (exact_run)
+        P = np.reshape(plan.Pf, (K + 1,) * d)
+    else:
+        P = _k.marginal_lattice(table, xp=xp)
     empty = (K,) * d
     start = _k._set_at(xp, xp.zeros_like(P), empty, 1.0)
     q = xp.zeros(table.shape)
@@ -393,25 +458,54 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
         q = xp.reshape(S, table.shape)  # level d: the full state, finished whatever p(x)
         finish.append(xp.sum(q))
     else:
-        M = start
-        Pi = start if trajectory else None
-        n_cols = len(plan.steps) + 1
-        # the conditionals once per law (numpy; under JAX each move's own slices)
-        C = _k.conditionals(P, K, xp=xp) if xp is np and d * (K + 1) ** d <= _COND_ENTRIES else None
+        # the sparse chain: only the live states, one term per (state, B, y_B)
+        Pf = xp.reshape(P, (-1,))
+        n_cols = plan.n_cols
+        mass = xp.ones((1,))
+        pi = xp.ones((1,)) if trajectory else None
+        q = xp.zeros((K**d,))
+        finish.append(xp.zeros(()))
         step_kl = [0.0]
-        for t, moves in enumerate(plan.steps):
-            M = settle(M)
-            M, masses, Pi, kl_t = _k.subset_step(M, P, K, [(B, xp.asarray(W)) for B, W in moves], Pi, xp=xp, C=C)
-            for (B, _w), mass in zip(moves, masses):
-                for j in range(d):
-                    if B >> j & 1:
-                        add(j, t + 1, mass)
-            step_kl.append(kl_t)
-        M = settle(M)
+        for t, (step, rv) in enumerate(zip(plan.steps, plan.reveal)):
+            moved = rv.T @ mass
+            for j in range(d):
+                add(j, t + 1, moved[j])
+            new, out, lost_t, _c = _k.chain_apply(mass, step, Pf, K**d, xp=xp)
+            q = q + out
+            lost = lost + lost_t
+            finish.append(xp.sum(out))
+            if trajectory:
+                step_kl.append(_chain_step_kl(pi, step, Pf, xp))
+                pi = _k.chain_apply(pi, _k.ChainStep(step.src, step.dst, step.out, step.live, step.w), Pf, K**d, xp=xp)[0]
+            mass = new
+        step_kl += [0.0] * (n_cols - len(step_kl))  # the steps after every state finished
+        q = xp.reshape(q, table.shape)
     finish = xp.stack([xp.asarray(f, dtype=np.float64) for f in finish] + [xp.zeros(())] * (n_cols - len(finish)))
     reveal = _cols(rows, d, n_cols, xp)
     skl = xp.stack([xp.asarray(x, dtype=np.float64) for x in step_kl]) if trajectory else None
     return q, xp.asarray(lost), reveal, finish, skl
+
+
+def _chain_step_kl(pi, step, Pf, xp):
+    r"""Trajectory KL of one chain step: :math:`\sum \pi\, w\, p(x_{A \cup B})
+    \log \frac{p(x_{A\cup B})}{p(x_A) \prod_{b} p(x_b \mid x_A)}` over the terms (in log
+    space: no underflow of the product; 0 where :math:`p(x_{A \cup B}) = 0`)."""
+    if step.num is None or step.num.shape[1] < 2:
+        return 0.0  # one token per term: TC = 0 exactly
+    tgt_p = Pf[_chain_targets_index(step)]
+    ok = tgt_p > 0
+    lden = _k._safe_log(xp, Pf[step.den], ok)
+    s = _k._safe_log(xp, tgt_p, ok) - lden
+    for col in range(step.num.shape[1]):
+        s = s - (_k._safe_log(xp, Pf[step.num[:, col]], ok) - lden)
+    c = pi[step.src] if step.w is None else pi[step.src] * step.w
+    return xp.sum(xp.where(ok, c * tgt_p * s, 0.0))
+
+
+def _chain_targets_index(step):
+    """Flat lattice index of each term's target, from its conditionals' indices: the state
+    plus the revealed values, :math:`\\sum_c (\\mathrm{num}_c - \\mathrm{den})` (padding adds 0)."""
+    return step.den + (step.num - step.den[:, None]).sum(axis=1)
 
 
 def _grid_step_kl(Hl, t, beta, xp):
@@ -560,7 +654,7 @@ def sampler_kl(table, plan, *, planner="random"):
             Joint(concrete)  # the checks of a law (shape, sign, normalization), with their messages
         kplan = _resolve(concrete, d, K, plan, planner)
         betas = None if not isinstance(kplan, _GridPlan) else jnp.asarray(Grid(kplan.times).betas)
-        if isinstance(kplan, _MovesPlan):
+        if isinstance(kplan, _ChainPlan):
             q = _propagate(t, kplan, K, False, betas)[0]
         else:
             q = _propagate_jit(t, kplan, K, False, betas)[0]

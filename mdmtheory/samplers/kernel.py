@@ -8,15 +8,26 @@ index :math:`K` on axis j means "position j masked / summed out". The marginal t
     P[x] = p(x_A), \qquad A = \{j : x_j < K\},
 
 holds every marginal of every subset (each summed from its parent, one axis at a time), and
-the sampler's state mass :math:`m(A, x_A)` (docs/design.md §3) is one tensor ``M`` of the
-same shape: ``M[x]`` is the mass of the state whose revealed set is the set of axes with a
-value below K. A step that reveals B with factorized draws is then, for all revealed sets A
-disjoint from B at once, a broadcast product of slices:
+a sampler's state :math:`(A, x_A)` (docs/design.md §3) is one entry of the same shape: the
+revealed set is the set of axes with a value below K. Every sampler's step is the same
+update of the state mass,
 
 .. math::
 
-    M'[x_A, x_B, \ast] \mathrel{+}= M[x_A, \ast_B, \ast]\, w_B(x_A)
-    \prod_{j \in B} \frac{P[x_A, x_j, \ast]}{P[x_A, \ast]} .
+    m'(A \cup B, x_{A \cup B}) \mathrel{+}= m(A, x_A)\, w_B(x_A)
+    \prod_{j \in B} \frac{P[x_A, x_j, \ast]}{P[x_A, \ast]}
+
+(for samplers that revise, also moves to states that are not supersets), stored in the
+layout that holds only what carries mass:
+
+* **lattice**: ``M`` a ``(K+1,)*d`` tensor, a step a few broadcast products of slices —
+  the Bernoulli-subset grids, whose states cover every revealed set
+  (:func:`bernoulli_step`, :func:`complete`);
+* **levels**: random order under a Schedule, every state of step t at :math:`|A| = s_t`,
+  level n a ``(C(d, n), K**n)`` array (:func:`level_step`);
+* **sparse chains**: the samplers whose moves depend on the values (adaptive planners,
+  sample-then-select, remasking, correctors, editing): the live states as flat lattice
+  indices, one term per (state, transition) (:class:`ChainStep`, :func:`chain_apply`).
 
 Every function takes the array namespace ``xp``: ``jax.numpy`` (float64 under
 :func:`mdmtheory._jax.x64`; then the same code runs under ``jax.jit``, ``jax.grad`` with
@@ -39,7 +50,6 @@ __all__ = [
     "marginal_lattice",
     "lattice_entropies",
     "settle",
-    "subset_step",
     "level_step",
     "level_marginals",
     "bernoulli_step",
@@ -135,63 +145,6 @@ def settle(M, P, K: int, xp=jnp):
     reach = P > 0
     lost = xp.sum(xp.where(reach, 0.0, M))
     return xp.where(reach, M, 0.0), finished, lost
-
-
-def conditionals(P, K: int, xp=jnp) -> list:
-    r"""``C[j]`` = :math:`p(x_j \mid x_A)` for every A not containing j, on the lattice (length
-    K on axis j, K+1 elsewhere; 0 where p(x_A) = 0): computed once per law, they turn each
-    move of :func:`subset_step` into |B| slice products (memory ~ d (K+1)^d)."""
-    d = P.ndim
-    return [_safe_div(xp, _sl(P, 0, K, j), _sl(P, K, K + 1, j)) for j in range(d)]
-
-
-def subset_step(M, P, K: int, moves, Pi=None, xp=jnp, C=None):
-    r"""One step over a static list of reveal sets.
-
-    ``moves`` is a list of ``(B, W)``: B a bitmask, W the weight of revealing B, an array of
-    the slice shape (length 1 on the axes of B, K+1 elsewhere) giving :math:`w_B(A, x_A)`. ``M`` must be
-    settled. With ``Pi`` (the exact path measure :math:`\pi(A \mid x_A)` on the lattice) also
-    returns its update and the step's trajectory KL
-    :math:`\sum \pi\, w_B\, p(x_{A\cup B}) \log \frac{p(x_B \mid x_A)}{\prod_j p(x_j \mid x_A)}`.
-
-    ``C``: the lattice conditionals of :func:`conditionals`, computed once per law (else each
-    move divides its own slices).
-
-    Returns ``(M', masses, Pi', kl)`` with ``masses[i]`` the mass moved by ``moves[i]``.
-    """
-    d = M.ndim
-    new = xp.zeros_like(M)
-    new_pi = None if Pi is None else xp.zeros_like(Pi)
-    kl = 0.0
-    masses = []
-    for B, W in moves:
-        Bl = [j for j in range(d) if B >> j & 1]
-        src = ix(d, K, masked=Bl)
-        dst = ix(d, K, vals=Bl)
-        m = M[src] * W
-        out = m
-        if C is None:
-            PA = P[src]
-            for j in Bl:
-                out = out * _safe_div(xp, P[ix(d, K, vals=[j], masked=[i for i in Bl if i != j])], PA)
-        else:
-            for j in Bl:
-                out = out * C[j][ix(d, K, masked=[i for i in Bl if i != j])]
-        new = _add_at(xp, new, dst, out)
-        masses.append(xp.sum(m))
-        if Pi is not None:
-            piw = Pi[src] * W
-            new_pi = _add_at(xp, new_pi, dst, xp.broadcast_to(piw, out.shape))
-            if len(Bl) >= 2:  # one token has TC = 0 exactly
-                PA = P[src]
-                PAB = P[dst]
-                ok = PAB > 0
-                lA = _safe_log(xp, PA, ok)
-                s = _safe_log(xp, PAB, ok) - lA
-                for j in Bl:
-                    s = s - (_safe_log(xp, P[ix(d, K, vals=[j], masked=[i for i in Bl if i != j])], ok) - lA)
-                kl = kl + xp.sum(xp.where(ok, piw * PAB * s, 0.0))
-    return new, masses, new_pi, kl
 
 
 def bernoulli_start(P, K: int, t0, xp=jnp):
