@@ -232,11 +232,16 @@ def test_engine_refuses_bad_laws(monkeypatch):
     with pytest.raises(ValueError, match=r"^p: .*lost"):
         exact_run(Joint([0.25, 0.5], lost=0.25), Schedule((1,)))
     monkeypatch.setattr(engine_mod, "MAX_STATE_ENTRIES", 3**3)
-    exact_run(uniform(2, 3), Schedule((3,)))  # (K+1)^d = 27: at the limit, fine
-    with pytest.raises(ValueError, match=r"^p: .*\(K\+1\)\*\*d = 81.*Monte Carlo"):
-        exact_run(uniform(2, 4), Schedule((4,)))
+    monkeypatch.setattr(engine_mod, "MAX_LEVEL_ENTRIES", 3**4)
+    exact_run(uniform(2, 3), Schedule((3,)), "confidence")  # (K+1)^d = 27: at the limit, fine
+    with pytest.raises(ValueError, match=r"^p: .*\(K\+1\)\*\*d = 81.*up to 81.*Monte Carlo"):
+        exact_run(uniform(2, 4), Schedule((4,)), "confidence")
     with pytest.raises(ValueError, match=r"^p: .*Monte Carlo"):
         sampler_law(uniform(2, 4), Grid((0.0, 1.0)))
+    # random order with a Schedule (the level layout) has its own, larger limit
+    exact_run(uniform(2, 4), Schedule((4,)))
+    with pytest.raises(ValueError, match=r"^p: .*\(K\+1\)\*\*d = 243 state entries, above the limit 81 .*Monte Carlo"):
+        exact_run(uniform(2, 5), Schedule((5,)))
 
 
 @pytest.mark.parametrize("planner", ["nope", "Random", 3, None, object()])

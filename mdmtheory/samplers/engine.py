@@ -68,10 +68,15 @@ from . import kernel as _k
 from .adaptive import _Deterministic
 from .planners import RandomPlanner, StepContext, resolve_planner
 
-__all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "MAX_STATE_ENTRIES", "MAX_GRID_ENTRIES"]
+__all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "MAX_STATE_ENTRIES", "MAX_LEVEL_ENTRIES",
+           "MAX_GRID_ENTRIES"]
 
 #: Largest (K+1)**d (total size of all marginals / states) the exact engine accepts.
 MAX_STATE_ENTRIES = 1 << 25
+#: The same limit for random order under a Schedule (the level layout: one level of states
+#: at a time, the marginal lattice the only (K+1)^d array): d = 18 binary (3^18 = 3.9e8
+#: entries, 3.1 GB) fits; its run is minutes on CPU, for an accelerator.
+MAX_LEVEL_ENTRIES = 1 << 29
 #: Largest (2K+1)**d (the Bernoulli step's working tensor) of a Grid in JAX (``sampler_kl``,
 #: ``backend="jax"``/``"eager"``); the numpy backend splits larger steps into pieces of at
 #: most :data:`GRID_BLOCK_ENTRIES` and accepts every Grid up to :data:`MAX_STATE_ENTRIES`.
@@ -127,12 +132,14 @@ def _log_terms(pAB: np.ndarray, pA: np.ndarray, conds: list) -> np.ndarray:
     return np.where(pos, pAB * diff, 0.0)
 
 
-def _check_size(d: int, K: int, grid: bool, name: str = "p", jax_grid: bool = True) -> None:
+def _check_size(d: int, K: int, grid: bool, name: str = "p", jax_grid: bool = True, levels: bool = False) -> None:
     n = (K + 1) ** d
-    if n > MAX_STATE_ENTRIES:
+    limit = MAX_LEVEL_ENTRIES if levels else MAX_STATE_ENTRIES
+    if n > limit:
+        more = "" if levels else f"; random order with a Schedule accepts up to {MAX_LEVEL_ENTRIES}"
         raise ValueError(
             f"{name}: exact sampler laws need (K+1)**d = {n} state entries, above the limit "
-            f"{MAX_STATE_ENTRIES} (d={d}, K={K}); use Monte Carlo simulation for larger laws"
+            f"{limit} (d={d}, K={K}{more}); use Monte Carlo simulation for larger laws"
         )
     if grid and jax_grid and (2 * K + 1) ** d > MAX_GRID_ENTRIES:
         raise ValueError(
@@ -140,6 +147,16 @@ def _check_size(d: int, K: int, grid: bool, name: str = "p", jax_grid: bool = Tr
             f"entries, above the limit {MAX_GRID_ENTRIES} (d={d}, K={K}); use exact_run with the "
             "numpy backend (it splits the step), a Schedule (random order) or Monte Carlo simulation"
         )
+
+
+def _levels(plan, planner) -> bool:
+    """Whether (plan, planner) runs on the level layout (random order with a Schedule)."""
+    if not isinstance(plan, Schedule):
+        return False
+    try:
+        return type(resolve_planner(planner)) is RandomPlanner
+    except ValueError:
+        return False  # _resolve says what is wrong with the planner
 
 
 # ---- plans: what the kernel runs ----------------------------------------------------------
@@ -576,7 +593,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     if p.lost:
         raise ValueError("p: has lost mass; the data law must be normalized")
     d, K = p.d, p.K
-    _check_size(d, K, isinstance(plan, Grid), jax_grid=backend in ("jax", "eager"))
+    _check_size(d, K, isinstance(plan, Grid), jax_grid=backend in ("jax", "eager"), levels=_levels(plan, planner))
     kplan = _resolve(p.table, d, K, plan, planner)
     q, lost, reveal, finish, skl = _run(p.table, kplan, K, trajectory, backend)
     lost = float(lost)
@@ -647,7 +664,7 @@ def sampler_kl(table, plan, *, planner="random"):
         d, K = t.ndim, t.shape[0]
         if not isinstance(plan, (Schedule, Grid)):
             raise ValueError(f"plan: expected a mdmtheory.Schedule or Grid, got {type(plan).__name__}")
-        _check_size(d, K, isinstance(plan, Grid), name="table")
+        _check_size(d, K, isinstance(plan, Grid), name="table", levels=_levels(plan, planner))
         concrete = None
         if not isinstance(t, jax.core.Tracer):
             concrete = np.asarray(t)
