@@ -8,10 +8,13 @@ per axis) with numpy's log and with XLA's, and vs the whole lattice in one jit c
 package over the fastest bare kernel. Law: ``mdmtheory.exact_run(p, Schedule((2,)*(d/2)))``
 (random order: the level layout of samplers/kernel.py, numpy) vs a reference doing the
 per-state updates directly (dict of keepdims arrays per revealed set, one broadcast product
-per (state, move), no planner objects, no checks). Peak RSS (ru_maxrss, monotone over the
-run) after each row.
+per (state, move), no planner objects, no checks). Planners: ``exact_run(p, Schedule,
+planner)`` for the adaptive planners (the kernel's sparse chain) vs the same per-state
+reference with the planner's choices (its ``moves(ctx)`` once per revealed set, one
+broadcast product per chosen B: what the engine of the first releases did). Peak RSS
+(ru_maxrss, monotone over the run) after each row.
 
-    PYTHONPATH=. python benchmarks/bench_engine.py --profile-d 16 18 20 --law-d 10 12 14
+    PYTHONPATH=. python benchmarks/bench_engine.py --profile-d 16 18 20 --law-d 10 12 14 --planner-d 10 12 14
 """
 
 from __future__ import annotations
@@ -193,10 +196,59 @@ def reference_law(table: np.ndarray, sizes) -> np.ndarray:
     return states[full]
 
 
+def reference_planner_law(table: np.ndarray, sizes, planner) -> np.ndarray:
+    """Per-state reference for a planner: a dict {A: keepdims mass over x_A}, the planner's
+    moves once per A, one broadcast product per (A, B) (no lost-mass bookkeeping: the
+    laws benchmarked have no zeros)."""
+    from mdmtheory.samplers.planners import StepContext, resolve_planner
+
+    planner = resolve_planner(planner)
+    d, K = table.ndim, table.shape[0]
+    full = (1 << d) - 1
+    cache = {full: table}
+
+    def marg(S):
+        a = cache.get(S)
+        if a is None:
+            miss = ~S & full
+            j = (miss & -miss).bit_length() - 1
+            a = cache[S] = marg(S | (1 << j)).sum(axis=j, keepdims=True)
+        return a
+
+    states = {0: np.ones((1,) * d)}
+    for t, k in enumerate(sizes):
+        new = {}
+        for A, m in states.items():
+            if A == full:
+                new[A] = new.get(A, 0.0) + m
+                continue
+            pA = marg(A)
+            cond = {}
+
+            def c(j, A=A, pA=pA, cond=cond):
+                if j not in cond:
+                    cond[j] = marg(A | (1 << j)) / pA
+                return cond[j]
+
+            free = tuple(j for j in range(d) if not A >> j & 1)
+            ctx = StepContext(t, A, k, d, K, free, pA > 0, c)
+            for B, w in planner.moves(ctx):
+                out = m * w
+                for j in range(d):
+                    if B >> j & 1:
+                        out = out * c(j)
+                prev = new.get(A | B)
+                new[A | B] = out if prev is None else prev + out
+        states = new
+    return states[full]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profile-d", type=int, nargs="*", default=[16, 18, 20])
     ap.add_argument("--law-d", type=int, nargs="*", default=[14])
+    ap.add_argument("--planner-d", type=int, nargs="*", default=[10, 12, 14])
+    ap.add_argument("--planners", nargs="*", default=["confidence", "margin", "entropy"])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--jit", action="store_true", help="also time backend='jax' (XLA compile: minutes at d >= 10)")
     a = ap.parse_args(argv)
@@ -258,6 +310,23 @@ def main(argv=None):
         q = mt.exact_run(p, sched).law.table
         err = float(np.abs(q - reference_law(table, sched.sizes)).max())
         print(f"{d:>3} {t_pkg:>10.3f} {t_jax:>8.3f} {t_first - t_jax:>10.2f} {t_ref:>12.3f} {t_pkg / t_ref:>6.2f} {err:>9.1e} {rss_mib():>8.0f}", flush=True)
+    print("\nplanners: exact_run(p, Schedule((2,)*(d/2)), planner), K = 2 (the sparse chain) vs the per-state "
+          "reference with the planner's moves; best of --reps, interleaved")
+    print(f"{'d':>3} {'planner':>11} {'package s':>10} {'reference s':>12} {'ratio':>6} {'max |dq|':>9} {'RSS MiB':>8}")
+    for d in a.planner_d:
+        table = rng.dirichlet(np.full(2**d, 0.5)).reshape((2,) * d)
+        p = mt.Joint(table)
+        sched = mt.Schedule((2,) * (d // 2) + ((1,) if d % 2 else ()))
+        for name in a.planners:
+            t_pkg, t_ref = [], []
+            for _ in range(a.reps):
+                t_pkg.append(best(lambda: mt.exact_run(p, sched, name), 1))
+                t_ref.append(best(lambda: reference_planner_law(table, sched.sizes, name), 1))
+            q = mt.exact_run(p, sched, name).law.table
+            err = float(np.abs(q - reference_planner_law(table, sched.sizes, name)).max())
+            print(f"{d:>3} {name:>11} {min(t_pkg):>10.3f} {min(t_ref):>12.3f} {min(t_pkg) / min(t_ref):>6.2f} "
+                  f"{err:>9.1e} {rss_mib():>8.0f}", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
