@@ -34,6 +34,7 @@ def test_every_example_is_tested():
     tested.add("random_sizes")
     tested.add("revision")
     tested.add("sampler_centric")
+    tested.add("kl_sweep")
     assert present <= tested, present - tested
 
 
@@ -225,3 +226,11 @@ def test_sampler_centric(capsys):
     assert full.kl_rate < few.kl_rate
     assert full.kl_rate_ci[0] <= out["floor"].kl_rate * 3
     assert "plug-in floor" in text
+
+
+def test_kl_sweep(capsys):
+    out, text = _run("kl_sweep", capsys)
+    assert out["err_loop"] < 1e-12  # vmap over the family = a loop of exact_run on mt.families.ising_chain
+    assert out["err_fd"] < 1e-7  # vmap(grad) = central finite differences of the exact KL
+    assert out["kl"][0] < 1e-15 and np.all(np.diff(out["kl"]) > 0)  # J = 0: independent bits, exact
+    assert "vmap" in text
