@@ -171,3 +171,21 @@ def test_chain_kl_value_and_gradient():
 
         fd = (val(theta + e) - val(theta - e)) / (2 * eps)
         assert abs(fd - g[pos]) < 1e-7
+
+
+@given(st.integers(0, 10**6), st.sampled_from(["confidence", "entropy", "left_to_right"]))
+@settings(max_examples=20, deadline=None)
+def test_chain_trajectory_kl_equals_kl_with_tiny_entries(seed, planner):
+    # the terms are computed from the logarithms of the marginals, never from the product
+    # P[x_A] prod_b p(x_b | x_A) (which underflows for entries down to 1e-300); for a
+    # deterministic planner the trajectory KL is KL(p || q) (docs/design.md §3)
+    t = random_table(2, 5, seed, tiny=0.3, zeros=0.1)
+    p = mt.Joint(t)
+    try:
+        run = exact_run(p, mt.Schedule((2, 2, 1)), planner, trajectory=True)
+    except ValueError as e:  # q underflows float64 somewhere: refused, not a wrong number
+        assert str(e).startswith("p: the sampler law underflows")
+        return
+    ref = mt.kl(p, run.law)
+    assert np.isfinite(run.path_kl)
+    assert abs(run.path_kl - ref) <= 1e-12 * max(1.0, abs(ref))

@@ -121,17 +121,6 @@ class ExactRun:
         return float((t * self.step_counts).sum() / self.step_counts.sum())
 
 
-def _log_terms(pAB: np.ndarray, pA: np.ndarray, conds: list) -> np.ndarray:
-    r""":math:`p_{AB} \log(p_{AB} / (p_A \prod_j c_j))` in log space (no underflow), 0 where
-    :math:`p_{AB} = 0`: the form of the chain's trajectory terms (:func:`_chain_step_kl`, which takes the
-    logarithms of the marginals directly), for numpy callers."""
-    pos = pAB > 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_den = np.log(pA) + sum(np.log(c) for c in conds)
-        diff = np.where(pos, np.log(pAB) - log_den, 0.0)
-    return np.where(pos, pAB * diff, 0.0)
-
-
 def _check_size(d: int, K: int, grid: bool, name: str = "p", jax_grid: bool = True, levels: bool = False) -> None:
     n = (K + 1) ** d
     limit = MAX_LEVEL_ENTRIES if levels else MAX_STATE_ENTRIES
