@@ -159,9 +159,9 @@ _ONESHOT: dict = {}
 
 
 # -- law -------------------------------------------------------------------------------
-def reference_law(table: np.ndarray, sizes) -> np.ndarray:
-    d = table.ndim
-    full = (1 << d) - 1
+def _marginals(table: np.ndarray):
+    """S (bitmask) -> keepdims marginal of S, each summed from a cached parent."""
+    full = (1 << table.ndim) - 1
     cache = {full: table}
 
     def marg(S):
@@ -171,6 +171,14 @@ def reference_law(table: np.ndarray, sizes) -> np.ndarray:
             j = (miss & -miss).bit_length() - 1
             a = cache[S] = marg(S | (1 << j)).sum(axis=j, keepdims=True)
         return a
+
+    return marg
+
+
+def reference_law(table: np.ndarray, sizes) -> np.ndarray:
+    d = table.ndim
+    full = (1 << d) - 1
+    marg = _marginals(table)
 
     states = {0: np.ones((1,) * d)}
     for k in sizes:
@@ -205,15 +213,7 @@ def reference_planner_law(table: np.ndarray, sizes, planner) -> np.ndarray:
     planner = resolve_planner(planner)
     d, K = table.ndim, table.shape[0]
     full = (1 << d) - 1
-    cache = {full: table}
-
-    def marg(S):
-        a = cache.get(S)
-        if a is None:
-            miss = ~S & full
-            j = (miss & -miss).bit_length() - 1
-            a = cache[S] = marg(S | (1 << j)).sum(axis=j, keepdims=True)
-        return a
+    marg = _marginals(table)
 
     states = {0: np.ones((1,) * d)}
     for t, k in enumerate(sizes):
