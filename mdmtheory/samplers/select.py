@@ -44,12 +44,14 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations, product
 
 import numpy as np
 
 from ..joint import Joint
 from ..schedules import Schedule, check_schedule
+from . import kernel
 
 __all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "select_commits",
            "SelectionBias", "selection_bias", "MAX_SELECT_WORK"]
@@ -169,10 +171,22 @@ class SelectRun:
 
 
 def _work(K: int, d: int, sizes, threshold) -> int:
-    kmax = max(sizes)
-    per = sum(math.comb(d, k) * K**k for k in range(kmax, d + 1)) if threshold is not None else \
-        math.comb(d, kmax) * K**kmax
-    return (K + 1) ** d * max(per, 1)
+    r"""An upper bound on the (state, term) pairs :func:`select_run` computes with the
+    counts ``sizes``: at step t at most :math:`\binom{d}{r} K^r` live states with r revealed,
+    each with :math:`\binom{m}{k} K^k` top-k terms (m = d - r masked, k = min(k_t, m)) and,
+    with a threshold, the :math:`\le (K+1)^m` sets above it. Without a threshold r is the
+    sum of the earlier counts; with one, any value from there to d - 1."""
+    total, r0 = 0, 0
+    for k_t in sizes:
+        if r0 >= d:
+            break
+        for r in (range(r0, d) if threshold is not None else (r0,)):
+            m = d - r
+            kk = min(k_t, m)
+            per = math.comb(m, kk) * K**kk + ((K + 1) ** m if threshold is not None else 0)
+            total += math.comb(d, r) * K**r * per
+        r0 += k_t
+    return total
 
 
 class _Conditionals:
@@ -206,61 +220,88 @@ class _Conditionals:
         return out
 
 
-def _step_terms(P: np.ndarray, M: tuple, k: int, planner: SampleThenSelectPlanner):
-    """Yield (committed positions, committed values, probability) from one state, by the
-    product formula of the module docstring. P: (|M|, K) conditionals."""
+@lru_cache(maxsize=64)
+def _top_patterns(m: int, k: int, K: int):
+    """The top-k terms of a state with m masked positions, in relative positions 0..m-1 (the
+    same for every such state): committed positions ``B`` (T, k) increasing, their values
+    ``Y`` (T, k), the other positions ``R`` (T, m - k), and ``V`` (T, m) the value committed at
+    each position (K: not committed); T = C(m, k) K^k."""
+    combos = np.array(list(combinations(range(m), k)), dtype=np.int64).reshape(-1, k)
+    ys = np.array(list(product(range(K), repeat=k)), dtype=np.int64).reshape(-1, k)
+    B = np.repeat(combos, len(ys), axis=0)
+    Y = np.tile(ys, (len(combos), 1))
+    inB = np.zeros((len(combos), m), dtype=bool)
+    inB[np.arange(len(combos))[:, None], combos] = True
+    R = np.repeat(np.nonzero(~inB)[1].reshape(len(combos), m - k), len(ys), axis=0)
+    V = np.full((len(B), m), K, dtype=np.int64)
+    V[np.arange(len(B))[:, None], B] = Y
+    for a in (B, Y, R, V):
+        a.flags.writeable = False
+    return B, Y, R, V
+
+
+@lru_cache(maxsize=64)
+def _above_patterns(m: int, k: int, K: int):
+    """The threshold terms of a state with m masked positions: every (T, m) vector of values
+    in 0..K (K: not committed) committing at least k positions."""
+    V = np.indices((K + 1,) * m).reshape(m, -1).T.astype(np.int64) if m else np.zeros((1, 0), np.int64)
+    V = V[(V < K).sum(axis=1) >= k]
+    V.flags.writeable = False
+    return V
+
+
+def _group_terms(P: np.ndarray, k: int, planner: SampleThenSelectPlanner):
+    r"""The product formula (module docstring) at n states with m masked positions each.
+
+    ``P`` (n, m, K): the conditionals of each state's masked positions, in increasing order.
+    Returns ``(V, W)``: V (T, m) the value committed at each relative position by term T (K:
+    not committed), shared by the n states, and W (n, T) the probability of each term at each
+    state. Top-k term (B, y_B): :math:`\prod_{b\in B} s_b(y_b) \prod_{i \notin B}
+    L_i(w)` with w the weakest member of B and :math:`L_i(b, y) = \Pr_{Y\sim s_i}[\kappa_i(Y)
+    < \kappa_b(y)]` tabulated per state for every (i, b, y); threshold terms: the product of
+    :math:`s_b(y_b)[c_b > \theta]` over B and :math:`\Pr[c_i \le \theta]` off it."""
+    n, m, K = P.shape
     S = tempered(P, planner.temperature)
     C = _round(S if planner.confidence == "tempered" else P)
-    m, K = P.shape
-    k = min(k, m)
+    kk = min(k, m)
     th = planner.threshold
-    # Pr_i[κ_i(Y) < (c, -j)] for the candidate values: below c, or equal to c with i > j
-    for B in combinations(range(m), k):
-        rest = [i for i in range(m) if i not in B]
-        for ys in product(range(K), repeat=k):
-            w = 1.0
-            for b, y in zip(B, ys):
-                w *= S[b, y]
-            if w == 0.0:
-                continue
-            cw, jw = min(((C[b, y], -b) for b, y in zip(B, ys)))
-            jw = -jw
-            if th is not None and cw > th:
-                continue  # at least k above the threshold: the threshold branch commits them all
-            for i in rest:
-                below = (C[i] < cw) | ((C[i] == cw) & (i > jw))
-                w *= float(S[i][below].sum())
-                if w == 0.0:
-                    break
-            if w:
-                yield tuple(M[b] for b in B), ys, w
+    B, Y, R, V = _top_patterns(m, kk, K)
+    sb, cb = S[:, B, Y], C[:, B, Y]  # (n, T, kk)
+    W = sb.prod(axis=-1)
+    cw = cb.min(axis=-1)
+    if m > kk:
+        # L[s, i, b, y] = Pr_{Y ~ s_i}[c_i(Y) < c_b(y), or equal with i > b]
+        Ci, Cb = C[:, :, None, None, :], C[:, None, :, :, None]
+        later = (np.arange(m)[:, None] > np.arange(m)[None, :])[None, :, :, None, None]
+        L = (S[:, :, None, None, :] * ((Ci < Cb) | ((Ci == Cb) & later))).sum(axis=-1)
+        # the weakest member: lowest confidence, and among equal ones the highest position
+        wpos = kk - 1 - np.argmax((cb == cw[..., None])[..., ::-1], axis=-1)
+        wb = B[np.arange(len(B))[None, :], wpos]
+        wy = Y[np.arange(len(B))[None, :], wpos]
+        W = W * L[np.arange(n)[:, None, None], R[None, :, :], wb[..., None], wy[..., None]].prod(axis=-1)
     if th is None:
-        return
-    low = (C <= th)
-    p_low = np.array([float(S[i][low[i]].sum()) for i in range(m)])
-    for size in range(k, m + 1):
-        for B in combinations(range(m), size):
-            rest_p = 1.0
-            for i in range(m):
-                if i not in B:
-                    rest_p *= p_low[i]
-            if rest_p == 0.0:
-                continue
-            choices = [[y for y in range(K) if C[b, y] > th and S[b, y] > 0] for b in B]
-            for ys in product(*choices):
-                w = rest_p
-                for b, y in zip(B, ys):
-                    w *= S[b, y]
-                if w:
-                    yield tuple(M[b] for b in B), ys, w
+        return V, W
+    W = np.where(cw > th, 0.0, W)  # at least k above the threshold: the threshold branch commits them all
+    F = np.concatenate([np.where(C > th, S, 0.0), np.where(C <= th, S, 0.0).sum(axis=-1, keepdims=True)], axis=-1)
+    V2 = _above_patterns(m, kk, K)
+    W2 = F[:, np.arange(m)[None, :], V2].prod(axis=-1)
+    return np.concatenate([V, V2]), np.concatenate([W, W2], axis=1)
+
+
+#: Elements of the largest intermediate array of one chunk of states in :func:`select_run`.
+_CHUNK = 1 << 20
 
 
 def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -> SelectRun:
     """Exact output law of sample-then-select with the Schedule ``plan`` (module docstring).
 
-    States are (revealed set, its values) with their probability, advanced step by step by
-    the product formula; a state with nothing masked stops (no forward). Refused past
-    :data:`MAX_SELECT_WORK` terms (use :func:`mdmtheory.samplers.simulate`).
+    A sparse chain (:mod:`mdmtheory.samplers.kernel`): the live states of a step are flat
+    indices into the marginal lattice; those with the same number of masked positions share
+    one enumeration of terms (:func:`_group_terms`), whose targets are classified by
+    ``kernel.chain_targets`` (full states are outputs, masked states at p(x_A) = 0 are lost)
+    and whose mass ``kernel.chain_apply`` pushes. A state with nothing masked stops (no
+    forward). Refused past :data:`MAX_SELECT_WORK` terms (use
+    :func:`mdmtheory.samplers.simulate`).
     """
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
@@ -275,38 +316,52 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         raise ValueError(f"p: the exact sample-then-select law needs ~{work:.2g} terms (d={p.d}, K={p.K}, largest "
                          f"step {max(sched.sizes)}), above {MAX_SELECT_WORK:,}; use Monte Carlo "
                          "(mdmtheory.samplers.simulate with this planner)")
-    cond = _Conditionals(p)
-    d = p.d
-    states: dict[tuple, float] = {((), ()): 1.0}  # (revealed positions increasing, their values) -> prob
-    done = np.zeros(p.table.shape)
+    d, K = p.d, p.K
+    Pf = kernel.marginal_lattice(p.table, xp=np).ravel()
+    stride = kernel.lattice_strides(d, K)
+    live = np.array([kernel.empty_state(d, K)], dtype=np.int64)
+    mass = np.ones(1)
+    done = np.zeros(K**d)
     forwards, lost = 0.0, 0.0
     commits = np.zeros(len(sched.sizes))
     for t, k in enumerate(sched.sizes):
-        nxt: dict[tuple, float] = {}
-        for (A, xA), q in states.items():
-            M = tuple(j for j in range(d) if j not in A)
-            forwards += q
-            P = cond.rows(A, xA, M)
-            for B, ys, w in _step_terms(P, M, k, planner):
-                vals = dict(zip(A, xA))
-                vals.update(zip(B, ys))
-                A2 = tuple(sorted(vals))
-                key = (A2, tuple(vals[j] for j in A2))
-                nxt[key] = nxt.get(key, 0.0) + q * w
-                commits[t] += q * w * len(B)
-        states = {}
-        for (A, xA), q in nxt.items():
-            if len(A) == d:
-                done[xA] += q  # an output, even off p's support (as the exact engine counts it)
-            elif cond.marginal(A)[xA] > 0:
-                states[(A, xA)] = q
-            else:  # independent draws made a prefix p never produces: no conditional, lost
-                lost += q
-        if not states:
+        forwards += float(mass.sum())  # every live state has something masked: one forward
+        free = kernel.state_values(live, d, K) == K
+        n_free = free.sum(axis=1)
+        src, tgt, w, nb = [], [], [], []
+        for m in np.unique(n_free):
+            rows = np.nonzero(n_free == m)[0]
+            pos = np.argsort(~free[rows], axis=1, kind="stable")[:, :m]  # masked positions, increasing
+            kk = min(k, int(m))
+            n_terms = math.comb(m, kk) * K**kk + ((K + 1) ** m if planner.threshold is not None else 0)
+            size = max(n_terms * max(m, 1), m * m * K * K, 1)
+            chunk = max(1, _CHUNK // size)
+            for a in range(0, len(rows), chunk):
+                r, ps = rows[a:a + chunk], pos[a:a + chunk]
+                P = kernel.state_conditionals(Pf, live[r], d, K)[np.arange(len(r))[:, None], ps]
+                V, W = _group_terms(P, k, planner)
+                ii, tt = np.nonzero(W)
+                committed = V[tt] < K
+                # the target: the source with y_b at the committed b, idx + sum (y_b - K) stride_b
+                delta = ((V[tt] - K) * stride[ps[ii]]).sum(axis=1)
+                src.append(r[ii])
+                tgt.append(live[r[ii]] + delta)
+                w.append(W[ii, tt])
+                nb.append(committed.sum(axis=1))
+        src, tgt, w, nb = (np.concatenate(x) for x in (src, tgt, w, nb))
+        u, inv = np.unique(tgt, return_inverse=True)
+        dst, out, nxt = kernel.chain_targets(u, Pf, d, K, finish_full=True)
+        step = kernel.ChainStep(src=src, dst=dst[inv], out=out[inv], live=nxt, w=w)
+        mass, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
+        done += out_t
+        lost += lost_t
+        commits[t] = float(moved @ nb)
+        live = nxt
+        if not live.size:
             break
-    if states:  # cannot happen: every step commits at least min(k_t, masked) and the k_t sum to d
+    if live.size:  # cannot happen: every step commits at least min(k_t, masked) and the k_t sum to d
         raise AssertionError("select_run: masked positions left after the last step")
-    return SelectRun(Joint(done, lost=lost), float(forwards), commits)
+    return SelectRun(Joint(done.reshape(p.table.shape), lost=lost), float(forwards), commits)
 
 
 # -- the bias of the committed values ---------------------------------------------------------
@@ -330,12 +385,11 @@ def selection_bias(p: Joint, size: int, planner: SampleThenSelectPlanner | None 
     planner = SampleThenSelectPlanner() if planner is None else planner
     if isinstance(size, bool) or not isinstance(size, numbers.Integral) or not 1 <= size <= p.d:
         raise ValueError(f"size: expected an integer in 1..{p.d}, got {size!r}")
-    M = tuple(range(p.d))
-    P = _Conditionals(p).rows((), (), M)
-    got = np.zeros((p.d, p.K))
-    for B, ys, w in _step_terms(P, M, int(size), planner):
-        for j, y in zip(B, ys):
-            got[j, y] += w
+    d, K = p.d, p.K
+    Pf = kernel.marginal_lattice(p.table, xp=np).ravel()
+    P = kernel.state_conditionals(Pf, np.array([kernel.empty_state(d, K)]), d, K)[0]
+    V, W = _group_terms(P[None], int(size), planner)
+    got = np.stack([np.bincount(V[:, j], weights=W[0], minlength=K + 1)[:K] for j in range(d)])
     prob = got.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         law = got / prob[:, None]
