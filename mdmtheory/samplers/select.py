@@ -170,22 +170,40 @@ class SelectRun:
     step_commits: np.ndarray
 
 
+def _above_count(K: int, threshold) -> int:
+    """The most values of one position whose confidence can exceed ``threshold``: the
+    confidences of a position sum to 1 (to rounding), so fewer than 1/threshold."""
+    if threshold is None:
+        return 0
+    return K if threshold == 0 else min(K, math.ceil((1 + 1e-9) / threshold) - 1)
+
+
 def _work(K: int, d: int, sizes, threshold) -> int:
     r"""An upper bound on the (state, term) pairs :func:`select_run` computes with the
-    counts ``sizes``: at step t at most :math:`\binom{d}{r} K^r` live states with r revealed,
-    each with :math:`\binom{m}{k} K^k` top-k terms (m = d - r masked, k = min(k_t, m)) and,
-    with a threshold, the :math:`\le (K+1)^m` sets above it. Without a threshold r is the
-    sum of the earlier counts; with one, any value from there to d - 1."""
-    total, r0 = 0, 0
+    counts ``sizes``, before any work. A state with m masked positions has
+    :math:`\binom{m}{k} K^k` top-k terms (k = min(k_t, m)) and, with a threshold, the
+    :math:`\binom{m}{s} a^s` sets of s ≥ k positions above it (a: :func:`_above_count`);
+    the states with r revealed after a step are at most :math:`\binom{d}{r} K^r` and at most
+    the terms that reach r."""
+    a = _above_count(K, threshold)
+    states = {0: 1}  # revealed count -> bound on the live states
+    total = 0
     for k_t in sizes:
-        if r0 >= d:
-            break
-        for r in (range(r0, d) if threshold is not None else (r0,)):
+        nxt: dict[int, int] = {}
+        for r, n in states.items():
             m = d - r
             kk = min(k_t, m)
-            per = math.comb(m, kk) * K**kk + ((K + 1) ** m if threshold is not None else 0)
-            total += math.comb(d, r) * K**r * per
-        r0 += k_t
+            moves = {kk: math.comb(m, kk) * K**kk}
+            if threshold is not None:
+                for s in range(kk, m + 1):
+                    moves[s] = moves.get(s, 0) + math.comb(m, s) * a**s
+            total += n * sum(moves.values())
+            for s, c in moves.items():
+                if r + s < d:
+                    nxt[r + s] = nxt.get(r + s, 0) + n * c
+        states = {r: min(n, math.comb(d, r) * K**r) for r, n in nxt.items()}
+        if not states:
+            break
     return total
 
 
@@ -241,51 +259,63 @@ def _top_patterns(m: int, k: int, K: int):
 
 
 @lru_cache(maxsize=64)
-def _above_patterns(m: int, k: int, K: int):
-    """The threshold terms of a state with m masked positions: every (T, m) vector of values
-    in 0..K (K: not committed) committing at least k positions."""
-    V = np.indices((K + 1,) * m).reshape(m, -1).T.astype(np.int64) if m else np.zeros((1, 0), np.int64)
-    V = V[(V < K).sum(axis=1) >= k]
-    V.flags.writeable = False
-    return V
+def _above_patterns(m: int, k: int, a: int):
+    """The threshold terms of a state with m masked positions and at most ``a`` values above
+    the threshold at each: every (T, m) vector in 0..a committing at least k positions (u <
+    a: the position is committed with its u-th value above the threshold; a: not)."""
+    U = np.indices((a + 1,) * m).reshape(m, -1).T.astype(np.int64) if m else np.zeros((1, 0), np.int64)
+    U = U[(U < a).sum(axis=1) >= k]
+    U.flags.writeable = False
+    return U
 
 
-def _group_terms(P: np.ndarray, k: int, planner: SampleThenSelectPlanner):
+def _group_terms(P: np.ndarray, k: int, planner: SampleThenSelectPlanner) -> list:
     r"""The product formula (module docstring) at n states with m masked positions each.
 
     ``P`` (n, m, K): the conditionals of each state's masked positions, in increasing order.
-    Returns ``(V, W)``: V (T, m) the value committed at each relative position by term T (K:
-    not committed), shared by the n states, and W (n, T) the probability of each term at each
-    state. Top-k term (B, y_B): :math:`\prod_{b\in B} s_b(y_b) \prod_{i \notin B}
-    L_i(w)` with w the weakest member of B and :math:`L_i(b, y) = \Pr_{Y\sim s_i}[\kappa_i(Y)
-    < \kappa_b(y)]` tabulated per state for every (i, b, y); threshold terms: the product of
-    :math:`s_b(y_b)[c_b > \theta]` over B and :math:`\Pr[c_i \le \theta]` off it."""
+    Returns blocks ``(V, W)``: W (n, T) the probability of term T at each state, V the value
+    it commits at each relative position (K: not committed), (T, m) when the same for every
+    state (the top-k terms), (n, T, m) otherwise (the threshold terms).
+
+    Top-k term (B, y_B): :math:`\prod_{b\in B} s_b(y_b) \prod_{i \notin B} L_i(w)` with w
+    the weakest member of B and :math:`L_i(b, y) = \Pr_{Y\sim s_i}[\kappa_i(Y) < \kappa_b(y)]`
+    tabulated per state for every (i, b, y), kept only where :math:`c_w \le \theta`;
+    threshold terms: :math:`\prod_{b\in B} s_b(y_b)[c_b > \theta] \prod_{i\notin B}
+    \Pr[c_i \le \theta]`, over the values above the threshold only."""
     n, m, K = P.shape
     S = tempered(P, planner.temperature)
     C = _round(S if planner.confidence == "tempered" else P)
     kk = min(k, m)
     th = planner.threshold
     B, Y, R, V = _top_patterns(m, kk, K)
-    sb, cb = S[:, B, Y], C[:, B, Y]  # (n, T, kk)
-    W = sb.prod(axis=-1)
-    cw = cb.min(axis=-1)
+    BY = B * K + Y  # (T, kk) flat (position, value) of each committed member
+    W = np.take(S.reshape(n, m * K), BY, axis=1).prod(axis=-1)
+    if m > kk or th is not None:
+        # the weakest member: lowest confidence, and among equal ones the highest position, as
+        # the least of the integer keys rint(c 10^12) m + (m - 1 - b) (c has 12 decimals: exact)
+        key = np.rint(C * 10.0**CONFIDENCE_DECIMALS).astype(np.int64) * m + (m - 1 - np.arange(m))[None, :, None]
+        kb = np.take(key.reshape(n, m * K), BY, axis=1)
+        weakest = np.take_along_axis(np.broadcast_to(BY, kb.shape), kb.argmin(axis=-1)[..., None], axis=-1)[..., 0]
     if m > kk:
-        # L[s, i, b, y] = Pr_{Y ~ s_i}[c_i(Y) < c_b(y), or equal with i > b]
-        Ci, Cb = C[:, :, None, None, :], C[:, None, :, :, None]
-        later = (np.arange(m)[:, None] > np.arange(m)[None, :])[None, :, :, None, None]
-        L = (S[:, :, None, None, :] * ((Ci < Cb) | ((Ci == Cb) & later))).sum(axis=-1)
-        # the weakest member: lowest confidence, and among equal ones the highest position
-        wpos = kk - 1 - np.argmax((cb == cw[..., None])[..., ::-1], axis=-1)
-        wb = B[np.arange(len(B))[None, :], wpos]
-        wy = Y[np.arange(len(B))[None, :], wpos]
-        W = W * L[np.arange(n)[:, None, None], R[None, :, :], wb[..., None], wy[..., None]].prod(axis=-1)
+        # L[s, i, (b, y)] = Pr_{Y ~ s_i}[c_i(Y) < c_b(y), or equal with i > b]: key_i(Y) < key_b(y)
+        below = key[:, :, None, None, :] < key[:, None, :, :, None]
+        L = (S[:, :, None, None, :] * below).sum(axis=-1).reshape(n, m * m * K)
+        at = (np.arange(n) * (m * m * K))[:, None] + weakest  # (n, T)
+        W = W * np.take(L, at[..., None] + (R * (m * K))[None]).prod(axis=-1)
     if th is None:
-        return V, W
+        return [(V, W)]
+    cw = np.take_along_axis(C.reshape(n, m * K), weakest, axis=1)
     W = np.where(cw > th, 0.0, W)  # at least k above the threshold: the threshold branch commits them all
-    F = np.concatenate([np.where(C > th, S, 0.0), np.where(C <= th, S, 0.0).sum(axis=-1, keepdims=True)], axis=-1)
-    V2 = _above_patterns(m, kk, K)
-    W2 = F[:, np.arange(m)[None, :], V2].prod(axis=-1)
-    return np.concatenate([V, V2]), np.concatenate([W, W2], axis=1)
+    above = C > th
+    a = int(above.sum(axis=-1).max())
+    vals = np.argsort(~above, axis=-1, kind="stable")[..., :a]  # (n, m, a): the values above, increasing
+    F = np.concatenate([np.where(np.take_along_axis(above, vals, axis=-1), np.take_along_axis(S, vals, axis=-1), 0.0),
+                        np.where(above, 0.0, S).sum(axis=-1, keepdims=True)], axis=-1)  # (n, m, a + 1)
+    U = _above_patterns(m, kk, a)
+    flat = np.arange(m)[None, :] * (a + 1) + U  # (T, m)
+    W2 = np.take(F.reshape(n, m * (a + 1)), flat, axis=1).prod(axis=-1)
+    V2 = np.take(np.concatenate([vals, np.full((n, m, 1), K)], axis=-1).reshape(n, m * (a + 1)), flat, axis=1)
+    return [(V, W), (V2, W2)]
 
 
 #: Elements of the largest intermediate array of one chunk of states in :func:`select_run`.
@@ -331,23 +361,29 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         src, tgt, w, nb = [], [], [], []
         for m in np.unique(n_free):
             rows = np.nonzero(n_free == m)[0]
-            pos = np.argsort(~free[rows], axis=1, kind="stable")[:, :m]  # masked positions, increasing
+            pos = np.nonzero(free[rows])[1].reshape(len(rows), m)  # masked positions, increasing
             kk = min(k, int(m))
-            n_terms = math.comb(m, kk) * K**kk + ((K + 1) ** m if planner.threshold is not None else 0)
-            size = max(n_terms * max(m, 1), m * m * K * K, 1)
-            chunk = max(1, _CHUNK // size)
+            n_terms = math.comb(m, kk) * K**kk + ((_above_count(K, planner.threshold) + 1) ** m
+                                                  if planner.threshold is not None else 0)
+            chunk = max(1, _CHUNK // max(n_terms * m, m * m * K * K))
             for a in range(0, len(rows), chunk):
                 r, ps = rows[a:a + chunk], pos[a:a + chunk]
                 P = kernel.state_conditionals(Pf, live[r], d, K)[np.arange(len(r))[:, None], ps]
-                V, W = _group_terms(P, k, planner)
-                ii, tt = np.nonzero(W)
-                committed = V[tt] < K
-                # the target: the source with y_b at the committed b, idx + sum (y_b - K) stride_b
-                delta = ((V[tt] - K) * stride[ps[ii]]).sum(axis=1)
-                src.append(r[ii])
-                tgt.append(live[r[ii]] + delta)
-                w.append(W[ii, tt])
-                nb.append(committed.sum(axis=1))
+                offset = stride[ps]  # (n, m): lattice stride of each masked position
+                for V, W in _group_terms(P, k, planner):
+                    ii, tt = np.nonzero(W)
+                    # the target: the source with y_b at each committed b, idx + sum_b (y_b - K) stride_b
+                    if V.ndim == 2:  # shared by the states: one (exact: integers below 2^53) product
+                        delta = (offset.astype(np.float64) @ (V - K).T.astype(np.float64))[ii, tt].astype(np.int64)
+                        n_b = (V < K).sum(axis=1)[tt]
+                    else:
+                        Vt = V[ii, tt]
+                        delta = ((Vt - K) * offset[ii]).sum(axis=1)
+                        n_b = (Vt < K).sum(axis=1)
+                    src.append(r[ii])
+                    tgt.append(live[r[ii]] + delta)
+                    w.append(W[ii, tt])
+                    nb.append(n_b.astype(np.int16))
         src, tgt, w, nb = (np.concatenate(x) for x in (src, tgt, w, nb))
         u, inv = np.unique(tgt, return_inverse=True)
         dst, out, nxt = kernel.chain_targets(u, Pf, d, K, finish_full=True)
@@ -388,8 +424,10 @@ def selection_bias(p: Joint, size: int, planner: SampleThenSelectPlanner | None 
     d, K = p.d, p.K
     Pf = kernel.marginal_lattice(p.table, xp=np).ravel()
     P = kernel.state_conditionals(Pf, np.array([kernel.empty_state(d, K)]), d, K)[0]
-    V, W = _group_terms(P[None], int(size), planner)
-    got = np.stack([np.bincount(V[:, j], weights=W[0], minlength=K + 1)[:K] for j in range(d)])
+    got = np.zeros((d, K))
+    for V, W in _group_terms(P[None], int(size), planner):
+        V = V if V.ndim == 2 else V[0]
+        got += np.stack([np.bincount(V[:, j], weights=W[0], minlength=K + 1)[:K] for j in range(d)])
     prob = got.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         law = got / prob[:, None]
