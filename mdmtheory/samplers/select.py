@@ -238,88 +238,86 @@ class _Conditionals:
         return out
 
 
-@lru_cache(maxsize=64)
-def _top_patterns(m: int, k: int, K: int):
-    """The top-k terms of a state with m masked positions, in relative positions 0..m-1 (the
-    same for every such state): committed positions ``B`` (T, k) increasing, their values
-    ``Y`` (T, k), the other positions ``R`` (T, m - k), and ``V`` (T, m) the value committed at
-    each position (K: not committed); T = C(m, k) K^k."""
-    combos = np.array(list(combinations(range(m), k)), dtype=np.int64).reshape(-1, k)
-    ys = np.array(list(product(range(K), repeat=k)), dtype=np.int64).reshape(-1, k)
-    B = np.repeat(combos, len(ys), axis=0)
-    Y = np.tile(ys, (len(combos), 1))
-    inB = np.zeros((len(combos), m), dtype=bool)
-    inB[np.arange(len(combos))[:, None], combos] = True
-    R = np.repeat(np.nonzero(~inB)[1].reshape(len(combos), m - k), len(ys), axis=0)
-    V = np.full((len(B), m), K, dtype=np.int64)
-    V[np.arange(len(B))[:, None], B] = Y
-    for a in (B, Y, R, V):
-        a.flags.writeable = False
-    return B, Y, R, V
+#: Elements of the largest intermediate array of one chunk of (states, terms).
+_CHUNK = 1 << 20
 
 
 @lru_cache(maxsize=64)
-def _above_patterns(m: int, k: int, a: int):
-    """The threshold terms of a state with m masked positions and at most ``a`` values above
-    the threshold at each: every (T, m) vector in 0..a committing at least k positions (u <
-    a: the position is committed with its u-th value above the threshold; a: not)."""
-    U = np.indices((a + 1,) * m).reshape(m, -1).T.astype(np.int64) if m else np.zeros((1, 0), np.int64)
-    U = U[(U < a).sum(axis=1) >= k]
-    U.flags.writeable = False
-    return U
+def _combos(m: int, k: int):
+    """The k-subsets of 0..m-1 (C(m, k), k) increasing, and their complements (C(m, k), m - k)."""
+    B = np.array(list(combinations(range(m), k)), dtype=np.int64).reshape(-1, k)
+    inB = np.zeros((len(B), m), dtype=bool)
+    inB[np.arange(len(B))[:, None], B] = True
+    R = np.nonzero(~inB)[1].reshape(len(B), m - k)
+    B.flags.writeable = R.flags.writeable = False
+    return B, R
 
 
-def _group_terms(P: np.ndarray, k: int, planner: SampleThenSelectPlanner) -> list:
-    r"""The product formula (module docstring) at n states with m masked positions each.
+def _digits(t: np.ndarray, base: int, n: int) -> np.ndarray:
+    """(len(t), n) base-``base`` digits of the integers t, most significant first."""
+    return (t[:, None] // base ** np.arange(n - 1, -1, -1, dtype=np.int64)) % base
+
+
+def _terms(P: np.ndarray, k: int, planner: SampleThenSelectPlanner):
+    r"""The terms of one step (the product formula of the module docstring) at n states
+    with m masked positions each, in blocks of at most :data:`_CHUNK` (state, term, position)
+    entries.
 
     ``P`` (n, m, K): the conditionals of each state's masked positions, in increasing order.
-    Returns blocks ``(V, W)``: W (n, T) the probability of term T at each state, V the value
-    it commits at each relative position (K: not committed), (T, m) when the same for every
-    state (the top-k terms), (n, T, m) otherwise (the threshold terms).
-
-    Top-k term (B, y_B): :math:`\prod_{b\in B} s_b(y_b) \prod_{i \notin B} L_i(w)` with w
-    the weakest member of B and :math:`L_i(b, y) = \Pr_{Y\sim s_i}[\kappa_i(Y) < \kappa_b(y)]`
-    tabulated per state for every (i, b, y), kept only where :math:`c_w \le \theta`;
-    threshold terms: :math:`\prod_{b\in B} s_b(y_b)[c_b > \theta] \prod_{i\notin B}
-    \Pr[c_i \le \theta]`, over the values above the threshold only."""
+    Yields ``(W, codes)``: W (n, T) the probability of term T at each state; codes the
+    committed (relative position) * K + value of each member, -1 for none: (T, c) when the
+    same for every state (the top-k terms), (n, T, c) otherwise (the threshold terms).
+    Top-k terms are numbered by (committed set, values), both shared by every state with m
+    masked positions; a term with members B and values y_B has probability
+    :math:`\prod_{b\in B} s_b(y_b) \prod_{i \notin B} L_i(w)`, w its weakest member and
+    :math:`L_i(b, y) = \Pr_{Y\sim s_i}[\kappa_i(Y) < \kappa_b(y)]` tabulated per state, kept
+    only where :math:`c_w \le \theta`. Threshold terms: every position committed with one of
+    its (at most a) values above θ or not, at least k committed, with probability
+    :math:`\prod_{b\in B} s_b(y_b) \prod_{i\notin B} \Pr[c_i \le \theta]`."""
     n, m, K = P.shape
     S = tempered(P, planner.temperature)
     C = _round(S if planner.confidence == "tempered" else P)
     kk = min(k, m)
     th = planner.threshold
-    B, Y, R, V = _top_patterns(m, kk, K)
-    BY = B * K + Y  # (T, kk) flat (position, value) of each committed member
-    W = np.take(S.reshape(n, m * K), BY, axis=1).prod(axis=-1)
-    if m > kk or th is not None:
-        # the weakest member: lowest confidence, and among equal ones the highest position, as
-        # the least of the integer keys rint(c 10^12) m + (m - 1 - b) (c has 12 decimals: exact)
-        key = np.rint(C * 10.0**CONFIDENCE_DECIMALS).astype(np.int64) * m + (m - 1 - np.arange(m))[None, :, None]
-        kb = np.take(key.reshape(n, m * K), BY, axis=1)
-        weakest = np.take_along_axis(np.broadcast_to(BY, kb.shape), kb.argmin(axis=-1)[..., None], axis=-1)[..., 0]
+    # the weakest member: lowest confidence, and among equal ones the highest position: the
+    # least of the integer keys rint(c 10^12) m + (m - 1 - b) (c has 12 decimals: exact)
+    key = np.rint(C * 10.0**CONFIDENCE_DECIMALS).astype(np.int64) * m + (m - 1 - np.arange(m))[None, :, None]
     if m > kk:
         # L[s, i, (b, y)] = Pr_{Y ~ s_i}[c_i(Y) < c_b(y), or equal with i > b]: key_i(Y) < key_b(y)
         below = key[:, :, None, None, :] < key[:, None, :, :, None]
-        L = (S[:, :, None, None, :] * below).sum(axis=-1).reshape(n, m * m * K)
-        at = (np.arange(n) * (m * m * K))[:, None] + weakest  # (n, T)
-        W = W * np.take(L, at[..., None] + (R * (m * K))[None]).prod(axis=-1)
+        L = (S[:, :, None, None, :] * below).sum(axis=-1).reshape(n * m * m * K)
+        del below
+    combos, rest = _combos(m, kk)
+    nv = K**kk
+    step = max(1, _CHUNK // (n * m))
+    Sf, Cf, keyf = S.reshape(n, m * K), C.reshape(n, m * K), key.reshape(n, m * K)
+    for t0 in range(0, len(combos) * nv, step):
+        t = np.arange(t0, min(t0 + step, len(combos) * nv), dtype=np.int64)
+        BY = combos[t // nv] * K + _digits(t % nv, K, kk)  # (T, kk): position * K + value
+        W = np.take(Sf, BY, axis=1).prod(axis=-1)
+        if m > kk or th is not None:
+            kb = np.take(keyf, BY, axis=1)
+            weakest = np.take_along_axis(np.broadcast_to(BY, kb.shape), kb.argmin(axis=-1)[..., None], axis=-1)[..., 0]
+        if m > kk:
+            at = (np.arange(n) * (m * m * K))[:, None] + weakest  # (n, T)
+            W = W * np.take(L, at[..., None] + (rest[t // nv] * (m * K))[None]).prod(axis=-1)
+        if th is not None:  # at least k above the threshold: the threshold branch commits them all
+            W = np.where(np.take_along_axis(Cf, weakest, axis=1) > th, 0.0, W)
+        yield W, BY
     if th is None:
-        return [(V, W)]
-    cw = np.take_along_axis(C.reshape(n, m * K), weakest, axis=1)
-    W = np.where(cw > th, 0.0, W)  # at least k above the threshold: the threshold branch commits them all
+        return
     above = C > th
     a = int(above.sum(axis=-1).max())
     vals = np.argsort(~above, axis=-1, kind="stable")[..., :a]  # (n, m, a): the values above, increasing
     F = np.concatenate([np.where(np.take_along_axis(above, vals, axis=-1), np.take_along_axis(S, vals, axis=-1), 0.0),
-                        np.where(above, 0.0, S).sum(axis=-1, keepdims=True)], axis=-1)  # (n, m, a + 1)
-    U = _above_patterns(m, kk, a)
-    flat = np.arange(m)[None, :] * (a + 1) + U  # (T, m)
-    W2 = np.take(F.reshape(n, m * (a + 1)), flat, axis=1).prod(axis=-1)
-    V2 = np.take(np.concatenate([vals, np.full((n, m, 1), K)], axis=-1).reshape(n, m * (a + 1)), flat, axis=1)
-    return [(V, W), (V2, W2)]
-
-
-#: Elements of the largest intermediate array of one chunk of states in :func:`select_run`.
-_CHUNK = 1 << 20
+                        np.where(above, 0.0, S).sum(axis=-1, keepdims=True)], axis=-1).reshape(n, m * (a + 1))
+    code = np.concatenate([np.arange(m)[None, :, None] * K + vals, np.full((n, m, 1), -1)], axis=-1).reshape(n, -1)
+    for u0 in range(0, (a + 1) ** m, step):
+        U = _digits(np.arange(u0, min(u0 + step, (a + 1) ** m), dtype=np.int64), a + 1, m)  # u < a: the u-th value above
+        U = U[(U < a).sum(axis=1) >= kk]
+        if len(U):
+            flat = np.arange(m)[None, :] * (a + 1) + U  # (T, m)
+            yield np.take(F, flat, axis=1).prod(axis=-1), np.take(code, flat, axis=1)
 
 
 def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -> SelectRun:
@@ -327,7 +325,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
 
     A sparse chain (:mod:`mdmtheory.samplers.kernel`): the live states of a step are flat
     indices into the marginal lattice; those with the same number of masked positions share
-    one enumeration of terms (:func:`_group_terms`), whose targets are classified by
+    one numbering of terms (:func:`_terms`), whose targets are classified by
     ``kernel.chain_targets`` (full states are outputs, masked states at p(x_A) = 0 are lost)
     and whose mass ``kernel.chain_apply`` pushes. A state with nothing masked stops (no
     forward). Refused past :data:`MAX_SELECT_WORK` terms (use
@@ -363,31 +361,37 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
             rows = np.nonzero(n_free == m)[0]
             pos = np.nonzero(free[rows])[1].reshape(len(rows), m)  # masked positions, increasing
             kk = min(k, int(m))
-            n_terms = math.comb(m, kk) * K**kk + ((_above_count(K, planner.threshold) + 1) ** m
-                                                  if planner.threshold is not None else 0)
+            n_terms = max(math.comb(m, kk) * K**kk, (_above_count(K, planner.threshold) + 1) ** m
+                          if planner.threshold is not None else 0)
             chunk = max(1, _CHUNK // max(n_terms * m, m * m * K * K))
             for a in range(0, len(rows), chunk):
                 r, ps = rows[a:a + chunk], pos[a:a + chunk]
                 P = kernel.state_conditionals(Pf, live[r], d, K)[np.arange(len(r))[:, None], ps]
-                offset = stride[ps]  # (n, m): lattice stride of each masked position
-                for V, W in _group_terms(P, k, planner):
+                # move[s, b K + y] = (y - K) stride[b]: the index change of committing y at the
+                # masked position b of state s (the last slot, code -1, commits nothing)
+                move = np.zeros((len(r), m * K + 1), dtype=np.int64)
+                move[:, :-1] = ((np.arange(K) - K)[None, None, :] * stride[ps][:, :, None]).reshape(len(r), m * K)
+                for W, codes in _terms(P, k, planner):
                     ii, tt = np.nonzero(W)
-                    # the target: the source with y_b at each committed b, idx + sum_b (y_b - K) stride_b
-                    if V.ndim == 2:  # shared by the states: one (exact: integers below 2^53) product
-                        delta = (offset.astype(np.float64) @ (V - K).T.astype(np.float64))[ii, tt].astype(np.int64)
-                        n_b = (V < K).sum(axis=1)[tt]
-                    else:
-                        Vt = V[ii, tt]
-                        delta = ((Vt - K) * offset[ii]).sum(axis=1)
-                        n_b = (Vt < K).sum(axis=1)
+                    cd = codes[tt] if codes.ndim == 2 else codes[ii, tt]  # (terms, members)
+                    cd = np.where(cd >= 0, cd, m * K) + (ii * (m * K + 1))[:, None]
                     src.append(r[ii])
-                    tgt.append(live[r[ii]] + delta)
+                    tgt.append(live[r[ii]] + np.take(move, cd).sum(axis=1))
                     w.append(W[ii, tt])
-                    nb.append(n_b.astype(np.int16))
-        src, tgt, w, nb = (np.concatenate(x) for x in (src, tgt, w, nb))
-        u, inv = np.unique(tgt, return_inverse=True)
+                    nb.append(np.full(len(ii), kk, np.int16) if codes.ndim == 2 else
+                              (codes[ii, tt] >= 0).sum(axis=1).astype(np.int16))
+        src, w, nb = np.concatenate(src), np.concatenate(w), np.concatenate(nb)
+        # the distinct targets and each term's among them: a mark on the lattice (Pf's size)
+        # instead of a sort of the terms
+        tgt = np.concatenate(tgt)
+        seen = np.zeros(Pf.shape[0], dtype=bool)
+        seen[tgt] = True
+        u = np.flatnonzero(seen)
+        inv = (np.cumsum(seen) - 1)[tgt]
+        del tgt, seen
         dst, out, nxt = kernel.chain_targets(u, Pf, d, K, finish_full=True)
         step = kernel.ChainStep(src=src, dst=dst[inv], out=out[inv], live=nxt, w=w)
+        del inv
         mass, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
         done += out_t
         lost += lost_t
@@ -424,10 +428,11 @@ def selection_bias(p: Joint, size: int, planner: SampleThenSelectPlanner | None 
     d, K = p.d, p.K
     Pf = kernel.marginal_lattice(p.table, xp=np).ravel()
     P = kernel.state_conditionals(Pf, np.array([kernel.empty_state(d, K)]), d, K)[0]
-    got = np.zeros((d, K))
-    for V, W in _group_terms(P[None], int(size), planner):
-        V = V if V.ndim == 2 else V[0]
-        got += np.stack([np.bincount(V[:, j], weights=W[0], minlength=K + 1)[:K] for j in range(d)])
+    got = np.zeros(d * K)
+    for W, codes in _terms(P[None], int(size), planner):
+        cd = codes if codes.ndim == 2 else codes[0]
+        got += np.bincount(cd[cd >= 0], weights=np.broadcast_to(W[0][:, None], cd.shape)[cd >= 0], minlength=d * K)
+    got = got.reshape(d, K)
     prob = got.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         law = got / prob[:, None]
