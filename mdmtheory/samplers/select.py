@@ -37,6 +37,21 @@ With a threshold, add the sets :math:`B` (|B| ≥ k) of all positions above it,
 :math:`\prod_{j\in B} s_j(y_j)[c_j > \theta] \prod_{i \notin B} \Pr[c_i(Y) \le \theta]`, and
 keep the top-k term only where :math:`c_w \le \theta` (fewer than k above). Derived here;
 tests/test_select.py checks it against the enumeration of every candidate vector.
+
+**Computation.** A sparse chain of :mod:`mdmtheory.samplers.kernel`, as for the other
+samplers whose moves depend on x_A: the live states of a step are sorted flat indices of
+the marginal lattice. States with the same number m of masked positions share one
+numbering of the terms in relative positions (committed set B of 0..m-1, values y_B), so
+each term is one column of arrays of shape (states, terms): the draws s and confidences c
+of all states at once (``kernel.state_conditionals``), the weakest member as the least
+integer key :math:`\mathrm{rint}(c\,10^{12})\,m + (m - 1 - b)`, and the factors
+:math:`\Pr[\kappa_i(Y) < \kappa_b(y)]` tabulated per state for every (i, b, y). The
+threshold terms run over the at most :math:`\lceil 1/\theta \rceil - 1` values above θ of
+each position. Targets are the source index plus
+:math:`\sum_{b \in B} (y_b - K)\,\mathrm{stride}_b`; ``kernel.chain_targets`` classifies
+them (full: output, even off p's support; masked at :math:`p(x_A) = 0`: lost) and
+``kernel.chain_apply`` pushes the mass. Cost: the (state, term) pairs, bounded before any
+work by the step-by-step count of reachable states (:data:`MAX_SELECT_WORK`).
 """
 
 from __future__ import annotations
@@ -45,7 +60,7 @@ import math
 import numbers
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import combinations, product
+from itertools import combinations
 
 import numpy as np
 
@@ -56,8 +71,10 @@ from . import kernel
 __all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "select_commits",
            "SelectionBias", "selection_bias", "MAX_SELECT_WORK"]
 
-#: Largest number of (state, committed set, committed values) terms :func:`select_run` sums.
-MAX_SELECT_WORK = 5_000_000
+#: Largest bound on the (state, committed set, committed values) terms :func:`select_run`
+#: computes (its ``_work``): about 10-20 s and 1.5 GB at the limit on one CPU core when the
+#: bound is reached (benchmarks/bench_select.py); most laws reach a fraction of it.
+MAX_SELECT_WORK = 20_000_000
 
 #: Confidences are compared after rounding to this many decimals: values that are equal in
 #: exact arithmetic (a symmetric law's 1/2 computed from two different marginals) must tie,
@@ -209,7 +226,8 @@ def _work(K: int, d: int, sizes, threshold) -> int:
 
 class _Conditionals:
     """p(· | x_A) for every masked j, from the marginals of the table (``joint.Marginals``:
-    each summed once from a cached parent)."""
+    each summed once from a cached parent); the revising samplers' dictionary engine
+    (samplers/revise.py) reads its conditionals here."""
 
     def __init__(self, p: Joint):
         from ..joint import Marginals
@@ -389,7 +407,15 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         u = np.flatnonzero(seen)
         inv = (np.cumsum(seen) - 1)[tgt]
         del tgt, seen
-        dst, out, nxt = kernel.chain_targets(u, Pf, d, K, finish_full=True)
+        # classified in slices of sorted targets: each slice's live states follow the last's
+        dst, out, nxt, n_live = [], [], [], 0
+        for a in range(0, len(u), max(1, _CHUNK // d)):
+            dst_a, out_a, nxt_a = kernel.chain_targets(u[a:a + max(1, _CHUNK // d)], Pf, d, K, finish_full=True)
+            dst.append(np.where(dst_a >= 0, dst_a + n_live, dst_a))
+            out.append(out_a)
+            nxt.append(nxt_a)
+            n_live += len(nxt_a)
+        dst, out, nxt = np.concatenate(dst), np.concatenate(out), np.concatenate(nxt)
         step = kernel.ChainStep(src=src, dst=dst[inv], out=out[inv], live=nxt, w=w)
         del inv
         mass, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
