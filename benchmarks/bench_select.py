@@ -7,7 +7,9 @@ product formula of ``mdmtheory.samplers.select`` term by term (conditionals from
 ``joint.Marginals``). The package computes the same terms for all live states of a step
 at once (``kernel.chain_targets`` / ``kernel.chain_apply``). Both run in this process,
 interleaved, on the same laws; laws, lost mass, expected forwards and step commits must
-agree to 1e-12 (max abs difference printed); the ratio is naive / package (best of reps).
+agree to 1e-12 (max abs difference printed); the ratio is naive / package (best of reps;
+the naive loop runs reps // 2 times). Last, the package alone near its size limit
+(``MAX_SELECT_WORK``): wall and CPU seconds and peak RSS.
 
     PYTHONPATH=. python benchmarks/bench_select.py [--reps 3] [--quick]
 """
@@ -23,7 +25,7 @@ import numpy as np
 import mdmtheory as mt
 from mdmtheory.joint import Joint, Marginals
 from mdmtheory.samplers import SampleThenSelectPlanner, select_run
-from mdmtheory.samplers.select import _round, _work, tempered
+from mdmtheory.samplers.select import MAX_SELECT_WORK, _round, _work, tempered
 
 from _util import peak_rss_mib, print_machine
 
@@ -125,12 +127,23 @@ def naive_select_run(p: Joint, sizes, planner):
     return done, lost, forwards, commits
 
 
-CASES = [  # (d, K, counts, threshold, temperature): near the former limit of 5e6 naive terms
+CASES = [  # (d, K, counts, threshold, temperature): at the former limit (5e6 of its looser terms)
     (8, 2, (3, 3, 2), None, 1.0),
     (6, 3, (3, 3), None, 1.0),
     (7, 2, (2, 2, 2, 1), 0.6, 1.0),
     (5, 3, (2, 2, 1), 0.6, 1.0),
     (6, 3, (2, 2, 2), None, 0.5),
+]
+BEYOND = [  # beyond the former limit: the naive loop takes seconds
+    (8, 2, (2, 2, 2, 2), 0.6, 1.0),
+    (9, 2, (3, 3, 3), None, 1.0),
+    (10, 2, (2, 2, 2, 2, 2), None, 1.0),
+    (8, 3, (2, 2, 2, 2), None, 1.0),
+]
+LIMIT = [  # near the new limit (MAX_SELECT_WORK), the package only: Dirichlet(50) reaches the most states
+    (12, 2, (2, 1, 2, 5, 1, 1), None, 1.0),
+    (10, 3, (2, 1, 2, 3, 2), None, 1.0),
+    (5, 26, (5,), None, 1.0),
 ]
 QUICK = [(6, 2, (2, 2, 2), None, 1.0), (5, 2, (2, 2, 1), 0.6, 1.0)]
 
@@ -144,26 +157,45 @@ def best(fn, reps):
     return min(out), res
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--quick", action="store_true", help="two small cases (a smoke run)")
-    args = ap.parse_args(argv)
-    print_machine("sample-then-select exact law: select_run vs the naive dict loop")
+def compare(cases, reps):
     print(f"{'d':>2} {'K':>2} {'counts':<14} {'thr':>4} {'T':>4} {'_work':>9} {'naive s':>9} {'select_run s':>12} "
           f"{'ratio':>7} {'max diff':>9} {'RSS MiB':>8}")
-    for d, K, sizes, th, T in QUICK if args.quick else CASES:
+    for d, K, sizes, th, T in cases:
         p = mt.families.dirichlet(d, K, alpha=0.5, seed=d * 10 + K)
         planner = SampleThenSelectPlanner(th, T)
-        select_run(p, mt.Schedule(sizes), planner)  # warm the pattern caches
-        t_naive, ref = best(lambda: naive_select_run(p, sizes, planner), max(1, args.reps // 2))
-        t_pkg, run = best(lambda: select_run(p, mt.Schedule(sizes), planner), args.reps)
+        select_run(p, mt.Schedule(sizes), planner)  # warm the caches
+        t_naive, ref = best(lambda: naive_select_run(p, sizes, planner), max(1, reps // 2))
+        t_pkg, run = best(lambda: select_run(p, mt.Schedule(sizes), planner), reps)
         diff = max(float(np.abs(run.law.table - ref[0]).max()), abs(run.law.lost - ref[1]),
                    abs(run.expected_forwards - ref[2]), float(np.abs(run.step_commits - ref[3]).max()))
         if diff > 1e-12:
             raise SystemExit(f"select_run and the naive loop disagree by {diff:.3g}")
         print(f"{d:>2} {K:>2} {str(sizes):<14} {str(th):>4} {T:>4} {_work(K, d, sizes, th):>9.2g} {t_naive:>9.3f} "
               f"{t_pkg:>12.4f} {t_naive / t_pkg:>6.1f}x {diff:>9.1e} {peak_rss_mib():>8.0f}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="two small cases (a smoke run)")
+    args = ap.parse_args(argv)
+    print_machine("sample-then-select exact law: select_run vs the naive dict loop")
+    if args.quick:
+        compare(QUICK, args.reps)
+        return
+    print("-- at the former limit")
+    compare(CASES, args.reps)
+    print("-- beyond the former limit")
+    compare(BEYOND, args.reps)
+    print(f"-- near the new limit (MAX_SELECT_WORK = {MAX_SELECT_WORK:,}), select_run once; peak RSS of the process so far")
+    print(f"{'d':>2} {'K':>2} {'counts':<20} {'_work':>9} {'select_run s':>12} {'CPU s':>7} {'RSS MiB':>8}")
+    for d, K, sizes, th, T in LIMIT:
+        p = mt.families.dirichlet(d, K, alpha=50.0, seed=1)
+        c0, t0 = time.process_time(), time.perf_counter()
+        select_run(p, mt.Schedule(sizes), SampleThenSelectPlanner(th, T))
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(f"{d:>2} {K:>2} {str(sizes):<20} {_work(K, d, sizes, th):>9.2g} {wall:>12.2f} {cpu:>7.2f} "
+              f"{peak_rss_mib():>8.0f}")
 
 
 if __name__ == "__main__":
