@@ -331,7 +331,8 @@ def _terms(P: np.ndarray, k: int, planner: SampleThenSelectPlanner):
                         np.where(above, 0.0, S).sum(axis=-1, keepdims=True)], axis=-1).reshape(n, m * (a + 1))
     code = np.concatenate([np.arange(m)[None, :, None] * K + vals, np.full((n, m, 1), -1)], axis=-1).reshape(n, -1)
     for u0 in range(0, (a + 1) ** m, step):
-        U = _digits(np.arange(u0, min(u0 + step, (a + 1) ** m), dtype=np.int64), a + 1, m)  # u < a: the u-th value above
+        # U[T, i] = u < a: position i committed with its u-th value above; a: not committed
+        U = _digits(np.arange(u0, min(u0 + step, (a + 1) ** m), dtype=np.int64), a + 1, m)
         U = U[(U < a).sum(axis=1) >= kk]
         if len(U):
             flat = np.arange(m)[None, :] * (a + 1) + U  # (T, m)
