@@ -307,11 +307,12 @@ def _terms(P: np.ndarray, k: int, planner: SampleThenSelectPlanner):
         del below
     combos, rest = _combos(m, kk)
     nv = K**kk
+    ys = _digits(np.arange(nv, dtype=np.int64), K, kk) if nv * kk <= _CHUNK else None  # the value vectors
     step = max(1, _CHUNK // (n * m))
     Sf, Cf, keyf = S.reshape(n, m * K), C.reshape(n, m * K), key.reshape(n, m * K)
     for t0 in range(0, len(combos) * nv, step):
         t = np.arange(t0, min(t0 + step, len(combos) * nv), dtype=np.int64)
-        BY = combos[t // nv] * K + _digits(t % nv, K, kk)  # (T, kk): position * K + value
+        BY = combos[t // nv] * K + (ys[t % nv] if ys is not None else _digits(t % nv, K, kk))  # position K + value
         W = np.take(Sf, BY, axis=1).prod(axis=-1)
         if m > kk or th is not None:
             kb = np.take(keyf, BY, axis=1)
@@ -392,8 +393,11 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
                 move[:, :-1] = ((np.arange(K) - K)[None, None, :] * stride[ps][:, :, None]).reshape(len(r), m * K)
                 for W, codes in _terms(P, k, planner):
                     ii, tt = np.nonzero(W)
-                    cd = codes[tt] if codes.ndim == 2 else codes[ii, tt]  # (terms, members)
-                    cd = np.where(cd >= 0, cd, m * K) + (ii * (m * K + 1))[:, None]
+                    if codes.ndim == 2:  # top-k: every member committed
+                        cd = codes[tt] + (ii * (m * K + 1))[:, None]
+                    else:
+                        cd = codes[ii, tt]
+                        cd = np.where(cd >= 0, cd, m * K) + (ii * (m * K + 1))[:, None]
                     src.append(r[ii])
                     tgt.append(live[r[ii]] + np.take(move, cd).sum(axis=1))
                     w.append(W[ii, tt])
