@@ -210,3 +210,96 @@ def test_joint_commits_can_lose_mass_like_any_factorized_step():
     assert run.law.lost > 0.1
     sim = simulate(p, mt.Schedule((2, 1)), SampleThenSelectPlanner(), n=20000, seed=1)
     assert abs(sim.lost.mean() - run.law.lost) < 4.5 * np.sqrt(run.law.lost * (1 - run.law.lost) / 20000)
+
+
+def _brute_counts(table, sizes, planner):
+    """Expected forwards (steps with something masked) and expected commits per step, by the
+    same enumeration of every candidate vector as _brute_law."""
+    d, K = table.ndim, table.shape[0]
+    T = planner.temperature
+    forwards, commits = [0.0], np.zeros(len(sizes))
+
+    def sdist(pj):
+        if T == 0:
+            e = np.zeros(K)
+            e[int(np.argmax(np.round(pj, 12)))] = 1.0
+            return e
+        w = np.where(pj > 0, pj ** (1.0 / T), 0.0)
+        return w / w.sum()
+
+    def go(vals, t, prob):
+        free = [j for j in range(d) if j not in vals]
+        if not free or table[tuple(vals[j] if j in vals else slice(None) for j in range(d))].sum() == 0:
+            return
+        forwards[0] += prob
+        c = _cond(table, vals)
+        S = {j: sdist(c[j]) for j in free}
+        for ys in itertools.product(range(K), repeat=len(free)):
+            w = np.prod([S[j][y] for j, y in zip(free, ys)])
+            if w == 0:
+                continue
+            y = dict(zip(free, ys))
+            conf = {j: (S[j] if planner.confidence == "tempered" else c[j])[y[j]] for j in free}
+            B = _select_brute(conf, free, sizes[t], planner.threshold)
+            commits[t] += prob * w * len(B)
+            nv = dict(vals)
+            nv.update({j: y[j] for j in B})
+            go(nv, t + 1, prob * w)
+
+    go({}, 0, 1.0)
+    return forwards[0], commits
+
+
+@settings(max_examples=60, deadline=None)
+@given(joints(d=(2, 4), K=(2, 3)), st.integers(0, len(PLANNERS) - 1), st.data())
+def test_forwards_and_step_commits_are_the_enumeration(p, which, data):
+    sizes = data.draw(st.sampled_from(list(compositions(p.d))))
+    run = select_run(p, mt.Schedule(sizes), PLANNERS[which])
+    forwards, commits = _brute_counts(p.table, sizes, PLANNERS[which])
+    assert run.expected_forwards == pytest.approx(forwards, abs=1e-12)
+    np.testing.assert_allclose(run.step_commits, commits, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(joints(d=(3, 4), K=(2, 3)), st.integers(0, len(PLANNERS) - 1), st.sampled_from([1, 7, 64]), st.data())
+def test_slices_of_states_and_terms_change_nothing(p, which, chunk, data):
+    # _CHUNK bounds the (state, term, position) entries held at once: a few entries force one
+    # state per slice, terms cut into slices and targets classified in slices
+    from mdmtheory.samplers import select
+
+    sizes = data.draw(st.sampled_from(list(compositions(p.d))))
+    whole = select_run(p, mt.Schedule(sizes), PLANNERS[which])
+    saved = select._CHUNK
+    try:
+        select._CHUNK = chunk
+        cut = select_run(p, mt.Schedule(sizes), PLANNERS[which])
+    finally:
+        select._CHUNK = saved
+    np.testing.assert_allclose(cut.law.table, _brute_law(p.table, sizes, PLANNERS[which]), atol=1e-12)
+    np.testing.assert_allclose(cut.law.table, whole.law.table, atol=1e-15)
+    np.testing.assert_allclose(cut.step_commits, whole.step_commits, atol=1e-14)
+
+
+@settings(max_examples=40, deadline=None)
+@given(joints(d=(2, 6), K=(2, 3)), st.integers(0, len(PLANNERS) - 1),
+       st.sampled_from([None, 0.0, 0.2, 1 / 3, 0.5, 0.9]), st.data())
+def test_the_size_limit_bounds_the_terms_computed(p, which, threshold, data):
+    from mdmtheory.samplers import select
+
+    sizes = data.draw(st.sampled_from(list(compositions(p.d))))
+    base = PLANNERS[which]
+    planner = SampleThenSelectPlanner(threshold, base.temperature, base.confidence)
+    seen = []
+    orig = select._terms
+
+    def counted(P, k, pl):
+        for W, codes in orig(P, k, pl):
+            seen.append(W.size)
+            yield W, codes
+
+    select._terms = counted
+    try:
+        select_run(p, mt.Schedule(sizes), planner)
+    finally:
+        select._terms = orig
+    assert sum(seen) <= select._work(p.K, p.d, sizes, threshold)

@@ -37,6 +37,21 @@ With a threshold, add the sets :math:`B` (|B| ≥ k) of all positions above it,
 :math:`\prod_{j\in B} s_j(y_j)[c_j > \theta] \prod_{i \notin B} \Pr[c_i(Y) \le \theta]`, and
 keep the top-k term only where :math:`c_w \le \theta` (fewer than k above). Derived here;
 tests/test_select.py checks it against the enumeration of every candidate vector.
+
+**Computation.** A sparse chain of :mod:`mdmtheory.samplers.kernel`, as for the other
+samplers whose moves depend on x_A: the live states of a step are sorted flat indices of
+the marginal lattice. States with the same number m of masked positions share one
+numbering of the terms in relative positions (committed set B of 0..m-1, values y_B), so
+each term is one column of arrays of shape (states, terms): the draws s and confidences c
+of all states at once (``kernel.state_conditionals``), the weakest member as the least
+integer key :math:`\mathrm{rint}(c\,10^{12})\,m + (m - 1 - b)`, and the factors
+:math:`\Pr[\kappa_i(Y) < \kappa_b(y)]` tabulated per state for every (i, b, y). The
+threshold terms run over the at most :math:`\lceil 1/\theta \rceil - 1` values above θ of
+each position. Targets are the source index plus
+:math:`\sum_{b \in B} (y_b - K)\,\mathrm{stride}_b`; ``kernel.chain_targets`` classifies
+them (full: output, even off p's support; masked at :math:`p(x_A) = 0`: lost) and
+``kernel.chain_apply`` pushes the mass. Cost: the (state, term) pairs, bounded before any
+work by the step-by-step count of reachable states (:data:`MAX_SELECT_WORK`).
 """
 
 from __future__ import annotations
@@ -44,18 +59,22 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from itertools import combinations, product
+from functools import lru_cache
+from itertools import combinations
 
 import numpy as np
 
 from ..joint import Joint
 from ..schedules import Schedule, check_schedule
+from . import kernel
 
 __all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "select_commits",
            "SelectionBias", "selection_bias", "MAX_SELECT_WORK"]
 
-#: Largest number of (state, committed set, committed values) terms :func:`select_run` sums.
-MAX_SELECT_WORK = 5_000_000
+#: Largest bound on the (state, committed set, committed values) terms :func:`select_run`
+#: computes (its ``_work``): about 10-20 s and 1.5 GB at the limit on one CPU core when the
+#: bound is reached (benchmarks/bench_select.py); most laws reach a fraction of it.
+MAX_SELECT_WORK = 20_000_000
 
 #: Confidences are compared after rounding to this many decimals: values that are equal in
 #: exact arithmetic (a symmetric law's 1/2 computed from two different marginals) must tie,
@@ -168,16 +187,47 @@ class SelectRun:
     step_commits: np.ndarray
 
 
+def _above_count(K: int, threshold) -> int:
+    """The most values of one position whose confidence can exceed ``threshold``: the
+    confidences of a position sum to 1 (to rounding), so fewer than 1/threshold."""
+    if threshold is None:
+        return 0
+    return K if threshold == 0 else min(K, math.ceil((1 + 1e-9) / threshold) - 1)
+
+
 def _work(K: int, d: int, sizes, threshold) -> int:
-    kmax = max(sizes)
-    per = sum(math.comb(d, k) * K**k for k in range(kmax, d + 1)) if threshold is not None else \
-        math.comb(d, kmax) * K**kmax
-    return (K + 1) ** d * max(per, 1)
+    r"""An upper bound on the (state, term) pairs :func:`select_run` computes with the
+    counts ``sizes``, before any work. A state with m masked positions has
+    :math:`\binom{m}{k} K^k` top-k terms (k = min(k_t, m)) and, with a threshold, the
+    :math:`\binom{m}{s} a^s` sets of s ≥ k positions above it (a: :func:`_above_count`);
+    the states with r revealed after a step are at most :math:`\binom{d}{r} K^r` and at most
+    the terms that reach r."""
+    a = _above_count(K, threshold)
+    states = {0: 1}  # revealed count -> bound on the live states
+    total = 0
+    for k_t in sizes:
+        nxt: dict[int, int] = {}
+        for r, n in states.items():
+            m = d - r
+            kk = min(k_t, m)
+            moves = {kk: math.comb(m, kk) * K**kk}
+            if threshold is not None:
+                for s in range(kk, m + 1):
+                    moves[s] = moves.get(s, 0) + math.comb(m, s) * a**s
+            total += n * sum(moves.values())
+            for s, c in moves.items():
+                if r + s < d:
+                    nxt[r + s] = nxt.get(r + s, 0) + n * c
+        states = {r: min(n, math.comb(d, r) * K**r) for r, n in nxt.items()}
+        if not states:
+            break
+    return total
 
 
 class _Conditionals:
     """p(· | x_A) for every masked j, from the marginals of the table (``joint.Marginals``:
-    each summed once from a cached parent)."""
+    each summed once from a cached parent); the revising samplers' dictionary engine
+    (samplers/revise.py) reads its conditionals here."""
 
     def __init__(self, p: Joint):
         from ..joint import Marginals
@@ -206,61 +256,100 @@ class _Conditionals:
         return out
 
 
-def _step_terms(P: np.ndarray, M: tuple, k: int, planner: SampleThenSelectPlanner):
-    """Yield (committed positions, committed values, probability) from one state, by the
-    product formula of the module docstring. P: (|M|, K) conditionals."""
+#: Elements of the largest intermediate array of one chunk of (states, terms).
+_CHUNK = 1 << 20
+
+
+@lru_cache(maxsize=64)
+def _combos(m: int, k: int):
+    """The k-subsets of 0..m-1 (C(m, k), k) increasing, and their complements (C(m, k), m - k)."""
+    B = np.array(list(combinations(range(m), k)), dtype=np.int64).reshape(-1, k)
+    inB = np.zeros((len(B), m), dtype=bool)
+    inB[np.arange(len(B))[:, None], B] = True
+    R = np.nonzero(~inB)[1].reshape(len(B), m - k)
+    B.flags.writeable = R.flags.writeable = False
+    return B, R
+
+
+def _digits(t: np.ndarray, base: int, n: int) -> np.ndarray:
+    """(len(t), n) base-``base`` digits of the integers t, most significant first."""
+    return (t[:, None] // base ** np.arange(n - 1, -1, -1, dtype=np.int64)) % base
+
+
+def _terms(P: np.ndarray, k: int, planner: SampleThenSelectPlanner):
+    r"""The terms of one step (the product formula of the module docstring) at n states
+    with m masked positions each, in blocks of at most :data:`_CHUNK` (state, term, position)
+    entries.
+
+    ``P`` (n, m, K): the conditionals of each state's masked positions, in increasing order.
+    Yields ``(W, codes)``: W (n, T) the probability of term T at each state; codes the
+    committed (relative position) * K + value of each member, -1 for none: (T, c) when the
+    same for every state (the top-k terms), (n, T, c) otherwise (the threshold terms).
+    Top-k terms are numbered by (committed set, values), both shared by every state with m
+    masked positions; a term with members B and values y_B has probability
+    :math:`\prod_{b\in B} s_b(y_b) \prod_{i \notin B} L_i(w)`, w its weakest member and
+    :math:`L_i(b, y) = \Pr_{Y\sim s_i}[\kappa_i(Y) < \kappa_b(y)]` tabulated per state, kept
+    only where :math:`c_w \le \theta`. Threshold terms: every position committed with one of
+    its (at most a) values above θ or not, at least k committed, with probability
+    :math:`\prod_{b\in B} s_b(y_b) \prod_{i\notin B} \Pr[c_i \le \theta]`."""
+    n, m, K = P.shape
     S = tempered(P, planner.temperature)
     C = _round(S if planner.confidence == "tempered" else P)
-    m, K = P.shape
-    k = min(k, m)
+    kk = min(k, m)
     th = planner.threshold
-    # Pr_i[κ_i(Y) < (c, -j)] for the candidate values: below c, or equal to c with i > j
-    for B in combinations(range(m), k):
-        rest = [i for i in range(m) if i not in B]
-        for ys in product(range(K), repeat=k):
-            w = 1.0
-            for b, y in zip(B, ys):
-                w *= S[b, y]
-            if w == 0.0:
-                continue
-            cw, jw = min(((C[b, y], -b) for b, y in zip(B, ys)))
-            jw = -jw
-            if th is not None and cw > th:
-                continue  # at least k above the threshold: the threshold branch commits them all
-            for i in rest:
-                below = (C[i] < cw) | ((C[i] == cw) & (i > jw))
-                w *= float(S[i][below].sum())
-                if w == 0.0:
-                    break
-            if w:
-                yield tuple(M[b] for b in B), ys, w
+    # the weakest member: lowest confidence, and among equal ones the highest position: the
+    # least of the integer keys rint(c 10^12) m + (m - 1 - b) (c has 12 decimals: exact)
+    key = np.rint(C * 10.0**CONFIDENCE_DECIMALS).astype(np.int64) * m + (m - 1 - np.arange(m))[None, :, None]
+    if m > kk:
+        # L[s, i, (b, y)] = Pr_{Y ~ s_i}[c_i(Y) < c_b(y), or equal with i > b]: key_i(Y) < key_b(y)
+        below = key[:, :, None, None, :] < key[:, None, :, :, None]
+        L = (S[:, :, None, None, :] * below).sum(axis=-1).reshape(n * m * m * K)
+        del below
+    combos, rest = _combos(m, kk)
+    nv = K**kk
+    ys = _digits(np.arange(nv, dtype=np.int64), K, kk) if nv * kk <= _CHUNK else None  # the value vectors
+    step = max(1, _CHUNK // (n * m))
+    Sf, Cf, keyf = S.reshape(n, m * K), C.reshape(n, m * K), key.reshape(n, m * K)
+    for t0 in range(0, len(combos) * nv, step):
+        t = np.arange(t0, min(t0 + step, len(combos) * nv), dtype=np.int64)
+        BY = combos[t // nv] * K + (ys[t % nv] if ys is not None else _digits(t % nv, K, kk))  # position K + value
+        W = np.take(Sf, BY, axis=1).prod(axis=-1)
+        if m > kk or th is not None:
+            kb = np.take(keyf, BY, axis=1)
+            weakest = np.take_along_axis(np.broadcast_to(BY, kb.shape), kb.argmin(axis=-1)[..., None], axis=-1)[..., 0]
+        if m > kk:
+            at = (np.arange(n) * (m * m * K))[:, None] + weakest  # (n, T)
+            W = W * np.take(L, at[..., None] + (rest[t // nv] * (m * K))[None]).prod(axis=-1)
+        if th is not None:  # at least k above the threshold: the threshold branch commits them all
+            W = np.where(np.take_along_axis(Cf, weakest, axis=1) > th, 0.0, W)
+        yield W, BY
     if th is None:
         return
-    low = (C <= th)
-    p_low = np.array([float(S[i][low[i]].sum()) for i in range(m)])
-    for size in range(k, m + 1):
-        for B in combinations(range(m), size):
-            rest_p = 1.0
-            for i in range(m):
-                if i not in B:
-                    rest_p *= p_low[i]
-            if rest_p == 0.0:
-                continue
-            choices = [[y for y in range(K) if C[b, y] > th and S[b, y] > 0] for b in B]
-            for ys in product(*choices):
-                w = rest_p
-                for b, y in zip(B, ys):
-                    w *= S[b, y]
-                if w:
-                    yield tuple(M[b] for b in B), ys, w
+    above = C > th
+    a = int(above.sum(axis=-1).max())
+    vals = np.argsort(~above, axis=-1, kind="stable")[..., :a]  # (n, m, a): the values above, increasing
+    F = np.concatenate([np.where(np.take_along_axis(above, vals, axis=-1), np.take_along_axis(S, vals, axis=-1), 0.0),
+                        np.where(above, 0.0, S).sum(axis=-1, keepdims=True)], axis=-1).reshape(n, m * (a + 1))
+    code = np.concatenate([np.arange(m)[None, :, None] * K + vals, np.full((n, m, 1), -1)], axis=-1).reshape(n, -1)
+    for u0 in range(0, (a + 1) ** m, step):
+        # U[T, i] = u < a: position i committed with its u-th value above; a: not committed
+        U = _digits(np.arange(u0, min(u0 + step, (a + 1) ** m), dtype=np.int64), a + 1, m)
+        U = U[(U < a).sum(axis=1) >= kk]
+        if len(U):
+            flat = np.arange(m)[None, :] * (a + 1) + U  # (T, m)
+            yield np.take(F, flat, axis=1).prod(axis=-1), np.take(code, flat, axis=1)
 
 
 def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -> SelectRun:
     """Exact output law of sample-then-select with the Schedule ``plan`` (module docstring).
 
-    States are (revealed set, its values) with their probability, advanced step by step by
-    the product formula; a state with nothing masked stops (no forward). Refused past
-    :data:`MAX_SELECT_WORK` terms (use :func:`mdmtheory.samplers.simulate`).
+    A sparse chain (:mod:`mdmtheory.samplers.kernel`): the live states of a step are flat
+    indices into the marginal lattice; those with the same number of masked positions share
+    one numbering of terms (:func:`_terms`), whose targets are classified by
+    ``kernel.chain_targets`` (full states are outputs, masked states at p(x_A) = 0 are lost)
+    and whose mass ``kernel.chain_apply`` pushes. A state with nothing masked stops (no
+    forward). Refused past :data:`MAX_SELECT_WORK` terms (use
+    :func:`mdmtheory.samplers.simulate`).
     """
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
@@ -275,38 +364,75 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         raise ValueError(f"p: the exact sample-then-select law needs ~{work:.2g} terms (d={p.d}, K={p.K}, largest "
                          f"step {max(sched.sizes)}), above {MAX_SELECT_WORK:,}; use Monte Carlo "
                          "(mdmtheory.samplers.simulate with this planner)")
-    cond = _Conditionals(p)
-    d = p.d
-    states: dict[tuple, float] = {((), ()): 1.0}  # (revealed positions increasing, their values) -> prob
-    done = np.zeros(p.table.shape)
+    d, K = p.d, p.K
+    Pf = kernel.marginal_lattice(p.table, xp=np).ravel()
+    stride = kernel.lattice_strides(d, K)
+    live = np.array([kernel.empty_state(d, K)], dtype=np.int64)
+    mass = np.ones(1)
+    done = np.zeros(K**d)
     forwards, lost = 0.0, 0.0
     commits = np.zeros(len(sched.sizes))
     for t, k in enumerate(sched.sizes):
-        nxt: dict[tuple, float] = {}
-        for (A, xA), q in states.items():
-            M = tuple(j for j in range(d) if j not in A)
-            forwards += q
-            P = cond.rows(A, xA, M)
-            for B, ys, w in _step_terms(P, M, k, planner):
-                vals = dict(zip(A, xA))
-                vals.update(zip(B, ys))
-                A2 = tuple(sorted(vals))
-                key = (A2, tuple(vals[j] for j in A2))
-                nxt[key] = nxt.get(key, 0.0) + q * w
-                commits[t] += q * w * len(B)
-        states = {}
-        for (A, xA), q in nxt.items():
-            if len(A) == d:
-                done[xA] += q  # an output, even off p's support (as the exact engine counts it)
-            elif cond.marginal(A)[xA] > 0:
-                states[(A, xA)] = q
-            else:  # independent draws made a prefix p never produces: no conditional, lost
-                lost += q
-        if not states:
+        forwards += float(mass.sum())  # every live state has something masked: one forward
+        free = kernel.state_values(live, d, K) == K
+        n_free = free.sum(axis=1)
+        src, tgt, w, nb = [], [], [], []
+        for m in np.unique(n_free):
+            rows = np.nonzero(n_free == m)[0]
+            pos = np.nonzero(free[rows])[1].reshape(len(rows), m)  # masked positions, increasing
+            kk = min(k, int(m))
+            n_terms = max(math.comb(m, kk) * K**kk, (_above_count(K, planner.threshold) + 1) ** m
+                          if planner.threshold is not None else 0)
+            chunk = max(1, _CHUNK // max(n_terms * m, m * m * K * K))
+            for a in range(0, len(rows), chunk):
+                r, ps = rows[a:a + chunk], pos[a:a + chunk]
+                P = kernel.state_conditionals(Pf, live[r], d, K)[np.arange(len(r))[:, None], ps]
+                # move[s, b K + y] = (y - K) stride[b]: the index change of committing y at the
+                # masked position b of state s (the last slot, code -1, commits nothing)
+                move = np.zeros((len(r), m * K + 1), dtype=np.int64)
+                move[:, :-1] = ((np.arange(K) - K)[None, None, :] * stride[ps][:, :, None]).reshape(len(r), m * K)
+                for W, codes in _terms(P, k, planner):
+                    ii, tt = np.nonzero(W)
+                    if codes.ndim == 2:  # top-k: every member committed
+                        cd = codes[tt] + (ii * (m * K + 1))[:, None]
+                    else:
+                        cd = codes[ii, tt]
+                        cd = np.where(cd >= 0, cd, m * K) + (ii * (m * K + 1))[:, None]
+                    src.append(r[ii])
+                    tgt.append(live[r[ii]] + np.take(move, cd).sum(axis=1))
+                    w.append(W[ii, tt])
+                    nb.append(np.full(len(ii), kk, np.int16) if codes.ndim == 2 else
+                              (codes[ii, tt] >= 0).sum(axis=1).astype(np.int16))
+        src, w, nb = np.concatenate(src), np.concatenate(w), np.concatenate(nb)
+        # the distinct targets and each term's among them: a mark on the lattice (Pf's size)
+        # instead of a sort of the terms
+        tgt = np.concatenate(tgt)
+        seen = np.zeros(Pf.shape[0], dtype=bool)
+        seen[tgt] = True
+        u = np.flatnonzero(seen)
+        inv = (np.cumsum(seen) - 1)[tgt]
+        del tgt, seen
+        # classified in slices of sorted targets: each slice's live states follow the last's
+        dst, out, nxt, n_live = [], [], [], 0
+        for a in range(0, len(u), max(1, _CHUNK // d)):
+            dst_a, out_a, nxt_a = kernel.chain_targets(u[a:a + max(1, _CHUNK // d)], Pf, d, K, finish_full=True)
+            dst.append(np.where(dst_a >= 0, dst_a + n_live, dst_a))
+            out.append(out_a)
+            nxt.append(nxt_a)
+            n_live += len(nxt_a)
+        dst, out, nxt = np.concatenate(dst), np.concatenate(out), np.concatenate(nxt)
+        step = kernel.ChainStep(src=src, dst=dst[inv], out=out[inv], live=nxt, w=w)
+        del inv
+        mass, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
+        done += out_t
+        lost += lost_t
+        commits[t] = float(moved @ nb)
+        live = nxt
+        if not live.size:
             break
-    if states:  # cannot happen: every step commits at least min(k_t, masked) and the k_t sum to d
+    if live.size:  # cannot happen: every step commits at least min(k_t, masked) and the k_t sum to d
         raise AssertionError("select_run: masked positions left after the last step")
-    return SelectRun(Joint(done, lost=lost), float(forwards), commits)
+    return SelectRun(Joint(done.reshape(p.table.shape), lost=lost), float(forwards), commits)
 
 
 # -- the bias of the committed values ---------------------------------------------------------
@@ -330,12 +456,14 @@ def selection_bias(p: Joint, size: int, planner: SampleThenSelectPlanner | None 
     planner = SampleThenSelectPlanner() if planner is None else planner
     if isinstance(size, bool) or not isinstance(size, numbers.Integral) or not 1 <= size <= p.d:
         raise ValueError(f"size: expected an integer in 1..{p.d}, got {size!r}")
-    M = tuple(range(p.d))
-    P = _Conditionals(p).rows((), (), M)
-    got = np.zeros((p.d, p.K))
-    for B, ys, w in _step_terms(P, M, int(size), planner):
-        for j, y in zip(B, ys):
-            got[j, y] += w
+    d, K = p.d, p.K
+    Pf = kernel.marginal_lattice(p.table, xp=np).ravel()
+    P = kernel.state_conditionals(Pf, np.array([kernel.empty_state(d, K)]), d, K)[0]
+    got = np.zeros(d * K)
+    for W, codes in _terms(P[None], int(size), planner):
+        cd = codes if codes.ndim == 2 else codes[0]
+        got += np.bincount(cd[cd >= 0], weights=np.broadcast_to(W[0][:, None], cd.shape)[cd >= 0], minlength=d * K)
+    got = got.reshape(d, K)
     prob = got.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         law = got / prob[:, None]
