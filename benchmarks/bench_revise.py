@@ -9,13 +9,15 @@ the same process on the same law, interleaved; the figure is the best of ``--rep
 the ratio is old / new.
 
     PYTHONPATH=. python benchmarks/bench_revise.py            # sizes near the old limit
-    PYTHONPATH=. python benchmarks/bench_revise.py --big      # also the new limit (new only)
+    PYTHONPATH=. python benchmarks/bench_revise.py --big      # also sizes near the new limit (new only)
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import resource
+import sys
 import time
 from itertools import combinations, product
 
@@ -23,6 +25,7 @@ import numpy as np
 
 import mdmtheory as mt
 from mdmtheory.samplers import CorrectorSampler, EditingSampler, RemaskingSampler, revise_run
+from mdmtheory.samplers.revise import MAX_REVISE_WORK, _terms_bound
 from mdmtheory.samplers.select import _Conditionals, _round, tempered
 
 
@@ -221,24 +224,35 @@ def cases(big: bool):
     out.append(("ReMDM d=4 K=3 N=6", mt.families.dirichlet(4, 3, alpha=0.5, seed=4),
                 RemaskingSampler.uniform(6, 0.3, "cap"), True))
     for d in (6, 7):
-        out.append((f"corrector d={d} K=2 (2,)*{d // 2}+..", mt.families.dirichlet(d, 2, alpha=0.5, seed=d),
-                    CorrectorSampler(mt.Schedule((2,) * (d // 2) + (1,) * (d % 2)), k=1), True))
+        sizes = (2,) * (d // 2) + (1,) * (d % 2)
+        out.append((f"corrector d={d} K=2 k=1", mt.families.dirichlet(d, 2, alpha=0.5, seed=d),
+                    CorrectorSampler(mt.Schedule(sizes), k=1), True))
     for d in (5, 6):
         out.append((f"editing d={d} K=2 th=0.6", mt.families.dirichlet(d, 2, alpha=0.5, seed=d),
                     EditingSampler(mt.Schedule((2,) * (d // 2) + (1,) * (d % 2)), editing_threshold=0.5,
                                    threshold=0.6, max_post_steps=2), True))
-    if big:
+    if big:  # near the new limit (MAX_REVISE_WORK terms per step)
         out.append(("ReMDM d=8 K=2 N=6", mt.families.dirichlet(8, 2, alpha=0.5, seed=8),
                     RemaskingSampler.uniform(6, 0.3, "cap"), False))
-        out.append(("corrector d=10 K=2 (2,)*5", mt.families.dirichlet(10, 2, alpha=0.5, seed=10),
-                    CorrectorSampler(mt.Schedule((2,) * 5), k=1), False))
+        out.append(("ReMDM d=7 K=3 N=6", mt.families.dirichlet(7, 3, alpha=0.5, seed=7),
+                    RemaskingSampler.uniform(6, 0.3, "cap"), False))
+        out.append(("corrector d=12 K=2 k=1", mt.families.dirichlet(12, 2, alpha=0.5, seed=12),
+                    CorrectorSampler(mt.Schedule((2,) * 6), k=1), False))
+        out.append(("editing d=9 K=2 th=None", mt.families.dirichlet(9, 2, alpha=0.5, seed=9),
+                    EditingSampler(mt.Schedule((2, 2, 2, 2, 1)), editing_threshold=0.5), False))
         out.append(("editing d=8 K=2 th=0.6", mt.families.dirichlet(8, 2, alpha=0.5, seed=8),
                     EditingSampler(mt.Schedule((2,) * 4), editing_threshold=0.5, threshold=0.6,
                                    max_post_steps=2), False))
     return out
 
 
+def rss_mib() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r / 1024 if sys.platform != "darwin" else r / 2**20
+
+
 def best(fn, reps):
+    """Best wall-clock time of ``reps`` calls, and the last result."""
     t_best, res = math.inf, None
     for _ in range(reps):
         t = time.perf_counter()
@@ -252,16 +266,20 @@ def main():
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--big", action="store_true", help="also sizes only the new chain reaches")
     a = ap.parse_args()
-    print(f"{'case':34s} {'old dict chain':>15s} {'revise_run':>11s} {'ratio':>7s} {'max |diff|':>10s}")
+    print(f"MAX_REVISE_WORK = {MAX_REVISE_WORK:,} terms per step; peak RSS after each row")
+    print(f"{'case':28s} {'terms/step':>10s} {'old dict chain':>15s} {'revise_run':>11s} {'ratio':>7s} "
+          f"{'max |diff|':>10s} {'RSS MiB':>8s}")
     for label, p, sampler, with_old in cases(a.big):
+        bound = _terms_bound(sampler, p.d, p.K)
         t_new, run = best(lambda: revise_run(p, sampler), a.reps)
         if with_old:
             t_old, (law, fw) = best(lambda: old_revise_run(p, sampler), a.reps)
             diff = max(float(np.abs(law.table - run.law.table).max()), abs(law.lost - run.law.lost),
                        abs(fw - run.forwards))
-            print(f"{label:34s} {t_old:14.3f}s {t_new:10.3f}s {t_old / t_new:6.1f}x {diff:10.1e}")
+            cols = f"{t_old:14.3f}s {t_new:10.3f}s {t_old / t_new:6.1f}x {diff:10.1e}"
         else:
-            print(f"{label:34s} {'-':>15s} {t_new:10.3f}s {'-':>7s} {'-':>10s}")
+            cols = f"{'-':>15s} {t_new:10.3f}s {'-':>7s} {'-':>10s}"
+        print(f"{label:28s} {bound:10.3g} {cols} {rss_mib():8.0f}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ r"""Samplers that revise what they revealed: ReMDM remasking and a parallel corr
 The state of a revising sampler is no longer monotone: a revealed token can be masked again
 or redrawn. The exact law is a Markov chain on partial states :math:`(A, x_A)` — the same
 :math:`(K+1)^d` states as the monotone samplers — applied step by step
-(:func:`revise_run`); :meth:`simulate` methods draw the same chain by Monte Carlo from any
+(:func:`revise_run`, below); :meth:`simulate` methods draw the same chain by Monte Carlo from any
 conditional oracle. Every conditional is the true one, :math:`p(x_j \mid x_A)`, so what is
 measured is the sampler's own error.
 
@@ -42,9 +42,30 @@ committed the last mask earlier (the pipeline's ``check_block_should_continue``;
 running diffusers' own pipeline with the exact law as its model).
 
 Forwards: ReMDM runs N forwards; the corrector :math:`T + T'` (T' corrector steps: every
-step but the last by default). :func:`revise_run` refuses more than
-:data:`MAX_REVISE_WORK` terms. Derived here (the exact chains); tests/test_revise.py checks
-them against Monte Carlo and the η = 0 case against the engine.
+step but the last by default).
+
+**The exact chain** (:func:`revise_run`) runs on the sparse-chain kernel of
+:mod:`mdmtheory.samplers.kernel`: the live states are a sorted array of flat indices into the
+:math:`(K+1)^d` marginal lattice (slot K = masked), with their mass. A step writes, for all
+live states at once, one term (state, target state, weight) per transition with positive
+weight — the product over positions of the per-position factors above (ReMDM: kept
+:math:`1 - \sigma` or masked :math:`\sigma` at a revealed position, stays masked
+:math:`1 - \beta` or takes y with :math:`\beta\, p(y \mid x_A)` at a masked one; the
+corrector: :math:`\binom{m}{k_t}^{-1} \prod p(y_j \mid x_A)` over the chosen set, then the
+redraw :math:`\prod_{j \in R} p(y_j \mid x_{A \setminus R})`; editing: every candidate
+vector, :math:`\prod_j S_j(y_j)`), each conditional a ratio of two lattice entries; the
+targets are classified by ``chain_targets`` (full states stay live: the chain runs on after
+everything is revealed; a state with masked positions whose revealed values p never
+produces is lost, its conditionals do not exist) and the mass is pushed by
+``chain_apply``. Lost mass, as in :meth:`simulate`: a full state is kept even off p's
+support (an output); the corrector loses a state whose kept part p never produces; editing
+loses a state where a leave-one-out prediction is undefined. The editing chain also carries
+the post-step counter (state key: lattice index + :math:`(K+1)^d` × post-steps).
+:func:`revise_run` refuses a chain whose steps can have more than :data:`MAX_REVISE_WORK`
+terms (every state of a level live: :math:`(3K+1)^d` for ReMDM); a step at the limit takes
+about a second and 1–2 GB. Derived here (the exact chains); tests/test_revise.py checks
+them against independent per-position and trajectory enumerations (backward recursions),
+Monte Carlo and the η = 0 case against the engine.
 """
 
 from __future__ import annotations
@@ -63,8 +84,10 @@ from .kernel import (FINISHED, LOST, ChainStep, chain_apply, chain_targets, empt
 
 __all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run", "MAX_REVISE_WORK"]
 
-#: Largest number of (state, transition) terms :func:`revise_run` sums per step.
-MAX_REVISE_WORK = 5_000_000
+#: Largest number of (state, transition) terms one step of :func:`revise_run` may have (an
+#: upper bound from the sampler and (d, K), every state of a level live): about a second
+#: and 1–2 GB per step at the limit.
+MAX_REVISE_WORK = 10_000_000
 
 
 def _mc_start(law, plan, n, seed):
@@ -322,22 +345,63 @@ class RevisionRun:
 # revealed) and pushes the mass with kernel.chain_apply.
 
 
-def _expand(W: np.ndarray):
+#: Terms expanded at once (bounds the temporaries of :func:`_expand`; the results are kept).
+_CHUNK = 1 << 18
+
+
+def _expand(W: np.ndarray, digit=None, base=None):
     r"""Every value vector with a positive product of per-position weights.
 
-    ``W`` (N, d, V) :math:`\ge 0` -> ``(row, code, w)``: one entry per row n and vector
-    :math:`(v_0, \dots, v_{d-1})` with every factor :math:`W[n, j, v_j] > 0`, ``w`` the
-    product of the factors and ``code`` :math:`= \sum_j v_j V^{d-1-j}` (for V = K + 1 and
-    values with K = masked, the flat lattice index of the target state). Built position by
-    position, so the work is the number of partial vectors with positive weight."""
+    ``W`` (N, m, V) :math:`\ge 0` -> ``(row, code, w)``: one entry per row n and vector
+    :math:`(v_0, \dots, v_{m-1})` with every factor :math:`W[n, i, v_i] > 0`, ``w`` the
+    product of the factors and ``code`` :math:`= \mathrm{base}_n + \sum_i v_i\,
+    \mathrm{digit}_{n,i}` (default: base 0, digit :math:`V^{m-1-i}`; for V = K + 1 over all
+    positions with K = masked, the flat lattice index of the target state). Rows with the
+    same number of positive options at every position are expanded together: the positions
+    with one option folded into a per-row constant, one broadcast outer product per other
+    position, written into the preallocated result."""
     N, d, V = W.shape
-    row = np.arange(N, dtype=np.int64)
-    code = np.zeros(N, dtype=np.int64)
-    w = np.ones(N)
-    for j in range(d):
-        Wj = W[row, j]
-        t, v = np.nonzero(Wj > 0)
-        row, code, w = row[t], code[t] * V + v, w[t] * Wj[t, v]
+    Wt = np.moveaxis(W, 2, 0).reshape(V, N * d)  # value-major: no inner loops over length V
+    # opt[r, n, j]: the r-th positive option of (n, j) in increasing value; wopt its weight
+    opt, wopt = np.zeros((V, N * d), dtype=np.int64), np.zeros((V, N * d))
+    cnt = np.zeros(N * d, dtype=np.int64)
+    for v in range(V):
+        m = np.flatnonzero(Wt[v] > 0)
+        opt[cnt[m], m], wopt[cnt[m], m] = v, Wt[v, m]
+        cnt[m] += 1
+    opt, wopt, counts = opt.reshape(V, N, d), wopt.reshape(V, N, d), cnt.reshape(N, d)
+    if digit is None:
+        digit = V ** np.arange(d - 1, -1, -1, dtype=np.int64)
+    digit = np.broadcast_to(np.asarray(digit, dtype=np.int64), (N, d))
+    base = np.zeros(N, dtype=np.int64) if base is None else np.asarray(base, dtype=np.int64)
+    key = counts @ ((V + 1) ** np.arange(d - 1, -1, -1, dtype=np.int64))  # the signature as one integer
+    order = np.argsort(key, kind="stable")
+    cuts = np.flatnonzero(np.diff(key[order])) + 1
+    groups = [(counts[g[0]], g) for g in np.split(order, cuts) if g.size and counts[g[0]].all()]
+    total = sum(int(np.prod(c)) * g.size for c, g in groups)
+    row, code, w = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64), np.empty(total)
+    at = 0
+    for c, h in groups:
+        n_vec, G = int(np.prod(c)), h.size
+        one, many = np.flatnonzero(c == 1), np.flatnonzero(c > 1)
+        cd = base[h] + (opt[0][h][:, one] * digit[h][:, one]).sum(axis=1)
+        wt = np.prod(wopt[0][h][:, one], axis=1)
+        # the longer of (rows, vectors) as the contiguous last axis (numpy's inner loops are
+        # slow over axes of length 2 or 3)
+        rows_last = G >= n_vec
+        cd, wt = (cd[None], wt[None]) if rows_last else (cd[:, None], wt[:, None])
+        for j in many:
+            vj, wj = opt[:c[j], h, j] * digit[h, j], wopt[:c[j], h, j]  # (options, rows)
+            if rows_last:  # (vectors so far, rows)
+                cd = (cd[None] + vj[:, None]).reshape(-1, G)
+                wt = (wt[None] * wj[:, None]).reshape(-1, G)
+            else:  # (rows, vectors so far)
+                cd = (cd[:, None] + vj.T[:, :, None]).reshape(G, -1)
+                wt = (wt[:, None] * wj.T[:, :, None]).reshape(G, -1)
+        sl = slice(at, at + n_vec * G)
+        code[sl], w[sl] = cd.reshape(-1), wt.reshape(-1)
+        row[sl] = np.tile(h, n_vec) if rows_last else np.repeat(h, n_vec)
+        at += n_vec * G
     return row, code, w
 
 
@@ -387,20 +451,19 @@ def _random_step(live, mass, Pf, d, K, size):
     vals = state_values(live, d, K)
     free = vals == K
     m = free.sum(axis=1)
-    P = np.concatenate([state_conditionals(Pf, live, d, K), np.zeros((live.size, d, 1))], axis=2)
-    one = (vals[..., None] == np.arange(K + 1)).astype(np.float64)
+    P = state_conditionals(Pf, live, d, K)
+    stride = lattice_strides(d, K)
     srcs, tgts, ws = [], [], []
     for mm in np.unique(m):
         g = np.flatnonzero(m == mm)
         s = min(size, int(mm))
         combos = np.array(list(combinations(range(int(mm)), s)), dtype=np.int64).reshape(-1, s)
         nb = combos.shape[0]
-        where = np.argsort(~free[g], axis=1, kind="stable")[:, :mm][:, combos]  # (G, nb, s) positions
-        chosen = np.zeros((g.size, nb, d), dtype=bool)
-        chosen[np.arange(g.size)[:, None, None], np.arange(nb)[None, :, None], where] = True
-        W = np.where(chosen[..., None], P[g][:, None], one[g][:, None]).reshape(g.size * nb, d, K + 1)
-        row, tgt, w = _expand(W)
-        srcs.append(g[row // nb])
+        where = np.argsort(~free[g], axis=1, kind="stable")[:, :mm][:, combos].reshape(g.size * nb, s)
+        src = np.repeat(g, nb)  # one row per (state, chosen set B)
+        W = P[src[:, None], where]  # (rows, s, K): the conditionals of the chosen positions
+        row, tgt, w = _expand(W, digit=stride[where], base=live[src] - K * stride[where].sum(axis=1))
+        srcs.append(src[row])
         tgts.append(tgt)
         ws.append(w / math.comb(int(mm), s))
     return _push(mass, np.concatenate(srcs), np.concatenate(tgts), np.concatenate(ws), Pf, d, K)
@@ -420,18 +483,17 @@ def _corrector_step(live, mass, Pf, d, K, k):
     # counts as confidence 0, as the oracles' conditionals give it to simulate()
     loo = np.where(den > 0, Pf[live][:, None] / np.where(den > 0, den, 1.0), 0.0)
     conf = np.where(rev, np.round(loo, 12), np.inf)
-    order = np.argsort(conf, axis=1, kind="stable")[:, :k]  # least likely first, lowest index on ties
-    redo = np.zeros(rev.shape, dtype=bool)
-    np.put_along_axis(redo, order, True, axis=1)
-    redo &= rev
-    kept = np.where(redo, K, vals)
-    kidx = kept @ stride
+    R = np.argsort(conf, axis=1, kind="stable")[:, :k]  # least likely first, lowest index on ties
+    redo = np.take_along_axis(rev, R, axis=1)  # (N, k): False where fewer than k are revealed
+    off = np.where(redo, (K - np.take_along_axis(vals, R, axis=1)) * stride[R], 0)
+    kidx = live + off.sum(axis=1)  # the state with R masked
     ok = Pf[kidx] > 0
     g = np.flatnonzero(ok)
-    P = np.concatenate([state_conditionals(Pf, kidx[g], d, K), np.zeros((g.size, d, 1))], axis=2)
-    one = (kept[g][..., None] == np.arange(K + 1)).astype(np.float64)
-    W = np.where(redo[g][..., None], P, one)
-    row, tgt, w = _expand(W)
+    P = state_conditionals(Pf, kidx[g], d, K)
+    W = np.take_along_axis(P, R[g][..., None], axis=1)  # (n, k, K)
+    W[~redo[g]] = np.eye(1, K)  # a padding slot: one option, weight 1, digit 0
+    dig = np.where(redo[g], stride[R[g]], 0)
+    row, tgt, w = _expand(W, digit=dig, base=kidx[g] - K * dig.sum(axis=1))
     return _push(mass, g[row], tgt, w, Pf, d, K, lost_rows=np.flatnonzero(~ok))
 
 
@@ -448,9 +510,21 @@ def _terms_bound(sampler, d: int, K: int) -> int:
             if t in sampler.after:
                 worst = max(worst, math.comb(d, a) * K ** (a + min(sampler.k, a)))
         return worst
-    # editing: K^d candidate vectors per state; full states carry a post-step counter
-    full = 0 if sampler.threshold is None else (sampler.max_post_steps + 1) * K**d
-    return ((K + 1) ** d - K**d + full) * K**d
+    # editing: K^d candidate vectors per state. Before forward f >= 1 the masked states have
+    # a_f = k_0 + ... + k_{f-1} revealed positions (at least a_f with a threshold), and only
+    # for f < S; full states are live only with a threshold (it committed the last mask
+    # early), with at most min(f, max_post_steps + 1) post-step counters
+    sizes, top, th = sampler.plan.sizes, sampler.max_post_steps, sampler.threshold
+    worst = 1  # forward 0: the empty state
+    for f in range(1, len(sizes) + top + 1):
+        a = sum(sizes[:f])
+        states = 0
+        if f < len(sizes):
+            states = sum(math.comb(d, b) * K**b for b in range(a, d)) if th is not None else math.comb(d, a) * K**a
+        if th is not None:
+            states += K**d * min(f, top + 1)
+        worst = max(worst, states)
+    return worst * K**d
 
 
 def revise_run(p: Joint, sampler) -> RevisionRun:
@@ -496,21 +570,48 @@ def revise_run(p: Joint, sampler) -> RevisionRun:
     return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), sampler.forwards())
 
 
+def _editing_terms(S, vals, rev, full, post, f, sampler, Pf, d, K):
+    """The terms of one editing forward from states with tempered rows ``S`` (n, d, K):
+    (row, weight, class, key) with class 0 live (key: lattice index + L * post-steps),
+    1 finished (key: output index), 2 lost (a masked state at a zero-probability prefix)."""
+    from .select import _round, select_commits
+
+    sizes = sampler.plan.sizes
+    stride = lattice_strides(d, K)
+    C = _round(S)
+    row, code, w = _expand(S)  # every candidate vector with positive probability
+    ys = (code[:, None] // K ** np.arange(d - 1, -1, -1, dtype=np.int64)) % K
+    conf = C.reshape(-1)[(row[:, None] * d + np.arange(d)) * K + ys]
+    v0, r0, full0, pst = vals[row], rev[row], full[row], post[row]
+    commit = select_commits(conf, ~r0, sizes[min(f, len(sizes) - 1)], sampler.threshold)
+    edit = r0 & (ys != v0) & (conf > sampler.editing_threshold)
+    new = np.where(commit | edit, ys, v0)
+    del ys, conf, v0, r0, commit
+    # the pipeline stops after its S-th mask step (num_inference_steps; the counts have then
+    # committed every mask), after a forward that began with no mask and edited nothing, or
+    # once the post-steps exceed max_post_steps
+    fin = (full0 & (~edit.any(axis=1) | (pst > sampler.max_post_steps))) | (~full0 & (f + 1 >= len(sizes)))
+    masked = (new == K).any(axis=1)
+    if (fin & masked).any():  # pragma: no cover - the counts sum to d and commits are floors
+        raise AssertionError("EditingSampler: masks left after the last mask step")
+    tgt = new @ stride
+    cls = np.where(fin, 1, np.where(masked & ~(Pf[tgt] > 0), 2, 0)).astype(np.int8)
+    key = np.where(fin, output_index(np.where(new < K, new, 0), K), tgt + Pf.shape[0] * pst)
+    return row, w, cls, key
+
+
 def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionRun:
     """Exact chain of the editing sampler: live states (x_A, post-steps so far) as keys
     ``lattice index + L * post`` (L = (K+1)^d), all at the same forward f."""
-    from .select import _round, select_commits, tempered
+    from .select import tempered
 
     d, K = p.d, p.K
-    L = (K + 1) ** d
+    L = Pf.shape[0]
     stride = lattice_strides(d, K)
-    kpow = K ** np.arange(d - 1, -1, -1, dtype=np.int64)
-    sizes = list(sampler.plan.sizes)
-    th, eth, top = sampler.threshold, sampler.editing_threshold, sampler.max_post_steps
+    yv = np.arange(K, dtype=np.int64)
     keys, mass = np.array([empty_state(d, K)], dtype=np.int64), np.ones(1)
     out = np.zeros(K**d)
     lost, fw, f = 0.0, 0.0, 0
-    yv = np.arange(K, dtype=np.int64)
     while keys.size:
         idx, post = keys % L, keys // L
         vals = state_values(idx, d, K)
@@ -525,35 +626,22 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
         bad = (rev & ~(den > 0)).any(axis=1)
         g = np.flatnonzero(~bad)
         fw += float(mass[g].sum())
-        num = Pf[hid[g][..., None] + (yv - K) * stride[:, None]]
-        S = tempered(num / den[g][..., None], sampler.temperature)
-        C = _round(S)
-        row, code, w = _expand(S)  # every candidate vector with positive probability
-        ys = (code[:, None] // kpow) % K
-        conf = C.reshape(-1)[(row[:, None] * d + np.arange(d)) * K + ys]
-        v0, r0, full0 = vals[g][row], rev[g][row], full[g][row]
-        commit = select_commits(conf, ~r0, sizes[min(f, len(sizes) - 1)], th) & ~full0[:, None]
-        edit = r0 & (ys != v0) & (conf > eth)
-        new = np.where(commit | edit, ys, v0)
-        tgt = new @ stride
-        pst = post[g][row]
-        # the pipeline stops after its S-th mask step (num_inference_steps; the counts have then
-        # committed every mask), after a forward that began with no mask and edited nothing, or
-        # once the post-steps exceed max_post_steps
-        fin = (full0 & (~edit.any(axis=1) | (pst > top))) | (~full0 & (f + 1 >= len(sizes)))
-        if (new[fin] == K).any():  # pragma: no cover - the counts sum to d and commits are floors
-            raise AssertionError("EditingSampler: masks left after the last mask step")
-        gone = ~fin & (new == K).any(axis=1) & ~(Pf[tgt] > 0)
-        stay = ~fin & ~gone
-        nxt, at = _dedupe(tgt[stay] + L * pst[stay], L * (top + 2))
-        dst = np.full(row.shape, LOST, dtype=np.int64)
-        dst[fin] = FINISHED
-        dst[stay] = at
+        parts = [(g[:0], np.zeros(0), np.zeros(0, dtype=np.int8), g[:0])]
+        step = max(1, _CHUNK // K**d)
+        for a in range(0, g.size, step):
+            h = g[a:a + step]
+            S = tempered(Pf[hid[h][..., None] + (yv - K) * stride[:, None]] / den[h][..., None], sampler.temperature)
+            row, w, cls, key = _editing_terms(S, vals[h], rev[h], full[h], post[h], f, sampler, Pf, d, K)
+            parts.append((h[row], w, cls, key))
+        src, w, cls, key = (np.concatenate(c) for c in zip(*parts))
+        nxt, at = _dedupe(key[cls == 0], L * (sampler.max_post_steps + 2))
+        dst = np.full(src.shape, LOST, dtype=np.int64)
+        dst[cls == 0] = at
+        dst[cls == 1] = FINISHED
         lost_rows = np.flatnonzero(bad)
-        step = ChainStep(src=np.concatenate([g[row], lost_rows]),
+        step = ChainStep(src=np.concatenate([src, lost_rows]),
                          dst=np.concatenate([dst, np.full(lost_rows.size, LOST, dtype=np.int64)]),
-                         out=np.concatenate([output_index(np.where(fin[:, None], new, 0), K),
-                                             np.zeros(lost_rows.size, dtype=np.int64)]),
+                         out=np.concatenate([np.where(cls == 1, key, 0), np.zeros(lost_rows.size, dtype=np.int64)]),
                          live=nxt, w=np.concatenate([w, np.ones(lost_rows.size)]))
         mass, o_, l_, _ = chain_apply(mass, step, Pf, K**d, xp=np)
         out += o_
