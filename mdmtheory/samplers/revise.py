@@ -345,7 +345,7 @@ class RevisionRun:
 # revealed) and pushes the mass with kernel.chain_apply.
 
 
-#: Terms expanded at once (bounds the temporaries of :func:`_expand`; the results are kept).
+#: Candidate vectors per chunk of states in the editing chain (bounds its (terms, d) temporaries).
 _CHUNK = 1 << 18
 
 
@@ -627,9 +627,9 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
         g = np.flatnonzero(~bad)
         fw += float(mass[g].sum())
         parts = [(g[:0], np.zeros(0), np.zeros(0, dtype=np.int8), g[:0])]
-        step = max(1, _CHUNK // K**d)
-        for a in range(0, g.size, step):
-            h = g[a:a + step]
+        per = max(1, _CHUNK // K**d)  # states per chunk
+        for a in range(0, g.size, per):
+            h = g[a:a + per]
             S = tempered(Pf[hid[h][..., None] + (yv - K) * stride[:, None]] / den[h][..., None], sampler.temperature)
             row, w, cls, key = _editing_terms(S, vals[h], rev[h], full[h], post[h], f, sampler, Pf, d, K)
             parts.append((h[row], w, cls, key))
