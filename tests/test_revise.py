@@ -167,7 +167,9 @@ def test_bad_input():
 # -- editing (LLaDA2.1, diffusers editing_threshold) -------------------------------------------
 def test_editing_that_never_fires_is_sample_then_select():
     p = mt.families.dirichlet(4, 2, alpha=2.0, seed=1)  # no conditional near 1: nothing passes 0.999
-    for plan, th in ((mt.Schedule((2, 2)), None), (mt.Schedule((1, 1, 2)), 0.6)):
+    # threshold 0.55 commits the last mask early with probability ~0.02 (at 0.6 it never does on
+    # this law: both forwards are then 3 and only rounding could order them)
+    for plan, th in ((mt.Schedule((2, 2)), None), (mt.Schedule((1, 1, 2)), 0.55)):
         run = revise_run(p, EditingSampler(plan, editing_threshold=0.999, threshold=th))
         ref = select_run(p, plan, SampleThenSelectPlanner(th, 1.0, "tempered"))
         np.testing.assert_allclose(run.law.table, ref.law.table, atol=1e-12)
@@ -334,3 +336,34 @@ def test_editing_off_support_outputs_and_lost_mass_agree_with_monte_carlo():
 def test_editing_exact_chain_d5(p, sizes):
     run = revise_run(p, EditingSampler(mt.Schedule(sizes), editing_threshold=0.5, max_post_steps=1))
     np.testing.assert_allclose(run.law.table, _editing_brute(p.table, sizes, 0.5, 1), atol=1e-12)
+
+
+# -- beyond the old dict chain's size limit ----------------------------------------------------
+def test_corrector_exact_chain_d7_against_the_trajectory_enumeration():
+    # d = 7, K = 2 was refused by the former chain (its size limit); ~4 s of enumeration
+    p = mt.families.dirichlet(7, 2, alpha=0.5, seed=7)
+    sampler = CorrectorSampler(mt.Schedule((2, 2, 2, 1)), k=1)
+    ref = _corrector_brute(p.table, (2, 2, 2, 1), 1, sampler.after)
+    np.testing.assert_allclose(revise_run(p, sampler).law.table, ref, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_remdm_exact_chain_d7_against_the_per_position_enumeration():
+    p = mt.families.dirichlet(7, 2, alpha=0.5, seed=7)
+    sampler = RemaskingSampler((0.0, 0.5, 0.8, 1.0), 0.5, "rescale")  # remasks at the middle step
+    run = revise_run(p, sampler)
+    ref, lost = _remdm_brute(p.table, sampler)
+    np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
+    assert run.law.lost == pytest.approx(lost, abs=1e-12)
+
+
+def test_size_limits_name_the_monte_carlo_route():
+    from mdmtheory.samplers.revise import MAX_REVISE_WORK, _terms_bound
+
+    with pytest.raises(ValueError, match=r"^p: the exact revising chain .*simulate\(\)"):
+        revise_run(mt.families.dirichlet(9, 2, seed=0), RemaskingSampler.uniform(3, 0.2))
+    with pytest.raises(ValueError, match=r"^p: the exact editing chain .*simulate\(\)"):
+        revise_run(mt.families.dirichlet(10, 2, seed=0), EditingSampler(mt.Schedule((2,) * 5)))
+    # the bound is what one step may cost: (3K + 1)^d terms for ReMDM (2 options per revealed
+    # position, K + 1 per masked one, summed over the K^|A| states of each revealed set)
+    assert _terms_bound(RemaskingSampler.uniform(3), 8, 2) == 7**8 <= MAX_REVISE_WORK < 7**9

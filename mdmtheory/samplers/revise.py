@@ -3,7 +3,7 @@ r"""Samplers that revise what they revealed: ReMDM remasking and a parallel corr
 The state of a revising sampler is no longer monotone: a revealed token can be masked again
 or redrawn. The exact law is a Markov chain on partial states :math:`(A, x_A)` — the same
 :math:`(K+1)^d` states as the monotone samplers — applied step by step
-(:func:`revise_run`); :meth:`simulate` methods draw the same chain by Monte Carlo from any
+(:func:`revise_run`, below); :meth:`simulate` methods draw the same chain by Monte Carlo from any
 conditional oracle. Every conditional is the true one, :math:`p(x_j \mid x_A)`, so what is
 measured is the sampler's own error.
 
@@ -42,9 +42,30 @@ committed the last mask earlier (the pipeline's ``check_block_should_continue``;
 running diffusers' own pipeline with the exact law as its model).
 
 Forwards: ReMDM runs N forwards; the corrector :math:`T + T'` (T' corrector steps: every
-step but the last by default). :func:`revise_run` refuses more than
-:data:`MAX_REVISE_WORK` terms. Derived here (the exact chains); tests/test_revise.py checks
-them against Monte Carlo and the η = 0 case against the engine.
+step but the last by default).
+
+**The exact chain** (:func:`revise_run`) runs on the sparse-chain kernel of
+:mod:`mdmtheory.samplers.kernel`: the live states are a sorted array of flat indices into the
+:math:`(K+1)^d` marginal lattice (slot K = masked), with their mass. A step writes, for all
+live states at once, one term (state, target state, weight) per transition with positive
+weight — the product over positions of the per-position factors above (ReMDM: kept
+:math:`1 - \sigma` or masked :math:`\sigma` at a revealed position, stays masked
+:math:`1 - \beta` or takes y with :math:`\beta\, p(y \mid x_A)` at a masked one; the
+corrector: :math:`\binom{m}{k_t}^{-1} \prod p(y_j \mid x_A)` over the chosen set, then the
+redraw :math:`\prod_{j \in R} p(y_j \mid x_{A \setminus R})`; editing: every candidate
+vector, :math:`\prod_j S_j(y_j)`), each conditional a ratio of two lattice entries; the
+targets are classified by ``chain_targets`` (full states stay live: the chain runs on after
+everything is revealed; a state with masked positions whose revealed values p never
+produces is lost, its conditionals do not exist) and the mass is pushed by
+``chain_apply``. Lost mass, as in :meth:`simulate`: a full state is kept even off p's
+support (an output); the corrector loses a state whose kept part p never produces; editing
+loses a state where a leave-one-out prediction is undefined. The editing chain also carries
+the post-step counter (state key: lattice index + :math:`(K+1)^d` × post-steps).
+:func:`revise_run` refuses a chain whose steps can have more than :data:`MAX_REVISE_WORK`
+terms (every state of a level live: :math:`(3K+1)^d` for ReMDM); a step at the limit takes
+about a second and 1–2 GB. Derived here (the exact chains); tests/test_revise.py checks
+them against independent per-position and trajectory enumerations (backward recursions),
+Monte Carlo and the η = 0 case against the engine.
 """
 
 from __future__ import annotations
@@ -52,18 +73,22 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from itertools import combinations, product
+from functools import lru_cache
+from itertools import combinations
 
 import numpy as np
 
 from ..joint import Joint
 from ..schedules import Schedule, check_schedule
-from .select import _Conditionals
+from .kernel import (FINISHED, LOST, ChainStep, chain_apply, chain_targets, empty_state, lattice_strides,
+                     marginal_lattice, output_index, state_conditionals, state_values)
 
 __all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run", "MAX_REVISE_WORK"]
 
-#: Largest number of (state, transition) terms :func:`revise_run` sums per step.
-MAX_REVISE_WORK = 5_000_000
+#: Largest number of (state, transition) terms one step of :func:`revise_run` may have (an
+#: upper bound from the sampler and (d, K), every state of a level live): about a second
+#: and 1–2 GB per step at the limit.
+MAX_REVISE_WORK = 10_000_000
 
 
 def _mc_start(law, plan, n, seed):
@@ -314,214 +339,320 @@ class RevisionRun:
     forwards: float
 
 
-def _bern_subsets(items: tuple, prob: float):
-    """Every subset S of ``items`` with probability prob^|S| (1 − prob)^(n − |S|) (> 0 only)."""
-    n = len(items)
-    for r in range(n + 1):
-        w = prob**r * (1 - prob) ** (n - r)
-        if w == 0.0:
-            continue
-        for S in combinations(items, r):
-            yield S, w
+# -- the exact chains, on the sparse-chain kernel (samplers/kernel.py) ---------------------------
+# Live states: a sorted array of flat lattice indices and their mass. A step builds its terms
+# (live state, target state, weight) for all live states at once, classifies the targets with
+# kernel.chain_targets (full states stay live: these samplers run on after everything is
+# revealed) and pushes the mass with kernel.chain_apply.
 
 
-def _settle(states: dict, cond: _Conditionals, d: int) -> tuple[dict, float]:
-    """Drop (as lost) the states with masked positions whose revealed values p never produces:
-    their conditionals do not exist. A full state is kept even off p's support (an output)."""
-    live, lost = {}, 0.0
-    for (A, xA), q in states.items():
-        if len(A) == d or not A or cond.marginal(A)[xA] > 0:
-            live[(A, xA)] = q
-        else:
-            lost += q
-    return live, lost
+#: Candidate vectors per chunk of states in the editing chain (bounds its (terms, d) temporaries).
+_CHUNK = 1 << 18
 
 
-def _add(nxt: dict, vals: dict, q: float) -> None:
-    A = tuple(sorted(vals))
-    key = (A, tuple(vals[j] for j in A))
-    nxt[key] = nxt.get(key, 0.0) + q
+def _expand(W: np.ndarray, digit=None, base=None):
+    r"""Every value vector with a positive product of per-position weights.
+
+    ``W`` (N, m, V) :math:`\ge 0` -> ``(row, code, w)``: one entry per row n and vector
+    :math:`(v_0, \dots, v_{m-1})` with every factor :math:`W[n, i, v_i] > 0`, ``w`` the
+    product of the factors and ``code`` :math:`= \mathrm{base}_n + \sum_i v_i\,
+    \mathrm{digit}_{n,i}` (default: base 0, digit :math:`V^{m-1-i}`; for V = K + 1 over all
+    positions with K = masked, the flat lattice index of the target state). Rows with the
+    same number of positive options at every position are expanded together: the positions
+    with one option folded into a per-row constant, one broadcast outer product per other
+    position, written into the preallocated result."""
+    N, d, V = W.shape
+    Wt = np.moveaxis(W, 2, 0).reshape(V, N * d)  # value-major: no inner loops over length V
+    # opt[r, n, j]: the r-th positive option of (n, j) in increasing value; wopt its weight
+    opt, wopt = np.zeros((V, N * d), dtype=np.int64), np.zeros((V, N * d))
+    cnt = np.zeros(N * d, dtype=np.int64)
+    for v in range(V):
+        m = np.flatnonzero(Wt[v] > 0)
+        opt[cnt[m], m], wopt[cnt[m], m] = v, Wt[v, m]
+        cnt[m] += 1
+    opt, wopt, counts = opt.reshape(V, N, d), wopt.reshape(V, N, d), cnt.reshape(N, d)
+    if digit is None:
+        digit = V ** np.arange(d - 1, -1, -1, dtype=np.int64)
+    digit = np.broadcast_to(np.asarray(digit, dtype=np.int64), (N, d))
+    base = np.zeros(N, dtype=np.int64) if base is None else np.asarray(base, dtype=np.int64)
+    key = counts @ ((V + 1) ** np.arange(d - 1, -1, -1, dtype=np.int64))  # the signature as one integer
+    order = np.argsort(key, kind="stable")
+    cuts = np.flatnonzero(np.diff(key[order])) + 1
+    groups = [(counts[g[0]], g) for g in np.split(order, cuts) if g.size and counts[g[0]].all()]
+    total = sum(int(np.prod(c)) * g.size for c, g in groups)
+    row, code, w = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64), np.empty(total)
+    at = 0
+    for c, h in groups:
+        n_vec, G = int(np.prod(c)), h.size
+        one, many = np.flatnonzero(c == 1), np.flatnonzero(c > 1)
+        cd = base[h] + (opt[0][h][:, one] * digit[h][:, one]).sum(axis=1)
+        wt = np.prod(wopt[0][h][:, one], axis=1)
+        # the longer of (rows, vectors) as the contiguous last axis (numpy's inner loops are
+        # slow over axes of length 2 or 3)
+        rows_last = G >= n_vec
+        cd, wt = (cd[None], wt[None]) if rows_last else (cd[:, None], wt[:, None])
+        for j in many:
+            vj, wj = opt[:c[j], h, j] * digit[h, j], wopt[:c[j], h, j]  # (options, rows)
+            if rows_last:  # (vectors so far, rows)
+                cd = (cd[None] + vj[:, None]).reshape(-1, G)
+                wt = (wt[None] * wj[:, None]).reshape(-1, G)
+            else:  # (rows, vectors so far)
+                cd = (cd[:, None] + vj.T[:, :, None]).reshape(G, -1)
+                wt = (wt[:, None] * wj.T[:, :, None]).reshape(G, -1)
+        sl = slice(at, at + n_vec * G)
+        code[sl], w[sl] = cd.reshape(-1), wt.reshape(-1)
+        row[sl] = np.tile(h, n_vec) if rows_last else np.repeat(h, n_vec)
+        at += n_vec * G
+    return row, code, w
 
 
-def _remdm_step(states, cond, d, sigma, beta):
-    nxt: dict = {}
-    for (A, xA), q in states.items():
-        M = tuple(j for j in range(d) if j not in A)
-        P = cond.rows(A, xA, M) if M else None
-        base = dict(zip(A, xA))
-        for R, wr in _bern_subsets(A, sigma):
-            keep = {j: v for j, v in base.items() if j not in R}
-            for B, wb in _bern_subsets(M, beta):
-                idx = [M.index(j) for j in B]
-                for ys in product(*[np.flatnonzero(P[i] > 0) for i in idx]):
-                    w = q * wr * wb
-                    for i, y in zip(idx, ys):
-                        w *= P[i, y]
-                    vals = dict(keep)
-                    vals.update(zip(B, (int(y) for y in ys)))
-                    _add(nxt, vals, w)
-    return nxt
+def _dedupe(keys: np.ndarray, size: int):
+    """(distinct keys sorted, position of each key among them); keys in [0, size)."""
+    seen = np.zeros(size, dtype=bool)
+    seen[keys] = True
+    u = np.flatnonzero(seen)
+    pos = np.zeros(size, dtype=np.int64)
+    pos[u] = np.arange(u.size)
+    return u, pos[keys]
 
 
-def _loo(cond: _Conditionals, A: tuple, xA: tuple, j: int) -> float:
-    """p(x_j | x_{A minus j}) at the state's own value."""
-    rest = tuple(i for i in A if i != j)
-    xr = tuple(v for i, v in zip(A, xA) if i != j)
-    row = cond.rows(rest, xr, (j,))[0]
-    return float(row[xA[A.index(j)]])
+def _push(mass, src, tgt, w, Pf, d, K, lost_rows=None):
+    """One step: terms (src, tgt, w), targets settled by chain_targets (full states stay live,
+    masked states at a zero-probability prefix lost); ``lost_rows``: live states whose whole
+    mass is lost. Returns (live, mass, lost)."""
+    u, at = _dedupe(tgt, Pf.shape[0])  # chain_targets on the distinct targets only
+    dst_u, _, live = chain_targets(u, Pf, d, K, finish_full=False)
+    dst = dst_u[at]
+    if lost_rows is not None and lost_rows.size:
+        src = np.concatenate([src, lost_rows])
+        dst = np.concatenate([dst, np.full(lost_rows.size, LOST, dtype=np.int64)])
+        w = np.concatenate([w, np.ones(lost_rows.size)])
+    step = ChainStep(src=src, dst=dst, out=np.zeros_like(dst), live=live, w=w)
+    new, _, lost, _ = chain_apply(mass, step, Pf, 1, xp=np)
+    return live, new, lost
 
 
-def _corrector_step(states, cond, d, k):
-    nxt: dict = {}
-    lost = 0.0
-    for (A, xA), q in states.items():
-        conf = {j: round(_loo(cond, A, xA, j), 12) for j in A}
-        R = tuple(sorted(sorted(A, key=lambda j: (conf[j], j))[:k]))
-        rest = tuple(j for j in A if j not in R)
-        xr = tuple(v for j, v in zip(A, xA) if j not in R)
-        if rest and not cond.marginal(rest)[xr] > 0:  # only from an output off p's support
-            lost += q
-            continue
-        P = cond.rows(rest, xr, R)
-        base = dict(zip(rest, xr))
-        for ys in product(*[np.flatnonzero(P[i] > 0) for i in range(len(R))]):
-            w = q
-            for i, y in enumerate(ys):
-                w *= P[i, y]
-            vals = dict(base)
-            vals.update(zip(R, (int(y) for y in ys)))
-            _add(nxt, vals, w)
-    return nxt, lost
+def _remdm_step(live, mass, Pf, d, K, sigma, beta):
+    """ReMDM step: revealed j kept (1 − σ) or masked (σ); masked j stays (1 − β) or takes y
+    (β p(y | x_A)); all positions independently."""
+    vals = state_values(live, d, K)
+    rev = vals < K
+    W = np.zeros((live.size, d, K + 1))
+    W[..., :K] = beta * state_conditionals(Pf, live, d, K)  # 0 on revealed rows
+    W[..., K] = np.where(rev, sigma, 1 - beta)
+    n, j = np.nonzero(rev)
+    W[n, j, vals[n, j]] = 1 - sigma
+    src, tgt, w = _expand(W)
+    return _push(mass, src, tgt, w, Pf, d, K)
 
 
-def _random_step(states, cond, d, size):
-    nxt: dict = {}
-    for (A, xA), q in states.items():
-        M = tuple(j for j in range(d) if j not in A)
-        size_ = min(size, len(M))
-        P = cond.rows(A, xA, M)
-        wB = 1.0 / math.comb(len(M), size_)
-        base = dict(zip(A, xA))
-        for B in combinations(range(len(M)), size_):
-            for ys in product(*[np.flatnonzero(P[i] > 0) for i in B]):
-                w = q * wB
-                for i, y in zip(B, ys):
-                    w *= P[i, y]
-                vals = dict(base)
-                vals.update(zip((M[i] for i in B), (int(y) for y in ys)))
-                _add(nxt, vals, w)
-    return nxt
+def _random_step(live, mass, Pf, d, K, size):
+    """Random-order step: ``size`` (at most all) of the masked positions, uniformly, each
+    drawn from p(· | x_A). States grouped by their number of masked positions."""
+    vals = state_values(live, d, K)
+    free = vals == K
+    m = free.sum(axis=1)
+    P = state_conditionals(Pf, live, d, K)
+    stride = lattice_strides(d, K)
+    srcs, tgts, ws = [], [], []
+    for mm in np.unique(m):
+        g = np.flatnonzero(m == mm)
+        s = min(size, int(mm))
+        combos = np.array(list(combinations(range(int(mm)), s)), dtype=np.int64).reshape(-1, s)
+        nb = combos.shape[0]
+        where = np.argsort(~free[g], axis=1, kind="stable")[:, :mm][:, combos].reshape(g.size * nb, s)
+        src = np.repeat(g, nb)  # one row per (state, chosen set B)
+        W = P[src[:, None], where]  # (rows, s, K): the conditionals of the chosen positions
+        row, tgt, w = _expand(W, digit=stride[where], base=live[src] - K * stride[where].sum(axis=1))
+        srcs.append(src[row])
+        tgts.append(tgt)
+        ws.append(w / math.comb(int(mm), s))
+    return _push(mass, np.concatenate(srcs), np.concatenate(tgts), np.concatenate(ws), Pf, d, K)
+
+
+def _corrector_step(live, mass, Pf, d, K, k):
+    """Corrector step: the k revealed positions least likely given the other revealed ones
+    (rounded to 12 decimals, ties to the lowest position; an undefined prediction counts as
+    0) redrawn from p(· | x_{A∖R}); lost when p(x_{A∖R}) = 0 (only from an output off p's
+    support)."""
+    vals = state_values(live, d, K)
+    rev = vals < K
+    stride = lattice_strides(d, K)
+    hid = live[:, None] + (K - vals) * stride  # the state with j masked (revealed j)
+    den = Pf[hid]
+    # p(x_{A minus j}) = 0 (only at an output off p's support): no prediction at j, which
+    # counts as confidence 0, as the oracles' conditionals give it to simulate()
+    loo = np.where(den > 0, Pf[live][:, None] / np.where(den > 0, den, 1.0), 0.0)
+    conf = np.where(rev, np.round(loo, 12), np.inf)
+    R = np.argsort(conf, axis=1, kind="stable")[:, :k]  # least likely first, lowest index on ties
+    redo = np.take_along_axis(rev, R, axis=1)  # (N, k): False where fewer than k are revealed
+    off = np.where(redo, (K - np.take_along_axis(vals, R, axis=1)) * stride[R], 0)
+    kidx = live + off.sum(axis=1)  # the state with R masked
+    ok = Pf[kidx] > 0
+    g = np.flatnonzero(ok)
+    P = state_conditionals(Pf, kidx[g], d, K)
+    W = np.take_along_axis(P, R[g][..., None], axis=1)  # (n, k, K)
+    W[~redo[g]] = np.eye(1, K)  # a padding slot: one option, weight 1, digit 0
+    dig = np.where(redo[g], stride[R[g]], 0)
+    row, tgt, w = _expand(W, digit=dig, base=kidx[g] - K * dig.sum(axis=1))
+    return _push(mass, g[row], tgt, w, Pf, d, K, lost_rows=np.flatnonzero(~ok))
+
+
+def _terms_bound(sampler, d: int, K: int) -> int:
+    """Most terms one step of the exact chain can have (every state of its level live)."""
+    if isinstance(sampler, RemaskingSampler):  # 2 options per revealed, K + 1 per masked position
+        return (3 * K + 1) ** d
+    if isinstance(sampler, CorrectorSampler):
+        worst, a = 1, 0
+        for t, size in enumerate(sampler.plan.sizes):
+            s = min(size, d - a)
+            worst = max(worst, math.comb(d, a) * K**a * math.comb(d - a, s) * K**s)
+            a += s
+            if t in sampler.after:
+                worst = max(worst, math.comb(d, a) * K ** (a + min(sampler.k, a)))
+        return worst
+    # editing: K^d candidate vectors per state. Before forward f >= 1 the masked states have
+    # a_f = k_0 + ... + k_{f-1} revealed positions (at least a_f with a threshold), and only
+    # for f < S; full states are live only with a threshold (it committed the last mask
+    # early), with at most min(f, max_post_steps + 1) post-step counters
+    sizes, top, th = sampler.plan.sizes, sampler.max_post_steps, sampler.threshold
+    worst = 1  # forward 0: the empty state
+    for f in range(1, len(sizes) + top + 1):
+        a = sum(sizes[:f])
+        states = 0
+        if f < len(sizes):
+            states = sum(math.comb(d, b) * K**b for b in range(a, d)) if th is not None else math.comb(d, a) * K**a
+        if th is not None:
+            states += K**d * min(f, top + 1)
+        worst = max(worst, states)
+    return worst * K**d
 
 
 def revise_run(p: Joint, sampler) -> RevisionRun:
-    """Exact output law of a :class:`RemaskingSampler` or :class:`CorrectorSampler` on ``p``."""
+    """Exact output law of a :class:`RemaskingSampler`, :class:`CorrectorSampler` or
+    :class:`EditingSampler` on ``p``."""
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    if not isinstance(sampler, (RemaskingSampler, CorrectorSampler, EditingSampler)):
+        raise ValueError(f"sampler: expected a RemaskingSampler, CorrectorSampler or EditingSampler, "
+                         f"got {type(sampler).__name__}")
     d, K = p.d, p.K
-    work = (K + 1) ** d * 2**d * K**d
-    if work > MAX_REVISE_WORK:
+    if not isinstance(sampler, RemaskingSampler):
+        check_schedule(sampler.plan, d, name="plan")
+    work = _terms_bound(sampler, d, K)
+    if isinstance(sampler, EditingSampler):
+        if work > MAX_REVISE_WORK:
+            raise ValueError(f"p: the exact editing chain enumerates every candidate vector (~{work:.2g} terms per "
+                             f"step, d={d}, K={K}), above {MAX_REVISE_WORK:,}; use the sampler's simulate()")
+    elif work > MAX_REVISE_WORK:
         raise ValueError(f"p: the exact revising chain needs up to ~{work:.2g} terms per step (d={d}, K={K}), above "
                          f"{MAX_REVISE_WORK:,}; use the sampler's simulate()")
-    cond = _Conditionals(p)
-    states: dict = {((), ()): 1.0}
+    Pf = marginal_lattice(p.table, xp=np).ravel()
+    if isinstance(sampler, EditingSampler):
+        return _editing_run(p, sampler, Pf)
+    live, mass = np.array([empty_state(d, K)], dtype=np.int64), np.ones(1)
     lost = 0.0
     if isinstance(sampler, RemaskingSampler):
         for i in range(sampler.steps):
             sigma, beta = sampler.rates(i)
-            states, l_ = _settle(_remdm_step(states, cond, d, sigma, beta), cond, d)
+            live, mass, l_ = _remdm_step(live, mass, Pf, d, K, sigma, beta)
             lost += l_
-    elif isinstance(sampler, CorrectorSampler):
-        check_schedule(sampler.plan, d, name="plan")
+    else:
         for t, size in enumerate(sampler.plan.sizes):
-            states, l_ = _settle(_random_step(states, cond, d, size), cond, d)
+            live, mass, l_ = _random_step(live, mass, Pf, d, K, size)
             lost += l_
             if t in sampler.after:
-                nxt, l1 = _corrector_step(states, cond, d, sampler.k)
-                states, l2 = _settle(nxt, cond, d)
-                lost += l1 + l2
-    elif isinstance(sampler, EditingSampler):
-        check_schedule(sampler.plan, d, name="plan")
-        return _editing_run(p, sampler, cond)
-    else:
-        raise ValueError(f"sampler: expected a RemaskingSampler, CorrectorSampler or EditingSampler, "
-                         f"got {type(sampler).__name__}")
-    out = np.zeros(p.table.shape)
-    for (A, xA), q in states.items():
-        if len(A) != d:  # pragma: no cover - both samplers end with everything revealed
-            raise AssertionError("revise_run: masked positions after the last step")
-        out[xA] += q
-    return RevisionRun(Joint(out, lost=lost), sampler.forwards())
+                live, mass, l_ = _corrector_step(live, mass, Pf, d, K, sampler.k)
+                lost += l_
+    vals = state_values(live, d, K)
+    if (vals == K).any():  # pragma: no cover - both samplers end with everything revealed
+        raise AssertionError("revise_run: masked positions after the last step")
+    out = np.bincount(output_index(vals, K), mass, minlength=K**d)
+    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), sampler.forwards())
 
 
-def _editing_run(p: Joint, sampler: EditingSampler, cond: _Conditionals) -> RevisionRun:
-    """Exact chain of the editing sampler: states (A, x_A, post-steps taken, still running)."""
-    from .select import _round, tempered
+@lru_cache(maxsize=None)
+def _candidates(d: int, K: int) -> np.ndarray:
+    """(K^d, d) every candidate vector, row c the base-K digits of c."""
+    return (np.arange(K**d, dtype=np.int64)[:, None] // K ** np.arange(d - 1, -1, -1, dtype=np.int64)) % K
+
+
+def _editing_terms(S, vals, rev, full, post, f, sampler, Pf, d, K):
+    """The terms of one editing forward from states with tempered rows ``S`` (n, d, K):
+    (row, weight, class, key) with class 0 live (key: lattice index + L * post-steps),
+    1 finished (key: output index), 2 lost (a masked state at a zero-probability prefix)."""
+    from .select import _round, select_commits
+
+    sizes = sampler.plan.sizes
+    stride = lattice_strides(d, K)
+    C = _round(S)
+    row, code, w = _expand(S)  # every candidate vector with positive probability
+    ys = _candidates(d, K)[code]  # (terms, d): a table lookup, much cheaper than // and %
+    conf = C.reshape(-1)[(row[:, None] * d + np.arange(d)) * K + ys]
+    v0, r0, full0, pst = vals[row], rev[row], full[row], post[row]
+    commit = select_commits(conf, ~r0, sizes[min(f, len(sizes) - 1)], sampler.threshold)
+    edit = r0 & (ys != v0) & (conf > sampler.editing_threshold)
+    new = np.where(commit | edit, ys, v0)
+    del ys, conf, v0, r0, commit
+    # the pipeline stops after its S-th mask step (num_inference_steps; the counts have then
+    # committed every mask), after a forward that began with no mask and edited nothing, or
+    # once the post-steps exceed max_post_steps
+    fin = (full0 & (~edit.any(axis=1) | (pst > sampler.max_post_steps))) | (~full0 & (f + 1 >= len(sizes)))
+    masked = (new == K).any(axis=1)
+    if (fin & masked).any():  # pragma: no cover - the counts sum to d and commits are floors
+        raise AssertionError("EditingSampler: masks left after the last mask step")
+    tgt = new @ stride
+    cls = np.where(fin, 1, np.where(masked & ~(Pf[tgt] > 0), 2, 0)).astype(np.int8)
+    key = np.where(fin, output_index(np.where(new < K, new, 0), K), tgt + Pf.shape[0] * pst)
+    return row, w, cls, key
+
+
+def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionRun:
+    """Exact chain of the editing sampler: live states (x_A, post-steps so far) as keys
+    ``lattice index + L * post`` (L = (K+1)^d), all at the same forward f."""
+    from .select import tempered
 
     d, K = p.d, p.K
-    if (K + 1) ** d * K**d > MAX_REVISE_WORK:
-        raise ValueError(f"p: the exact editing chain enumerates every candidate vector (~{(K + 1) ** d * K**d:.2g} "
-                         f"terms, d={d}, K={K}), above {MAX_REVISE_WORK:,}; use the sampler's simulate()")
-    sizes = list(sampler.plan.sizes)
-    th, eth = sampler.threshold, sampler.editing_threshold
-    states = {((), (), 0, 0): 1.0}  # (A, x_A, forwards so far, post-steps so far) -> prob of running
-    out = np.zeros(p.table.shape)
-    lost, fw = 0.0, 0.0
-    while states:
-        nxt: dict = {}
-        for (A, xA, f, post), q in states.items():
-            full = len(A) == d
-            if full:
-                post += 1
-            vals = dict(zip(A, xA))
-            rows = np.empty((d, K))
-            M = tuple(j for j in range(d) if j not in A)
-            if M:
-                rows[list(M)] = cond.rows(A, xA, M)
-            undefined = False
-            for j in A:
-                rest = tuple(i for i in A if i != j)
-                xr = tuple(vals[i] for i in rest)
-                if rest and not cond.marginal(rest)[xr] > 0:  # only off p's support: no prediction at j
-                    undefined = True
-                    break
-                rows[j] = cond.rows(rest, xr, (j,))[0]
-            if undefined:
-                lost += q
-                continue
-            S = tempered(rows, sampler.temperature)
-            C = _round(S)
-            k = min(sizes[min(f, len(sizes) - 1)], len(M))
-            fw += q
-            for ys in product(*[np.flatnonzero(S[j] > 0) for j in range(d)]):
-                w = q
-                for j, y in enumerate(ys):
-                    w *= S[j, y]
-                if w == 0.0:
-                    continue
-                conf = [C[j, y] for j, y in enumerate(ys)]
-                commit = set()
-                if M:
-                    order = sorted(M, key=lambda j: (-conf[j], j))
-                    above = [j for j in M if conf[j] > th] if th is not None else []
-                    commit = set(above) if th is not None and len(above) >= k else set(order[:k])
-                edits = [j for j in A if ys[j] != vals[j] and conf[j] > eth]
-                nv = dict(vals)
-                nv.update({j: int(ys[j]) for j in commit})
-                nv.update({j: int(ys[j]) for j in edits})
-                A2 = tuple(sorted(nv))
-                x2 = tuple(nv[j] for j in A2)
-                # the pipeline stops after its S-th mask step (num_inference_steps; the counts have
-                # then committed every mask), after a forward that began with no mask and edited
-                # nothing, or once the post-steps exceed max_post_steps
-                if (full and (not edits or post > sampler.max_post_steps)) or (not full and f + 1 >= len(sizes)):
-                    if len(A2) != d:  # pragma: no cover - the counts sum to d and commits are floors
-                        raise AssertionError("EditingSampler: masks left after the last mask step")
-                    out[x2] += w
-                    continue
-                if len(A2) < d and not cond.marginal(A2)[x2] > 0:
-                    lost += w
-                    continue
-                key = (A2, x2, f + 1, post)
-                nxt[key] = nxt.get(key, 0.0) + w
-        states = nxt
-    return RevisionRun(Joint(out, lost=lost), float(fw))
+    L = Pf.shape[0]
+    stride = lattice_strides(d, K)
+    yv = np.arange(K, dtype=np.int64)
+    keys, mass = np.array([empty_state(d, K)], dtype=np.int64), np.ones(1)
+    out = np.zeros(K**d)
+    lost, fw, f = 0.0, 0.0, 0
+    while keys.size:
+        idx, post = keys % L, keys // L
+        vals = state_values(idx, d, K)
+        rev = vals < K
+        full = rev.all(axis=1)
+        post = post + full
+        # row j of a state: p(. | x_{A minus j}) at revealed j (the leave-one-out prediction),
+        # p(. | x_A) at masked j; both the marginal with j set to y over the one with j masked
+        hid = idx[:, None] + (K - vals) * stride
+        den = Pf[hid]
+        # off p's support a position can be left without a prediction: lost
+        bad = (rev & ~(den > 0)).any(axis=1)
+        g = np.flatnonzero(~bad)
+        fw += float(mass[g].sum())
+        parts = [(g[:0], np.zeros(0), np.zeros(0, dtype=np.int8), g[:0])]
+        per = max(1, _CHUNK // K**d)  # states per chunk
+        for a in range(0, g.size, per):
+            h = g[a:a + per]
+            S = tempered(Pf[hid[h][..., None] + (yv - K) * stride[:, None]] / den[h][..., None], sampler.temperature)
+            row, w, cls, key = _editing_terms(S, vals[h], rev[h], full[h], post[h], f, sampler, Pf, d, K)
+            parts.append((h[row], w, cls, key))
+        src, w, cls, key = (np.concatenate(c) for c in zip(*parts))
+        nxt, at = _dedupe(key[cls == 0], L * (sampler.max_post_steps + 2))
+        dst = np.full(src.shape, LOST, dtype=np.int64)
+        dst[cls == 0] = at
+        dst[cls == 1] = FINISHED
+        lost_rows = np.flatnonzero(bad)
+        step = ChainStep(src=np.concatenate([src, lost_rows]),
+                         dst=np.concatenate([dst, np.full(lost_rows.size, LOST, dtype=np.int64)]),
+                         out=np.concatenate([np.where(cls == 1, key, 0), np.zeros(lost_rows.size, dtype=np.int64)]),
+                         live=nxt, w=np.concatenate([w, np.ones(lost_rows.size)]))
+        mass, o_, l_, _ = chain_apply(mass, step, Pf, K**d, xp=np)
+        out += o_
+        lost += l_
+        keys = nxt
+        f += 1
+    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw))
