@@ -495,17 +495,18 @@ def chain_targets(tgt: np.ndarray, Pf: np.ndarray, d: int, K: int, finish_full: 
     states with masked positions and :math:`p(x_A) = 0` are lost (their conditionals do not
     exist), all others are live."""
     tgt = np.asarray(tgt, dtype=np.int64)
-    vals = state_values(tgt, d, K)
+    u, inv = np.unique(tgt, return_inverse=True)  # classify each distinct target once
+    vals = state_values(u, d, K)
     full = (vals < K).all(axis=1)
-    out = np.where(full, output_index(np.where(vals < K, vals, 0), K), 0)
-    lost = ~full & ~(Pf[tgt] > 0)
+    out_u = np.where(full, output_index(np.where(vals < K, vals, 0), K), 0)
+    lost = ~full & ~(Pf[u] > 0)
     keep = ~lost & ~full if finish_full else ~lost
-    live, inv = np.unique(tgt[keep], return_inverse=True)
-    dst = np.full(tgt.shape, LOST, dtype=np.int64)
-    dst[keep] = inv
+    live = u[keep]
+    dst_u = np.full(u.shape, LOST, dtype=np.int64)
+    dst_u[keep] = np.arange(live.shape[0])
     if finish_full:
-        dst[full] = FINISHED
-    return dst, out, live
+        dst_u[full] = FINISHED
+    return dst_u[inv], out_u[inv], live
 
 
 def chain_apply(mass, step: ChainStep, Pf, n_out: int, xp=jnp):
