@@ -46,10 +46,13 @@ def _select_brute(conf, free, k, threshold):
     return set(order[:k])
 
 
-def _brute_law(table, sizes, planner):
-    """Enumerate every trajectory: at each state every candidate vector of the masked positions."""
+def _brute(table, sizes, planner):
+    """Enumerate every trajectory: at each state every candidate vector of the masked
+    positions. Returns the law, the expected forwards (steps with something masked) and
+    the expected commits per step."""
     d, K = table.ndim, table.shape[0]
     out = np.zeros(table.shape)
+    forwards, commits = [0.0], np.zeros(len(sizes))
     T = planner.temperature
 
     def sdist(pj):
@@ -67,6 +70,7 @@ def _brute_law(table, sizes, planner):
             return
         if table[tuple(vals[j] if j in vals else slice(None) for j in range(d))].sum() == 0:
             return  # a prefix p never produces: lost
+        forwards[0] += prob
         c = _cond(table, vals)
         S = {j: sdist(c[j]) for j in free}
         for ys in itertools.product(range(K), repeat=len(free)):
@@ -76,12 +80,17 @@ def _brute_law(table, sizes, planner):
             y = dict(zip(free, ys))
             conf = {j: (S[j] if planner.confidence == "tempered" else c[j])[y[j]] for j in free}
             B = _select_brute(conf, free, sizes[t], planner.threshold)
+            commits[t] += prob * w * len(B)
             nv = dict(vals)
             nv.update({j: y[j] for j in B})
             go(nv, t + 1, prob * w)
 
     go({}, 0, 1.0)
-    return out
+    return out, forwards[0], commits
+
+
+def _brute_law(table, sizes, planner):
+    return _brute(table, sizes, planner)[0]
 
 
 PLANNERS = [SampleThenSelectPlanner(), SampleThenSelectPlanner(temperature=0.0),
@@ -212,50 +221,12 @@ def test_joint_commits_can_lose_mass_like_any_factorized_step():
     assert abs(sim.lost.mean() - run.law.lost) < 4.5 * np.sqrt(run.law.lost * (1 - run.law.lost) / 20000)
 
 
-def _brute_counts(table, sizes, planner):
-    """Expected forwards (steps with something masked) and expected commits per step, by the
-    same enumeration of every candidate vector as _brute_law."""
-    d, K = table.ndim, table.shape[0]
-    T = planner.temperature
-    forwards, commits = [0.0], np.zeros(len(sizes))
-
-    def sdist(pj):
-        if T == 0:
-            e = np.zeros(K)
-            e[int(np.argmax(np.round(pj, 12)))] = 1.0
-            return e
-        w = np.where(pj > 0, pj ** (1.0 / T), 0.0)
-        return w / w.sum()
-
-    def go(vals, t, prob):
-        free = [j for j in range(d) if j not in vals]
-        if not free or table[tuple(vals[j] if j in vals else slice(None) for j in range(d))].sum() == 0:
-            return
-        forwards[0] += prob
-        c = _cond(table, vals)
-        S = {j: sdist(c[j]) for j in free}
-        for ys in itertools.product(range(K), repeat=len(free)):
-            w = np.prod([S[j][y] for j, y in zip(free, ys)])
-            if w == 0:
-                continue
-            y = dict(zip(free, ys))
-            conf = {j: (S[j] if planner.confidence == "tempered" else c[j])[y[j]] for j in free}
-            B = _select_brute(conf, free, sizes[t], planner.threshold)
-            commits[t] += prob * w * len(B)
-            nv = dict(vals)
-            nv.update({j: y[j] for j in B})
-            go(nv, t + 1, prob * w)
-
-    go({}, 0, 1.0)
-    return forwards[0], commits
-
-
 @settings(max_examples=60, deadline=None)
 @given(joints(d=(2, 4), K=(2, 3)), st.integers(0, len(PLANNERS) - 1), st.data())
 def test_forwards_and_step_commits_are_the_enumeration(p, which, data):
     sizes = data.draw(st.sampled_from(list(compositions(p.d))))
     run = select_run(p, mt.Schedule(sizes), PLANNERS[which])
-    forwards, commits = _brute_counts(p.table, sizes, PLANNERS[which])
+    _law, forwards, commits = _brute(p.table, sizes, PLANNERS[which])
     assert run.expected_forwards == pytest.approx(forwards, abs=1e-12)
     np.testing.assert_allclose(run.step_commits, commits, atol=1e-12)
 
