@@ -7,7 +7,9 @@ lattice entries, streams through the device in blocks; on CPU the numpy walk). L
 samplers/kernel.py, one level of states at a time; d = 18 binary is within its limit,
 ``engine.MAX_LEVEL_ENTRIES``). The default backend is ``"eager"`` (JAX op by op on the
 device): under ``"jax"`` (jit) the level layout's gather indices — up to 7.6e7 entries per
-level at d = 18 — become constants of the compiled graph. Bytes per
+level at d = 18 — become constants of the compiled graph. Eager JAX compiles each
+operation's shape once (the first call: 92 s at d = 12 on CPU), so the law is timed on
+its second call. Bytes per
 entry are counted as 16 (one float64 written, one read: the least any kernel moves); the
 ratio is (entries/s x 16 B) / peak bandwidth, the bandwidth read from the device with NVML
 (bus width x 2 x max memory clock) when available, else not printed. Runs on CPU too
