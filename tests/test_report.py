@@ -619,3 +619,25 @@ def test_parallelism_frontier_is_the_lower_envelope_of_its_points():
     assert th["tokens_per_forward"] == pytest.approx(5 / run.expected_steps)
     assert th["kl"] == pytest.approx(mt.kl(p, run.law))
     assert any(q["planner"] == "sample_then_select" for q in pts) and par["skipped"] is None
+
+
+def test_parallelism_names_the_step_counts_it_skips(monkeypatch):
+    # sample-then-select's exact law is computed at every T within its size limit and the
+    # note names exactly the T beyond it (not "beyond the limit" while some T were computed)
+    import mdmtheory as mt
+    from mdmtheory.report import _parallelism
+    from mdmtheory.samplers import select
+    from mdmtheory.samplers.select import _work
+
+    p = mt.families.markov_chain([[0.9, 0.1], [0.2, 0.8]], 5)
+    Ts = [1, 2, 5]
+    works = {T: _work(2, 5, mt.Schedule.constant(5, T).sizes, None) for T in Ts}
+    limit = min(works.values())
+    within = [T for T in Ts if works[T] <= limit]
+    beyond = [T for T in Ts if works[T] > limit]
+    assert within and beyond
+    monkeypatch.setattr(select, "MAX_SELECT_WORK", limit)
+    par = _parallelism(p, Ts, [], [[] for _ in Ts], lambda it, **kw: it)
+    got = [q["setting"] for q in par["points"] if q["planner"] == "sample_then_select"]
+    assert got == [f"T = {T}" for T in within]
+    assert f"sample-then-select at T = {', '.join(map(str, beyond))}:" in par["skipped"]
