@@ -537,8 +537,9 @@ def _propagate_jit(table, plan, K, trajectory, grid_betas=None):
 
 
 #: ``exact_run(backend="auto")`` runs the kernel with numpy: the kernel is unrolled over the
-#: moves of every step, and XLA's compile time for that graph grows with d (minutes at
-#: d = 10 for the lattice step of the general planners) for one-off laws.
+#: moves of every step, and XLA's compile time for that graph grows with d (random order,
+#: d = 8, Schedule((2,)*4): 4 s for the law, 39 s with its gradient; benchmarks/RESULTS.md §12),
+#: too much for one-off laws.
 #: ``backend="jax"`` jit-compiles it (worth it for repeated calls on one shape, and what
 #: :func:`sampler_kl` uses).
 JIT_MIN_ENTRIES = None
