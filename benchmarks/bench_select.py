@@ -182,7 +182,7 @@ def main(argv=None):
     print_machine("sample-then-select exact law: select_run vs the naive dict loop")
     if args.quick:
         compare(QUICK, args.reps)
-        return
+        return 0
     print("-- at the former limit")
     compare(CASES, args.reps)
     print("-- beyond the former limit")

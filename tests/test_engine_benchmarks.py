@@ -1,5 +1,6 @@
 """The exact engine's benchmark scripts run (small sizes on CPU), in this process: the
-ratios they print come from laws that agree with their references."""
+ratios they print come from laws that agree with their references (each script exits with
+an error when they do not)."""
 
 import importlib.util
 import re
@@ -31,3 +32,10 @@ def test_gpu_exact_quick_runs_on_cpu(capsys):
     _load("gpu_exact").main(["--quick", "--law-backend", "numpy"])
     out = capsys.readouterr().out
     assert re.search(r"^\s+law\s+6\s", out, re.M) and re.search(r"^\s+profile\s+10\s", out, re.M)
+
+
+def test_bench_select_and_revise_quick(capsys):
+    assert _load("bench_select").main(["--quick", "--reps", "1"]) == 0
+    assert _load("bench_revise").main(["--quick", "--reps", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "ReMDM" in out and "corrector" in out and "editing" in out

@@ -224,38 +224,6 @@ def _work(K: int, d: int, sizes, threshold) -> int:
     return total
 
 
-class _Conditionals:
-    """p(· | x_A) for every masked j, from the marginals of the table (``joint.Marginals``:
-    each summed once from a cached parent); the revising samplers' dictionary engine
-    (samplers/revise.py) reads its conditionals here."""
-
-    def __init__(self, p: Joint):
-        from ..joint import Marginals
-
-        self.p, self.d, self.K = p, p.d, p.K
-        self._marginals = Marginals(p.table)
-
-    def marginal(self, cols: tuple) -> np.ndarray:
-        """The marginal of the increasing positions ``cols``, axes in that order."""
-        if not cols:
-            return np.array(1.0)
-        m = self._marginals(sum(1 << j for j in cols))
-        return m.reshape(tuple(self.K for _ in cols))
-
-    def rows(self, A: tuple, xA: tuple, M: tuple) -> np.ndarray:
-        """(|M|, K) conditionals at the state (A, x_A)."""
-        base = self.marginal(A)[xA] if A else 1.0
-        out = np.empty((len(M), self.K))
-        for r, j in enumerate(M):
-            cols = tuple(sorted(A + (j,)))
-            m = self.marginal(cols)
-            pos = cols.index(j)
-            idx = list(xA)
-            idx.insert(pos, slice(None))
-            out[r] = m[tuple(idx)] / base
-        return out
-
-
 #: Elements of the largest intermediate array of one chunk of (states, terms).
 _CHUNK = 1 << 20
 
