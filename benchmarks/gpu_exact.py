@@ -4,7 +4,7 @@ Profile: ``mdmtheory.subset_entropies`` (on an accelerator the JAX block walk,
 ``entropies._compute_xla``: blocks bound the memory, so d = 24 binary, 3^24 = 2.8e11
 lattice entries, streams through the device in blocks; on CPU the numpy walk). Law:
 ``exact_run(p, Schedule((2,)*(d/2)), backend=...)`` (random order: the level layout of
-samplers/kernel.py, one level of states at a time; d = 18 binary is within its limit,
+samplers/kernel.py, the two levels of a step at a time; d = 18 binary is within its limit,
 ``engine.MAX_LEVEL_ENTRIES``). The default backend is ``"eager"`` (JAX op by op on the
 device): under ``"jax"`` (jit) the level layout's gather indices — up to 7.6e7 entries per
 level at d = 18 — become constants of the compiled graph. Eager JAX compiles each

@@ -73,7 +73,7 @@ __all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "MAX_STATE_ENTR
 
 #: Largest (K+1)**d (total size of all marginals / states) the exact engine accepts.
 MAX_STATE_ENTRIES = 1 << 25
-#: The same limit for random order under a Schedule (the level layout: one level of states
+#: The same limit for random order under a Schedule (the level layout: the two levels of a step
 #: at a time, the marginal lattice the only (K+1)^d array): d = 18 binary (3^18 = 3.9e8
 #: entries, 3.1 GB) fits; its run is minutes on CPU, for an accelerator.
 MAX_LEVEL_ENTRIES = 1 << 29
