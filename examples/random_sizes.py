@@ -16,15 +16,6 @@ import mdmtheory as mt
 from mdmtheory.random_sizes import optimal_random_schedule
 
 
-def laws(d: int):
-    return {
-        "markov chain (stay 0.9)": mt.families.markov_chain([[0.9, 0.1], [0.1, 0.9]], d),
-        "ising chain (J = 0.8)": mt.families.ising_chain(d, 0.8),
-        "dirichlet (alpha 0.5)": mt.families.dirichlet(d, 2, alpha=0.5, seed=0),
-        "noisy repeated bit (0.1)": mt.families.noisy_repeated_bit(d, 0.1),
-    }
-
-
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fast", action="store_true", help="d = 4 (the tests run this)")
@@ -34,7 +25,7 @@ def main(argv=None) -> dict:
     print(f"d = {d}: output-law KL, best deterministic vs best randomized (same T); path KL, the same at "
           "expected forwards T")
     print(f"{'law':26s} {'T':>2s} {'KL det':>9s} {'KL rand':>9s} {'gain':>6s} {'path det':>9s} {'path LP':>9s}")
-    for name, p in laws(d).items():
+    for name, p in mt.families.sampler_laws(d).items():
         for T in range(2, d):
             r = optimal_random_schedule(p, steps=T)
             lp = optimal_random_schedule(p, forwards=float(T), objective="path_kl")

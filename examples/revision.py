@@ -21,15 +21,6 @@ from mdmtheory.samplers import (CorrectorSampler, EditingSampler, RemaskingSampl
 ETAS = (0.05, 0.1, 0.2, 0.5, 1.0)
 
 
-def laws(d: int):
-    return {
-        "markov chain (stay 0.9)": mt.families.markov_chain([[0.9, 0.1], [0.1, 0.9]], d),
-        "ising chain (J = 0.8)": mt.families.ising_chain(d, 0.8),
-        "dirichlet (alpha 0.5)": mt.families.dirichlet(d, 2, alpha=0.5, seed=0),
-        "noisy repeated bit (0.1)": mt.families.noisy_repeated_bit(d, 0.1),
-    }
-
-
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fast", action="store_true", help="d = 4 (the tests run this)")
@@ -37,7 +28,7 @@ def main(argv=None) -> dict:
     d = 4 if a.fast else 5
     out: dict = {}
     print(f"d = {d}. ReMDM vs MDLM, same N forwards (best eta, schedule); corrector vs more steps")
-    for name, p in laws(d).items():
+    for name, p in mt.families.sampler_laws(d).items():
         parts = []
         for N in (2, 3):
             base = mt.kl(p, revise_run(p, RemaskingSampler.uniform(N, 0.0)).law)

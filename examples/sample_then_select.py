@@ -24,13 +24,7 @@ from mdmtheory.samplers import SampleThenSelectPlanner, sampler_law, select_run,
 
 
 def families(d: int):
-    return {
-        "markov chain (stay 0.9)": mt.families.markov_chain([[0.9, 0.1], [0.1, 0.9]], d),
-        "ising chain (J = 0.8)": mt.families.ising_chain(d, 0.8),
-        "dirichlet (alpha 0.5)": mt.families.dirichlet(d, 2, alpha=0.5, seed=0),
-        "noisy repeated bit (0.1)": mt.families.noisy_repeated_bit(d, 0.1),
-        "parity": mt.families.parity(d),
-    }
+    return {**mt.families.sampler_laws(d), "parity": mt.families.parity(d)}
 
 
 def table(d: int, sizes: tuple[int, ...], out: dict) -> list[str]:

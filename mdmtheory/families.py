@@ -42,6 +42,7 @@ __all__ = [
     "dirichlet",
     "empirical",
     "markov_chain_entropy_coefficients",
+    "sampler_laws",
 ]
 
 
@@ -545,3 +546,20 @@ def empirical(sequences, K: int | None = None) -> Joint:
     _check_size(K, d, "sequences")
     flat = np.ravel_multi_index(tuple(seq.T.astype(np.intp)), (K,) * d)
     return Joint((np.bincount(flat, minlength=K**d) / n).reshape((K,) * d))
+
+
+def sampler_laws(d: int) -> dict[str, Joint]:
+    r"""Four binary laws of length d with different kinds of dependence, the set the sampler
+    examples compare (``examples/sample_then_select.py``, ``revision.py``,
+    ``random_sizes.py``): a sticky Markov chain (stay 0.9), an Ising chain (J = 0.8), a
+    Dirichlet(0.5) table (seed 0) and a noisy repeated bit (flip 0.1).
+
+    >>> sorted(sampler_laws(3))[0]
+    'dirichlet (alpha 0.5)'
+    """
+    return {
+        "markov chain (stay 0.9)": markov_chain([[0.9, 0.1], [0.1, 0.9]], d),
+        "ising chain (J = 0.8)": ising_chain(d, 0.8),
+        "dirichlet (alpha 0.5)": dirichlet(d, 2, alpha=0.5, seed=0),
+        "noisy repeated bit (0.1)": noisy_repeated_bit(d, 0.1),
+    }

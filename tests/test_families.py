@@ -464,3 +464,18 @@ def test_too_large_tables_are_refused_before_allocation():
         repeated(40)
     with pytest.raises(ValueError, match="exceeds the exact limit"):
         dirichlet(30, K=3)
+
+
+def test_sampler_laws_are_the_documented_laws():
+    import math
+
+    from mdmtheory import families
+
+    laws = families.sampler_laws(4)
+    assert all(p.d == 4 and p.K == 2 for p in laws.values())
+    t = laws["markov chain (stay 0.9)"].table
+    assert abs(t.sum(axis=(2, 3))[0, 0] / t.sum(axis=(1, 2, 3))[0] - 0.9) < 1e-12  # stays with 0.9
+    t = laws["ising chain (J = 0.8)"].table
+    assert abs(math.log(t[0, 0, 0, 0] / t[0, 1, 0, 1]) - 6 * 0.8) < 1e-12  # 3 bonds: +3J against -3J
+    t = laws["noisy repeated bit (0.1)"].table
+    assert t[0, 0, 0, 0] > 0.3 and abs(t.sum() - 1) < 1e-12
