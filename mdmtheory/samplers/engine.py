@@ -251,7 +251,7 @@ def _general_moves(planner_obj, t, size, marg, vals, free, d, K):
         free_j = tuple(j for j in range(d) if not A >> j & 1)
         conds: dict[int, np.ndarray] = {}
 
-        def cond(j, A=A, pA=pA, reach_x=reach_x, all_reach=all_reach, conds=conds, shape=shape):
+        def cond(j, A=A, pA=pA, reach_x=reach_x, all_reach=all_reach, conds=conds):
             c = conds.get(j)
             if c is None:
                 pAj = np.reshape(marg(A | (1 << j)), tuple(K if (A | 1 << j) >> i & 1 else 1 for i in range(d)))

@@ -66,6 +66,7 @@ __all__ = [
     "ChainStep",
     "FINISHED",
     "LOST",
+    "distinct_states",
     "chain_targets",
     "chain_apply",
 ]
@@ -488,14 +489,31 @@ FINISHED = -1
 LOST = -2
 
 
-def chain_targets(tgt: np.ndarray, Pf: np.ndarray, d: int, K: int, finish_full: bool = True):
+def distinct_states(keys: np.ndarray, size: int):
+    """(the distinct keys, sorted; the position of each key among them), keys in [0, size):
+    a mark on an array of ``size`` (the lattice, or a multiple of it) instead of a sort of
+    the keys, cheaper when there are many terms per state."""
+    seen = np.zeros(size, dtype=bool)
+    seen[keys] = True
+    u = np.flatnonzero(seen)
+    pos = np.zeros(size, dtype=np.int64)
+    pos[u] = np.arange(u.size)
+    return u, pos[keys]
+
+
+def chain_targets(tgt: np.ndarray, Pf: np.ndarray, d: int, K: int, finish_full: bool = True,
+                  distinct: bool = False):
     """Classify target states (flat lattice indices): returns ``(dst, out, live)`` of a
     :class:`ChainStep`. Full states are outputs when ``finish_full`` (monotone samplers),
     otherwise they stay live (revising samplers run on after everything is revealed);
     states with masked positions and :math:`p(x_A) = 0` are lost (their conditionals do not
-    exist), all others are live."""
+    exist), all others are live. ``distinct``: ``tgt`` is already sorted with each state once
+    (the caller deduplicated it), so it is not sorted again."""
     tgt = np.asarray(tgt, dtype=np.int64)
-    u, inv = np.unique(tgt, return_inverse=True)  # classify each distinct target once
+    if distinct:  # the caller deduplicated (sorted, each once): no second sort
+        u, inv = tgt, slice(None)
+    else:
+        u, inv = np.unique(tgt, return_inverse=True)  # classify each distinct target once
     vals = state_values(u, d, K)
     full = (vals < K).all(axis=1)
     out_u = np.where(full, output_index(np.where(vals < K, vals, 0), K), 0)

@@ -80,8 +80,8 @@ import numpy as np
 
 from ..joint import Joint
 from ..schedules import Schedule, check_schedule
-from .kernel import (FINISHED, LOST, ChainStep, chain_apply, chain_targets, empty_state, lattice_strides,
-                     marginal_lattice, output_index, state_conditionals, state_values)
+from .kernel import (FINISHED, LOST, ChainStep, chain_apply, chain_targets, distinct_states, empty_state,
+                     lattice_strides, marginal_lattice, output_index, state_conditionals, state_values)
 
 __all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run", "MAX_REVISE_WORK"]
 
@@ -406,22 +406,12 @@ def _expand(W: np.ndarray, digit=None, base=None):
     return row, code, w
 
 
-def _dedupe(keys: np.ndarray, size: int):
-    """(distinct keys sorted, position of each key among them); keys in [0, size)."""
-    seen = np.zeros(size, dtype=bool)
-    seen[keys] = True
-    u = np.flatnonzero(seen)
-    pos = np.zeros(size, dtype=np.int64)
-    pos[u] = np.arange(u.size)
-    return u, pos[keys]
-
-
 def _push(mass, src, tgt, w, Pf, d, K, lost_rows=None):
     """One step: terms (src, tgt, w), targets settled by chain_targets (full states stay live,
     masked states at a zero-probability prefix lost); ``lost_rows``: live states whose whole
     mass is lost. Returns (live, mass, lost)."""
-    u, at = _dedupe(tgt, Pf.shape[0])  # chain_targets on the distinct targets only
-    dst_u, _, live = chain_targets(u, Pf, d, K, finish_full=False)
+    u, at = distinct_states(tgt, Pf.shape[0])  # chain_targets on the distinct targets only
+    dst_u, _, live = chain_targets(u, Pf, d, K, finish_full=False, distinct=True)
     dst = dst_u[at]
     if lost_rows is not None and lost_rows.size:
         src = np.concatenate([src, lost_rows])
@@ -641,7 +631,7 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
             row, w, cls, key = _editing_terms(S, vals[h], rev[h], full[h], post[h], f, sampler, Pf, d, K)
             parts.append((h[row], w, cls, key))
         src, w, cls, key = (np.concatenate(c) for c in zip(*parts))
-        nxt, at = _dedupe(key[cls == 0], L * (sampler.max_post_steps + 2))
+        nxt, at = distinct_states(key[cls == 0], L * (sampler.max_post_steps + 2))
         dst = np.full(src.shape, LOST, dtype=np.int64)
         dst[cls == 0] = at
         dst[cls == 1] = FINISHED

@@ -372,18 +372,14 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
                     nb.append(np.full(len(ii), kk, np.int16) if codes.ndim == 2 else
                               (codes[ii, tt] >= 0).sum(axis=1).astype(np.int16))
         src, w, nb = np.concatenate(src), np.concatenate(w), np.concatenate(nb)
-        # the distinct targets and each term's among them: a mark on the lattice (Pf's size)
-        # instead of a sort of the terms
-        tgt = np.concatenate(tgt)
-        seen = np.zeros(Pf.shape[0], dtype=bool)
-        seen[tgt] = True
-        u = np.flatnonzero(seen)
-        inv = (np.cumsum(seen) - 1)[tgt]
-        del tgt, seen
+        # the distinct targets and each term's among them (a mark on the lattice, not a sort)
+        u, inv = kernel.distinct_states(np.concatenate(tgt), Pf.shape[0])
+        del tgt
         # classified in slices of sorted targets: each slice's live states follow the last's
         dst, out, nxt, n_live = [], [], [], 0
         for a in range(0, len(u), max(1, _CHUNK // d)):
-            dst_a, out_a, nxt_a = kernel.chain_targets(u[a:a + max(1, _CHUNK // d)], Pf, d, K, finish_full=True)
+            dst_a, out_a, nxt_a = kernel.chain_targets(u[a:a + max(1, _CHUNK // d)], Pf, d, K, finish_full=True,
+                                                       distinct=True)
             dst.append(np.where(dst_a >= 0, dst_a + n_live, dst_a))
             out.append(out_a)
             nxt.append(nxt_a)
