@@ -1,5 +1,5 @@
 """The 2026 bounds (issue 20 §4) against brute force: PB25 (ParallelBench's conditional total
-correlation), ZYB26 (reverse KL, verification cost), ZC26 (randomized sizes), DHW26 (effective
+correlation; Theorems 1-3 and Lemma 1 as read in the preprint, places in mdmtheory/bounds/pb25.py), ZYB26 (reverse KL, verification cost), ZC26 (randomized sizes), DHW26 (effective
 total correlation <= d log K). docs/theory.md §2–3 says how each paper was read.
 
 Every reference is computed here from the table by enumeration (tests/reference.py): subset
@@ -110,7 +110,7 @@ def test_pb25_partition_bound_is_the_fixed_partition_kl_and_a_min_over_condition
     part = chunks(order, sizes)
     ref = sum(cond_tc(p.table, S, sum(part[:t], ())) for t, S in enumerate(part))
     b = B.pb25_partition_lower(p, part)
-    assert b.kind == B.LOWER and b.status == B.SUMMARY and b.bounds == "kl"
+    assert b.kind == B.LOWER and b.status == B.PAPER and b.bounds == "kl"
     assert b.value == pytest.approx(ref, abs=1e-10)
     # equality with the exact conditionals (chain rule), computed point by point
     kl_exact = kl_ref(p.table, partition_law(p.table, part))
@@ -131,7 +131,7 @@ def test_pb25_left_to_right_row_is_an_equality(p, data):
     row = table.row("pb25_partition_lower")
     ref = kl_ref(p.table, partition_law(p.table, chunks(tuple(range(p.d)), sizes)))
     assert row.exact == pytest.approx(ref, abs=1e-9) and row.value == pytest.approx(ref, abs=1e-9)
-    assert row.holds and row.status == "paper, via summary"
+    assert row.holds and row.status == "paper"
 
 
 @SETTINGS
@@ -160,7 +160,136 @@ def test_pb25_optimal_lower_by_enumeration_and_non_increasing(p):
         assert v == pytest.approx(ref, abs=1e-10)
         vals.append(v)
     assert vals[0] == pytest.approx(mt.total_correlation(p), abs=1e-10) and vals[-1] == pytest.approx(0.0, abs=1e-10)
-    assert all(a >= b - 1e-12 for a, b in zip(vals, vals[1:]))  # L*_T >= L*_{T+1} (PB25, via summaries)
+    assert all(a >= b - 1e-12 for a, b in zip(vals, vals[1:]))  # L*_T >= L*_{T+1} (PB25 Theorem 2)
+
+
+def prompt_tables(table, G):
+    """(p(x_G), p(x_R | x_G) as an array over R) for every x_G with p(x_G) > 0, R in order."""
+    d, K = table.ndim, table.shape[0]
+    for v in itertools.product(range(K), repeat=len(G)):
+        idx = [slice(None)] * d
+        for i, a in zip(G, v):
+            idx[i] = a
+        sub = table[tuple(idx)]
+        w = float(sub.sum())
+        if w > 0:
+            yield w, sub / w
+
+
+def partitions_of(positions, T):
+    """Every ordered partition of ``positions`` into T non-empty sets."""
+    positions = tuple(positions)
+    for lab in itertools.product(range(T), repeat=len(positions)):
+        if len(set(lab)) == T:
+            yield [tuple(positions[k] for k in range(len(positions)) if lab[k] == t) for t in range(T)]
+
+
+def lt_ref(table, part, given=()):
+    """L_T = sum_i E C(S_i | X, S_<i) (PB25 eq. (2)) from subset entropies of the table."""
+    A, out = tuple(given), 0.0
+    for S in part:
+        out += cond_tc(table, S, A)
+        A = tuple(sorted(A + tuple(S)))
+    return out
+
+
+@SETTINGS
+@given(joints(d=(3, 4), K=2, max_outcomes=16), st.data())
+def test_pb25_theorem1_with_an_input_is_the_prompt_average_and_a_min_over_conditionals(p, data):
+    """PB25 Theorem 1 (§4 eq. (2)) with X = the positions ``given``: L_T is the KL of the
+    exact fixed-partition decoder of Y given X, averaged over X, and random one-token
+    conditionals given (X, S_<i) do no better, prompt by prompt."""
+    d = p.d
+    g = data.draw(st.integers(1, d - 2))
+    G = tuple(sorted(data.draw(st.permutations(range(d)))[:g]))
+    R = tuple(i for i in range(d) if i not in G)
+    sizes = data.draw(st.sampled_from(list(compositions(len(R)))))
+    order = data.draw(st.permutations(R))
+    part = chunks(order, sizes)
+    b = B.pb25_partition_lower(p, part, given=G)
+    assert b.status == B.PAPER and b.kind == B.LOWER
+    assert b.value == pytest.approx(lt_ref(p.table, part, G), abs=1e-10)
+    local = [tuple(R.index(i) for i in S) for S in part]  # the partition in the prompted table's axes
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    exact, other = 0.0, 0.0
+    for w, sub in prompt_tables(p.table, G):
+        exact += w * kl_ref(sub, partition_law(sub, local))
+        r = rng.dirichlet(np.ones(p.K), size=(len(local), len(R), p.K ** len(R)))
+        flat = lambda x: int(np.ravel_multi_index(x, sub.shape))
+        q = partition_law(sub, local, cond=lambda t, i, x: r[t, i, flat(tuple(x[k] if k in sum(local[:t], ()) else 0 for k in range(len(R))))][x[i]])
+        kq = kl_ref(sub, q)
+        assert kq >= lt_ref(sub, local) - 1e-9  # Theorem 1 for this input
+        other += w * kq
+    assert b.value == pytest.approx(exact, abs=1e-9)  # the equality case, averaged over X
+    assert other >= b.value - 1e-9
+
+
+@SETTINGS
+@given(joints(d=(2, 4), K=(2, 3), max_outcomes=81), st.data())
+def test_pb25_lemma1_subadditivity_of_the_conditional_total_correlation(p, data):
+    """PB25 Lemma 1 (App. A.2, eq. (16)): C(S | Z) >= C(A | Z) + E_A C(B | Z, A) for S = A u B
+    disjoint, every term from subset entropies."""
+    d = p.d
+    perm = data.draw(st.permutations(range(d)))
+    z = data.draw(st.integers(0, d - 2))
+    a = data.draw(st.integers(1, d - z - 1))
+    Z, A_, B_ = tuple(sorted(perm[:z])), tuple(sorted(perm[z : z + a])), tuple(sorted(perm[z + a :]))
+    lhs = cond_tc(p.table, A_ + B_, Z)
+    rhs = cond_tc(p.table, A_, Z) + cond_tc(p.table, B_, tuple(sorted(Z + A_)))
+    assert lhs >= rhs - 1e-10
+    # the package's conditional total correlation is the same quantity
+    assert B.conditional_total_correlation(p, A_ + B_, Z) == pytest.approx(max(0.0, lhs), abs=1e-10)
+
+
+@SETTINGS
+@given(joints(d=(3, 4), K=2, max_outcomes=16), st.data())
+def test_pb25_theorem2_and_theorem3_with_an_input_by_enumeration(p, data):
+    """PB25 Theorem 2 (one partition for all inputs) and Theorem 3 (App. A.3, eqs. (28)-(30):
+    a partition per input), with X = ``given``: both minima by enumeration of every ordered
+    partition of Y, both non-increasing in T, Theorem 3's below Theorem 2's, L*_1 = C(Y | X)
+    and L*_|Y| = 0 (Remark 2)."""
+    d = p.d
+    g = data.draw(st.integers(1, d - 2))
+    G = tuple(sorted(data.draw(st.permutations(range(d)))[:g]))
+    R = tuple(i for i in range(d) if i not in G)
+    fixed, per_input = [], []
+    for T in range(1, len(R) + 1):
+        f = min(lt_ref(p.table, part, G) for part in partitions_of(R, T))
+        local = list(partitions_of(range(len(R)), T))
+        e = sum(w * min(lt_ref(sub, part) for part in local) for w, sub in prompt_tables(p.table, G))
+        b2 = B.pb25_optimal_lower(p, T, given=G)
+        b3 = B.pb25_input_dependent_lower(p, T, G)
+        assert b2.value == pytest.approx(f, abs=1e-10) and b3.value == pytest.approx(e, abs=1e-10)
+        assert b2.status == b3.status == B.PAPER
+        assert e <= f + 1e-10
+        fixed.append(f)
+        per_input.append(e)
+    assert fixed[0] == pytest.approx(cond_tc(p.table, R, G), abs=1e-10) and fixed[-1] == pytest.approx(0.0, abs=1e-10)
+    assert per_input[0] == pytest.approx(fixed[0], abs=1e-10)  # one step: nothing to choose
+    for v in (fixed, per_input):
+        assert all(a >= b - 1e-12 for a, b in zip(v, v[1:]))
+
+
+def test_pb25_input_dependent_partitions_can_do_strictly_better():
+    """Theorem 3's E_X min is below Theorem 2's min E_X when the best partition depends on the
+    input. K = 3, X = x_0 uniform picks which pair of (x_1, x_2, x_3) is a copy (x_0 = 0: x_1 = x_2,
+    1: x_1 = x_3, 2: x_2 = x_3), the rest uniform; T = 2. Per input, decode the two uncoupled
+    positions first: L = 0. One partition for all inputs: a first-step pair is the copy for one
+    input in three, and a last-step pair is the copy given the first position for one input in
+    three, so L*_2 = (1/3) log 3."""
+    pairs = {0: (1, 2), 1: (1, 3), 2: (2, 3)}
+    table = np.zeros((3,) * 4)
+    for x in itertools.product(range(3), repeat=4):
+        i, j = pairs[x[0]]
+        if x[i] == x[j]:
+            table[x] = 1.0
+    table /= table.sum()
+    p = mt.Joint(table)
+    fixed = B.pb25_optimal_lower(p, 2, given=(0,)).value
+    per_input = B.pb25_input_dependent_lower(p, 2, (0,)).value
+    ref = min(lt_ref(table, part, (0,)) for part in partitions_of((1, 2, 3), 2))
+    assert per_input == pytest.approx(0.0, abs=1e-12)
+    assert fixed == pytest.approx(ref, abs=1e-12) and fixed == pytest.approx(math.log(3) / 3, abs=1e-12)
 
 
 def test_random_order_output_kl_can_sit_below_every_fixed_partition():
@@ -297,17 +426,81 @@ def test_zc26_rates_and_the_uniform_random_size_law(p):
             assert expected == pytest.approx(a.value, abs=1e-10)
 
 
-def test_zc26_dtc_rate_needs_more_than_a_constant_at_one_step():
-    """At K = 1 the KL is TC whatever the size law; for the repeated bit TC/DTC = d - 1, so
-    the DTC rate read at constant 1 (no log factors) fails by the factor d - 1 there: the
-    tilde hides more than a constant, or the theorem restricts K (ZC26's text not read)."""
+def uniform_law(d, K):
+    from mdmtheory.random_sizes import RandomSchedule
+
+    comps = [c for c in compositions(d) if len(c) == K]
+    return comps, RandomSchedule(comps, [1.0 / len(comps)] * len(comps))
+
+
+@settings(max_examples=10, deadline=None)
+@given(joints(d=(2, 4), K=2, max_outcomes=16), st.data())
+def test_zc26_check_against_enumeration(p, data):
+    """zc26_check: the output law of a random-size sampler is the mixture over compositions
+    of the random-order laws (each the average over the d! orders, built point by point);
+    its KL, the expected path KL and TC, DTC, all by enumeration, for a random law on the
+    compositions into K parts."""
+    d = p.d
+    K = data.draw(st.integers(1, d))
+    comps = [c for c in compositions(d) if len(c) == K]
+    w = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))).dirichlet(np.ones(len(comps)))
+    from mdmtheory.random_sizes import RandomSchedule
+
+    rs = RandomSchedule(comps, list(w / w.sum()))
+    c = B.zc26_check(p, rs)
+    law = rs.law
+    mix = sum(law[cc] * random_order_law(p.table, cc) for cc in law)
+    phi = brute_profile(p.table)
+    S = sum(subset_entropy(p.table, (i,)) for i in range(d))
+    Hx = subset_entropy(p.table, tuple(range(d)))
+    assert c.steps == K and c.tc == pytest.approx(S - Hx, abs=1e-10) and c.dtc == pytest.approx(Hx - d * phi[-1], abs=1e-10)
+    assert c.kl == pytest.approx(kl_ref(p.table, mix), abs=1e-9)
+    assert c.path_kl == pytest.approx(sum(law[cc] * path_kl_ref(phi, cc) for cc in law), abs=1e-9)
+    assert c.kl <= c.path_kl + 1e-9
+
+
+@pytest.mark.parametrize("d", [3, 4, 5, 6])
+def test_uniform_size_law_misses_both_rates_by_factors_growing_with_d(d):
+    """The uniform law on compositions into K parts (NOT ZC26's law, which we could not read):
+    closed forms, each derived from the definitions and checked against zc26_check.
+
+    Parity (phi_m = log 2 for m < d - 1, phi_{d-1} = 0; TC = log 2): the path KL of sizes c
+    is log 2 unless the last part is 1, and P(last part = 1) = C(d-2, K-2)/C(d-1, K-1) =
+    (K-1)/(d-1), so E path KL = ((d-K)/(d-1)) log 2 and E path KL/(TC/K) = K(d-K)/(d-1)
+    (4/3 at d = 4, K = 2). The output law is the exact law with probability (K-1)/(d-1) and
+    the uniform law otherwise (a last step of >= 2 independent fair bits), so
+    KL = -log((1 + (K-1)/(d-1))/2) = log(2(d-1)/(d+K-2)) (ratio 1.17 at d = 4, K = 2).
+    Repeated bit (phi_0 = log 2, phi_m = 0 after; DTC = log 2): the path KL is (k_1 - 1) log 2,
+    E k_1 = d/K by symmetry of the parts, so E path KL/(DTC/K) = d - K."""
+    par, rep = mt.families.parity(d), mt.families.repeated(d, 2)
+    for K in range(1, d + 1):
+        _, rs = uniform_law(d, K)
+        cp, cr = B.zc26_check(par, rs), B.zc26_check(rep, rs)
+        assert cp.path_kl == pytest.approx((d - K) / (d - 1) * math.log(2), abs=1e-12)
+        assert cp.path_kl_over_tc_rate == pytest.approx(K * (d - K) / (d - 1), abs=1e-12)
+        assert cp.kl == pytest.approx(math.log(2 * (d - 1) / (d + K - 2)), abs=1e-12)
+        assert cr.path_kl == pytest.approx((d / K - 1) * math.log(2), abs=1e-12)
+        assert cr.path_kl_over_dtc_rate == pytest.approx(d - K, abs=1e-12)
+    if d == 4:
+        _, rs = uniform_law(4, 2)
+        assert B.zc26_check(par, rs).path_kl_over_tc_rate == pytest.approx(4 / 3, abs=1e-12)
+        assert B.zc26_check(par, rs).kl_over_tc_rate == pytest.approx(2 * math.log(1.5) / math.log(2), abs=1e-12)
+        assert round(B.zc26_check(par, rs).kl_over_tc_rate, 2) == 1.17
+
+
+def test_one_step_kl_is_tc_for_every_size_law():
+    """At K = 1 the only composition is (d): KL = path KL = TC whatever the size law, so a TC
+    rate has constant >= 1 there, and for the repeated bit KL/DTC = TC/DTC = d - 1. Whether
+    ZC26's theorem covers K = 1 could not be read (only its abstract's 'K < L')."""
     for d in (3, 4, 5):
         p = mt.families.repeated(d, 2)
+        _, rs = uniform_law(d, 1)
+        c = B.zc26_check(p, rs)
         _, dtc_rate = B.zc26_rates(p, 1)
-        kl = mt.compare(p, mt.Schedule([d])).kl
-        assert kl == pytest.approx((d - 1) * math.log(2), abs=1e-12)
+        assert c.kl == pytest.approx((d - 1) * math.log(2), abs=1e-12) and c.path_kl == pytest.approx(c.kl, abs=1e-12)
+        assert c.kl == pytest.approx(mt.compare(p, mt.Schedule([d])).kl, abs=1e-12)
         assert dtc_rate.value == pytest.approx(math.log(2), abs=1e-12)
-        assert kl / dtc_rate.value == pytest.approx(d - 1, rel=1e-12)
+        assert c.kl_over_dtc_rate == pytest.approx(d - 1, rel=1e-12) and c.kl_over_tc_rate == pytest.approx(1.0, rel=1e-12)
 
 
 # -- DHW26: effective total correlation <= d log K ---------------------------------------
@@ -350,7 +543,7 @@ def test_compare_lists_the_2026_rows_where_they_apply():
     for t in (rnd, ltr, grid):
         assert t.names[:3] == ("kl", "path_kl", "reverse_kl") and t.all_hold
         assert {n: t.row(n).status for n in law_rows} == law_rows
-    assert rnd.row("pb25_schedule_lower").status == "paper, via summary" and "pb25_partition_lower" not in rnd.names
+    assert rnd.row("pb25_schedule_lower").status == "derived here" and "pb25_partition_lower" not in rnd.names
     assert ltr.row("pb25_partition_lower").slack == pytest.approx(1.0) and "pb25_schedule_lower" not in ltr.names
     assert not any(n.startswith("pb25") or n.startswith("zc26") for n in grid.names)
 
@@ -367,6 +560,13 @@ def test_compare_lists_the_2026_rows_where_they_apply():
         (lambda p: B.rejection_cost(p, (0, 1), (1,)), "given:"),
         (lambda p: B.zc26_rates(p, 0), "steps:"),
         (lambda p: B.zc26_rates(p, 4), "steps:"),
+        (lambda p: B.zc26_check(p, mt.Schedule([3])), "plan:"),
+        (lambda p: B.zc26_check(p, __import__("mdmtheory.random_sizes").random_sizes.RandomSchedule({(3,): 0.5, (1, 2): 0.5})), "plan: ZC26"),
+        (lambda p: B.zc26_check(mt.information_profile(p), None), "p:"),
+        (lambda p: B.pb25_partition_lower(p, [(1, 2)], given=(0, 1, 2)), "given: leaves no position"),
+        (lambda p: B.pb25_partition_lower(p, [(0, 1), (2,)], given=(0,)), "partition: the input positions"),
+        (lambda p: B.pb25_optimal_lower(p, 3, given=(0,)), "steps:"),
+        (lambda p: B.pb25_input_dependent_lower(p, 1, ()), "given: Theorem 3"),
         (lambda p: B.dhw26_dimension_bound(mt.information_profile(p)), "p:"),
         (lambda p: B.pb25_optimal_lower(mt.Joint(np.full((2,) * 13, 2.0**-13)), 2), "p: the minimum over partitions"),
     ],

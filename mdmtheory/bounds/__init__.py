@@ -19,7 +19,7 @@ helpers), :mod:`.lc25` (LC25 = Li & Cai, arXiv 2505.21400), :mod:`.w26` (W26 =
 Wainwright, arXiv 2608.13520, read in full; places: docs/theory.md), :mod:`.dhw26`
 (DHW26 = Dmitriev, Huang & Wei, arXiv 2602.15008, effective total correlation), :mod:`.zc26`
 (ZC26 = Zhao & Cai, arXiv 2602.20126, randomized sizes), :mod:`.pb25` (PB25 = Kang et al.,
-ParallelBench, arXiv 2510.04767, conditional total correlation), :mod:`.zyb26` (ZYB26 =
+ParallelBench, arXiv 2510.04767, read in full; conditional total correlation), :mod:`.zyb26` (ZYB26 =
 Zhang et al., arXiv 2602.00286, reverse KL and verification cost), :mod:`.derived` (bounds
 derived here, among them the Riemann bound built on LZ25/CCL25's profile identity) and
 :mod:`.comparison` (the table, :func:`compare`).
@@ -45,7 +45,13 @@ from .comparison import Comparison, ComparisonRow, _slack, compare
 from .derived import _bernstein_min, optimal_grid_error_lower, riemann_bound
 from .dhw26 import dhw26_dimension_bound, dhw_sandwich, dhw_tc_bound
 from .lc25 import lc25_bound, lc25_lower_our_reading, worst_path_kl
-from .pb25 import conditional_total_correlation, pb25_optimal_lower, pb25_partition_lower, pb25_schedule_lower
+from .pb25 import (
+    conditional_total_correlation,
+    pb25_input_dependent_lower,
+    pb25_optimal_lower,
+    pb25_partition_lower,
+    pb25_schedule_lower,
+)
 from .w26 import (
     BlockAllocation,
     ugc_total_bound,
@@ -59,7 +65,7 @@ from .w26 import (
     w26_theorem1_card,
     w26_theorem3,
 )
-from .zc26 import zc26_rates
+from .zc26 import ZC26Check, zc26_check, zc26_rates
 from .zyb26 import rejection_cost, zyb26_verification_lower
 
 __all__ = [
@@ -92,10 +98,13 @@ __all__ = [
     "dhw_tc_bound",
     "dhw26_dimension_bound",
     "zc26_rates",
+    "zc26_check",
+    "ZC26Check",
     "conditional_total_correlation",
     "pb25_partition_lower",
     "pb25_schedule_lower",
     "pb25_optimal_lower",
+    "pb25_input_dependent_lower",
     "rejection_cost",
     "zyb26_verification_lower",
     "ComparisonRow",

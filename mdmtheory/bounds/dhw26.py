@@ -1,6 +1,9 @@
 r"""DHW26 = Dmitriev, Huang & Wei, *Efficient Sampling with Discrete Diffusion Models: Sharp
-and Adaptive Guarantees*, arXiv 2602.15008 (COLT 2026): the effective total correlation that
-governs their modified tau-leaping sampler for masking diffusion.
+and Adaptive Guarantees*, arXiv 2602.15008 (v2, revised June 2026; COLT 2026, PMLR 336,
+pp. 2038-2104): the effective total correlation that governs their modified tau-leaping
+sampler for masking diffusion. Of DHW26's own text only the abstract could be read (arXiv
+v1 and v2 pages, PMLR page; the same claims in each): no definition, theorem, section or
+equation.
 
 What the package calls DHW is ``ugc.effective_total_correlation``,
 :math:`\int_0^1 t \min\{1, -\log t\}\, h'(t)\, dt`: DHW26's quantity **as W26 renders it** in
@@ -50,8 +53,8 @@ def dhw_tc_bound(p) -> Bound:
 
 def dhw26_dimension_bound(p) -> Bound:
     r""":math:`\mathrm{DHW} \le d \log K`, as DHW26's abstract states it ("bounded by
-    :math:`d \log S`", S the vocabulary size; Dmitriev, Huang & Wei, arXiv 2602.15008, COLT
-    2026; only the abstract was available to us). Implied by :func:`dhw_tc_bound`, since
+    :math:`d \log S`", S the vocabulary size; Dmitriev, Huang & Wei, arXiv 2602.15008 v1/v2,
+    COLT 2026, PMLR 336:2038-2104; only the abstract was available to us). Implied by :func:`dhw_tc_bound`, since
     :math:`\min(TC, DTC) \le TC \le (d - 1)\log K`. ``p``: a :class:`~mdmtheory.Joint` (K is
     its alphabet size)."""
     from ..joint import Joint
@@ -62,7 +65,7 @@ def dhw26_dimension_bound(p) -> Bound:
         name="dhw26_dimension",
         value=p.d * math.log(p.K),
         bounds="dhw",
-        source="Dmitriev, Huang & Wei 2026 (DHW26, arXiv 2602.15008), abstract",
+        source="Dmitriev, Huang & Wei 2026 (DHW26, arXiv 2602.15008 v1/v2, PMLR 336:2038-2104), abstract",
         statement="effective total correlation <= d log K",
         status=PAPER,
     )

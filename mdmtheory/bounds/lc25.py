@@ -1,6 +1,14 @@
 r"""LC25 = Li & Cai 2025, arXiv 2505.21400 (NeurIPS 2025): fixed-cardinality random-order
-sampler. Known to us only through third-party summaries (no section or equation numbers):
-Theorem 1 has status ``"paper, via summary"``, the lower bound ``"our reading"``
+sampler. v1 (May 2025) is titled *A Convergence Theory for Diffusion Language Models: An
+Information-Theoretic Perspective*; v2 (revised December 2025) *Breaking AR's Sampling
+Bottleneck: Provable Acceleration via Diffusion Language Models*.
+
+**How it was read.** Only the openings of the arXiv HTML pages of v1 and v2 could be read
+(title, authors, dates, abstract, first sentences of §1): no theorem, section or equation.
+The v2 abstract adds that the theory "covers the regime T < L" and keeps "matching upper and
+lower bounds, up to some constant factor". The statements below come from third-party
+summaries (no equation numbers; they number the upper bound Theorem 1 and the lower bound
+Theorem 2): Theorem 1 has status ``"paper, via summary"``, the lower bound ``"our reading"``
 (docs/theory.md §2)."""
 
 from __future__ import annotations
@@ -26,9 +34,9 @@ def lc25_bound(p, schedule) -> Bound:
     Coincides with :func:`riemann_bound` when :math:`k_{\max}` is a power of two and is
     looser otherwise, so it also bounds the path KL. LC25's left side (the KL given the
     reveal sets, averaged over them) is the path KL, which is >= the output-law KL; the
-    package checks both. **Read from third-party summaries** of LC25 (its primary text was
-    not available to us; no equation number): status ``"paper, via summary"``. Held on
-    every exact check here (docs/theory.md §2).
+    package checks both. **Read from third-party summaries** of LC25 (of its own text only
+    the abstracts of v1 and v2 could be read; no equation number): status
+    ``"paper, via summary"``. Held on every exact check here (docs/theory.md §2).
     """
     prof = as_profile(p)
     sched = _schedule(schedule, prof.d)
@@ -40,7 +48,7 @@ def lc25_bound(p, schedule) -> Bound:
         name="lc25_theorem1",
         value=factor * float(phi[0] - phi[-1]),
         bounds="kl",
-        source="Li & Cai 2025 (LC25, arXiv 2505.21400), Theorem 1 (read from third-party summaries)",
+        source="Li & Cai 2025 (LC25, arXiv 2505.21400 v1/v2), Theorem 1 (read from third-party summaries; abstract only read)",
         statement="KL(p||q_k) <= ((2^ceil(log2 k_max) - 1)/d) * sum_i I(X_i; X_-i) (+ training error, 0 here)",
         assumptions=("random-order fixed-cardinality sampler", "exact conditionals (training error 0)"),
         status=SUMMARY,
@@ -105,13 +113,14 @@ def lc25_lower_our_reading(p, max_size: int, *, reading: str = "revealed") -> Bo
         \sum_i \sum_{j \ge 0} 2^{-j}\, \mathbb{E}\, I\bigl(X_i; X_{W_j^{(-i)}}\bigr)
         \qquad (2 \le s \le d).
 
-    **Where the statement comes from.** Only third-party summaries of LC25 were available
-    to us (no section or equation number); they give "for some masking schedule, error
-    >= (k_max/(16 d)) sum_i sum_{j>=0} 2^-j E I(X_i; X o W_j^(-i))" with "random subsets
-    W_j of increasing size", and define neither W_j, the operation o, the error, nor the
-    quantifiers. Read literally at k_max = 1 it contradicts LC25's own Theorem 1 (whose
-    bound is 0 there), so the literal reading cannot be the theorem; every choice below is
-    ours:
+    **Where the statement comes from.** Of LC25's own text only the abstracts (v1, v2) could
+    be read; they claim "matching upper and lower bounds, up to some constant factor" and
+    state no bound. Third-party summaries (no equation number; they call it Theorem 2) give
+    "there exist masking schedules" whose error is ">= (s_max/(16 L)) sum_i sum_{j>=0} 2^-j
+    E I(X_i; X o W_j^(-i)) + eps_train" with "random subsets W_j of increasing size", and
+    define neither W_j, the operation o, nor the error. Read literally at k_max = 1 it
+    contradicts LC25's own Theorem 1 (whose bound is 0 there), so the literal reading
+    cannot be the theorem; every choice below is ours:
 
     * :math:`W_j^{(-i)}` is a uniformly random subset of :math:`[d]\setminus\{i\}` of size
       :math:`\min(2^j, d-1)`; then :math:`\sum_i \mathbb E\, I(X_i; X_W) = h^{card}_{|W|}`;
@@ -119,9 +128,10 @@ def lc25_lower_our_reading(p, max_size: int, *, reading: str = "revealed") -> Bo
       ``reading="masked"``: X with W masked (revealed on the complement of
       :math:`W \cup \{i\}`, of size :math:`d - 1 - |W|`);
     * the error is the **path KL** (LC25 Theorem 1's left side, the KL given the reveal
-      sets averaged over them, is the path KL), "some schedule" is the worst schedule whose
-      largest step is s (:func:`worst_path_kl`), and :math:`s \ge 2` (at s = 1 the sampler
-      is exact).
+      sets averaged over them, is the path KL), "there exist masking schedules" is read as
+      "the worst schedule whose largest step is s" (:func:`worst_path_kl`; an existence
+      statement at fixed s is a statement about that maximum), :math:`s \ge 2` (at s = 1
+      the sampler is exact), and the training error is 0.
 
     Status: held on every exact check here (hypothesis over random and near-degenerate
     laws, d <= 5, both readings; tightness search: best ratio 0.375 at d = 3), **not
@@ -143,7 +153,7 @@ def lc25_lower_our_reading(p, max_size: int, *, reading: str = "revealed") -> Bo
         name="lc25_lower_our_reading",
         value=value,
         bounds=f"max_path_kl(k_max={s})",
-        source="our reading of Li & Cai 2025 (LC25, arXiv 2505.21400) lower bound, from third-party summaries",
+        source="our reading of Li & Cai 2025 (LC25, arXiv 2505.21400 v1/v2) lower bound (Theorem 2 per third-party summaries; abstract only read)",
         statement="max over schedules with k_max = s >= 2 of KL_path >= (s/(16 d)) sum_i sum_j 2^-j E I(X_i; X o W_j^(-i))",
         assumptions=(
             f"our reading: X o W = X {reading} on W, |W_j| = min(2^j, d-1), W uniform",

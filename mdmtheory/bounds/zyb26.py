@@ -2,8 +2,9 @@ r"""ZYB26 = Zhang, Yu, Brekelmans, Tang, Asif & Ver Steeg, *Generation Order and
 Decoding in Masked Diffusion Models: An Information-Theoretic Perspective*, arXiv 2602.00286:
 the reverse KL of parallel sampling and the cost of verification.
 
-**How it was read.** Only the paper's abstract (its own text, arXiv) was available to us; no
-theorem, section or equation. It claims (2) "factorized parallel decoding introduces intrinsic
+**How it was read.** Only the paper's abstract (its own text, arXiv 2602.00286v1) was
+available to us; no theorem, section or equation (no full text was found in the stored pages
+or repositories searched). It claims (2) "factorized parallel decoding introduces intrinsic
 sampling errors that can lead to arbitrary large Reverse KL divergence" and (3) "while
 verification can eliminate sampling error, it incurs an exponential cost governed by the total
 correlation within a block". What is exactly checkable on small laws:

@@ -19,9 +19,11 @@ Metrics (pure functions on arrays, numpy or torch; leading axes are batch axes):
 * :func:`received_attention` — :math:`s_j = \frac1L \sum_i A_{ij}` (arXiv 2601.07894).
 * :func:`anchors` — :math:`\{j : s_j > \mu(s) + \varepsilon\,\sigma(s)\}`, ε = 3, σ the population
   standard deviation (ddof = 0); when no position passes, the arg max of s (lowest index on
-  ties). This follows the paper's text; one script of the paper's code adds ε
-  (:math:`s_j > \mu + \varepsilon`), under which only the arg max fallback ever fires — we do
-  not copy that. Note (Samuelson's inequality) :math:`\max_j (s_j - \mu)/\sigma \le \sqrt{L-1}`:
+  ties). This is the rule of the authors' code (``NEUIR/Attention-Floating`` at 7d6be0a,
+  ``QK_decomposition.py`` and ``create_temporal.py``; the paper's text was not read); one of
+  its scripts (``absorption_comparison.py``) adds ε to the mean of the other columns
+  instead, under which only the arg max fallback ever fires — we do not copy that
+  (docs/attention.md). Note (Samuelson's inequality) :math:`\max_j (s_j - \mu)/\sigma \le \sqrt{L-1}`:
   for L ≤ 10 positions no position can pass ε = 3, and the rule is always the arg max.
 * :func:`absorption` — :math:`\sum_{j\in S}\sum_i A_{ij} / \sum_{ij} A_{ij}` (per layer);
   :func:`absorption_stats` gives mean ± std over samples.
@@ -206,9 +208,11 @@ def anchors(s, *, eps: float = DEFAULT_EPS) -> np.ndarray:
 
     μ and σ are the mean and population standard deviation (ddof = 0) of s along the last
     axis. When no position passes the threshold the set is :math:`\{\arg\max_j s_j\}` (lowest
-    index on ties), so every set is non-empty. This is the rule of the paper's text
-    (arXiv 2601.07894, ε = 3); one script of its code compares with
-    :math:`\mu + \varepsilon` instead, which we do not follow. By Samuelson's inequality no
+    index on ties), so every set is non-empty. This is the rule of the authors' code
+    (arXiv 2601.07894; ``NEUIR/Attention-Floating`` at 7d6be0a,
+    ``src/visualization/QK_decomposition.py``, ε = 3; the paper's text was not read); its
+    ``absorption_comparison.py`` compares with the mean of the other scores plus ε instead,
+    which we do not follow. By Samuelson's inequality no
     position can pass when :math:`\varepsilon \ge \sqrt{L-1}` (e.g. ε = 3 and L ≤ 10).
 
     Parameters
