@@ -70,6 +70,7 @@ Monte Carlo and the η = 0 case against the engine.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass
@@ -82,6 +83,7 @@ from ..joint import Joint
 from ..schedules import Schedule, check_schedule
 from .kernel import (FINISHED, LOST, ChainStep, chain_apply, chain_targets, distinct_states, empty_state,
                      lattice_strides, marginal_lattice, output_index, state_conditionals, state_values)
+from .ties import DEFAULT_TIES, check_ties, sample_choice, tie_choices
 
 __all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run", "MAX_REVISE_WORK"]
 
@@ -180,15 +182,29 @@ class RemaskingSampler:
         return np.where(rv, x, -1), lost
 
 
+def _redo_mc(own, rev, k, ties, rng):
+    """Monte Carlo of the corrector's choice: the k revealed positions with the least ``own``
+    likelihood (rounded to 12 decimals), ties by the rule."""
+    lev = -np.rint(np.round(own, 12) * 1e12)  # higher first: least likely first
+    k = np.minimum(k, rev.sum(axis=1))
+    if ties == "random":
+        return sample_choice(np.where(rev, lev, 0.0), rev, k, rng)
+    return tie_choices(np.where(rev, lev, 0.0), rev, k, ties).chosen
+
+
 @dataclass(frozen=True)
 class CorrectorSampler:
     """Random order with the counts of ``plan``, and after each of the steps in ``after``
     (default: every step but the last) a corrector step redrawing the ``k`` least likely
-    revealed positions (module docstring)."""
+    revealed positions, equal likelihoods (to 12 decimals) resolved by ``ties``: ``"random"``
+    (uniform over the tied sets, the default), ``"lowest"`` (lowest position first) or
+    ``"topk"`` (``torch.topk`` of the negated score, as a pipeline would call it; module
+    docstring)."""
 
     plan: Schedule
     k: int = 1
     after: tuple | None = None
+    ties: str = DEFAULT_TIES
 
     def __post_init__(self):
         if not isinstance(self.plan, Schedule):
@@ -199,6 +215,7 @@ class CorrectorSampler:
         if any(isinstance(t, bool) or not isinstance(t, numbers.Integral) or not 0 <= t < self.plan.steps
                for t in after) or len(set(after)) != len(after):
             raise ValueError(f"after: expected distinct step indices in 0..{self.plan.steps - 1}, got {self.after!r}")
+        check_ties(self.ties)
         object.__setattr__(self, "after", tuple(sorted(int(t) for t in after)))
 
     def forwards(self) -> int:
@@ -232,11 +249,7 @@ class CorrectorSampler:
             rows = live()
             xs, r = x[rows], rv[rows]
             own = np.take_along_axis(loo_conditionals(oracle, xs, r), xs[..., None], axis=-1)[..., 0]
-            conf = np.where(r, np.round(own, 12), np.inf)
-            order = np.argsort(conf, axis=1, kind="stable")[:, :self.k]  # least likely first, lowest index on ties
-            redo = np.zeros(r.shape, dtype=bool)
-            np.put_along_axis(redo, order, True, axis=1)
-            redo &= r
+            redo = _redo_mc(own, r, self.k, self.ties, rng)
             keep = r & ~redo
             ok = oracle.log_marginal(xs, keep) > -np.inf
             lost[rows[~ok]] = True
@@ -255,13 +268,14 @@ class EditingSampler:
     threshold: float | None = None
     temperature: float = 1.0
     max_post_steps: int = 16
+    ties: str = DEFAULT_TIES
 
     def __post_init__(self):
         from .select import SampleThenSelectPlanner
 
         if not isinstance(self.plan, Schedule):
             raise ValueError(f"plan: expected a Schedule, got {type(self.plan).__name__}")
-        SampleThenSelectPlanner(self.threshold, self.temperature, "tempered")  # the commit rule's own checks
+        SampleThenSelectPlanner(self.threshold, self.temperature, "tempered", self.ties)  # the commit rule's checks
         e = self.editing_threshold
         if isinstance(e, bool) or not isinstance(e, numbers.Real) or not 0 < e < 1:
             raise ValueError(f"editing_threshold: expected a probability in (0, 1) (diffusers edits a committed token "
@@ -312,7 +326,7 @@ class EditingSampler:
             y = np.minimum(_inverse_cdf(S, rng.random(xs.shape)), oracle.K - 1)
             conf = np.take_along_axis(S, y[..., None], axis=-1)[..., 0]
             step = [sizes[min(int(f), len(sizes) - 1)] for f in forwards[rows]]
-            commit = select_commits(conf, ~r, np.array(step), self.threshold) & ~full[:, None]
+            commit = select_commits(conf, ~r, np.array(step), self.threshold, self.ties, rng) & ~full[:, None]
             edit = r & (y != xs) & (_round(conf) > self.editing_threshold)
             x[rows] = np.where(commit | edit, y, xs)
             rv[rows] = r | commit
@@ -333,10 +347,15 @@ class EditingSampler:
 @dataclass(frozen=True)
 class RevisionRun:
     """Exact law of a revising sampler (``law``, with lost mass) and its forwards (the
-    expected number for the editing sampler, whose post-steps stop early)."""
+    expected number for the editing sampler, whose post-steps stop early); ``ties`` the tie
+    rule of the ranking it runs (None for ReMDM, which ranks nothing) and ``tie_mass`` the
+    probability that the run passes through a step whose chosen set the tie rule decided
+    (0: the law is the same under every rule)."""
 
     law: Joint
     forwards: float
+    ties: str | None = None
+    tie_mass: float = 0.0
 
 
 # -- the exact chains, on the sparse-chain kernel (samplers/kernel.py) ---------------------------
@@ -406,23 +425,31 @@ def _expand(W: np.ndarray, digit=None, base=None):
     return row, code, w
 
 
-def _push(mass, src, tgt, w, Pf, d, K, lost_rows=None):
+def _push(masses, src, tgt, w, Pf, d, K, w0=None, lost_src=None, lost_w=None, lost_w0=None):
     """One step: terms (src, tgt, w), targets settled by chain_targets (full states stay live,
-    masked states at a zero-probability prefix lost); ``lost_rows``: live states whose whole
-    mass is lost. Returns (live, mass, lost)."""
+    masked states at a zero-probability prefix lost); ``lost_src`` / ``lost_w``: mass of live
+    states that is lost. ``masses`` = (mass, mass0): mass0, the mass of the runs no tie rule
+    has decided yet, moves with the weights ``w0`` (default ``w``). Returns (live, (mass',
+    mass0'), (lost, lost0))."""
     u, at = distinct_states(tgt, Pf.shape[0])  # chain_targets on the distinct targets only
     dst_u, _, live = chain_targets(u, Pf, d, K, finish_full=False, distinct=True)
     dst = dst_u[at]
-    if lost_rows is not None and lost_rows.size:
-        src = np.concatenate([src, lost_rows])
-        dst = np.concatenate([dst, np.full(lost_rows.size, LOST, dtype=np.int64)])
-        w = np.concatenate([w, np.ones(lost_rows.size)])
-    step = ChainStep(src=src, dst=dst, out=np.zeros_like(dst), live=live, w=w)
-    new, _, lost, _ = chain_apply(mass, step, Pf, 1, xp=np)
-    return live, new, lost
+    w0 = w if w0 is None else w0
+    if lost_src is not None and lost_src.size:
+        src = np.concatenate([src, lost_src])
+        dst = np.concatenate([dst, np.full(lost_src.size, LOST, dtype=np.int64)])
+        w = np.concatenate([w, lost_w])
+        w0 = np.concatenate([w0, lost_w if lost_w0 is None else lost_w0])
+    new, lost = [], []
+    for m, ww in zip(masses, (w, w0)):
+        n_, _, l_, _ = chain_apply(m, ChainStep(src=src, dst=dst, out=np.zeros_like(dst), live=live, w=ww), Pf, 1,
+                                   xp=np)
+        new.append(n_)
+        lost.append(l_)
+    return live, tuple(new), tuple(lost)
 
 
-def _remdm_step(live, mass, Pf, d, K, sigma, beta):
+def _remdm_step(live, masses, Pf, d, K, sigma, beta):
     """ReMDM step: revealed j kept (1 − σ) or masked (σ); masked j stays (1 − β) or takes y
     (β p(y | x_A)); all positions independently."""
     vals = state_values(live, d, K)
@@ -433,10 +460,10 @@ def _remdm_step(live, mass, Pf, d, K, sigma, beta):
     n, j = np.nonzero(rev)
     W[n, j, vals[n, j]] = 1 - sigma
     src, tgt, w = _expand(W)
-    return _push(mass, src, tgt, w, Pf, d, K)
+    return _push(masses, src, tgt, w, Pf, d, K)
 
 
-def _random_step(live, mass, Pf, d, K, size):
+def _random_step(live, masses, Pf, d, K, size):
     """Random-order step: ``size`` (at most all) of the masked positions, uniformly, each
     drawn from p(· | x_A). States grouped by their number of masked positions."""
     vals = state_values(live, d, K)
@@ -457,14 +484,16 @@ def _random_step(live, mass, Pf, d, K, size):
         srcs.append(src[row])
         tgts.append(tgt)
         ws.append(w / math.comb(int(mm), s))
-    return _push(mass, np.concatenate(srcs), np.concatenate(tgts), np.concatenate(ws), Pf, d, K)
+    return _push(masses, np.concatenate(srcs), np.concatenate(tgts), np.concatenate(ws), Pf, d, K)
 
 
-def _corrector_step(live, mass, Pf, d, K, k):
+def _corrector_step(live, masses, Pf, d, K, k, ties):
     """Corrector step: the k revealed positions least likely given the other revealed ones
-    (rounded to 12 decimals, ties to the lowest position; an undefined prediction counts as
-    0) redrawn from p(· | x_{A∖R}); lost when p(x_{A∖R}) = 0 (only from an output off p's
-    support)."""
+    (rounded to 12 decimals; an undefined prediction counts as 0), equal ones resolved by
+    ``ties`` (:func:`mdmtheory.samplers.ties.tie_choices` on the negated integer levels
+    rint(p 10^12): ``"random"`` one branch per tied subset, ``"topk"`` torch.topk of that
+    length-d vector with -inf at the masked positions), redrawn from p(· | x_{A∖R}); lost when
+    p(x_{A∖R}) = 0 (only from an output off p's support)."""
     vals = state_values(live, d, K)
     rev = vals < K
     stride = lattice_strides(d, K)
@@ -473,11 +502,13 @@ def _corrector_step(live, mass, Pf, d, K, k):
     # p(x_{A minus j}) = 0 (only at an output off p's support): no prediction at j, which
     # counts as confidence 0, as the oracles' conditionals give it to simulate()
     loo = np.where(den > 0, Pf[live][:, None] / np.where(den > 0, den, 1.0), 0.0)
-    conf = np.where(rev, np.round(loo, 12), np.inf)
-    R = np.argsort(conf, axis=1, kind="stable")[:, :k]  # least likely first, lowest index on ties
-    redo = np.take_along_axis(rev, R, axis=1)  # (N, k): False where fewer than k are revealed
-    off = np.where(redo, (K - np.take_along_axis(vals, R, axis=1)) * stride[R], 0)
-    kidx = live + off.sum(axis=1)  # the state with R masked
+    lev = np.where(rev, -np.rint(np.round(loo, 12) * 1e12), 0.0)  # higher first: least likely first
+    ch = tie_choices(lev, rev, np.minimum(k, rev.sum(axis=1)), ties)
+    rows = ch.rows
+    R = np.argsort(~ch.chosen, axis=1, kind="stable")[:, :k]  # the chosen positions first
+    redo = np.take_along_axis(ch.chosen, R, axis=1)  # (N, k): False where fewer than k are revealed
+    off = np.where(redo, (K - np.take_along_axis(vals[rows], R, axis=1)) * stride[R], 0)
+    kidx = live[rows] + off.sum(axis=1)  # the state with R masked
     ok = Pf[kidx] > 0
     g = np.flatnonzero(ok)
     P = state_conditionals(Pf, kidx[g], d, K)
@@ -485,7 +516,12 @@ def _corrector_step(live, mass, Pf, d, K, k):
     W[~redo[g]] = np.eye(1, K)  # a padding slot: one option, weight 1, digit 0
     dig = np.where(redo[g], stride[R[g]], 0)
     row, tgt, w = _expand(W, digit=dig, base=kidx[g] - K * dig.sum(axis=1))
-    return _push(mass, g[row], tgt, w, Pf, d, K, lost_rows=np.flatnonzero(~ok))
+    src = rows[g[row]]
+    w = w * ch.weight[g[row]]
+    bad = np.flatnonzero(~ok)
+    lw = ch.weight[bad]
+    return _push(masses, src, tgt, w, Pf, d, K, w0=w * ~ch.split[src], lost_src=rows[bad], lost_w=lw,
+                 lost_w0=lw * ~ch.split[rows[bad]])
 
 
 def _terms_bound(sampler, d: int, K: int) -> int:
@@ -540,25 +576,27 @@ def revise_run(p: Joint, sampler) -> RevisionRun:
     Pf = marginal_lattice(p.table, xp=np).ravel()
     if isinstance(sampler, EditingSampler):
         return _editing_run(p, sampler, Pf)
-    live, mass = np.array([empty_state(d, K)], dtype=np.int64), np.ones(1)
-    lost = 0.0
+    live, masses = np.array([empty_state(d, K)], dtype=np.int64), (np.ones(1), np.ones(1))
+    lost, lost0 = 0.0, 0.0
     if isinstance(sampler, RemaskingSampler):
         for i in range(sampler.steps):
             sigma, beta = sampler.rates(i)
-            live, mass, l_ = _remdm_step(live, mass, Pf, d, K, sigma, beta)
-            lost += l_
+            live, masses, l_ = _remdm_step(live, masses, Pf, d, K, sigma, beta)
+            lost, lost0 = lost + l_[0], lost0 + l_[1]
     else:
         for t, size in enumerate(sampler.plan.sizes):
-            live, mass, l_ = _random_step(live, mass, Pf, d, K, size)
-            lost += l_
+            live, masses, l_ = _random_step(live, masses, Pf, d, K, size)
+            lost, lost0 = lost + l_[0], lost0 + l_[1]
             if t in sampler.after:
-                live, mass, l_ = _corrector_step(live, mass, Pf, d, K, sampler.k)
-                lost += l_
+                live, masses, l_ = _corrector_step(live, masses, Pf, d, K, sampler.k, sampler.ties)
+                lost, lost0 = lost + l_[0], lost0 + l_[1]
     vals = state_values(live, d, K)
     if (vals == K).any():  # pragma: no cover - both samplers end with everything revealed
         raise AssertionError("revise_run: masked positions after the last step")
-    out = np.bincount(output_index(vals, K), mass, minlength=K**d)
-    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), sampler.forwards())
+    out = np.bincount(output_index(vals, K), masses[0], minlength=K**d)
+    ties = None if isinstance(sampler, RemaskingSampler) else sampler.ties
+    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), sampler.forwards(), ties,
+                       max(0.0, 1.0 - float(masses[1].sum()) - lost0))
 
 
 @lru_cache(maxsize=None)
@@ -569,9 +607,12 @@ def _candidates(d: int, K: int) -> np.ndarray:
 
 def _editing_terms(S, vals, rev, full, post, f, sampler, Pf, d, K):
     """The terms of one editing forward from states with tempered rows ``S`` (n, d, K):
-    (row, weight, class, key) with class 0 live (key: lattice index + L * post-steps),
-    1 finished (key: output index), 2 lost (a masked state at a zero-probability prefix)."""
-    from .select import _round, select_commits
+    (row, weight, weight0, class, key) with class 0 live (key: lattice index + L *
+    post-steps), 1 finished (key: output index), 2 lost (a masked state at a zero-probability
+    prefix); weight0 is 0 where the tie rule decided the committed masks (the commits of
+    :func:`mdmtheory.samplers.select.commit_choices`: one term per resolution under
+    ``ties="random"``)."""
+    from .select import _round, commit_choices
 
     sizes = sampler.plan.sizes
     stride = lattice_strides(d, K)
@@ -579,8 +620,12 @@ def _editing_terms(S, vals, rev, full, post, f, sampler, Pf, d, K):
     row, code, w = _expand(S)  # every candidate vector with positive probability
     ys = _candidates(d, K)[code]  # (terms, d): a table lookup, much cheaper than // and %
     conf = C.reshape(-1)[(row[:, None] * d + np.arange(d)) * K + ys]
-    v0, r0, full0, pst = vals[row], rev[row], full[row], post[row]
-    commit = select_commits(conf, ~r0, sizes[min(f, len(sizes) - 1)], sampler.threshold)
+    v0, r0 = vals[row], rev[row]
+    ch = commit_choices(conf, ~r0, sizes[min(f, len(sizes) - 1)], sampler.threshold, sampler.ties)
+    t = ch.rows  # one term per (candidate vector, tie resolution)
+    row, w, ys, conf, v0, r0, commit = row[t], w[t] * ch.weight, ys[t], conf[t], v0[t], r0[t], ch.chosen
+    w0 = w * ~ch.split[t]
+    full0, pst = full[row], post[row]
     edit = r0 & (ys != v0) & (conf > sampler.editing_threshold)
     new = np.where(commit | edit, ys, v0)
     del ys, conf, v0, r0, commit
@@ -594,7 +639,7 @@ def _editing_terms(S, vals, rev, full, post, f, sampler, Pf, d, K):
     tgt = new @ stride
     cls = np.where(fin, 1, np.where(masked & ~(Pf[tgt] > 0), 2, 0)).astype(np.int8)
     key = np.where(fin, output_index(np.where(new < K, new, 0), K), tgt + Pf.shape[0] * pst)
-    return row, w, cls, key
+    return row, w, w0, cls, key
 
 
 def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionRun:
@@ -607,8 +652,9 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
     stride = lattice_strides(d, K)
     yv = np.arange(K, dtype=np.int64)
     keys, mass = np.array([empty_state(d, K)], dtype=np.int64), np.ones(1)
+    mass0 = np.ones(1)  # the mass of the runs no tie rule has decided yet
     out = np.zeros(K**d)
-    lost, fw, f = 0.0, 0.0, 0
+    lost, fw, f, untied = 0.0, 0.0, 0, 0.0
     while keys.size:
         idx, post = keys % L, keys // L
         vals = state_values(idx, d, K)
@@ -623,14 +669,14 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
         bad = (rev & ~(den > 0)).any(axis=1)
         g = np.flatnonzero(~bad)
         fw += float(mass[g].sum())
-        parts = [(g[:0], np.zeros(0), np.zeros(0, dtype=np.int8), g[:0])]
+        parts = [(g[:0], np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int8), g[:0])]
         per = max(1, _CHUNK // K**d)  # states per chunk
         for a in range(0, g.size, per):
             h = g[a:a + per]
             S = tempered(Pf[hid[h][..., None] + (yv - K) * stride[:, None]] / den[h][..., None], sampler.temperature)
-            row, w, cls, key = _editing_terms(S, vals[h], rev[h], full[h], post[h], f, sampler, Pf, d, K)
-            parts.append((h[row], w, cls, key))
-        src, w, cls, key = (np.concatenate(c) for c in zip(*parts))
+            row, w, w0, cls, key = _editing_terms(S, vals[h], rev[h], full[h], post[h], f, sampler, Pf, d, K)
+            parts.append((h[row], w, w0, cls, key))
+        src, w, w0, cls, key = (np.concatenate(c) for c in zip(*parts))
         nxt, at = distinct_states(key[cls == 0], L * (sampler.max_post_steps + 2))
         dst = np.full(src.shape, LOST, dtype=np.int64)
         dst[cls == 0] = at
@@ -641,8 +687,11 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
                          out=np.concatenate([np.where(cls == 1, key, 0), np.zeros(lost_rows.size, dtype=np.int64)]),
                          live=nxt, w=np.concatenate([w, np.ones(lost_rows.size)]))
         mass, o_, l_, _ = chain_apply(mass, step, Pf, K**d, xp=np)
+        step0 = dataclasses.replace(step, w=np.concatenate([w0, np.ones(lost_rows.size)]))
+        mass0, o0, l0, _ = chain_apply(mass0, step0, Pf, K**d, xp=np)
+        untied += float(o0.sum()) + l0
         out += o_
         lost += l_
         keys = nxt
         f += 1
-    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw))
+    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw), sampler.ties, max(0.0, 1.0 - untied))
