@@ -596,7 +596,7 @@ def revise_run(p: Joint, sampler) -> RevisionRun:
     out = np.bincount(output_index(vals, K), masses[0], minlength=K**d)
     ties = None if isinstance(sampler, RemaskingSampler) else sampler.ties
     return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), sampler.forwards(), ties,
-                       max(0.0, 1.0 - float(masses[1].sum()) - lost0))
+                       max(0.0, (float(masses[0].sum()) + lost) - (float(masses[1].sum()) + lost0)))
 
 
 @lru_cache(maxsize=None)
@@ -654,7 +654,7 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
     keys, mass = np.array([empty_state(d, K)], dtype=np.int64), np.ones(1)
     mass0 = np.ones(1)  # the mass of the runs no tie rule has decided yet
     out = np.zeros(K**d)
-    lost, fw, f, untied = 0.0, 0.0, 0, 0.0
+    lost, fw, f, untied, total = 0.0, 0.0, 0, 0.0, 0.0
     while keys.size:
         idx, post = keys % L, keys // L
         vals = state_values(idx, d, K)
@@ -690,8 +690,9 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
         step0 = dataclasses.replace(step, w=np.concatenate([w0, np.ones(lost_rows.size)]))
         mass0, o0, l0, _ = chain_apply(mass0, step0, Pf, K**d, xp=np)
         untied += float(o0.sum()) + l0
+        total += float(o_.sum()) + l_  # the same sums: exactly untied where no tie occurred
         out += o_
         lost += l_
         keys = nxt
         f += 1
-    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw), sampler.ties, max(0.0, 1.0 - untied))
+    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw), sampler.ties, max(0.0, total - untied))

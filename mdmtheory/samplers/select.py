@@ -520,7 +520,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     mass0 = np.ones(1)  # the mass of the runs no tie rule has decided yet
     done = np.zeros(K**d)
     forwards, lost = 0.0, 0.0
-    untied = 0.0  # the finished or lost mass of runs that no tie rule decided
+    untied, total = 0.0, 0.0  # the finished or lost mass of runs that no tie rule decided, of all runs
     commits = np.zeros(len(sched.sizes))
     for t, k in enumerate(sched.sizes):
         forwards += float(mass.sum())  # every live state has something masked: one forward
@@ -573,6 +573,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         mass, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
         mass0, out0, lost0, _ = kernel.chain_apply(mass0, dataclasses.replace(step, w=w0), Pf, K**d, xp=np)
         untied += float(out0.sum()) + lost0
+        total += float(out_t.sum()) + lost_t  # the same sums: exactly untied where no tie occurred
         done += out_t
         lost += lost_t
         commits[t] = float(moved @ nb)
@@ -582,7 +583,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     if live.size:  # cannot happen: every step commits at least min(k_t, masked) and the k_t sum to d
         raise AssertionError("select_run: masked positions left after the last step")
     return SelectRun(Joint(done.reshape(p.table.shape), lost=lost), float(forwards), commits, planner.ties,
-                     max(0.0, 1.0 - untied))
+                     max(0.0, total - untied))
 
 
 # -- the bias of the committed values ---------------------------------------------------------
