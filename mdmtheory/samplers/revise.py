@@ -22,9 +22,14 @@ Bernoulli-subset sampler of ``mt.Grid(alphas)`` (tested against the exact engine
 **Corrector** (:class:`CorrectorSampler`; the predictor–corrector idea of diffusers'
 ``DiscreteDDIMScheduler``, in this form ours). After each step of the random-order sampler
 with the counts of a Schedule, the ``k`` revealed positions whose values are least likely
-given the other revealed ones, :math:`p(x_j \mid x_{A \setminus j})` (ties to the lowest
-position), are masked and redrawn, independently, from :math:`p(\cdot \mid x_{A \setminus R})`.
-One corrector step costs one forward (the model sees the state with R masked).
+given the other revealed ones, :math:`p(x_j \mid x_{A \setminus j})` (equal ones, to 12
+decimals, resolved by ``ties``: ``"random"`` uniform over the tied sets, the exact chain
+branching over them with weights :math:`1/\binom{m}{r}`; ``"lowest"`` the lowest position;
+``"topk"`` ``torch.topk`` of the negated likelihood level on the length-d row with ``-inf`` at
+the masked positions — the corrector is the package's own rule, so this is how a pipeline
+would rank it, not a pipeline's code), are masked and redrawn, independently, from
+:math:`p(\cdot \mid x_{A \setminus R})`. One corrector step costs one forward (the model sees
+the state with R masked).
 
 **Editing** (:class:`EditingSampler`; LLaDA2.1 as diffusers 0.42 runs it:
 ``BlockRefinementScheduler.step`` with ``editing_threshold`` and the ``LLaDA2Pipeline`` loop).
@@ -33,7 +38,8 @@ committed j from the model's prediction at a visible position, which for the tru
 to be the leave-one-out conditional :math:`p(\cdot \mid x_{A \setminus j})` (what j should be
 given the rest; a model that ignored its own visible token) — all tempered by ``temperature``;
 masked positions are committed by sample-then-select (:mod:`mdmtheory.samplers.select`, the
-schedule's counts, ``threshold``), and a committed position is *replaced* by its candidate when
+schedule's counts, ``threshold``, its tie rule ``ties``: the only ranking in diffusers' step,
+whose edits are a threshold test), and a committed position is *replaced* by its candidate when
 they differ and the candidate's (tempered, as diffusers') probability exceeds
 ``editing_threshold``. After the last mask, editing-only forwards follow while the previous one
 edited something, at most ``max_post_steps`` + 1 of them — but the block ends right after
@@ -60,7 +66,10 @@ produces is lost, its conditionals do not exist) and the mass is pushed by
 ``chain_apply``. Lost mass, as in :meth:`simulate`: a full state is kept even off p's
 support (an output); the corrector loses a state whose kept part p never produces; editing
 loses a state where a leave-one-out prediction is undefined. The editing chain also carries
-the post-step counter (state key: lattice index + :math:`(K+1)^d` × post-steps).
+the post-step counter (state key: lattice index + :math:`(K+1)^d` × post-steps). Under
+``ties="random"`` a tied choice (the corrector's R, editing's mask commits) is one term per
+tied subset; every chain carries a second mass, that of the runs no tie rule has decided yet,
+pushed with the untied terms' weights, for ``RevisionRun.tie_mass``.
 :func:`revise_run` refuses a chain whose steps can have more than :data:`MAX_REVISE_WORK`
 terms (every state of a level live: :math:`(3K+1)^d` for ReMDM); a step at the limit takes
 about a second and 1–2 GB. Derived here (the exact chains); tests/test_revise.py checks

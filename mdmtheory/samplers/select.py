@@ -12,9 +12,9 @@ the state :math:`(A, x_A)` with masked set :math:`M`:
    whose Gumbel-max draw is scored by the plain softmax) or :math:`s_j(y_j)`
    (``"tempered"``: diffusers 0.42's ``_sample_from_logits`` returns the probability of the
    token under the tempered distribution it sampled from);
-3. the :math:`k` most confident are committed with their candidates, ties to the lowest
-   position (confidences equal to :data:`CONFIDENCE_DECIMALS` decimals tie); the rest are
-   discarded. With a ``threshold`` :math:`\theta` (diffusers): every
+3. the :math:`k` most confident are committed with their candidates, equal confidences
+   (to :data:`CONFIDENCE_DECIMALS` decimals) at the boundary resolved by the rule ``ties``
+   (below); the rest are discarded. With a ``threshold`` :math:`\theta` (diffusers): every
    :math:`j` with :math:`c_j > \theta` is committed if at least :math:`k` qualify, else the
    top :math:`k` — then :math:`k` is a floor and a step can commit more; the sampler stops
    when nothing is masked (fewer forwards than the schedule's steps).
@@ -32,11 +32,59 @@ exactly when every position outside B ranks below the weakest member of B,
     P(B, y_B \mid x_A) = \prod_{j \in B} s_j(y_j)
     \prod_{i \in M \setminus B} \Pr_{Y \sim s_i}\bigl[\kappa_i(Y) < w\bigr],
 
-a sum over :math:`\binom{|M|}{k} K^k` terms instead of the :math:`K^{|M|}` candidate vectors.
-With a threshold, add the sets :math:`B` (|B| ≥ k) of all positions above it,
+a sum over :math:`\binom{|M|}{k} K^k` terms instead of the :math:`K^{|M|}` candidate vectors
+(this is ``ties="lowest"``). With a threshold, add the sets :math:`B` (|B| ≥ k) of all positions above it,
 :math:`\prod_{j\in B} s_j(y_j)[c_j > \theta] \prod_{i \notin B} \Pr[c_i(Y) \le \theta]`, and
 keep the top-k term only where :math:`c_w \le \theta` (fewer than k above). Derived here;
 tests/test_select.py checks it against the enumeration of every candidate vector.
+
+**Ties** (issue 26 §2). Write :math:`\ell_j(y) = \mathrm{rint}(c_j(y)\,10^{12})` (the level;
+equal levels tie). ``ties="random"`` resolves the boundary uniformly: given the candidates,
+let :math:`\ell^*` be the k-th largest level, :math:`a` the positions above it and :math:`m`
+those at it; the committed set is the :math:`a` above plus a uniformly random
+:math:`(k-a)`-subset of the :math:`m` — the limit of an infinitesimal i.i.d. continuous
+perturbation of the confidences (every order of the tied positions equally likely), so it
+depends on no convention. Its law: fix B, |B| = k, with values :math:`y_B`, weakest level
+:math:`\ell = \min_{b\in B} \ell_b(y_b)` and :math:`r \ge 1` members at it. B is the committed
+set exactly when every outsider has level :math:`\le \ell` and, with :math:`u` outsiders at
+:math:`\ell` (a cluster of :math:`r + u`, of which :math:`r` are needed: the members of B above
+:math:`\ell` are surely in), the uniform subset is B's r, probability
+:math:`1/\binom{r+u}{r}`. The candidates are independent, so
+
+.. math::
+
+    P(B, y_B \mid x_A) = \prod_{b\in B} s_b(y_b) \sum_{u=0}^{|M|-k}
+    \frac{e_u}{\binom{r+u}{r}}, \qquad
+    \sum_u e_u z^u = \prod_{i\in M\setminus B}\bigl(\mathrm{lo}_i + z\,\mathrm{eq}_i\bigr),
+
+:math:`\mathrm{lo}_i = \Pr_{Y\sim s_i}[\ell_i(Y) < \ell]`, :math:`\mathrm{eq}_i = \Pr[\ell_i(Y) =
+\ell]`: :math:`e_u` is the Poisson-binomial probability that exactly u outsiders tie and the
+rest are below (a DP over the outsiders per term). ``"lowest"`` is the formula above with
+:math:`\Pr[\kappa_i < w]` = :math:`\mathrm{lo}_i + [i > b_w]\,\mathrm{eq}_i`. With a threshold the
+tie rule matters only in the top-k branch (the threshold branch commits every position above
+θ, no ranking), whose term is kept where :math:`c_w \le \theta` under either rule. At
+temperature 0 the :math:`s_j` are point masses and the same formula applies (lo, eq ∈ {0, 1}).
+``"topk"``: the positions ``torch.topk`` returns for the vector the pipelines pass — LLaDA's
+``generate.py`` (ML-GSAI/LLaDA): ``torch.topk(confidence[j], k)`` on a float64 row of the whole
+sequence with ``-inf`` at revealed positions and beyond the block; diffusers 0.42.1
+``BlockRefinementScheduler.step``: ``torch.topk(confidence[b], k)`` on the block's float32 row
+with ``-inf`` at committed positions — here a length-d float64 row (no prompt, one block:
+diffusers with ``block_length = d``, LLaDA with no prompt and one block), the rounded
+confidences bit-identical on ties (torch.topk returned the same indices for the float32 row, the
+float64 row and a batched call on every pattern tried: tests/test_ties_select.py). Which of
+several equal values torch returns depends on the whole vector, so there is no product formula:
+the exact law enumerates the :math:`K^{|M|}` candidate vectors of each state and calls
+torch.topk on them (bounded by :data:`MAX_TOPK_VECTORS`); it is exact for the torch it runs on,
+and platform-dependent (CPU/CUDA, torch version).
+
+**Tie mass.** ``SelectRun.tie_mass`` is the probability that the run passes through a step
+where the rule decided the committed set (u ≥ 1 in the top-k branch). The chain carries a
+second mass, that of the runs no rule has decided yet, pushed with the weights of the terms at
+u = 0 (:math:`\prod s \prod \mathrm{lo}_i`, the same under every rule; for ``"topk"`` the vectors
+whose boundary is not tied); tie_mass is the finished-or-lost mass minus its untied part.
+tests/test_ties_select.py checks the three rules and tie_mass against the enumeration of every
+candidate vector with the ties written out (every order of the masked positions averaged;
+torch.topk called on each vector).
 
 **Computation.** A sparse chain of :mod:`mdmtheory.samplers.kernel`, as for the other
 samplers whose moves depend on x_A: the live states of a step are sorted flat indices of
