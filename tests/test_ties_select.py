@@ -282,3 +282,24 @@ def test_bad_input_names_ties_and_the_size_limit():
         select_commits(np.full((1, 3), 0.5), np.ones((1, 3), bool), 1, None, "random")
     with pytest.raises(ValueError, match=r"^p: the exact sample-then-select law under ties='topk'"):
         select_run(mt.families.dirichlet(12, 2, seed=0), mt.Schedule((1,) * 12), SampleThenSelectPlanner(ties="topk"))
+
+
+def test_runs_by_ties_give_the_spread_over_the_rules():
+    from mdmtheory.samplers.revise import revise_runs_by_ties
+    from mdmtheory.samplers.select import select_runs_by_ties
+
+    for law, spread in (("markov", True), ("dirichlet", False)):
+        p = _laws(4)[law]
+        runs = select_runs_by_ties(p, mt.Schedule((2, 2)), SampleThenSelectPlanner(threshold=0.7))
+        assert tuple(runs) == RULES and all(runs[r].ties == r for r in RULES)
+        for r in RULES:
+            np.testing.assert_array_equal(
+                runs[r].law.table,
+                select_run(p, mt.Schedule((2, 2)), SampleThenSelectPlanner(threshold=0.7, ties=r)).law.table)
+        kls = [mt.kl(p, runs[r].law) for r in RULES]
+        assert (max(kls) - min(kls) > 1e-3) == spread
+        eds = revise_runs_by_ties(p, EditingSampler(mt.Schedule((2, 2)), max_post_steps=1))
+        assert tuple(eds) == RULES and all(eds[r].ties == r for r in RULES)
+        assert (max(e.tie_mass for e in eds.values()) > 0) == spread
+    with pytest.raises(ValueError, match=r"^sampler:"):
+        revise_runs_by_ties(_laws(3)["markov"], mt.samplers.RemaskingSampler.uniform(2))

@@ -92,9 +92,10 @@ from ..joint import Joint
 from ..schedules import Schedule, check_schedule
 from .kernel import (FINISHED, LOST, ChainStep, chain_apply, chain_targets, distinct_states, empty_state,
                      lattice_strides, marginal_lattice, output_index, state_conditionals, state_values)
-from .ties import DEFAULT_TIES, check_ties, sample_choice, tie_choices
+from .ties import DEFAULT_TIES, TIE_RULES, check_ties, sample_choice, tie_choices
 
-__all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run", "MAX_REVISE_WORK"]
+__all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run", "revise_runs_by_ties",
+           "MAX_REVISE_WORK"]
 
 #: Largest number of (state, transition) terms one step of :func:`revise_run` may have (an
 #: upper bound from the sampler and (d, K), every state of a level live): about a second
@@ -606,6 +607,16 @@ def revise_run(p: Joint, sampler) -> RevisionRun:
     ties = None if isinstance(sampler, RemaskingSampler) else sampler.ties
     return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), sampler.forwards(), ties,
                        max(0.0, (float(masses[0].sum()) + lost) - (float(masses[1].sum()) + lost0)))
+
+
+def revise_runs_by_ties(p: Joint, sampler) -> dict:
+    """``{rule: revise_run(p, sampler with ties=rule)}`` for a :class:`CorrectorSampler` or
+    :class:`EditingSampler` and every rule of :data:`mdmtheory.samplers.ties.TIE_RULES`: the
+    spread of any metric over the tie rules (equal laws where ``tie_mass`` is 0)."""
+    if not isinstance(sampler, (CorrectorSampler, EditingSampler)):
+        raise ValueError(f"sampler: expected a CorrectorSampler or EditingSampler (ReMDM ranks nothing: it has no tie "
+                         f"rule), got {type(sampler).__name__}")
+    return {r: revise_run(p, dataclasses.replace(sampler, ties=r)) for r in TIE_RULES}
 
 
 @lru_cache(maxsize=None)

@@ -116,10 +116,10 @@ import numpy as np
 from ..joint import Joint
 from ..schedules import Schedule, check_schedule
 from . import kernel
-from .ties import DEFAULT_TIES, check_ties, tie_choices
+from .ties import DEFAULT_TIES, TIE_RULES, check_ties, tie_choices
 
 __all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "select_commits", "commit_choices",
-           "SelectionBias", "selection_bias", "MAX_SELECT_WORK", "MAX_TOPK_VECTORS"]
+           "SelectionBias", "selection_bias", "select_runs_by_ties", "MAX_SELECT_WORK", "MAX_TOPK_VECTORS"]
 
 #: Largest bound on the (state, committed set, committed values) terms :func:`select_run`
 #: computes (its ``_work``): about 10-20 s and 1.5 GB at the limit on one CPU core when the
@@ -632,6 +632,16 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         raise AssertionError("select_run: masked positions left after the last step")
     return SelectRun(Joint(done.reshape(p.table.shape), lost=lost), float(forwards), commits, planner.ties,
                      max(0.0, total - untied))
+
+
+def select_runs_by_ties(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -> dict[str, SelectRun]:
+    """``{rule: select_run(p, plan, planner with ties=rule)}`` for every rule of
+    :data:`mdmtheory.samplers.ties.TIE_RULES`: the spread of any metric over the tie rules, for a
+    law whose run has ``tie_mass > 0`` (where it is 0 the three laws are equal)."""
+    planner = SampleThenSelectPlanner() if planner is None else planner
+    if not isinstance(planner, SampleThenSelectPlanner):
+        raise ValueError(f"planner: expected a SampleThenSelectPlanner, got {type(planner).__name__}")
+    return {r: select_run(p, plan, dataclasses.replace(planner, ties=r)) for r in TIE_RULES}
 
 
 # -- the bias of the committed values ---------------------------------------------------------
