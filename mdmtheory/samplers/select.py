@@ -223,8 +223,6 @@ def _topk_rows(conf, free, k) -> np.ndarray:
     bit-identical) at the masked positions, ``-inf`` at the others, length d — for k (int or
     (n,)). Rows with the same k go through one batched call (tests/test_ties_select.py checks
     that a batched call returns the indices of the 1-D call LLaDA and diffusers make)."""
-    from .ties import topk_positions
-
     conf = _round(np.asarray(conf, dtype=np.float64))
     free = np.asarray(free, dtype=bool)
     n, d = free.shape
@@ -234,7 +232,8 @@ def _topk_rows(conf, free, k) -> np.ndarray:
     try:
         import torch
     except ImportError:  # pragma: no cover - depends on the environment
-        topk_positions(v[0], 0)  # raises the ValueError that names the extra
+        raise ValueError("ties: 'topk' calls torch.topk; pip install 'mdmtheory[bridge]', or use ties='random' "
+                         "or 'lowest'") from None
     for kk in np.unique(k):
         rows = np.flatnonzero(k == kk)
         if kk <= 0 or not rows.size:
@@ -551,8 +550,8 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     if planner.ties == "topk":
         vec = _work_topk(p.K, p.d, sched.sizes, planner.threshold)
         if vec > MAX_TOPK_VECTORS:
-            raise ValueError(f"p: the exact sample-then-select law under ties='topk' calls torch.topk on every candidate "
-                             f"vector, ~{vec:.2g} (state, vector) pairs (d={p.d}, K={p.K}), above "
+            raise ValueError(f"p: the exact sample-then-select law under ties='topk' calls torch.topk on every "
+                             f"candidate vector, ~{vec:.2g} (state, vector) pairs (d={p.d}, K={p.K}), above "
                              f"{MAX_TOPK_VECTORS:,}; use ties='random' or 'lowest' (product formulas), or Monte Carlo "
                              "(mdmtheory.samplers.simulate with this planner)")
     work = _work(p.K, p.d, sched.sizes, planner.threshold)
