@@ -15,7 +15,7 @@ from mdmtheory.samplers import (CorrectorSampler, EditingSampler, RemaskingSampl
                                 exact_run, revise_run, select_run)
 from mdmtheory.testing import joints
 
-from test_select import _select_brute
+from test_select import _select_brute, _tie_decides
 
 
 def _cond_vec(table, vals, j):
@@ -203,12 +203,13 @@ def test_editing_bad_input():
         EditingSampler(mt.Schedule((2, 2)), threshold=1.5)
 
 
-def _corrector_brute(table, plan, k, after, ties="lowest"):
+def _corrector_brute(table, plan, k, after, ties="lowest", untied=False):
     """Trajectories written out: an ordered choice of positions per step, then the k least
     likely revealed (loo conditional, ties by the rule ``ties`` as test_select's
     ``_select_brute`` writes it out on the negated likelihoods: lowest position, the average
     over every order, or torch.topk of the length-d vector) redrawn jointly-independently.
-    A backward recursion memoized on the state."""
+    A backward recursion memoized on the state. ``untied``: only the runs in which no tie
+    decided a choice (their total mass is 1 - tie_mass on a law without lost mass)."""
     from functools import lru_cache
 
     d, K = table.ndim, table.shape[0]
@@ -239,6 +240,8 @@ def _corrector_brute(table, plan, k, after, ties="lowest"):
                     continue
                 loo = {j: -round(float(_cond_vec(table, {i: v for i, v in nv.items() if i != j}, j)[nv[j]]), 12)
                        for j in nv}
+                if untied and _tie_decides(loo, sorted(nv), k, None):
+                    continue
                 for Rs, wr in _select_brute(loo, sorted(nv), k, None, ties, d).items():
                     R = sorted(Rs)
                     rest = {i: v for i, v in nv.items() if i not in R}
@@ -268,12 +271,13 @@ def test_corrector_exact_chain_is_the_trajectory_enumeration(p, k, ties, data):
                                _corrector_brute(p.table, sizes, k, sampler.after, ties), atol=1e-12)
 
 
-def _editing_brute(table, sizes, eth, max_post, th=None, ties="lowest"):
+def _editing_brute(table, sizes, eth, max_post, th=None, ties="lowest", untied=False):
     """Editing trajectories written out forward by forward (diffusers' loop): candidates at every
     position (masked: p(.|x_A); committed: the leave-one-out conditional), commits by
     sample-then-select with the tempered (T = 1) confidence (ties as test_select's
     ``_select_brute`` writes them out), edits above eth, post-steps.
-    A backward recursion memoized on (state, forwards, post-steps)."""
+    A backward recursion memoized on (state, forwards, post-steps). ``untied``: only the runs in
+    which no tie decided the commits (total mass 1 - tie_mass on a law without lost mass)."""
     from functools import lru_cache
 
     d, K = table.ndim, table.shape[0]
@@ -300,6 +304,8 @@ def _editing_brute(table, sizes, eth, max_post, th=None, ties="lowest"):
                 continue
             conf = {j: round(float(rows[j][ys[j]]), 12) for j in range(d)}
             edits = [j for j in vals if ys[j] != vals[j] and conf[j] > eth]
+            if untied and M and _tie_decides(conf, M, k, th):
+                continue
             commits = _select_brute({j: conf[j] for j in M}, M, k, th, ties, d) if M else {frozenset(): 1.0}
             for commit, wc in commits.items():
                 nv = {**vals, **{j: ys[j] for j in commit}, **{j: ys[j] for j in edits}}

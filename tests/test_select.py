@@ -64,6 +64,16 @@ def _select_brute(conf, free, k, threshold, ties="lowest", d=None):
     return out
 
 
+def _tie_decides(conf, free, k, threshold):
+    """Whether the tie rule decides the set of :func:`_select_brute`: the top-k branch (fewer
+    than k above the threshold) with the k-th and (k+1)-th confidences equal to 12 decimals."""
+    c = sorted((round(float(conf[j]), 12) for j in free), reverse=True)
+    k = min(k, len(free))
+    if threshold is not None and sum(x > threshold for x in c) >= k:
+        return False
+    return 0 < k < len(c) and c[k - 1] == c[k]
+
+
 def _brute(table, sizes, planner):
     """Enumerate every trajectory: at each state every candidate vector of the masked
     positions. Returns the law, the expected forwards (steps with something masked) and

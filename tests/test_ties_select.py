@@ -119,7 +119,8 @@ def _sts_brute(table, sizes, planner):
 
 
 SETTINGS = [dict(), dict(threshold=0.7), dict(temperature=0.0), dict(temperature=0.0, threshold=0.55),
-            dict(temperature=0.5, confidence="tempered"), dict(temperature=2.0)]
+            dict(temperature=0.0, confidence="tempered"), dict(temperature=0.5, confidence="tempered"),
+            dict(temperature=2.0)]
 
 
 @pytest.mark.parametrize("law", ["markov", "ising", "dirichlet", "noisy bit"])
@@ -304,3 +305,25 @@ def test_runs_by_ties_give_the_spread_over_the_rules():
         assert (max(e.tie_mass for e in eds.values()) > 0) == spread
     with pytest.raises(ValueError, match=r"^sampler:"):
         revise_runs_by_ties(_laws(3)["markov"], mt.samplers.RemaskingSampler.uniform(2))
+
+
+@pytest.mark.parametrize("law", ["markov", "ising", "noisy bit"])
+@pytest.mark.parametrize("ties", RULES)
+def test_corrector_and_editing_on_tied_laws_are_the_trajectory_enumeration(law, ties):
+    # the laws (full support: nothing is lost) where ties decide; tie_mass from the runs the
+    # enumeration keeps when every tied choice is dropped
+    from test_revise import _corrector_brute, _editing_brute
+
+    p = _laws(4)[law]
+    for sizes, k in (((2, 1, 1), 1), ((2, 2), 2), ((1, 1, 1, 1), 1)):
+        s = CorrectorSampler(mt.Schedule(sizes), k=k, ties=ties)
+        run = revise_run(p, s)
+        np.testing.assert_allclose(run.law.table, _corrector_brute(p.table, sizes, k, s.after, ties), atol=1e-12)
+        assert run.tie_mass == pytest.approx(1 - _corrector_brute(p.table, sizes, k, s.after, ties, True).sum(),
+                                             abs=1e-12)
+    for sizes, th, eth, post in (((2, 2), None, 0.5, 1), ((1, 2, 1), 0.6, 0.3, 2), ((2, 1, 1), None, 0.6, 0)):
+        s = EditingSampler(mt.Schedule(sizes), editing_threshold=eth, threshold=th, max_post_steps=post, ties=ties)
+        run = revise_run(p, s)
+        np.testing.assert_allclose(run.law.table, _editing_brute(p.table, sizes, eth, post, th, ties), atol=1e-12)
+        assert run.tie_mass == pytest.approx(1 - _editing_brute(p.table, sizes, eth, post, th, ties, True).sum(),
+                                             abs=1e-12)
