@@ -7,7 +7,14 @@ EditingSampler uses). The pipeline draws a candidate everywhere, commits the mos
 (its tempered probability), edits committed tokens above editing_threshold and runs its
 post-step; the exact chains must give the same law. Settings where a batch behaves as one
 row: threshold=1.0 (every row commits exactly the scheduled counts) and max_post_steps=0
-(one post forward for every row)."""
+(one post forward for every row).
+
+Ties (issue 26 §2): on a law with exact symmetries (the sticky Markov chain) confidences of
+different positions are equal in exact arithmetic; the model rounds its conditionals to 12
+decimals before the log, so tied confidences are bit-identical in the pipeline's float32 row
+as well, and the pipeline's torch.topk (BlockRefinementScheduler.step: ``torch.topk(
+confidence[b], k)`` on the block's float32 row with -inf at committed positions) picks among
+them in torch's own order — the package's ``ties="topk"`` law, not "lowest" nor "random"."""
 
 from __future__ import annotations
 
@@ -66,8 +73,9 @@ class ExactLawModel(torch.nn.Module):
         for j in range(D):
             others = torch.cat([match[:, :, :j], match[:, :, j + 1:]], dim=2).all(dim=2)  # (B, cells)
             w = others * self.table[None]
-            for v in range(K):
-                out[:, L - D + j, v] = torch.log((w * (self.cells[None, :, j] == v)).sum(1) / w.sum(1))
+            for v in range(K):  # rounded: equal in exact arithmetic -> bit-identical logits
+                cond = torch.round((w * (self.cells[None, :, j] == v)).sum(1) / w.sum(1), decimals=12)
+                out[:, L - D + j, v] = torch.log(cond)
         out[:, : L - D, 0] = 0.0
         return SimpleNamespace(logits=out.float())
 
@@ -113,3 +121,37 @@ def test_pipeline_without_editing_follows_the_exact_sample_then_select_law():
     x = _run(p, [2, 1, 1], editing_threshold=None, n=n, seed=2)
     law = select_run(p, mt.Schedule((2, 1, 1)), SampleThenSelectPlanner(None, 1.0, "tempered")).law
     assert np.all(_z(law, x, n) < 4.5)
+
+
+def _chi2(law, x, n):
+    """Pearson's chi-square of the samples x against ``law`` over its cells with q > 0 (samples
+    outside them make it infinite) and its degrees of freedom."""
+    q = law.table.ravel()
+    cnt = np.bincount(np.ravel_multi_index(x.T, (K,) * D), minlength=q.size)
+    if cnt[q <= 0].any():
+        return np.inf, int((q > 0).sum()) - 1
+    e = n * q[q > 0]
+    return float(((cnt[q > 0] - e) ** 2 / e).sum()), int((q > 0).sum()) - 1
+
+
+@pytest.mark.parametrize("counts, eth", [([2, 2], None), ([1, 2, 1], None), ([2, 2], 0.5)])
+def test_pipeline_on_a_tied_law_follows_the_topk_rule(counts, eth):
+    # the sticky Markov chain: every first-step confidence is 1/2 (tied everywhere), later
+    # ones tie by symmetry; the pipeline must follow ties="topk" and not "lowest"
+    p = mt.families.markov_chain([[0.9, 0.1], [0.1, 0.9]], D)
+    n = 6000
+    x = _run(p, counts, editing_threshold=eth, n=n, seed=7)
+
+    def law(ties):
+        if eth is None:
+            return select_run(p, mt.Schedule(counts), SampleThenSelectPlanner(None, 1.0, "tempered", ties)).law
+        return revise_run(p, EditingSampler(mt.Schedule(counts), editing_threshold=eth, max_post_steps=0,
+                                            ties=ties)).law
+
+    topk, lowest = law("topk"), law("lowest")
+    chi, df = _chi2(topk, x, n)
+    assert chi < df + 6 * np.sqrt(2 * df)  # ~ df +- sqrt(2 df) under the law; 6 sigma
+    assert np.all(_z(topk, x, n) < 4.5)
+    if np.abs(topk.table - lowest.table).max() > 0.01:  # where the rules differ, "lowest" is rejected
+        chi_l, df_l = _chi2(lowest, x, n)
+        assert chi_l > df_l + 20 * np.sqrt(2 * df_l)

@@ -15,6 +15,8 @@ from mdmtheory.samplers import (CorrectorSampler, EditingSampler, RemaskingSampl
                                 exact_run, revise_run, select_run)
 from mdmtheory.testing import joints
 
+from test_select import _select_brute, _tie_decides
+
 
 def _cond_vec(table, vals, j):
     d = table.ndim
@@ -142,7 +144,7 @@ def test_corrector_against_hand_enumeration_on_a_chain():
                 for z in range(2):
                     v3 = {**v2, last: z}
                     out[tuple(v3[j] for j in range(3))] += w * c[y] * c2[z]
-    run = revise_run(p, CorrectorSampler(mt.Schedule((2, 1)), k=1))
+    run = revise_run(p, CorrectorSampler(mt.Schedule((2, 1)), k=1, ties="lowest"))  # ties to the lowest j
     np.testing.assert_allclose(run.law.table, out, atol=1e-14)
     assert run.forwards == 3
 
@@ -201,10 +203,13 @@ def test_editing_bad_input():
         EditingSampler(mt.Schedule((2, 2)), threshold=1.5)
 
 
-def _corrector_brute(table, plan, k, after):
+def _corrector_brute(table, plan, k, after, ties="lowest", untied=False):
     """Trajectories written out: an ordered choice of positions per step, then the k least
-    likely revealed (loo conditional, ties to the lowest position) redrawn jointly-independently.
-    A backward recursion memoized on the state."""
+    likely revealed (loo conditional, ties by the rule ``ties`` as test_select's
+    ``_select_brute`` writes it out on the negated likelihoods: lowest position, the average
+    over every order, or torch.topk of the length-d vector) redrawn jointly-independently.
+    A backward recursion memoized on the state. ``untied``: only the runs in which no tie
+    decided a choice (their total mass is 1 - tie_mass on a law without lost mass)."""
     from functools import lru_cache
 
     d, K = table.ndim, table.shape[0]
@@ -233,40 +238,46 @@ def _corrector_brute(table, plan, k, after):
                 if t not in after:
                     out = out + w * go(tuple(sorted(nv.items())), t + 1)
                     continue
-                loo = {j: round(float(_cond_vec(table, {i: v for i, v in nv.items() if i != j}, j)[nv[j]]), 12)
+                loo = {j: -round(float(_cond_vec(table, {i: v for i, v in nv.items() if i != j}, j)[nv[j]]), 12)
                        for j in nv}
-                R = sorted(nv, key=lambda j: (loo[j], j))[:k]
-                rest = {i: v for i, v in nv.items() if i not in R}
-                cr = {j: _cond_vec(table, rest, j) for j in R}
-                for zs in itertools.product(range(K), repeat=len(R)):
-                    w2 = w * np.prod([cr[j][z] for j, z in zip(R, zs)])
-                    if w2 == 0:
-                        continue
-                    n2 = {**rest, **dict(zip(R, zs))}
-                    if len(n2) < d and not reachable(n2):
-                        continue
-                    out = out + w2 * go(tuple(sorted(n2.items())), t + 1)
+                if untied and _tie_decides(loo, sorted(nv), k, None):
+                    continue
+                for Rs, wr in _select_brute(loo, sorted(nv), k, None, ties, d).items():
+                    R = sorted(Rs)
+                    rest = {i: v for i, v in nv.items() if i not in R}
+                    cr = {j: _cond_vec(table, rest, j) for j in R}
+                    for zs in itertools.product(range(K), repeat=len(R)):
+                        w2 = w * wr * np.prod([cr[j][z] for j, z in zip(R, zs)])
+                        if w2 == 0:
+                            continue
+                        n2 = {**rest, **dict(zip(R, zs))}
+                        if len(n2) < d and not reachable(n2):
+                            continue
+                        out = out + w2 * go(tuple(sorted(n2.items())), t + 1)
         return out
 
     return go((), 0)
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.one_of(joints(d=(2, 3), K=(2, 3)), joints(d=(4, 5), K=(2, 2))), st.integers(1, 2), st.data())
-def test_corrector_exact_chain_is_the_trajectory_enumeration(p, k, data):
+@given(st.one_of(joints(d=(2, 3), K=(2, 3)), joints(d=(4, 5), K=(2, 2))), st.integers(1, 2),
+       st.sampled_from(["random", "lowest", "topk"]), st.data())
+def test_corrector_exact_chain_is_the_trajectory_enumeration(p, k, ties, data):
     from reference import compositions
 
     sizes = data.draw(st.sampled_from([c for c in compositions(p.d) if len(c) >= 2]))
-    sampler = CorrectorSampler(mt.Schedule(sizes), k=k)
-    np.testing.assert_allclose(revise_run(p, sampler).law.table, _corrector_brute(p.table, sizes, k, sampler.after),
-                               atol=1e-12)
+    sampler = CorrectorSampler(mt.Schedule(sizes), k=k, ties=ties)
+    np.testing.assert_allclose(revise_run(p, sampler).law.table,
+                               _corrector_brute(p.table, sizes, k, sampler.after, ties), atol=1e-12)
 
 
-def _editing_brute(table, sizes, eth, max_post, th=None):
+def _editing_brute(table, sizes, eth, max_post, th=None, ties="lowest", untied=False):
     """Editing trajectories written out forward by forward (diffusers' loop): candidates at every
     position (masked: p(.|x_A); committed: the leave-one-out conditional), commits by
-    sample-then-select with the tempered (T = 1) confidence, edits above eth, post-steps.
-    A backward recursion memoized on (state, forwards, post-steps)."""
+    sample-then-select with the tempered (T = 1) confidence (ties as test_select's
+    ``_select_brute`` writes them out), edits above eth, post-steps.
+    A backward recursion memoized on (state, forwards, post-steps). ``untied``: only the runs in
+    which no tie decided the commits (total mass 1 - tie_mass on a law without lost mass)."""
     from functools import lru_cache
 
     d, K = table.ndim, table.shape[0]
@@ -292,19 +303,18 @@ def _editing_brute(table, sizes, eth, max_post, th=None):
             if w == 0:
                 continue
             conf = {j: round(float(rows[j][ys[j]]), 12) for j in range(d)}
-            commit = set()
-            if M:
-                above = [j for j in M if th is not None and conf[j] > th]
-                commit = set(above) if th is not None and len(above) >= k else \
-                    set(sorted(M, key=lambda j: (-conf[j], j))[:k])
             edits = [j for j in vals if ys[j] != vals[j] and conf[j] > eth]
-            nv = {**vals, **{j: ys[j] for j in commit}, **{j: ys[j] for j in edits}}
-            if (full and (not edits or post > max_post)) or (not full and f + 1 >= len(sizes)):
-                out[tuple(nv[j] for j in range(d))] += w
+            if untied and M and _tie_decides(conf, M, k, th):
                 continue
-            if len(nv) < d and not reachable(nv):
-                continue
-            out = out + w * go(tuple(sorted(nv.items())), f + 1, post)
+            commits = _select_brute({j: conf[j] for j in M}, M, k, th, ties, d) if M else {frozenset(): 1.0}
+            for commit, wc in commits.items():
+                nv = {**vals, **{j: ys[j] for j in commit}, **{j: ys[j] for j in edits}}
+                if (full and (not edits or post > max_post)) or (not full and f + 1 >= len(sizes)):
+                    out[tuple(nv[j] for j in range(d))] += w * wc
+                    continue
+                if len(nv) < d and not reachable(nv):
+                    continue
+                out = out + w * wc * go(tuple(sorted(nv.items())), f + 1, post)
         return out
 
     return go((), 0, 0)
@@ -312,20 +322,21 @@ def _editing_brute(table, sizes, eth, max_post, th=None):
 
 @settings(max_examples=15, deadline=None)
 @given(st.one_of(joints(d=(2, 3), K=(2, 2)), joints(d=(4, 4), K=(2, 2))), st.sampled_from([0.3, 0.6]),
-       st.integers(0, 2), st.sampled_from([None, 0.6]), st.data())
-def test_editing_exact_chain_is_the_trajectory_enumeration(p, eth, post, th, data):
+       st.integers(0, 2), st.sampled_from([None, 0.6]), st.sampled_from(["random", "lowest", "topk"]), st.data())
+def test_editing_exact_chain_is_the_trajectory_enumeration(p, eth, post, th, ties, data):
     from reference import compositions
 
     sizes = data.draw(st.sampled_from(list(compositions(p.d))))
-    run = revise_run(p, EditingSampler(mt.Schedule(sizes), editing_threshold=eth, threshold=th, max_post_steps=post))
-    np.testing.assert_allclose(run.law.table, _editing_brute(p.table, sizes, eth, post, th), atol=1e-12)
+    run = revise_run(p, EditingSampler(mt.Schedule(sizes), editing_threshold=eth, threshold=th, max_post_steps=post,
+                                       ties=ties))
+    np.testing.assert_allclose(run.law.table, _editing_brute(p.table, sizes, eth, post, th, ties), atol=1e-12)
 
 
 def test_editing_off_support_outputs_and_lost_mass_agree_with_monte_carlo():
     p = mt.Joint(np.array([[[0.0, 0.0], [0.5, 0.0]], [[0.0, 0.0], [0.0, 0.5]]]))  # x1 = 1, x0 = x2
     sampler = EditingSampler(mt.Schedule((3,)), editing_threshold=0.3, max_post_steps=2)
     run = revise_run(p, sampler)
-    np.testing.assert_allclose(run.law.table, _editing_brute(p.table, (3,), 0.3, 2), atol=1e-12)
+    np.testing.assert_allclose(run.law.table, _editing_brute(p.table, (3,), 0.3, 2, None, "random"), atol=1e-12)
     n = 20000
     samples, lost, _ = sampler.simulate(p, n=n, seed=5)
     _z_check(p, run.law, samples, lost, n)
@@ -335,15 +346,16 @@ def test_editing_off_support_outputs_and_lost_mass_agree_with_monte_carlo():
 @given(joints(d=(5, 5), K=(2, 2)), st.sampled_from([(2, 2, 1), (3, 2)]))
 def test_editing_exact_chain_d5(p, sizes):
     run = revise_run(p, EditingSampler(mt.Schedule(sizes), editing_threshold=0.5, max_post_steps=1))
-    np.testing.assert_allclose(run.law.table, _editing_brute(p.table, sizes, 0.5, 1), atol=1e-12)
+    np.testing.assert_allclose(run.law.table, _editing_brute(p.table, sizes, 0.5, 1, None, "random"), atol=1e-12)
 
 
 # -- beyond the old dict chain's size limit ----------------------------------------------------
 def test_corrector_exact_chain_d7_against_the_trajectory_enumeration():
     # d = 7, K = 2 was refused by the former chain (its size limit); ~4 s of enumeration
     p = mt.families.dirichlet(7, 2, alpha=0.5, seed=7)
-    sampler = CorrectorSampler(mt.Schedule((2, 2, 2, 1)), k=1)
-    ref = _corrector_brute(p.table, (2, 2, 2, 1), 1, sampler.after)
+    # (a Dirichlet law has no ties; "lowest" keeps the enumeration's ranking to one sort)
+    sampler = CorrectorSampler(mt.Schedule((2, 2, 2, 1)), k=1, ties="lowest")
+    ref = _corrector_brute(p.table, (2, 2, 2, 1), 1, sampler.after, "lowest")
     np.testing.assert_allclose(revise_run(p, sampler).law.table, ref, atol=1e-12)
 
 

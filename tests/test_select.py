@@ -33,17 +33,45 @@ def _cond(table, vals):
     return out
 
 
-def _select_brute(conf, free, k, threshold):
-    """The rule written out: sort masked positions by (confidence desc, index asc), with
-    confidences equal to 12 decimals tied (the documented tie rule)."""
+def _select_brute(conf, free, k, threshold, ties="lowest", d=None):
+    """The rule written out, as {committed set: probability}: sort masked positions by
+    confidence desc, with confidences equal to 12 decimals tied, and ties broken by the
+    position (``"lowest"``), by every order of the masked positions, each with probability
+    1/m! (``"random"``: the average over all orders of the tied positions), or by what
+    torch.topk returns for the length-d float64 vector with -inf at revealed positions
+    (``"topk"``, LLaDA's generate.py and diffusers' BlockRefinementScheduler.step)."""
     conf = {j: round(float(c), 12) for j, c in conf.items()}
-    order = sorted(free, key=lambda j: (-conf[j], j))
     k = min(k, len(free))
     if threshold is not None:
         above = [j for j in free if conf[j] > threshold]
         if len(above) >= k:
-            return set(above)
-    return set(order[:k])
+            return {frozenset(above): 1.0}
+    if ties == "lowest":
+        return {frozenset(sorted(free, key=lambda j: (-conf[j], j))[:k]): 1.0}
+    if ties == "topk":
+        import torch
+
+        v = torch.full((d,), -np.inf, dtype=torch.float64)
+        for j in free:
+            v[j] = conf[j]
+        return {frozenset(torch.topk(v, k).indices.tolist()): 1.0}
+    out = {}
+    perms = list(itertools.permutations(free))
+    for perm in perms:
+        rank = {j: i for i, j in enumerate(perm)}
+        B = frozenset(sorted(free, key=lambda j: (-conf[j], rank[j]))[:k])
+        out[B] = out.get(B, 0.0) + 1.0 / len(perms)
+    return out
+
+
+def _tie_decides(conf, free, k, threshold):
+    """Whether the tie rule decides the set of :func:`_select_brute`: the top-k branch (fewer
+    than k above the threshold) with the k-th and (k+1)-th confidences equal to 12 decimals."""
+    c = sorted((round(float(conf[j]), 12) for j in free), reverse=True)
+    k = min(k, len(free))
+    if threshold is not None and sum(x > threshold for x in c) >= k:
+        return False
+    return 0 < k < len(c) and c[k - 1] == c[k]
 
 
 def _brute(table, sizes, planner):
@@ -79,11 +107,11 @@ def _brute(table, sizes, planner):
                 continue
             y = dict(zip(free, ys))
             conf = {j: (S[j] if planner.confidence == "tempered" else c[j])[y[j]] for j in free}
-            B = _select_brute(conf, free, sizes[t], planner.threshold)
-            commits[t] += prob * w * len(B)
-            nv = dict(vals)
-            nv.update({j: y[j] for j in B})
-            go(nv, t + 1, prob * w)
+            for B, wb in _select_brute(conf, free, sizes[t], planner.threshold, planner.ties, d).items():
+                commits[t] += prob * w * wb * len(B)
+                nv = dict(vals)
+                nv.update({j: y[j] for j in B})
+                go(nv, t + 1, prob * w * wb)
 
     go({}, 0, 1.0)
     return out, forwards[0], commits
@@ -93,9 +121,9 @@ def _brute_law(table, sizes, planner):
     return _brute(table, sizes, planner)[0]
 
 
-PLANNERS = [SampleThenSelectPlanner(), SampleThenSelectPlanner(temperature=0.0),
-            SampleThenSelectPlanner(temperature=0.5), SampleThenSelectPlanner(temperature=2.0, confidence="tempered"),
-            SampleThenSelectPlanner(threshold=0.6), SampleThenSelectPlanner(threshold=0.0, temperature=0.7)]
+PLANNERS = [SampleThenSelectPlanner(ties=r, **kw) for r in ("random", "lowest", "topk") for kw in
+            (dict(), dict(temperature=0.0), dict(temperature=0.5), dict(temperature=2.0, confidence="tempered"),
+             dict(threshold=0.6), dict(threshold=0.0, temperature=0.7))]
 
 
 @settings(max_examples=150, deadline=None)
@@ -143,14 +171,14 @@ def test_monte_carlo_agrees_with_the_exact_law():
 def test_selection_rule_as_the_sources_state_it():
     conf = np.array([[0.5, 0.9, 0.5, 0.2, 0.9]])
     free = np.array([[True, True, True, True, False]])
-    # top-2 among masked: 1 (0.9), then 0 and 2 tie at 0.5 -> the lowest index
-    assert select_commits(conf, free, 2, None).tolist() == [[True, True, False, False, False]]
+    # top-2 among masked: 1 (0.9), then 0 and 2 tie at 0.5 -> the lowest index (ties="lowest")
+    assert select_commits(conf, free, 2, None, "lowest").tolist() == [[True, True, False, False, False]]
     # diffusers: every masked position above the threshold when at least k are (here 3 > 0.4 >= k=2)
-    assert select_commits(conf, free, 2, 0.4).tolist() == [[True, True, True, False, False]]
+    assert select_commits(conf, free, 2, 0.4, "lowest").tolist() == [[True, True, True, False, False]]
     # fewer than k above: the top k
-    assert select_commits(conf, free, 2, 0.6).tolist() == [[True, True, False, False, False]]
+    assert select_commits(conf, free, 2, 0.6, "lowest").tolist() == [[True, True, False, False, False]]
     # k larger than what is masked: everything masked
-    assert select_commits(conf, free, 9, None).tolist() == [[True, True, True, True, False]]
+    assert select_commits(conf, free, 9, None, "lowest").tolist() == [[True, True, True, True, False]]
 
 
 def test_tempered():
@@ -204,11 +232,13 @@ def test_bad_input_names_the_argument():
 def test_ties_in_exact_arithmetic_tie_in_floats():
     # a symmetric chain: both end positions have conditional 1/2 from different marginals
     p = mt.families.markov_chain([[0.8, 0.2], [0.2, 0.8]], 3)
-    b = selection_bias(p, 1)
+    b = selection_bias(p, 1, SampleThenSelectPlanner(ties="lowest"))
     assert b.commit_prob[0] == pytest.approx(1.0)  # every position ties at 1/2: the lowest index
+    # uniform over the tied sets: each of the three positions with probability 1/3
+    np.testing.assert_allclose(selection_bias(p, 1, SampleThenSelectPlanner(ties="random")).commit_prob, 1 / 3)
     confs = np.array([[0.5, 0.49999999999999994, 0.5]])
-    assert select_commits(confs, np.ones((1, 3), bool), 1, None).tolist() == [[True, False, False]]
-    assert select_commits(confs[:, ::-1], np.ones((1, 3), bool), 1, None).tolist() == [[True, False, False]]
+    assert select_commits(confs, np.ones((1, 3), bool), 1, None, "lowest").tolist() == [[True, False, False]]
+    assert select_commits(confs[:, ::-1], np.ones((1, 3), bool), 1, None, "lowest").tolist() == [[True, False, False]]
 
 
 def test_joint_commits_can_lose_mass_like_any_factorized_step():
@@ -259,18 +289,19 @@ def test_the_size_limit_bounds_the_terms_computed(p, which, threshold, data):
 
     sizes = data.draw(st.sampled_from(list(compositions(p.d))))
     base = PLANNERS[which]
-    planner = SampleThenSelectPlanner(threshold, base.temperature, base.confidence)
+    planner = SampleThenSelectPlanner(threshold, base.temperature, base.confidence, base.ties)
     seen = []
     orig = select._terms
 
-    def counted(P, k, pl):
-        for W, codes in orig(P, k, pl):
+    def counted(P, k, pl, pos, d):
+        for W, W0, codes in orig(P, k, pl, pos, d):
             seen.append(W.size)
-            yield W, codes
+            yield W, W0, codes
 
     select._terms = counted
     try:
         select_run(p, mt.Schedule(sizes), planner)
     finally:
         select._terms = orig
-    assert sum(seen) <= select._work(p.K, p.d, sizes, threshold)
+    bound = select._work_topk if planner.ties == "topk" else select._work
+    assert sum(seen) <= bound(p.K, p.d, sizes, threshold)

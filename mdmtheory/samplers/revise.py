@@ -22,9 +22,14 @@ Bernoulli-subset sampler of ``mt.Grid(alphas)`` (tested against the exact engine
 **Corrector** (:class:`CorrectorSampler`; the predictor–corrector idea of diffusers'
 ``DiscreteDDIMScheduler``, in this form ours). After each step of the random-order sampler
 with the counts of a Schedule, the ``k`` revealed positions whose values are least likely
-given the other revealed ones, :math:`p(x_j \mid x_{A \setminus j})` (ties to the lowest
-position), are masked and redrawn, independently, from :math:`p(\cdot \mid x_{A \setminus R})`.
-One corrector step costs one forward (the model sees the state with R masked).
+given the other revealed ones, :math:`p(x_j \mid x_{A \setminus j})` (equal ones, to 12
+decimals, resolved by ``ties``: ``"random"`` uniform over the tied sets, the exact chain
+branching over them with weights :math:`1/\binom{m}{r}`; ``"lowest"`` the lowest position;
+``"topk"`` ``torch.topk`` of the negated likelihood level on the length-d row with ``-inf`` at
+the masked positions — the corrector is the package's own rule, so this is how a pipeline
+would rank it, not a pipeline's code), are masked and redrawn, independently, from
+:math:`p(\cdot \mid x_{A \setminus R})`. One corrector step costs one forward (the model sees
+the state with R masked).
 
 **Editing** (:class:`EditingSampler`; LLaDA2.1 as diffusers 0.42 runs it:
 ``BlockRefinementScheduler.step`` with ``editing_threshold`` and the ``LLaDA2Pipeline`` loop).
@@ -33,7 +38,8 @@ committed j from the model's prediction at a visible position, which for the tru
 to be the leave-one-out conditional :math:`p(\cdot \mid x_{A \setminus j})` (what j should be
 given the rest; a model that ignored its own visible token) — all tempered by ``temperature``;
 masked positions are committed by sample-then-select (:mod:`mdmtheory.samplers.select`, the
-schedule's counts, ``threshold``), and a committed position is *replaced* by its candidate when
+schedule's counts, ``threshold``, its tie rule ``ties``: the only ranking in diffusers' step,
+whose edits are a threshold test), and a committed position is *replaced* by its candidate when
 they differ and the candidate's (tempered, as diffusers') probability exceeds
 ``editing_threshold``. After the last mask, editing-only forwards follow while the previous one
 edited something, at most ``max_post_steps`` + 1 of them — but the block ends right after
@@ -60,7 +66,10 @@ produces is lost, its conditionals do not exist) and the mass is pushed by
 ``chain_apply``. Lost mass, as in :meth:`simulate`: a full state is kept even off p's
 support (an output); the corrector loses a state whose kept part p never produces; editing
 loses a state where a leave-one-out prediction is undefined. The editing chain also carries
-the post-step counter (state key: lattice index + :math:`(K+1)^d` × post-steps).
+the post-step counter (state key: lattice index + :math:`(K+1)^d` × post-steps). Under
+``ties="random"`` a tied choice (the corrector's R, editing's mask commits) is one term per
+tied subset; every chain carries a second mass, that of the runs no tie rule has decided yet,
+pushed with the untied terms' weights, for ``RevisionRun.tie_mass``.
 :func:`revise_run` refuses a chain whose steps can have more than :data:`MAX_REVISE_WORK`
 terms (every state of a level live: :math:`(3K+1)^d` for ReMDM); a step at the limit takes
 about a second and 1–2 GB. Derived here (the exact chains); tests/test_revise.py checks
@@ -70,6 +79,7 @@ Monte Carlo and the η = 0 case against the engine.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass
@@ -82,8 +92,10 @@ from ..joint import Joint
 from ..schedules import Schedule, check_schedule
 from .kernel import (FINISHED, LOST, ChainStep, chain_apply, chain_targets, distinct_states, empty_state,
                      lattice_strides, marginal_lattice, output_index, state_conditionals, state_values)
+from .ties import DEFAULT_TIES, TIE_RULES, check_ties, sample_choice, tie_choices
 
-__all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run", "MAX_REVISE_WORK"]
+__all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run", "revise_runs_by_ties",
+           "MAX_REVISE_WORK"]
 
 #: Largest number of (state, transition) terms one step of :func:`revise_run` may have (an
 #: upper bound from the sampler and (d, K), every state of a level live): about a second
@@ -180,15 +192,29 @@ class RemaskingSampler:
         return np.where(rv, x, -1), lost
 
 
+def _redo_mc(own, rev, k, ties, rng):
+    """Monte Carlo of the corrector's choice: the k revealed positions with the least ``own``
+    likelihood (rounded to 12 decimals), ties by the rule."""
+    lev = -np.rint(np.round(own, 12) * 1e12)  # higher first: least likely first
+    k = np.minimum(k, rev.sum(axis=1))
+    if ties == "random":
+        return sample_choice(np.where(rev, lev, 0.0), rev, k, rng)
+    return tie_choices(np.where(rev, lev, 0.0), rev, k, ties).chosen
+
+
 @dataclass(frozen=True)
 class CorrectorSampler:
     """Random order with the counts of ``plan``, and after each of the steps in ``after``
     (default: every step but the last) a corrector step redrawing the ``k`` least likely
-    revealed positions (module docstring)."""
+    revealed positions, equal likelihoods (to 12 decimals) resolved by ``ties``: ``"random"``
+    (uniform over the tied sets, the default), ``"lowest"`` (lowest position first) or
+    ``"topk"`` (``torch.topk`` of the negated score, as a pipeline would call it; module
+    docstring)."""
 
     plan: Schedule
     k: int = 1
     after: tuple | None = None
+    ties: str = DEFAULT_TIES
 
     def __post_init__(self):
         if not isinstance(self.plan, Schedule):
@@ -199,6 +225,7 @@ class CorrectorSampler:
         if any(isinstance(t, bool) or not isinstance(t, numbers.Integral) or not 0 <= t < self.plan.steps
                for t in after) or len(set(after)) != len(after):
             raise ValueError(f"after: expected distinct step indices in 0..{self.plan.steps - 1}, got {self.after!r}")
+        check_ties(self.ties)
         object.__setattr__(self, "after", tuple(sorted(int(t) for t in after)))
 
     def forwards(self) -> int:
@@ -232,11 +259,7 @@ class CorrectorSampler:
             rows = live()
             xs, r = x[rows], rv[rows]
             own = np.take_along_axis(loo_conditionals(oracle, xs, r), xs[..., None], axis=-1)[..., 0]
-            conf = np.where(r, np.round(own, 12), np.inf)
-            order = np.argsort(conf, axis=1, kind="stable")[:, :self.k]  # least likely first, lowest index on ties
-            redo = np.zeros(r.shape, dtype=bool)
-            np.put_along_axis(redo, order, True, axis=1)
-            redo &= r
+            redo = _redo_mc(own, r, self.k, self.ties, rng)
             keep = r & ~redo
             ok = oracle.log_marginal(xs, keep) > -np.inf
             lost[rows[~ok]] = True
@@ -255,13 +278,14 @@ class EditingSampler:
     threshold: float | None = None
     temperature: float = 1.0
     max_post_steps: int = 16
+    ties: str = DEFAULT_TIES
 
     def __post_init__(self):
         from .select import SampleThenSelectPlanner
 
         if not isinstance(self.plan, Schedule):
             raise ValueError(f"plan: expected a Schedule, got {type(self.plan).__name__}")
-        SampleThenSelectPlanner(self.threshold, self.temperature, "tempered")  # the commit rule's own checks
+        SampleThenSelectPlanner(self.threshold, self.temperature, "tempered", self.ties)  # the commit rule's checks
         e = self.editing_threshold
         if isinstance(e, bool) or not isinstance(e, numbers.Real) or not 0 < e < 1:
             raise ValueError(f"editing_threshold: expected a probability in (0, 1) (diffusers edits a committed token "
@@ -312,7 +336,7 @@ class EditingSampler:
             y = np.minimum(_inverse_cdf(S, rng.random(xs.shape)), oracle.K - 1)
             conf = np.take_along_axis(S, y[..., None], axis=-1)[..., 0]
             step = [sizes[min(int(f), len(sizes) - 1)] for f in forwards[rows]]
-            commit = select_commits(conf, ~r, np.array(step), self.threshold) & ~full[:, None]
+            commit = select_commits(conf, ~r, np.array(step), self.threshold, self.ties, rng) & ~full[:, None]
             edit = r & (y != xs) & (_round(conf) > self.editing_threshold)
             x[rows] = np.where(commit | edit, y, xs)
             rv[rows] = r | commit
@@ -333,10 +357,15 @@ class EditingSampler:
 @dataclass(frozen=True)
 class RevisionRun:
     """Exact law of a revising sampler (``law``, with lost mass) and its forwards (the
-    expected number for the editing sampler, whose post-steps stop early)."""
+    expected number for the editing sampler, whose post-steps stop early); ``ties`` the tie
+    rule of the ranking it runs (None for ReMDM, which ranks nothing) and ``tie_mass`` the
+    probability that the run passes through a step whose chosen set the tie rule decided
+    (0: the law is the same under every rule)."""
 
     law: Joint
     forwards: float
+    ties: str | None = None
+    tie_mass: float = 0.0
 
 
 # -- the exact chains, on the sparse-chain kernel (samplers/kernel.py) ---------------------------
@@ -406,23 +435,31 @@ def _expand(W: np.ndarray, digit=None, base=None):
     return row, code, w
 
 
-def _push(mass, src, tgt, w, Pf, d, K, lost_rows=None):
+def _push(masses, src, tgt, w, Pf, d, K, w0=None, lost_src=None, lost_w=None, lost_w0=None):
     """One step: terms (src, tgt, w), targets settled by chain_targets (full states stay live,
-    masked states at a zero-probability prefix lost); ``lost_rows``: live states whose whole
-    mass is lost. Returns (live, mass, lost)."""
+    masked states at a zero-probability prefix lost); ``lost_src`` / ``lost_w``: mass of live
+    states that is lost. ``masses`` = (mass, mass0): mass0, the mass of the runs no tie rule
+    has decided yet, moves with the weights ``w0`` (default ``w``). Returns (live, (mass',
+    mass0'), (lost, lost0))."""
     u, at = distinct_states(tgt, Pf.shape[0])  # chain_targets on the distinct targets only
     dst_u, _, live = chain_targets(u, Pf, d, K, finish_full=False, distinct=True)
     dst = dst_u[at]
-    if lost_rows is not None and lost_rows.size:
-        src = np.concatenate([src, lost_rows])
-        dst = np.concatenate([dst, np.full(lost_rows.size, LOST, dtype=np.int64)])
-        w = np.concatenate([w, np.ones(lost_rows.size)])
-    step = ChainStep(src=src, dst=dst, out=np.zeros_like(dst), live=live, w=w)
-    new, _, lost, _ = chain_apply(mass, step, Pf, 1, xp=np)
-    return live, new, lost
+    w0 = w if w0 is None else w0
+    if lost_src is not None and lost_src.size:
+        src = np.concatenate([src, lost_src])
+        dst = np.concatenate([dst, np.full(lost_src.size, LOST, dtype=np.int64)])
+        w = np.concatenate([w, lost_w])
+        w0 = np.concatenate([w0, lost_w if lost_w0 is None else lost_w0])
+    new, lost = [], []
+    for m, ww in zip(masses, (w, w0)):
+        n_, _, l_, _ = chain_apply(m, ChainStep(src=src, dst=dst, out=np.zeros_like(dst), live=live, w=ww), Pf, 1,
+                                   xp=np)
+        new.append(n_)
+        lost.append(l_)
+    return live, tuple(new), tuple(lost)
 
 
-def _remdm_step(live, mass, Pf, d, K, sigma, beta):
+def _remdm_step(live, masses, Pf, d, K, sigma, beta):
     """ReMDM step: revealed j kept (1 − σ) or masked (σ); masked j stays (1 − β) or takes y
     (β p(y | x_A)); all positions independently."""
     vals = state_values(live, d, K)
@@ -433,10 +470,10 @@ def _remdm_step(live, mass, Pf, d, K, sigma, beta):
     n, j = np.nonzero(rev)
     W[n, j, vals[n, j]] = 1 - sigma
     src, tgt, w = _expand(W)
-    return _push(mass, src, tgt, w, Pf, d, K)
+    return _push(masses, src, tgt, w, Pf, d, K)
 
 
-def _random_step(live, mass, Pf, d, K, size):
+def _random_step(live, masses, Pf, d, K, size):
     """Random-order step: ``size`` (at most all) of the masked positions, uniformly, each
     drawn from p(· | x_A). States grouped by their number of masked positions."""
     vals = state_values(live, d, K)
@@ -457,14 +494,16 @@ def _random_step(live, mass, Pf, d, K, size):
         srcs.append(src[row])
         tgts.append(tgt)
         ws.append(w / math.comb(int(mm), s))
-    return _push(mass, np.concatenate(srcs), np.concatenate(tgts), np.concatenate(ws), Pf, d, K)
+    return _push(masses, np.concatenate(srcs), np.concatenate(tgts), np.concatenate(ws), Pf, d, K)
 
 
-def _corrector_step(live, mass, Pf, d, K, k):
+def _corrector_step(live, masses, Pf, d, K, k, ties):
     """Corrector step: the k revealed positions least likely given the other revealed ones
-    (rounded to 12 decimals, ties to the lowest position; an undefined prediction counts as
-    0) redrawn from p(· | x_{A∖R}); lost when p(x_{A∖R}) = 0 (only from an output off p's
-    support)."""
+    (rounded to 12 decimals; an undefined prediction counts as 0), equal ones resolved by
+    ``ties`` (:func:`mdmtheory.samplers.ties.tie_choices` on the negated integer levels
+    rint(p 10^12): ``"random"`` one branch per tied subset, ``"topk"`` torch.topk of that
+    length-d vector with -inf at the masked positions), redrawn from p(· | x_{A∖R}); lost when
+    p(x_{A∖R}) = 0 (only from an output off p's support)."""
     vals = state_values(live, d, K)
     rev = vals < K
     stride = lattice_strides(d, K)
@@ -473,11 +512,13 @@ def _corrector_step(live, mass, Pf, d, K, k):
     # p(x_{A minus j}) = 0 (only at an output off p's support): no prediction at j, which
     # counts as confidence 0, as the oracles' conditionals give it to simulate()
     loo = np.where(den > 0, Pf[live][:, None] / np.where(den > 0, den, 1.0), 0.0)
-    conf = np.where(rev, np.round(loo, 12), np.inf)
-    R = np.argsort(conf, axis=1, kind="stable")[:, :k]  # least likely first, lowest index on ties
-    redo = np.take_along_axis(rev, R, axis=1)  # (N, k): False where fewer than k are revealed
-    off = np.where(redo, (K - np.take_along_axis(vals, R, axis=1)) * stride[R], 0)
-    kidx = live + off.sum(axis=1)  # the state with R masked
+    lev = np.where(rev, -np.rint(np.round(loo, 12) * 1e12), 0.0)  # higher first: least likely first
+    ch = tie_choices(lev, rev, np.minimum(k, rev.sum(axis=1)), ties)
+    rows = ch.rows
+    R = np.argsort(~ch.chosen, axis=1, kind="stable")[:, :k]  # the chosen positions first
+    redo = np.take_along_axis(ch.chosen, R, axis=1)  # (N, k): False where fewer than k are revealed
+    off = np.where(redo, (K - np.take_along_axis(vals[rows], R, axis=1)) * stride[R], 0)
+    kidx = live[rows] + off.sum(axis=1)  # the state with R masked
     ok = Pf[kidx] > 0
     g = np.flatnonzero(ok)
     P = state_conditionals(Pf, kidx[g], d, K)
@@ -485,7 +526,12 @@ def _corrector_step(live, mass, Pf, d, K, k):
     W[~redo[g]] = np.eye(1, K)  # a padding slot: one option, weight 1, digit 0
     dig = np.where(redo[g], stride[R[g]], 0)
     row, tgt, w = _expand(W, digit=dig, base=kidx[g] - K * dig.sum(axis=1))
-    return _push(mass, g[row], tgt, w, Pf, d, K, lost_rows=np.flatnonzero(~ok))
+    src = rows[g[row]]
+    w = w * ch.weight[g[row]]
+    bad = np.flatnonzero(~ok)
+    lw = ch.weight[bad]
+    return _push(masses, src, tgt, w, Pf, d, K, w0=w * ~ch.split[src], lost_src=rows[bad], lost_w=lw,
+                 lost_w0=lw * ~ch.split[rows[bad]])
 
 
 def _terms_bound(sampler, d: int, K: int) -> int:
@@ -540,25 +586,37 @@ def revise_run(p: Joint, sampler) -> RevisionRun:
     Pf = marginal_lattice(p.table, xp=np).ravel()
     if isinstance(sampler, EditingSampler):
         return _editing_run(p, sampler, Pf)
-    live, mass = np.array([empty_state(d, K)], dtype=np.int64), np.ones(1)
-    lost = 0.0
+    live, masses = np.array([empty_state(d, K)], dtype=np.int64), (np.ones(1), np.ones(1))
+    lost, lost0 = 0.0, 0.0
     if isinstance(sampler, RemaskingSampler):
         for i in range(sampler.steps):
             sigma, beta = sampler.rates(i)
-            live, mass, l_ = _remdm_step(live, mass, Pf, d, K, sigma, beta)
-            lost += l_
+            live, masses, l_ = _remdm_step(live, masses, Pf, d, K, sigma, beta)
+            lost, lost0 = lost + l_[0], lost0 + l_[1]
     else:
         for t, size in enumerate(sampler.plan.sizes):
-            live, mass, l_ = _random_step(live, mass, Pf, d, K, size)
-            lost += l_
+            live, masses, l_ = _random_step(live, masses, Pf, d, K, size)
+            lost, lost0 = lost + l_[0], lost0 + l_[1]
             if t in sampler.after:
-                live, mass, l_ = _corrector_step(live, mass, Pf, d, K, sampler.k)
-                lost += l_
+                live, masses, l_ = _corrector_step(live, masses, Pf, d, K, sampler.k, sampler.ties)
+                lost, lost0 = lost + l_[0], lost0 + l_[1]
     vals = state_values(live, d, K)
     if (vals == K).any():  # pragma: no cover - both samplers end with everything revealed
         raise AssertionError("revise_run: masked positions after the last step")
-    out = np.bincount(output_index(vals, K), mass, minlength=K**d)
-    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), sampler.forwards())
+    out = np.bincount(output_index(vals, K), masses[0], minlength=K**d)
+    ties = None if isinstance(sampler, RemaskingSampler) else sampler.ties
+    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), sampler.forwards(), ties,
+                       max(0.0, (float(masses[0].sum()) + lost) - (float(masses[1].sum()) + lost0)))
+
+
+def revise_runs_by_ties(p: Joint, sampler) -> dict:
+    """``{rule: revise_run(p, sampler with ties=rule)}`` for a :class:`CorrectorSampler` or
+    :class:`EditingSampler` and every rule of :data:`mdmtheory.samplers.ties.TIE_RULES`: the
+    spread of any metric over the tie rules (equal laws where ``tie_mass`` is 0)."""
+    if not isinstance(sampler, (CorrectorSampler, EditingSampler)):
+        raise ValueError(f"sampler: expected a CorrectorSampler or EditingSampler (ReMDM ranks nothing: it has no tie "
+                         f"rule), got {type(sampler).__name__}")
+    return {r: revise_run(p, dataclasses.replace(sampler, ties=r)) for r in TIE_RULES}
 
 
 @lru_cache(maxsize=None)
@@ -569,9 +627,12 @@ def _candidates(d: int, K: int) -> np.ndarray:
 
 def _editing_terms(S, vals, rev, full, post, f, sampler, Pf, d, K):
     """The terms of one editing forward from states with tempered rows ``S`` (n, d, K):
-    (row, weight, class, key) with class 0 live (key: lattice index + L * post-steps),
-    1 finished (key: output index), 2 lost (a masked state at a zero-probability prefix)."""
-    from .select import _round, select_commits
+    (row, weight, weight0, class, key) with class 0 live (key: lattice index + L *
+    post-steps), 1 finished (key: output index), 2 lost (a masked state at a zero-probability
+    prefix); weight0 is 0 where the tie rule decided the committed masks (the commits of
+    :func:`mdmtheory.samplers.select.commit_choices`: one term per resolution under
+    ``ties="random"``)."""
+    from .select import _round, commit_choices
 
     sizes = sampler.plan.sizes
     stride = lattice_strides(d, K)
@@ -579,8 +640,12 @@ def _editing_terms(S, vals, rev, full, post, f, sampler, Pf, d, K):
     row, code, w = _expand(S)  # every candidate vector with positive probability
     ys = _candidates(d, K)[code]  # (terms, d): a table lookup, much cheaper than // and %
     conf = C.reshape(-1)[(row[:, None] * d + np.arange(d)) * K + ys]
-    v0, r0, full0, pst = vals[row], rev[row], full[row], post[row]
-    commit = select_commits(conf, ~r0, sizes[min(f, len(sizes) - 1)], sampler.threshold)
+    v0, r0 = vals[row], rev[row]
+    ch = commit_choices(conf, ~r0, sizes[min(f, len(sizes) - 1)], sampler.threshold, sampler.ties)
+    t = ch.rows  # one term per (candidate vector, tie resolution)
+    row, w, ys, conf, v0, r0, commit = row[t], w[t] * ch.weight, ys[t], conf[t], v0[t], r0[t], ch.chosen
+    w0 = w * ~ch.split[t]
+    full0, pst = full[row], post[row]
     edit = r0 & (ys != v0) & (conf > sampler.editing_threshold)
     new = np.where(commit | edit, ys, v0)
     del ys, conf, v0, r0, commit
@@ -594,7 +659,7 @@ def _editing_terms(S, vals, rev, full, post, f, sampler, Pf, d, K):
     tgt = new @ stride
     cls = np.where(fin, 1, np.where(masked & ~(Pf[tgt] > 0), 2, 0)).astype(np.int8)
     key = np.where(fin, output_index(np.where(new < K, new, 0), K), tgt + Pf.shape[0] * pst)
-    return row, w, cls, key
+    return row, w, w0, cls, key
 
 
 def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionRun:
@@ -607,8 +672,9 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
     stride = lattice_strides(d, K)
     yv = np.arange(K, dtype=np.int64)
     keys, mass = np.array([empty_state(d, K)], dtype=np.int64), np.ones(1)
+    mass0 = np.ones(1)  # the mass of the runs no tie rule has decided yet
     out = np.zeros(K**d)
-    lost, fw, f = 0.0, 0.0, 0
+    lost, fw, f, untied, total = 0.0, 0.0, 0, 0.0, 0.0
     while keys.size:
         idx, post = keys % L, keys // L
         vals = state_values(idx, d, K)
@@ -623,14 +689,14 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
         bad = (rev & ~(den > 0)).any(axis=1)
         g = np.flatnonzero(~bad)
         fw += float(mass[g].sum())
-        parts = [(g[:0], np.zeros(0), np.zeros(0, dtype=np.int8), g[:0])]
+        parts = [(g[:0], np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int8), g[:0])]
         per = max(1, _CHUNK // K**d)  # states per chunk
         for a in range(0, g.size, per):
             h = g[a:a + per]
             S = tempered(Pf[hid[h][..., None] + (yv - K) * stride[:, None]] / den[h][..., None], sampler.temperature)
-            row, w, cls, key = _editing_terms(S, vals[h], rev[h], full[h], post[h], f, sampler, Pf, d, K)
-            parts.append((h[row], w, cls, key))
-        src, w, cls, key = (np.concatenate(c) for c in zip(*parts))
+            row, w, w0, cls, key = _editing_terms(S, vals[h], rev[h], full[h], post[h], f, sampler, Pf, d, K)
+            parts.append((h[row], w, w0, cls, key))
+        src, w, w0, cls, key = (np.concatenate(c) for c in zip(*parts))
         nxt, at = distinct_states(key[cls == 0], L * (sampler.max_post_steps + 2))
         dst = np.full(src.shape, LOST, dtype=np.int64)
         dst[cls == 0] = at
@@ -641,8 +707,12 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
                          out=np.concatenate([np.where(cls == 1, key, 0), np.zeros(lost_rows.size, dtype=np.int64)]),
                          live=nxt, w=np.concatenate([w, np.ones(lost_rows.size)]))
         mass, o_, l_, _ = chain_apply(mass, step, Pf, K**d, xp=np)
+        step0 = dataclasses.replace(step, w=np.concatenate([w0, np.ones(lost_rows.size)]))
+        mass0, o0, l0, _ = chain_apply(mass0, step0, Pf, K**d, xp=np)
+        untied += float(o0.sum()) + l0
+        total += float(o_.sum()) + l_  # the same sums: exactly untied where no tie occurred
         out += o_
         lost += l_
         keys = nxt
         f += 1
-    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw))
+    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw), sampler.ties, max(0.0, total - untied))

@@ -12,9 +12,9 @@ the state :math:`(A, x_A)` with masked set :math:`M`:
    whose Gumbel-max draw is scored by the plain softmax) or :math:`s_j(y_j)`
    (``"tempered"``: diffusers 0.42's ``_sample_from_logits`` returns the probability of the
    token under the tempered distribution it sampled from);
-3. the :math:`k` most confident are committed with their candidates, ties to the lowest
-   position (confidences equal to :data:`CONFIDENCE_DECIMALS` decimals tie); the rest are
-   discarded. With a ``threshold`` :math:`\theta` (diffusers): every
+3. the :math:`k` most confident are committed with their candidates, equal confidences
+   (to :data:`CONFIDENCE_DECIMALS` decimals) at the boundary resolved by the rule ``ties``
+   (below); the rest are discarded. With a ``threshold`` :math:`\theta` (diffusers): every
    :math:`j` with :math:`c_j > \theta` is committed if at least :math:`k` qualify, else the
    top :math:`k` — then :math:`k` is a floor and a step can commit more; the sampler stops
    when nothing is masked (fewer forwards than the schedule's steps).
@@ -32,11 +32,59 @@ exactly when every position outside B ranks below the weakest member of B,
     P(B, y_B \mid x_A) = \prod_{j \in B} s_j(y_j)
     \prod_{i \in M \setminus B} \Pr_{Y \sim s_i}\bigl[\kappa_i(Y) < w\bigr],
 
-a sum over :math:`\binom{|M|}{k} K^k` terms instead of the :math:`K^{|M|}` candidate vectors.
-With a threshold, add the sets :math:`B` (|B| ≥ k) of all positions above it,
+a sum over :math:`\binom{|M|}{k} K^k` terms instead of the :math:`K^{|M|}` candidate vectors
+(this is ``ties="lowest"``). With a threshold, add the sets :math:`B` (|B| ≥ k) of all positions above it,
 :math:`\prod_{j\in B} s_j(y_j)[c_j > \theta] \prod_{i \notin B} \Pr[c_i(Y) \le \theta]`, and
 keep the top-k term only where :math:`c_w \le \theta` (fewer than k above). Derived here;
 tests/test_select.py checks it against the enumeration of every candidate vector.
+
+**Ties** (issue 26 §2). Write :math:`\ell_j(y) = \mathrm{rint}(c_j(y)\,10^{12})` (the level;
+equal levels tie). ``ties="random"`` resolves the boundary uniformly: given the candidates,
+let :math:`\ell^*` be the k-th largest level, :math:`a` the positions above it and :math:`m`
+those at it; the committed set is the :math:`a` above plus a uniformly random
+:math:`(k-a)`-subset of the :math:`m` — the limit of an infinitesimal i.i.d. continuous
+perturbation of the confidences (every order of the tied positions equally likely), so it
+depends on no convention. Its law: fix B, |B| = k, with values :math:`y_B`, weakest level
+:math:`\ell = \min_{b\in B} \ell_b(y_b)` and :math:`r \ge 1` members at it. B is the committed
+set exactly when every outsider has level :math:`\le \ell` and, with :math:`u` outsiders at
+:math:`\ell` (a cluster of :math:`r + u`, of which :math:`r` are needed: the members of B above
+:math:`\ell` are surely in), the uniform subset is B's r, probability
+:math:`1/\binom{r+u}{r}`. The candidates are independent, so
+
+.. math::
+
+    P(B, y_B \mid x_A) = \prod_{b\in B} s_b(y_b) \sum_{u=0}^{|M|-k}
+    \frac{e_u}{\binom{r+u}{r}}, \qquad
+    \sum_u e_u z^u = \prod_{i\in M\setminus B}\bigl(\mathrm{lo}_i + z\,\mathrm{eq}_i\bigr),
+
+:math:`\mathrm{lo}_i = \Pr_{Y\sim s_i}[\ell_i(Y) < \ell]`, :math:`\mathrm{eq}_i = \Pr[\ell_i(Y) =
+\ell]`: :math:`e_u` is the Poisson-binomial probability that exactly u outsiders tie and the
+rest are below (a DP over the outsiders per term). ``"lowest"`` is the formula above with
+:math:`\Pr[\kappa_i < w]` = :math:`\mathrm{lo}_i + [i > b_w]\,\mathrm{eq}_i`. With a threshold the
+tie rule matters only in the top-k branch (the threshold branch commits every position above
+θ, no ranking), whose term is kept where :math:`c_w \le \theta` under either rule. At
+temperature 0 the :math:`s_j` are point masses and the same formula applies (lo, eq ∈ {0, 1}).
+``"topk"``: the positions ``torch.topk`` returns for the vector the pipelines pass — LLaDA's
+``generate.py`` (ML-GSAI/LLaDA): ``torch.topk(confidence[j], k)`` on a float64 row of the whole
+sequence with ``-inf`` at revealed positions and beyond the block; diffusers 0.42.1
+``BlockRefinementScheduler.step``: ``torch.topk(confidence[b], k)`` on the block's float32 row
+with ``-inf`` at committed positions — here a length-d float64 row (no prompt, one block:
+diffusers with ``block_length = d``, LLaDA with no prompt and one block), the rounded
+confidences bit-identical on ties (torch.topk returned the same indices for the float32 row, the
+float64 row and a batched call on every pattern tried: tests/test_ties_select.py). Which of
+several equal values torch returns depends on the whole vector, so there is no product formula:
+the exact law enumerates the :math:`K^{|M|}` candidate vectors of each state and calls
+torch.topk on them (bounded by :data:`MAX_TOPK_VECTORS`); it is exact for the torch it runs on,
+and platform-dependent (CPU/CUDA, torch version).
+
+**Tie mass.** ``SelectRun.tie_mass`` is the probability that the run passes through a step
+where the rule decided the committed set (u ≥ 1 in the top-k branch). The chain carries a
+second mass, that of the runs no rule has decided yet, pushed with the weights of the terms at
+u = 0 (:math:`\prod s \prod \mathrm{lo}_i`, the same under every rule; for ``"topk"`` the vectors
+whose boundary is not tied); tie_mass is the finished-or-lost mass minus its untied part.
+tests/test_ties_select.py checks the three rules and tie_mass against the enumeration of every
+candidate vector with the ties written out (every order of the masked positions averaged;
+torch.topk called on each vector).
 
 **Computation.** A sparse chain of :mod:`mdmtheory.samplers.kernel`, as for the other
 samplers whose moves depend on x_A: the live states of a step are sorted flat indices of
@@ -56,6 +104,7 @@ work by the step-by-step count of reachable states (:data:`MAX_SELECT_WORK`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass
@@ -67,14 +116,20 @@ import numpy as np
 from ..joint import Joint
 from ..schedules import Schedule, check_schedule
 from . import kernel
+from .ties import DEFAULT_TIES, TIE_RULES, check_ties, tie_choices
 
-__all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "select_commits",
-           "SelectionBias", "selection_bias", "MAX_SELECT_WORK"]
+__all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "select_commits", "commit_choices",
+           "SelectionBias", "selection_bias", "select_runs_by_ties", "MAX_SELECT_WORK", "MAX_TOPK_VECTORS"]
 
 #: Largest bound on the (state, committed set, committed values) terms :func:`select_run`
 #: computes (its ``_work``): about 10-20 s and 1.5 GB at the limit on one CPU core when the
 #: bound is reached (benchmarks/bench_select.py); most laws reach a fraction of it.
 MAX_SELECT_WORK = 20_000_000
+
+#: Largest number of (state, candidate vector) pairs the ``ties="topk"`` law enumerates (it
+#: calls torch.topk on every candidate vector: which of tied positions torch returns depends
+#: on the whole vector, so no product formula exists).
+MAX_TOPK_VECTORS = 4_000_000
 
 #: Confidences are compared after rounding to this many decimals: values that are equal in
 #: exact arithmetic (a symmetric law's 1/2 computed from two different marginals) must tie,
@@ -90,12 +145,16 @@ def _round(c):
 class SampleThenSelectPlanner:
     """Sample-then-select (module docstring): ``threshold`` None (exact top-k) or in [0, 1);
     ``temperature`` ≥ 0 (0: greedy arg max); ``confidence`` ``"untempered"`` (LLaDA) or
-    ``"tempered"`` (diffusers). Run with a Schedule: step t commits k_t positions (a floor
+    ``"tempered"`` (diffusers); ``ties`` how equal confidences at the boundary of the top k
+    are resolved: ``"random"`` (uniform over the tied sets, the default), ``"lowest"``
+    (lowest position first) or ``"topk"`` (torch.topk's order, as LLaDA and diffusers call
+    it; platform-dependent). Run with a Schedule: step t commits k_t positions (a floor
     with a threshold)."""
 
     threshold: float | None = None
     temperature: float = 1.0
     confidence: str = "untempered"
+    ties: str = DEFAULT_TIES
     name: str = "sample_then_select"
     needs_schedule: bool = True
     allows_empty: bool = False
@@ -112,6 +171,7 @@ class SampleThenSelectPlanner:
         if self.confidence not in ("untempered", "tempered"):
             raise ValueError(f"confidence: expected 'untempered' (LLaDA) or 'tempered' (diffusers), "
                              f"got {self.confidence!r}")
+        check_ties(self.ties)
         object.__setattr__(self, "threshold", None if t is None else float(t))
         object.__setattr__(self, "temperature", float(T))
 
@@ -131,7 +191,7 @@ class SampleThenSelectPlanner:
             S = tempered(P, self.temperature)
         y = np.minimum(_inverse_cdf(S, rng.random(free.shape)), K - 1)
         C = np.take_along_axis(S if self.confidence == "tempered" else P, y[..., None], axis=-1)[..., 0]
-        return select_commits(C, free, size, self.threshold), y
+        return select_commits(C, free, size, self.threshold, self.ties, rng), y
 
 
 def tempered(probs: np.ndarray, temperature: float) -> np.ndarray:
@@ -152,25 +212,99 @@ def tempered(probs: np.ndarray, temperature: float) -> np.ndarray:
     return E / E.sum(axis=-1, keepdims=True)
 
 
-def select_commits(conf: np.ndarray, free: np.ndarray, k, threshold: float | None) -> np.ndarray:
+def _levels(conf):
+    """Confidences as integer levels rint(c 10^12) (float64, exact): equal levels tie."""
+    return np.rint(_round(np.asarray(conf, dtype=np.float64)) * 10.0**CONFIDENCE_DECIMALS)
+
+
+def _topk_rows(conf, free, k) -> np.ndarray:
+    """(n, d) bool: ``torch.topk`` of each row's vector as the pipelines build it — the
+    confidences (rounded to :data:`CONFIDENCE_DECIMALS` decimals, so equal ones are
+    bit-identical) at the masked positions, ``-inf`` at the others, length d — for k (int or
+    (n,)). Rows with the same k go through one batched call (tests/test_ties_select.py checks
+    that a batched call returns the indices of the 1-D call LLaDA and diffusers make)."""
+    conf = _round(np.asarray(conf, dtype=np.float64))
+    free = np.asarray(free, dtype=bool)
+    n, d = free.shape
+    k = np.broadcast_to(np.asarray(k, dtype=np.int64), (n,))
+    out = np.zeros((n, d), dtype=bool)
+    v = np.where(free, conf, -np.inf)
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ValueError("ties: 'topk' calls torch.topk; pip install 'mdmtheory[bridge]', or use ties='random' "
+                         "or 'lowest'") from None
+    for kk in np.unique(k):
+        rows = np.flatnonzero(k == kk)
+        if kk <= 0 or not rows.size:
+            continue
+        idx = torch.topk(torch.as_tensor(np.ascontiguousarray(v[rows])), int(kk), dim=-1).indices.numpy()
+        out[rows[:, None], idx] = True
+    return out
+
+
+def select_commits(conf: np.ndarray, free: np.ndarray, k, threshold: float | None, ties: str = DEFAULT_TIES,
+                   rng=None) -> np.ndarray:
     """The committed positions of each row: (n, d) bool, from confidences (n, d), the masked
-    positions ``free`` (n, d) and the step count k (int or (n,)); top k by confidence, ties
-    to the lowest position; with ``threshold``: every masked position above it when at least
-    k are, else the top k."""
+    positions ``free`` (n, d) and the step count k (int or (n,)); top k by confidence, equal
+    confidences (to :data:`CONFIDENCE_DECIMALS` decimals) by the rule ``ties`` — ``"random"``
+    a uniformly random order of the tied positions (i.i.d. uniform keys from ``rng``),
+    ``"lowest"`` the lowest position first, ``"topk"`` torch.topk's choice (:func:`_topk_rows`);
+    with ``threshold``: every masked position above it when at least k are, else the top k."""
+    ties = check_ties(ties)
     conf = _round(np.asarray(conf, dtype=np.float64))
     free = np.asarray(free, dtype=bool)
     n, d = conf.shape
     k = np.minimum(np.broadcast_to(np.asarray(k), (n,)), free.sum(axis=1))
-    key = np.where(free, -conf, np.inf)
-    order = np.argsort(key, axis=1, kind="stable")  # most confident first, lowest index on ties
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(d)[None, :].repeat(n, 0), axis=1)
-    chosen = free & (rank < k[:, None])
+    if ties == "random":
+        if rng is None:
+            raise ValueError("rng: ties='random' draws the order of tied positions; pass a numpy Generator "
+                             "(or use ties='lowest' / 'topk')")
+        tb = rng.random((n, d))
+    else:
+        tb = np.broadcast_to(np.arange(d, dtype=np.float64), (n, d))
+    if ties == "topk":
+        chosen = _topk_rows(conf, free, k)
+    else:
+        order = np.lexsort((tb, np.where(free, -conf, np.inf)), axis=-1)  # most confident first, ties by tb
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.broadcast_to(np.arange(d), (n, d)), axis=1)
+        chosen = free & (rank < k[:, None])
     if threshold is not None:
         above = free & (conf > threshold)
         many = above.sum(axis=1) >= k
         chosen = np.where(many[:, None], above, chosen)
     return chosen
+
+
+def commit_choices(conf: np.ndarray, free: np.ndarray, k, threshold: float | None, ties: str = DEFAULT_TIES):
+    """The committed sets of :func:`select_commits` for every resolution of the ties, as a
+    :class:`mdmtheory.samplers.ties.Choice` (``ties="random"``: one output row of weight
+    :math:`1/\binom{m}{r}` per r-subset of the m tied positions at the boundary; ``split[n]``:
+    the tie rule decided row n's set). With a threshold, rows with at least k positions above
+    it commit them all (no ranking, never split)."""
+    ties = check_ties(ties)
+    conf = _round(np.asarray(conf, dtype=np.float64))
+    free = np.asarray(free, dtype=bool)
+    n, d = conf.shape
+    k = np.minimum(np.broadcast_to(np.asarray(k, dtype=np.int64), (n,)), free.sum(axis=1))
+    many = np.zeros(n, dtype=bool)
+    if threshold is not None:
+        above = free & (conf > threshold)
+        many = above.sum(axis=1) >= k
+    ch = tie_choices(_levels(conf), free, k, "lowest" if ties == "topk" else ties)
+    chosen, split = ch.chosen, ch.split & ~many
+    if ties == "topk" and split.any():
+        s = np.flatnonzero(split)
+        chosen = chosen.copy()
+        chosen[s] = _topk_rows(conf[s], free[s], k[s])
+    if many.any():
+        chosen = np.where(many[ch.rows][:, None], above[ch.rows], chosen)
+        if ties == "random":  # a split row whose threshold branch commits: one row again
+            keep = ~many[ch.rows] | (np.r_[True, ch.rows[1:] != ch.rows[:-1]])
+            w = np.where(many[ch.rows], 1.0, ch.weight)
+            return type(ch)(ch.rows[keep], chosen[keep], w[keep], split)
+    return type(ch)(ch.rows, chosen, ch.weight, split)
 
 
 # -- the exact law --------------------------------------------------------------------------
@@ -180,11 +314,16 @@ class SelectRun:
     runs that committed, in one step, values whose combination p never produces, so that no
     conditional exists after it — as for any factorized step), ``expected_forwards`` (steps
     with something still masked), ``step_commits[t]`` the expected number of positions
-    committed at step t."""
+    committed at step t; ``ties`` the planner's tie rule and ``tie_mass`` the probability
+    that the run passes through a step whose committed set the tie rule decided (a tie at
+    the boundary of the top k, over the candidates too): 0 means the law is the same under
+    every rule, and a positive value that it depends on the rule."""
 
     law: Joint
     expected_forwards: float
     step_commits: np.ndarray
+    ties: str = DEFAULT_TIES
+    tie_mass: float = 0.0
 
 
 def _above_count(K: int, threshold) -> int:
@@ -224,6 +363,17 @@ def _work(K: int, d: int, sizes, threshold) -> int:
     return total
 
 
+def _work_topk(K: int, d: int, sizes, threshold) -> int:
+    """An upper bound on the (state, candidate vector) pairs of the ``ties="topk"`` law:
+    the states with r revealed before a step (at most C(d, r) K^r, any r reachable with a
+    threshold) times K^(d - r) vectors each."""
+    total, reach = 0, {0}
+    for k_t in sizes:
+        total += sum(min(math.comb(d, r) * K**r, K**r * math.comb(d, r)) * K ** (d - r) for r in reach if r < d)
+        reach = {min(d, r + s) for r in reach for s in (range(k_t, d - r + 1) if threshold is not None else [k_t])}
+    return total
+
+
 #: Elements of the largest intermediate array of one chunk of (states, terms).
 _CHUNK = 1 << 20
 
@@ -244,53 +394,92 @@ def _digits(t: np.ndarray, base: int, n: int) -> np.ndarray:
     return (t[:, None] // base ** np.arange(n - 1, -1, -1, dtype=np.int64)) % base
 
 
-def _terms(P: np.ndarray, k: int, planner: SampleThenSelectPlanner):
+@lru_cache(maxsize=64)
+def _inv_comb(m: int) -> np.ndarray:
+    """(m + 1, m + 1) table 1 / C(r + u, r) for r, u in 0..m."""
+    return np.array([[1.0 / math.comb(r + u, r) for u in range(m + 1)] for r in range(m + 1)])
+
+
+def _terms(P: np.ndarray, k: int, planner: SampleThenSelectPlanner, pos=None, d=None):
     r"""The terms of one step (the product formula of the module docstring) at n states
     with m masked positions each, in blocks of at most :data:`_CHUNK` (state, term, position)
     entries.
 
-    ``P`` (n, m, K): the conditionals of each state's masked positions, in increasing order.
-    Yields ``(W, codes)``: W (n, T) the probability of term T at each state; codes the
-    committed (relative position) * K + value of each member, -1 for none: (T, c) when the
-    same for every state (the top-k terms), (n, T, c) otherwise (the threshold terms).
-    Top-k terms are numbered by (committed set, values), both shared by every state with m
-    masked positions; a term with members B and values y_B has probability
-    :math:`\prod_{b\in B} s_b(y_b) \prod_{i \notin B} L_i(w)`, w its weakest member and
-    :math:`L_i(b, y) = \Pr_{Y\sim s_i}[\kappa_i(Y) < \kappa_b(y)]` tabulated per state, kept
-    only where :math:`c_w \le \theta`. Threshold terms: every position committed with one of
-    its (at most a) values above θ or not, at least k committed, with probability
-    :math:`\prod_{b\in B} s_b(y_b) \prod_{i\notin B} \Pr[c_i \le \theta]`."""
+    ``P`` (n, m, K): the conditionals of each state's masked positions, in increasing order;
+    ``pos`` (n, m) their positions and ``d`` the length (read only by ``ties="topk"``, whose
+    torch.topk call sees the whole vector).
+    Yields ``(W, W0, codes)``: W (n, T) the probability of term T at each state, W0 (n, T) the
+    part of it in which no tie decided the committed set (no outsider at the weakest member's
+    level); codes the committed (relative position) * K + value of each member, -1 for none:
+    (T, c) when the same for every state (the top-k terms), (n, T, c) otherwise (the threshold
+    terms and ``ties="topk"``). Top-k terms are numbered by (committed set, values), both
+    shared by every state with m masked positions. With levels
+    :math:`\ell_j(y) = \mathrm{rint}(c_j(y)\,10^{12})` tabulated per state as
+    :math:`\mathrm{lo}_i(b, y) = \Pr_{Y\sim s_i}[\ell_i(Y) < \ell_b(y)]` and
+    :math:`\mathrm{eq}_i(b, y) = \Pr[\ell_i(Y) = \ell_b(y)]`, a term with members B, values
+    y_B, weakest member w (lowest level; among equal levels the highest position) and r
+    members at w's level has probability :math:`\prod_{b\in B} s_b(y_b)` times
+
+    * ``"lowest"``: :math:`\prod_{i \notin B} (\mathrm{lo}_i(w) + [i > w]\,\mathrm{eq}_i(w))`;
+    * ``"random"``: :math:`\sum_u e_u / \binom{r+u}{r}`, :math:`e_u` the coefficient of
+      :math:`z^u` in :math:`\prod_{i \notin B} (\mathrm{lo}_i(w) + z\,\mathrm{eq}_i(w))`;
+
+    kept only where :math:`c_w \le \theta`; W0 is :math:`\prod s \prod \mathrm{lo}_i(w)`.
+    Threshold terms: every position committed with one of its (at most a) values above θ or
+    not, at least k committed, with probability
+    :math:`\prod_{b\in B} s_b(y_b) \prod_{i\notin B} \Pr[c_i \le \theta]` (no ranking: W0 = W)."""
     n, m, K = P.shape
+    if planner.ties == "topk":
+        yield from _terms_topk(P, k, planner, pos, d)
+        return
     S = tempered(P, planner.temperature)
     C = _round(S if planner.confidence == "tempered" else P)
     kk = min(k, m)
     th = planner.threshold
     # the weakest member: lowest confidence, and among equal ones the highest position: the
     # least of the integer keys rint(c 10^12) m + (m - 1 - b) (c has 12 decimals: exact)
-    key = np.rint(C * 10.0**CONFIDENCE_DECIMALS).astype(np.int64) * m + (m - 1 - np.arange(m))[None, :, None]
+    lev = np.rint(C * 10.0**CONFIDENCE_DECIMALS).astype(np.int64)
+    key = lev * m + (m - 1 - np.arange(m))[None, :, None]
     if m > kk:
-        # L[s, i, (b, y)] = Pr_{Y ~ s_i}[c_i(Y) < c_b(y), or equal with i > b]: key_i(Y) < key_b(y)
-        below = key[:, :, None, None, :] < key[:, None, :, :, None]
-        L = (S[:, :, None, None, :] * below).sum(axis=-1).reshape(n * m * m * K)
-        del below
+        # LO / EQ[s, i, (b, y)] = Pr_{Y ~ s_i}[level_i(Y) < / = level_b(y)]
+        lv_i, lv_b = lev[:, :, None, None, :], lev[:, None, :, :, None]
+        LO = (S[:, :, None, None, :] * (lv_i < lv_b)).sum(axis=-1).reshape(n * m * m * K)
+        EQ = (S[:, :, None, None, :] * (lv_i == lv_b)).sum(axis=-1).reshape(n * m * m * K)
+        inv = _inv_comb(m)
     combos, rest = _combos(m, kk)
     nv = K**kk
     ys = _digits(np.arange(nv, dtype=np.int64), K, kk) if nv * kk <= _CHUNK else None  # the value vectors
     step = max(1, _CHUNK // (n * m))
-    Sf, Cf, keyf = S.reshape(n, m * K), C.reshape(n, m * K), key.reshape(n, m * K)
+    Sf, Cf, keyf, levf = S.reshape(n, m * K), C.reshape(n, m * K), key.reshape(n, m * K), lev.reshape(n, m * K)
     for t0 in range(0, len(combos) * nv, step):
         t = np.arange(t0, min(t0 + step, len(combos) * nv), dtype=np.int64)
         BY = combos[t // nv] * K + (ys[t % nv] if ys is not None else _digits(t % nv, K, kk))  # position K + value
         W = np.take(Sf, BY, axis=1).prod(axis=-1)
+        W0 = W
         if m > kk or th is not None:
             kb = np.take(keyf, BY, axis=1)
             weakest = np.take_along_axis(np.broadcast_to(BY, kb.shape), kb.argmin(axis=-1)[..., None], axis=-1)[..., 0]
         if m > kk:
             at = (np.arange(n) * (m * m * K))[:, None] + weakest  # (n, T)
-            W = W * np.take(L, at[..., None] + (rest[t // nv] * (m * K))[None]).prod(axis=-1)
+            out_at = at[..., None] + (rest[t // nv] * (m * K))[None]  # (n, T, m - kk)
+            lo, eq = np.take(LO, out_at), np.take(EQ, out_at)
+            W0 = W * lo.prod(axis=-1)
+            if planner.ties == "lowest":  # an outsider may tie only above the weakest position
+                after = rest[t // nv][None] > (weakest // K)[..., None]
+                W = W * (lo + eq * after).prod(axis=-1)
+            else:  # random: Poisson-binomial count u of tied outsiders, B's r chosen w.p. 1/C(r+u, r)
+                lw = np.take_along_axis(levf, weakest, axis=1)
+                r = (np.take(levf, BY, axis=1) == lw[..., None]).sum(axis=-1)  # (n, T)
+                e = np.zeros(lo.shape[:-1] + (m - kk + 1,))
+                e[..., 0] = 1.0
+                for i in range(m - kk):
+                    e[..., 1:] = e[..., 1:] * lo[..., i, None] + e[..., :-1] * eq[..., i, None]
+                    e[..., 0] *= lo[..., i]
+                W = W * (e * inv[r][..., : m - kk + 1]).sum(axis=-1)
         if th is not None:  # at least k above the threshold: the threshold branch commits them all
-            W = np.where(np.take_along_axis(Cf, weakest, axis=1) > th, 0.0, W)
-        yield W, BY
+            low = np.take_along_axis(Cf, weakest, axis=1) > th
+            W, W0 = np.where(low, 0.0, W), np.where(low, 0.0, W0)
+        yield W, W0, BY
     if th is None:
         return
     above = C > th
@@ -305,7 +494,38 @@ def _terms(P: np.ndarray, k: int, planner: SampleThenSelectPlanner):
         U = U[(U < a).sum(axis=1) >= kk]
         if len(U):
             flat = np.arange(m)[None, :] * (a + 1) + U  # (T, m)
-            yield np.take(F, flat, axis=1).prod(axis=-1), np.take(code, flat, axis=1)
+            W = np.take(F, flat, axis=1).prod(axis=-1)
+            yield W, W, np.take(code, flat, axis=1)
+
+
+def _terms_topk(P, k, planner, pos, d):
+    """``ties="topk"``: every candidate vector with positive probability, its committed set
+    from :func:`commit_choices` (torch.topk on the pipeline's vector: length d, the rounded
+    confidences at the masked positions ``pos``, ``-inf`` elsewhere). Yields (W, W0, codes),
+    codes (n, T, m) as the threshold terms'; W0 zero where the tie rule decided."""
+    n, m, K = P.shape
+    S = tempered(P, planner.temperature)
+    C = _round(S if planner.confidence == "tempered" else P)
+    kk = min(k, m)
+    nv = K**m
+    step = max(1, _CHUNK // (n * m))
+    for t0 in range(0, nv, step):
+        Y = _digits(np.arange(t0, min(t0 + step, nv), dtype=np.int64), K, m)  # (T, m)
+        T = Y.shape[0]
+        flat = np.arange(m)[None, :] * K + Y  # (T, m)
+        W = np.take(S.reshape(n, m * K), flat, axis=1).prod(axis=-1)  # (n, T)
+        ii, tt = np.nonzero(W)
+        conf = np.full((ii.size, d), 0.0)
+        free = np.zeros((ii.size, d), dtype=bool)
+        conf[np.arange(ii.size)[:, None], pos[ii]] = np.take_along_axis(C.reshape(n, m * K)[ii], flat[tt], axis=1)
+        free[np.arange(ii.size)[:, None], pos[ii]] = True
+        ch = commit_choices(conf, free, kk, planner.threshold, "topk")
+        got = np.take_along_axis(ch.chosen, pos[ii], axis=1)  # (terms, m) committed, relative
+        codes = np.full((n, T, m), -1, dtype=np.int64)
+        codes[ii, tt] = np.where(got, flat[tt], -1)
+        W0 = W.copy()
+        W0[ii[ch.split], tt[ch.split]] = 0.0
+        yield W, W0, codes
 
 
 def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -> SelectRun:
@@ -327,6 +547,13 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     sched = check_schedule(plan, p.d, name="plan")
     if not isinstance(sched, Schedule):
         raise ValueError("plan: sample-then-select runs a Schedule (counts per step), not a Grid")
+    if planner.ties == "topk":
+        vec = _work_topk(p.K, p.d, sched.sizes, planner.threshold)
+        if vec > MAX_TOPK_VECTORS:
+            raise ValueError(f"p: the exact sample-then-select law under ties='topk' calls torch.topk on every "
+                             f"candidate vector, ~{vec:.2g} (state, vector) pairs (d={p.d}, K={p.K}), above "
+                             f"{MAX_TOPK_VECTORS:,}; use ties='random' or 'lowest' (product formulas), or Monte Carlo "
+                             "(mdmtheory.samplers.simulate with this planner)")
     work = _work(p.K, p.d, sched.sizes, planner.threshold)
     if work > MAX_SELECT_WORK:
         raise ValueError(f"p: the exact sample-then-select law needs ~{work:.2g} terms (d={p.d}, K={p.K}, largest "
@@ -337,20 +564,22 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     stride = kernel.lattice_strides(d, K)
     live = np.array([kernel.empty_state(d, K)], dtype=np.int64)
     mass = np.ones(1)
+    mass0 = np.ones(1)  # the mass of the runs no tie rule has decided yet
     done = np.zeros(K**d)
     forwards, lost = 0.0, 0.0
+    untied, total = 0.0, 0.0  # the finished or lost mass of runs that no tie rule decided, of all runs
     commits = np.zeros(len(sched.sizes))
     for t, k in enumerate(sched.sizes):
         forwards += float(mass.sum())  # every live state has something masked: one forward
         free = kernel.state_values(live, d, K) == K
         n_free = free.sum(axis=1)
-        src, tgt, w, nb = [], [], [], []
+        src, tgt, w, w0, nb = [], [], [], [], []
         for m in np.unique(n_free):
             rows = np.nonzero(n_free == m)[0]
             pos = np.nonzero(free[rows])[1].reshape(len(rows), m)  # masked positions, increasing
             kk = min(k, int(m))
             n_terms = max(math.comb(m, kk) * K**kk, (_above_count(K, planner.threshold) + 1) ** m
-                          if planner.threshold is not None else 0)
+                          if planner.threshold is not None else 0, K**m if planner.ties == "topk" else 0)
             chunk = max(1, _CHUNK // max(n_terms * m, m * m * K * K))
             for a in range(0, len(rows), chunk):
                 r, ps = rows[a:a + chunk], pos[a:a + chunk]
@@ -359,7 +588,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
                 # masked position b of state s (the last slot, code -1, commits nothing)
                 move = np.zeros((len(r), m * K + 1), dtype=np.int64)
                 move[:, :-1] = ((np.arange(K) - K)[None, None, :] * stride[ps][:, :, None]).reshape(len(r), m * K)
-                for W, codes in _terms(P, k, planner):
+                for W, W0, codes in _terms(P, k, planner, ps, d):
                     ii, tt = np.nonzero(W)
                     if codes.ndim == 2:  # top-k: every member committed
                         cd = codes[tt] + (ii * (m * K + 1))[:, None]
@@ -369,9 +598,10 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
                     src.append(r[ii])
                     tgt.append(live[r[ii]] + np.take(move, cd).sum(axis=1))
                     w.append(W[ii, tt])
+                    w0.append(W0[ii, tt])
                     nb.append(np.full(len(ii), kk, np.int16) if codes.ndim == 2 else
                               (codes[ii, tt] >= 0).sum(axis=1).astype(np.int16))
-        src, w, nb = np.concatenate(src), np.concatenate(w), np.concatenate(nb)
+        src, w, w0, nb = np.concatenate(src), np.concatenate(w), np.concatenate(w0), np.concatenate(nb)
         # the distinct targets and each term's among them (a mark on the lattice, not a sort)
         u, inv = kernel.distinct_states(np.concatenate(tgt), Pf.shape[0])
         del tgt
@@ -388,6 +618,9 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         step = kernel.ChainStep(src=src, dst=dst[inv], out=out[inv], live=nxt, w=w)
         del inv
         mass, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
+        mass0, out0, lost0, _ = kernel.chain_apply(mass0, dataclasses.replace(step, w=w0), Pf, K**d, xp=np)
+        untied += float(out0.sum()) + lost0
+        total += float(out_t.sum()) + lost_t  # the same sums: exactly untied where no tie occurred
         done += out_t
         lost += lost_t
         commits[t] = float(moved @ nb)
@@ -396,7 +629,18 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
             break
     if live.size:  # cannot happen: every step commits at least min(k_t, masked) and the k_t sum to d
         raise AssertionError("select_run: masked positions left after the last step")
-    return SelectRun(Joint(done.reshape(p.table.shape), lost=lost), float(forwards), commits)
+    return SelectRun(Joint(done.reshape(p.table.shape), lost=lost), float(forwards), commits, planner.ties,
+                     max(0.0, total - untied))
+
+
+def select_runs_by_ties(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -> dict[str, SelectRun]:
+    """``{rule: select_run(p, plan, planner with ties=rule)}`` for every rule of
+    :data:`mdmtheory.samplers.ties.TIE_RULES`: the spread of any metric over the tie rules, for a
+    law whose run has ``tie_mass > 0`` (where it is 0 the three laws are equal)."""
+    planner = SampleThenSelectPlanner() if planner is None else planner
+    if not isinstance(planner, SampleThenSelectPlanner):
+        raise ValueError(f"planner: expected a SampleThenSelectPlanner, got {type(planner).__name__}")
+    return {r: select_run(p, plan, dataclasses.replace(planner, ties=r)) for r in TIE_RULES}
 
 
 # -- the bias of the committed values ---------------------------------------------------------
@@ -424,7 +668,7 @@ def selection_bias(p: Joint, size: int, planner: SampleThenSelectPlanner | None 
     Pf = kernel.marginal_lattice(p.table, xp=np).ravel()
     P = kernel.state_conditionals(Pf, np.array([kernel.empty_state(d, K)]), d, K)[0]
     got = np.zeros(d * K)
-    for W, codes in _terms(P[None], int(size), planner):
+    for W, _, codes in _terms(P[None], int(size), planner, np.arange(d)[None], d):
         cd = codes if codes.ndim == 2 else codes[0]
         got += np.bincount(cd[cd >= 0], weights=np.broadcast_to(W[0][:, None], cd.shape)[cd >= 0], minlength=d * K)
     got = got.reshape(d, K)
