@@ -80,7 +80,7 @@ class ExactLawModel(torch.nn.Module):
         return SimpleNamespace(logits=out.float())
 
 
-def _run(p, counts, *, editing_threshold, n, seed):
+def _run(p, counts, *, editing_threshold, n, seed, temperature=1.0):
     tok = _tokenizer()
     sched = block_refinement_scheduler(counts, block_length=D)
     pipe = diffusers.LLaDA2Pipeline(model=ExactLawModel(p, tok.mask_token_id, len(tok)), scheduler=sched,
@@ -88,7 +88,7 @@ def _run(p, counts, *, editing_threshold, n, seed):
     pipe.set_progress_bar_config(disable=True)
     prompt = torch.zeros((n, D), dtype=torch.long)
     out = pipe(input_ids=prompt, gen_length=D, block_length=D, num_inference_steps=len(counts), threshold=1.0,
-               editing_threshold=editing_threshold, max_post_steps=0, eos_early_stop=False, temperature=1.0,
+               editing_threshold=editing_threshold, max_post_steps=0, eos_early_stop=False, temperature=temperature,
                generator=torch.Generator().manual_seed(seed), output_type="seq")
     return out.sequences[:, -D:].numpy()
 
@@ -155,3 +155,16 @@ def test_pipeline_on_a_tied_law_follows_the_topk_rule(counts, eth):
     if np.abs(topk.table - lowest.table).max() > 0.01:  # where the rules differ, "lowest" is rejected
         chi_l, df_l = _chi2(lowest, x, n)
         assert chi_l > df_l + 20 * np.sqrt(2 * df_l)
+
+
+@pytest.mark.parametrize("counts", [[2, 2], [1, 2, 1]])
+def test_greedy_pipeline_scores_by_the_untempered_probability(counts):
+    # temperature 0: diffusers' _sample_from_logits takes the arg max and scores it by the plain
+    # softmax; a tempered one-hot would score every position 1 (all tied). On a law without
+    # ties the pipeline is deterministic, and the exact law is the point mass on its output.
+    p = mt.families.dirichlet(D, K, alpha=0.8, seed=3)  # a law where the greedy order matters
+    x = _run(p, counts, editing_threshold=None, n=4, seed=3, temperature=0.0)
+    assert (x == x[0]).all()
+    for ties in ("random", "lowest", "topk"):
+        q = select_run(p, mt.Schedule(counts), SampleThenSelectPlanner(None, 0.0, "tempered", ties)).law
+        assert q.table[tuple(x[0])] == pytest.approx(1.0, abs=1e-12), ties

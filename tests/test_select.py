@@ -106,7 +106,7 @@ def _brute(table, sizes, planner):
             if w == 0:
                 continue
             y = dict(zip(free, ys))
-            conf = {j: (S[j] if planner.confidence == "tempered" else c[j])[y[j]] for j in free}
+            conf = {j: (S[j] if planner.confidence == "tempered" and planner.temperature > 0 else c[j])[y[j]] for j in free}
             for B, wb in _select_brute(conf, free, sizes[t], planner.threshold, planner.ties, d).items():
                 commits[t] += prob * w * wb * len(B)
                 nv = dict(vals)

@@ -104,7 +104,7 @@ def _sts_brute(table, sizes, planner):
             w = np.prod([S[j][y] for j, y in zip(free, ys)])
             if w == 0:
                 continue
-            conf = tuple(float((S[j] if planner.confidence == "tempered" else c[j])[y]) for j, y in zip(free, ys))
+            conf = tuple(float((S[j] if planner.confidence == "tempered" and planner.temperature > 0 else c[j])[y]) for j, y in zip(free, ys))
             sets, tied = _committed(conf, free, sizes[t], planner.threshold, planner.ties, d)
             for B, wb in sets.items():
                 nv = {**vals, **{j: y for j, y in zip(free, ys) if j in B}}

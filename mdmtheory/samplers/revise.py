@@ -298,7 +298,7 @@ class EditingSampler:
     def simulate(self, law, *, n: int, seed: int):
         """n samples: (samples (n, d), lost (n,), forwards (n,))."""
         from ..structured import _inverse_cdf, loo_conditionals
-        from .select import _round, select_commits, tempered
+        from .select import _round, confidence_rows, select_commits, tempered
 
         oracle, d, rng, x, rv, lost = _mc_start(law, self.plan, n, seed)
         n = x.shape[0]
@@ -334,7 +334,7 @@ class EditingSampler:
                 P = np.where(r[..., None], loo, oracle.conditionals(xs, r))
             S = tempered(P, self.temperature)
             y = np.minimum(_inverse_cdf(S, rng.random(xs.shape)), oracle.K - 1)
-            conf = np.take_along_axis(S, y[..., None], axis=-1)[..., 0]
+            conf = np.take_along_axis(confidence_rows(P, S, "tempered", self.temperature), y[..., None], axis=-1)[..., 0]
             step = [sizes[min(int(f), len(sizes) - 1)] for f in forwards[rows]]
             commit = select_commits(conf, ~r, np.array(step), self.threshold, self.ties, rng) & ~full[:, None]
             edit = r & (y != xs) & (_round(conf) > self.editing_threshold)
@@ -625,8 +625,9 @@ def _candidates(d: int, K: int) -> np.ndarray:
     return (np.arange(K**d, dtype=np.int64)[:, None] // K ** np.arange(d - 1, -1, -1, dtype=np.int64)) % K
 
 
-def _editing_terms(S, vals, rev, full, post, f, sampler, Pf, d, K):
-    """The terms of one editing forward from states with tempered rows ``S`` (n, d, K):
+def _editing_terms(S, C, vals, rev, full, post, f, sampler, Pf, d, K):
+    """The terms of one editing forward from states with tempered rows ``S`` (n, d, K) and
+    confidence rows ``C`` (:func:`mdmtheory.samplers.select.confidence_rows`):
     (row, weight, weight0, class, key) with class 0 live (key: lattice index + L *
     post-steps), 1 finished (key: output index), 2 lost (a masked state at a zero-probability
     prefix); weight0 is 0 where the tie rule decided the committed masks (the commits of
@@ -636,7 +637,7 @@ def _editing_terms(S, vals, rev, full, post, f, sampler, Pf, d, K):
 
     sizes = sampler.plan.sizes
     stride = lattice_strides(d, K)
-    C = _round(S)
+    C = _round(C)
     row, code, w = _expand(S)  # every candidate vector with positive probability
     ys = _candidates(d, K)[code]  # (terms, d): a table lookup, much cheaper than // and %
     conf = C.reshape(-1)[(row[:, None] * d + np.arange(d)) * K + ys]
@@ -665,7 +666,7 @@ def _editing_terms(S, vals, rev, full, post, f, sampler, Pf, d, K):
 def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionRun:
     """Exact chain of the editing sampler: live states (x_A, post-steps so far) as keys
     ``lattice index + L * post`` (L = (K+1)^d), all at the same forward f."""
-    from .select import tempered
+    from .select import confidence_rows, tempered
 
     d, K = p.d, p.K
     L = Pf.shape[0]
@@ -693,8 +694,10 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
         per = max(1, _CHUNK // K**d)  # states per chunk
         for a in range(0, g.size, per):
             h = g[a:a + per]
-            S = tempered(Pf[hid[h][..., None] + (yv - K) * stride[:, None]] / den[h][..., None], sampler.temperature)
-            row, w, w0, cls, key = _editing_terms(S, vals[h], rev[h], full[h], post[h], f, sampler, Pf, d, K)
+            P = Pf[hid[h][..., None] + (yv - K) * stride[:, None]] / den[h][..., None]
+            S = tempered(P, sampler.temperature)
+            C = confidence_rows(P, S, "tempered", sampler.temperature)
+            row, w, w0, cls, key = _editing_terms(S, C, vals[h], rev[h], full[h], post[h], f, sampler, Pf, d, K)
             parts.append((h[row], w, w0, cls, key))
         src, w, w0, cls, key = (np.concatenate(c) for c in zip(*parts))
         nxt, at = distinct_states(key[cls == 0], L * (sampler.max_post_steps + 2))

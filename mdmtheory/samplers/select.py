@@ -11,7 +11,8 @@ the state :math:`(A, x_A)` with masked set :math:`M`:
 2. its confidence is :math:`c_j = p(y_j \mid x_A)` (``confidence="untempered"``: LLaDA,
    whose Gumbel-max draw is scored by the plain softmax) or :math:`s_j(y_j)`
    (``"tempered"``: diffusers 0.42's ``_sample_from_logits`` returns the probability of the
-   token under the tempered distribution it sampled from);
+   token under the tempered distribution it sampled from; at :math:`\tau = 0` its greedy branch
+   scores the arg max by the plain softmax, :math:`p(y_j \mid x_A)`: :func:`confidence_rows`);
 3. the :math:`k` most confident are committed with their candidates, equal confidences
    (to :data:`CONFIDENCE_DECIMALS` decimals) at the boundary resolved by the rule ``ties``
    (below); the rest are discarded. With a ``threshold`` :math:`\theta` (diffusers): every
@@ -118,7 +119,7 @@ from ..schedules import Schedule, check_schedule
 from . import kernel
 from .ties import DEFAULT_TIES, TIE_RULES, check_ties, tie_choices
 
-__all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "select_commits", "commit_choices",
+__all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "confidence_rows", "select_commits", "commit_choices",
            "SelectionBias", "selection_bias", "select_runs_by_ties", "MAX_SELECT_WORK", "MAX_TOPK_VECTORS"]
 
 #: Largest bound on the (state, committed set, committed values) terms :func:`select_run`
@@ -190,8 +191,17 @@ class SampleThenSelectPlanner:
         with np.errstate(invalid="ignore", divide="ignore"):
             S = tempered(P, self.temperature)
         y = np.minimum(_inverse_cdf(S, rng.random(free.shape)), K - 1)
-        C = np.take_along_axis(S if self.confidence == "tempered" else P, y[..., None], axis=-1)[..., 0]
+        C = np.take_along_axis(confidence_rows(P, S, self.confidence, self.temperature), y[..., None], axis=-1)[..., 0]
         return select_commits(C, free, size, self.threshold, self.ties, rng), y
+
+
+def confidence_rows(P: np.ndarray, S: np.ndarray, confidence: str, temperature: float) -> np.ndarray:
+    """The rows whose entry at the drawn token is its confidence: the tempered rows ``S`` for
+    ``confidence="tempered"`` at temperature > 0, else the untempered ``P``. At temperature 0
+    diffusers' ``_sample_from_logits`` (0.42.1, greedy branch) takes the arg max and scores it
+    by the plain softmax, so a tempered one-hot (every confidence 1, all tied) is not what it
+    runs."""
+    return S if confidence == "tempered" and temperature > 0 else P
 
 
 def tempered(probs: np.ndarray, temperature: float) -> np.ndarray:
@@ -433,7 +443,7 @@ def _terms(P: np.ndarray, k: int, planner: SampleThenSelectPlanner, pos=None, d=
         yield from _terms_topk(P, k, planner, pos, d)
         return
     S = tempered(P, planner.temperature)
-    C = _round(S if planner.confidence == "tempered" else P)
+    C = _round(confidence_rows(P, S, planner.confidence, planner.temperature))
     kk = min(k, m)
     th = planner.threshold
     # the weakest member: lowest confidence, and among equal ones the highest position: the
@@ -505,7 +515,7 @@ def _terms_topk(P, k, planner, pos, d):
     codes (n, T, m) as the threshold terms'; W0 zero where the tie rule decided."""
     n, m, K = P.shape
     S = tempered(P, planner.temperature)
-    C = _round(S if planner.confidence == "tempered" else P)
+    C = _round(confidence_rows(P, S, planner.confidence, planner.temperature))
     kk = min(k, m)
     nv = K**m
     step = max(1, _CHUNK // (n * m))
