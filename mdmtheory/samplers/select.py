@@ -119,8 +119,8 @@ from ..schedules import Schedule, check_schedule
 from . import kernel
 from .ties import DEFAULT_TIES, TIE_RULES, check_ties, tie_choices
 
-__all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "confidence_rows", "select_commits", "commit_choices",
-           "SelectionBias", "selection_bias", "select_runs_by_ties", "MAX_SELECT_WORK", "MAX_TOPK_VECTORS"]
+__all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "confidence_rows", "select_commits",
+           "commit_choices", "SelectionBias", "selection_bias", "select_runs_by_ties", "MAX_SELECT_WORK", "MAX_TOPK_VECTORS"]
 
 #: Largest bound on the (state, committed set, committed values) terms :func:`select_run`
 #: computes (its ``_work``): about 10-20 s and 1.5 GB at the limit on one CPU core when the
