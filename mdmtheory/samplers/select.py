@@ -17,7 +17,8 @@ the state :math:`(A, x_A)` with masked set :math:`M`:
    discarded. With a ``threshold`` :math:`\theta` (diffusers): every
    :math:`j` with :math:`c_j > \theta` is committed if at least :math:`k` qualify, else the
    top :math:`k` — then :math:`k` is a floor and a step can commit more; the sampler stops
-   when nothing is masked (fewer forwards than the schedule's steps).
+   when nothing is masked (fewer mask steps than the schedule's; the pipeline then makes one
+   more forward, :class:`SelectRun`).
 
 Which positions are committed depends on the drawn values, so committed values are biased
 toward likely tokens: the committed value at j does not follow :math:`p(\cdot \mid x_A)`.
@@ -69,7 +70,7 @@ from ..schedules import Schedule, check_schedule
 from . import kernel
 
 __all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "select_commits",
-           "SelectionBias", "selection_bias", "MAX_SELECT_WORK"]
+           "SelectionBias", "selection_bias", "MAX_SELECT_WORK", "SELECT_PIPELINE"]
 
 #: Largest bound on the (state, committed set, committed values) terms :func:`select_run`
 #: computes (its ``_work``): about 10-20 s and 1.5 GB at the limit on one CPU core when the
@@ -174,17 +175,43 @@ def select_commits(conf: np.ndarray, free: np.ndarray, k, threshold: float | Non
 
 
 # -- the exact law --------------------------------------------------------------------------
+#: The pipeline whose model calls :attr:`SelectRun.expected_forwards` counts.
+SELECT_PIPELINE = "diffusers 0.42 LLaDA2Pipeline (one block, editing_threshold=None)"
+
+
 @dataclass(frozen=True)
 class SelectRun:
-    """Exact law of a sample-then-select run: ``law`` (a Joint; its ``lost`` is the mass of
+    r"""Exact law of a sample-then-select run: ``law`` (a Joint; its ``lost`` is the mass of
     runs that committed, in one step, values whose combination p never produces, so that no
-    conditional exists after it — as for any factorized step), ``expected_forwards`` (steps
-    with something still masked), ``step_commits[t]`` the expected number of positions
-    committed at step t."""
+    conditional exists after it — as for any factorized step), ``expected_forwards`` (the
+    expected model calls of :attr:`pipeline`), ``mask_steps`` (the expected steps that began
+    with something masked), ``step_commits[t]`` the expected number of positions committed
+    at step t, and ``pipeline`` (:data:`SELECT_PIPELINE`).
+
+    **Forwards as the pipeline makes them.** diffusers' ``LLaDA2Pipeline`` (0.42.1,
+    pipelines/llada2/pipeline_llada2.py, ``__call__``) calls the model at the top of every
+    pass of its block loop, *before* it looks at the scheduler's output, and
+    ``BlockRefinementScheduler.check_block_should_continue``
+    (schedulers/scheduling_block_refinement.py) ends the block after a pass that began with
+    masks once ``step_idx`` reaches ``num_inference_steps`` = S, or after a pass that began
+    with no mask (editing off). A run whose masks are all committed after F mask steps
+    therefore makes :math:`F` forwards when :math:`F = S` and :math:`F + 1` when
+    :math:`F < S` (a threshold finished it early: one more pass finds the block full). So
+
+    .. math::
+
+        E[\text{forwards}] = E[F] + \Pr[F < S],
+
+    and a threshold saves a forward only when it finishes at least two steps early.
+    Without a threshold F = S always (each step commits exactly its count), so both are S —
+    as in LLaDA's ``generate`` (ML-GSAI/LLaDA generate.py: S forwards per block). Lost runs
+    (no conditional after a step) count the forwards made until they are lost."""
 
     law: Joint
     expected_forwards: float
     step_commits: np.ndarray
+    mask_steps: float = float("nan")
+    pipeline: str = SELECT_PIPELINE
 
 
 def _above_count(K: int, threshold) -> int:
@@ -316,7 +343,8 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     one numbering of terms (:func:`_terms`), whose targets are classified by
     ``kernel.chain_targets`` (full states are outputs, masked states at p(x_A) = 0 are lost)
     and whose mass ``kernel.chain_apply`` pushes. A state with nothing masked stops (no
-    forward). Refused past :data:`MAX_SELECT_WORK` terms (use
+    mask step; the pipeline's one extra forward when that happens before the S-th step is
+    counted in ``expected_forwards``, :class:`SelectRun`). Refused past :data:`MAX_SELECT_WORK` terms (use
     :func:`mdmtheory.samplers.simulate`).
     """
     if not isinstance(p, Joint):
@@ -338,10 +366,10 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     live = np.array([kernel.empty_state(d, K)], dtype=np.int64)
     mass = np.ones(1)
     done = np.zeros(K**d)
-    forwards, lost = 0.0, 0.0
+    forwards, early, lost = 0.0, 0.0, 0.0
     commits = np.zeros(len(sched.sizes))
     for t, k in enumerate(sched.sizes):
-        forwards += float(mass.sum())  # every live state has something masked: one forward
+        forwards += float(mass.sum())  # every live state has something masked: one mask step
         free = kernel.state_values(live, d, K) == K
         n_free = free.sum(axis=1)
         src, tgt, w, nb = [], [], [], []
@@ -389,6 +417,8 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         del inv
         mass, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
         done += out_t
+        if t < len(sched.sizes) - 1:  # finished before the S-th mask step: the pipeline's extra pass
+            early += float(out_t.sum())
         lost += lost_t
         commits[t] = float(moved @ nb)
         live = nxt
@@ -396,7 +426,8 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
             break
     if live.size:  # cannot happen: every step commits at least min(k_t, masked) and the k_t sum to d
         raise AssertionError("select_run: masked positions left after the last step")
-    return SelectRun(Joint(done.reshape(p.table.shape), lost=lost), float(forwards), commits)
+    return SelectRun(Joint(done.reshape(p.table.shape), lost=lost), float(forwards + early), commits,
+                     mask_steps=float(forwards))
 
 
 # -- the bias of the committed values ---------------------------------------------------------
