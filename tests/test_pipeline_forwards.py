@@ -122,6 +122,7 @@ def test_editing_forwards_are_the_pipelines_model_calls(threshold, post):
     counts = [1, 1, 2]
     run = revise_run(p, EditingSampler(mt.Schedule(counts), editing_threshold=0.5, threshold=threshold,
                                        max_post_steps=post))
+    assert "LLaDA2Pipeline" in run.pipeline
     n = 500
     calls = _forwards(p, counts, threshold=1.0 if threshold is None else threshold, editing_threshold=0.5,
                       max_post_steps=post, n=n, seed=2)

@@ -330,13 +330,27 @@ class EditingSampler:
         return self.plan.steps + self.max_post_steps + 1  # at most
 
 
+#: The pipeline whose model calls the editing sampler's :attr:`RevisionRun.forwards` counts.
+EDITING_PIPELINE = "diffusers 0.42 LLaDA2Pipeline (one block, editing_threshold)"
+
+
 @dataclass(frozen=True)
 class RevisionRun:
-    """Exact law of a revising sampler (``law``, with lost mass) and its forwards (the
-    expected number for the editing sampler, whose post-steps stop early)."""
+    """Exact law of a revising sampler (``law``, with lost mass), its forwards and the
+    pipeline they are counted for (``pipeline``; None where the sampler is ours, not a
+    pipeline's loop).
+
+    Editing (:data:`EDITING_PIPELINE`): the expected model calls of diffusers'
+    ``LLaDA2Pipeline`` block loop, one per pass — the mask steps, then, when a threshold
+    committed the last mask before the S-th step, the post passes that begin with no mask
+    (the first always; another while the previous one edited something, at most
+    ``max_post_steps`` + 1), as ``check_block_should_continue`` decides (diffusers 0.42.1,
+    schedulers/scheduling_block_refinement.py); tests/test_pipeline_forwards.py counts the
+    model's calls in the pipeline itself. ReMDM: its N steps; corrector: T + T'."""
 
     law: Joint
     forwards: float
+    pipeline: str | None = None
 
 
 # -- the exact chains, on the sparse-chain kernel (samplers/kernel.py) ---------------------------
@@ -645,4 +659,4 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
         lost += l_
         keys = nxt
         f += 1
-    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw))
+    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw), EDITING_PIPELINE)
