@@ -692,3 +692,71 @@ def test_export_rejects_unknown_format():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         exports.export(mt.Schedule((1, 1)), "llada", block_length=1)
+
+
+def test_llada_refuses_a_gen_length_that_repeats_the_plan():
+    # a whole multiple with matching steps would run [1, 3, 3, 1] as [1, 3, 3, 1, 1, 3, 3, 1]
+    plan = exports.to_llada(mt.Schedule((1, 3, 3, 1)), block_length=4)
+    module = SimpleNamespace(get_num_transfer_tokens=lambda m, n: pytest.fail("not patched"))
+    with pytest.raises(ValueError, match=r"^gen_length: llada_rule was called with gen_length=16, the plan generates "
+                                         r"8 .*run the plan again.*gen_length=8"):
+        with llada_int.patch(module, plan):
+            llada_rule(lambda m, n: module.get_num_transfer_tokens(m, n), steps=2 * plan["steps"], gen_length=16,
+                       block_length=4)
+    with llada_int.patch(module, plan):  # the plan's own length runs
+        got, _, left = llada_rule(lambda m, n: module.get_num_transfer_tokens(m, n), steps=plan["steps"],
+                                  gen_length=8, block_length=4)
+    assert [r[0] for rows in got for r in rows] == [1, 3, 3, 1] and left == 0
+
+
+def generate_with_prefix_cache(module, *, steps, gen_length, block_length):
+    """The block loop of NVlabs/Fast-dLLM 24cc59e llada/generate.py generate_with_prefix_cache
+    (lines 125-169), its indexing only: step 0 reads num_transfer_tokens[:, 0], then
+    ``i = 1; while True:`` reads num_transfer_tokens[:, i] and only then tests the block.
+    Returns the counts read per block."""
+    num_blocks = gen_length // block_length
+    steps = steps // num_blocks
+    masked = torch.ones(1, gen_length, dtype=torch.bool)
+    read = []
+    for b in range(num_blocks):
+        lo, hi = b * block_length, (b + 1) * block_length
+        num_transfer_tokens = module.get_num_transfer_tokens(masked[:, lo:hi], steps)
+        rows = [int(num_transfer_tokens[0, 0])]
+        masked[0, lo:lo + rows[0]] = False
+        i = 1
+        while True:
+            k = int(num_transfer_tokens[0, i])  # IndexError when steps == 1
+            left = torch.nonzero(masked[0, lo:hi])[:k, 0] + lo
+            masked[0, left] = False
+            rows.append(k)
+            if not masked[0, lo:hi].any():
+                break
+            i += 1
+        read.append(rows)
+    return read
+
+
+def _fast_dllm_counts(mask_index, steps):
+    """Fast-dLLM's own get_num_transfer_tokens (llada/generate.py): floor, remainder first."""
+    n = mask_index.sum(dim=1, keepdim=True)
+    out = torch.zeros(n.size(0), steps, dtype=torch.int64) + n // steps
+    for r in range(n.size(0)):
+        out[r, : int(n[r, 0] % steps)] += 1
+    return out
+
+
+def test_fast_dllm_cached_loops_refuse_one_step_per_block():
+    plan = exports.to_llada(mt.Schedule((4, 4)), block_length=4)
+    assert plan["steps_per_block"] == 1
+    # the upstream loop itself breaks on one step per block, with its own counts
+    with pytest.raises(IndexError):
+        generate_with_prefix_cache(SimpleNamespace(get_num_transfer_tokens=_fast_dllm_counts), steps=2,
+                                   gen_length=8, block_length=4)
+    module = SimpleNamespace(get_num_transfer_tokens=_fast_dllm_counts)
+    with pytest.raises(ValueError, match=r"^plan: one step per block breaks Fast-dLLM's generate_with_prefix_cache"):
+        with llada_int.patch(module, plan):
+            generate_with_prefix_cache(module, steps=plan["steps"], gen_length=8, block_length=4)
+    # two steps per block run there, with the plan's counts
+    plan2 = exports.to_llada(mt.Schedule((1, 3, 3, 1)), block_length=4)
+    with llada_int.patch(module, plan2):
+        assert generate_with_prefix_cache(module, steps=plan2["steps"], gen_length=8, block_length=4) == [[1, 3], [3, 1]]
