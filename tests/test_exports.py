@@ -518,6 +518,57 @@ def test_mdlm_plan_pairs_and_checks():
     assert torch.equal(runs[0][0], runs[1][0]) and runs[1][1] == runs[0][1] + 1 <= plan["steps"] + 1
 
 
+class _Ema:
+    """MDLM's ExponentialMovingAverage (kuleshov-group/mdlm models/ema.py) as
+    restore_model_and_sample uses it: store(params) keeps copies, copy_to(params) writes the
+    shadow (EMA) weights in, restore(params) puts the stored ones back."""
+
+    def __init__(self, shadow):
+        self.shadow, self.stored = [s.clone() for s in shadow], None
+
+    def store(self, params):
+        self.stored = [p.detach().clone() for p in params]
+
+    def copy_to(self, params):
+        for s, p in zip(self.shadow, params):
+            p.data.copy_(s)
+
+    def restore(self, params):
+        for s, p in zip(self.stored, params):
+            p.data.copy_(s)
+
+
+class MdlmWithNetwork(MdlmRule):
+    """MdlmRule with the parts restore_model_and_sample switches: a ``backbone`` with dropout
+    (MDLM's small DiT has dropout 0.1) and an EMA of its weights; every forward records
+    whether the backbone was in training mode and which weight it saw."""
+
+    def __init__(self, d, **kw):
+        super().__init__(d, **kw)
+        self.backbone = torch.nn.Sequential(torch.nn.Dropout(0.1), torch.nn.Linear(1, 1, bias=False))
+        with torch.no_grad():
+            self.backbone[1].weight.fill_(1.0)  # the raw (last optimizer step) weight
+        self.ema = _Ema([torch.full((1, 1), 2.0)])  # the EMA weight
+        self.seen = []
+
+    def forward(self, x, sigma):
+        self.seen.append((self.backbone.training, float(self.backbone[1].weight.detach())))
+        return super().forward(x, sigma)
+
+
+def test_mdlm_samples_with_ema_weights_in_eval_mode_as_its_entry_does():
+    plan = exports.to_mdlm(mt.Schedule((1, 2, 4, 1)))
+    model = MdlmWithNetwork(8)
+    model.backbone.train()
+    mdlm_int.sample(model, plan)
+    assert model.seen and all(s == (False, 2.0) for s in model.seen)  # eval mode, EMA weight
+    assert model.backbone.training and float(model.backbone[1].weight.detach()) == 1.0  # both restored
+    model.ema = None  # main.py's eval.disable_ema: eval mode, raw weights
+    model.seen.clear()
+    mdlm_int.sample(model, plan)
+    assert all(s == (False, 1.0) for s in model.seen) and model.backbone.training
+
+
 # == dllm ===================================================================================
 class DllmBase:
     """ZHZisZZ/dllm dllm/core/schedulers/alpha.py, BaseAlphaScheduler's public methods as
