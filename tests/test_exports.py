@@ -811,3 +811,41 @@ def test_fast_dllm_cached_loops_refuse_one_step_per_block():
     plan2 = exports.to_llada(mt.Schedule((1, 3, 3, 1)), block_length=4)
     with llada_int.patch(module, plan2):
         assert generate_with_prefix_cache(module, steps=plan2["steps"], gen_length=8, block_length=4) == [[1, 3], [3, 1]]
+
+
+@pytest.mark.parametrize("fmt", ["llada", "dream", "mdlm", "dllm", "json"])
+def test_cli_export_runs_as_printed_through_its_samplers_loop(tmp_path, capsys, fmt):
+    """`mdmtheory design DATA --steps 3 --format FMT`: the printed export, taken as printed
+    (the JSON the CLI prints), run through that sampler's own loop as its source states it
+    (the rules above), reveals the printed schedule in the printed number of steps."""
+    from mdmtheory.cli import main
+
+    rng = np.random.default_rng(0)
+    d = 6
+    x = np.zeros((300, d), dtype=np.int64)
+    x[:, 0] = rng.integers(0, 2, 300)
+    for j in range(1, d):
+        x[:, j] = np.where(rng.random(300) < 0.9, x[:, j - 1], 1 - x[:, j - 1])
+    np.save(tmp_path / "x.npy", x)
+    capsys.readouterr()
+    assert main(["design", str(tmp_path / "x.npy"), "--steps", "3", "--format", fmt, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    e, sizes = out["export"], out["sizes"]
+    assert e["format"] == fmt and e["steps"] == 3 == len(sizes) and sum(sizes) == d
+    if fmt == "llada":
+        module = SimpleNamespace(get_num_transfer_tokens=lambda m, n: pytest.fail("not patched"))
+        with llada_int.patch(module, e):
+            got, outside, left = llada_rule(lambda m, n: module.get_num_transfer_tokens(m, n), steps=e["steps"],
+                                            gen_length=e["gen_length"], block_length=e["block_length"])
+        assert [r[0] for rows in got for r in rows] == sizes and not outside and left == 0
+    elif fmt == "dream":
+        got, _, left = dream_rule(e["times"], e["steps"], d)
+        assert [c[0] for c in got] == sizes and left == 0
+    elif fmt == "mdlm":
+        model = MdlmRule(d, noise_removal=False)
+        mdlm_int.sample(model, e)
+        assert _mdlm_right(mt.Schedule(sizes), model.probs) and model.forwards == e["steps"]
+    elif fmt == "dllm":
+        assert dllm_rule(PlanAlphaScheduler.from_plan(e), d, e["steps"]) == [sizes] * 2
+    else:
+        assert list(mt.Schedule.from_json(json.dumps(e)).sizes) == sizes
