@@ -22,13 +22,23 @@ For the committed counts to be *exactly* the designed ones, run the pipeline wit
 * ``num_inference_steps=len(counts_of_a_block)`` and ``block_length`` equal to the design's
   (the pipeline lowers ``num_inference_steps`` to ``gen_length // minimal_topk``; keep
   ``minimal_topk=1``);
+* ``gen_length`` a multiple of ``block_length`` (one list per block: their number times
+  ``block_length``; the pipeline's default is 2,048): the pipeline pads the last block past
+  the response and would spend part of that block's counts there, cut from the output;
 * a prompt length that is a multiple of ``block_length`` (a block that holds the end of the
-  prompt has fewer masks than ``block_length``; the scheduler refuses it with the reason);
+  prompt has fewer masks than ``block_length``);
 * ``editing_threshold=None`` to keep committed tokens (LLaDA2.1 editing replaces committed
   tokens; it does not change how many masks each step commits, but adds post-steps), and
   ``eos_early_stop=False`` (a row that emitted EOS is frozen and commits nothing more).
 
-A lower ``threshold`` keeps diffusers' rule on top: the counts become floors per step.
+The scheduler refuses the wrong ``gen_length`` and prompt length, naming the value to pass:
+diffusers passes it neither, so it reads both from the calling ``LLaDA2Pipeline.__call__``
+at ``set_timesteps`` (skipped when called otherwise).
+
+A lower ``threshold`` keeps diffusers' rule on top: the counts become floors per step, and a
+block whose masks run out at step F < S costs F + 1 forwards, not F (the block loop calls the
+model once more and ends on finding no mask; :class:`mdmtheory.samplers.SelectRun`).
+With ``threshold=1.0`` every block costs exactly S forwards.
 """
 
 from __future__ import annotations
