@@ -301,10 +301,15 @@ def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCac
 def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
     """Accuracy vs parallelism (issue 20 §5): every (planner, setting) as expected tokens per
     forward d / E[forwards] and its exact KL; the frontier keeps the points no other point
-    beats on both (more tokens per forward and no more KL). The planners of the table at
-    each T, Fast-dLLM's threshold rule at :data:`PARALLELISM_THRESHOLDS` (its forwards are
-    random: the exact law of the step count gives their mean), and sample-then-select at
-    temperature 1 (LLaDA's low_confidence) where its exact law is within its size limit."""
+    beats on both (more tokens per forward and no more KL). E[forwards] is the expected
+    number of model calls of the loop each point stands for (issue 26 §3.1; ``pipeline`` of
+    each point): the planners of the table at each T, T forwards (one per step); Fast-dLLM's
+    threshold rule at :data:`PARALLELISM_THRESHOLDS` in its ``generate`` (NVlabs/Fast-dLLM
+    llada/generate.py: the block loop breaks right after the step that fills the block, so
+    its forwards are its steps, random: the exact law of the step count gives their mean);
+    sample-then-select at temperature 1 (LLaDA's low_confidence; ML-GSAI/LLaDA generate.py
+    and diffusers' LLaDA2Pipeline without a threshold both make T forwards, which
+    ``SelectRun.expected_forwards`` counts) where its exact law is within its size limit."""
     from .samplers import SampleThenSelectPlanner, ThresholdPlanner, exact_run, select_run
     from .samplers.select import MAX_SELECT_WORK, _work
 
@@ -312,13 +317,14 @@ def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
     pts = []
     for T, row in zip(Ts, rows):
         for name, v in zip(names, row):
-            pts.append({"planner": name, "setting": f"T = {T}", "tokens_per_forward": d / T, "kl": float(v)})
+            pts.append({"planner": name, "setting": f"T = {T}", "tokens_per_forward": d / T, "kl": float(v),
+                        "pipeline": "one forward per step"})
     skipped = []
     if (p.K + 1) ** d <= PARALLELISM_MAX_STATES:
         for tau in progress(PARALLELISM_THRESHOLDS, desc="thresholds", unit="tau"):
             run = exact_run(p, None, ThresholdPlanner(tau))
             pts.append({"planner": "threshold", "setting": f"tau = {tau}", "tokens_per_forward": d / run.expected_steps,
-                        "kl": kl(p, run.law)})
+                        "kl": kl(p, run.law), "pipeline": "Fast-dLLM generate (ends with the step that fills it)"})
     else:
         skipped.append(f"the threshold rule: (K+1)^d = {(p.K + 1) ** d:,} states, above the report's "
                        f"{PARALLELISM_MAX_STATES:,} (each threshold is a full exact run; "
@@ -330,8 +336,8 @@ def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
             beyond.append(T)
             continue
         r = select_run(p, sched, SampleThenSelectPlanner())
-        pts.append({"planner": "sample_then_select", "setting": f"T = {T}", "tokens_per_forward": d / T,
-                    "kl": kl(p, r.law)})
+        pts.append({"planner": "sample_then_select", "setting": f"T = {T}", "tokens_per_forward": d / r.expected_forwards,
+                    "kl": kl(p, r.law), "pipeline": r.pipeline})
     if beyond:
         skipped.append(f"sample-then-select at T = {', '.join(map(str, beyond))}: its exact law is beyond the size "
                        f"limit at K = {p.K}, d = {d} (mdmtheory.samplers.simulate estimates it)")
@@ -1061,10 +1067,15 @@ def render_html(report: Report) -> str:
     par = pl.get("parallelism")
     if par:
         parts.append("<p>Accuracy against parallelism: expected tokens per forward (d over the expected number of "
-                     "forwards) and exact KL, for every planner above at each T, Fast-dLLM's confidence threshold "
-                     "(its number of forwards is random) and LLaDA's sample-then-select at temperature 1. The "
-                     "frontier keeps the points that no other point beats with more tokens per forward and no more "
-                     "KL." + (f" ({html.escape(par['skipped'])}.)" if par.get("skipped") else "") + "</p>")
+                     "model calls of the loop that runs it) and exact KL, for every planner above at each T (T "
+                     "forwards), Fast-dLLM's confidence threshold in its generate loop (which stops at the step "
+                     "that fills the block: its forwards are its steps, a random number) and LLaDA's "
+                     "sample-then-select at temperature 1 (T forwards in LLaDA's generate and in diffusers' "
+                     "LLaDA2Pipeline; with a threshold diffusers' pipeline makes one more forward when the masks "
+                     "run out before the last step, so a threshold saves forwards only by finishing at least two "
+                     "steps early). The frontier keeps the points that no other point beats with more tokens per "
+                     "forward and no more KL." + (f" ({html.escape(par['skipped'])}.)" if par.get("skipped") else "")
+                     + "</p>")
         parts.append(_table(["planner", "setting", "tokens per forward", "exact KL"],
                             [[q["planner"], q["setting"], q["tokens_per_forward"], q["kl"]] for q in par["frontier"]],
                             left=2))

@@ -117,7 +117,7 @@ def test_readme_command_designs_blocks_and_the_pipeline_commits_the_design(tmp_p
 
     prompt = torch.tensor([tok.encode("a b c d e f g h", add_special_tokens=False)] * 2)
     call = dict(out["export"]["pipeline_call"])  # the arguments the export says to pass
-    call.setdefault("gen_length", 8)
+    assert call["gen_length"] == 8  # printed with the call (the pipeline's default is 2,048)
     pipe(input_ids=prompt, output_type="seq", generator=torch.Generator().manual_seed(0),
          callback_on_step_end=cb, callback_on_step_end_tensor_inputs=["transfer_index"], **call)
     want = [k for row in best["counts"] for k in row]

@@ -518,6 +518,57 @@ def test_mdlm_plan_pairs_and_checks():
     assert torch.equal(runs[0][0], runs[1][0]) and runs[1][1] == runs[0][1] + 1 <= plan["steps"] + 1
 
 
+class _Ema:
+    """MDLM's ExponentialMovingAverage (kuleshov-group/mdlm models/ema.py) as
+    restore_model_and_sample uses it: store(params) keeps copies, copy_to(params) writes the
+    shadow (EMA) weights in, restore(params) puts the stored ones back."""
+
+    def __init__(self, shadow):
+        self.shadow, self.stored = [s.clone() for s in shadow], None
+
+    def store(self, params):
+        self.stored = [p.detach().clone() for p in params]
+
+    def copy_to(self, params):
+        for s, p in zip(self.shadow, params):
+            p.data.copy_(s)
+
+    def restore(self, params):
+        for s, p in zip(self.stored, params):
+            p.data.copy_(s)
+
+
+class MdlmWithNetwork(MdlmRule):
+    """MdlmRule with the parts restore_model_and_sample switches: a ``backbone`` with dropout
+    (MDLM's small DiT has dropout 0.1) and an EMA of its weights; every forward records
+    whether the backbone was in training mode and which weight it saw."""
+
+    def __init__(self, d, **kw):
+        super().__init__(d, **kw)
+        self.backbone = torch.nn.Sequential(torch.nn.Dropout(0.1), torch.nn.Linear(1, 1, bias=False))
+        with torch.no_grad():
+            self.backbone[1].weight.fill_(1.0)  # the raw (last optimizer step) weight
+        self.ema = _Ema([torch.full((1, 1), 2.0)])  # the EMA weight
+        self.seen = []
+
+    def forward(self, x, sigma):
+        self.seen.append((self.backbone.training, float(self.backbone[1].weight.detach())))
+        return super().forward(x, sigma)
+
+
+def test_mdlm_samples_with_ema_weights_in_eval_mode_as_its_entry_does():
+    plan = exports.to_mdlm(mt.Schedule((1, 2, 4, 1)))
+    model = MdlmWithNetwork(8)
+    model.backbone.train()
+    mdlm_int.sample(model, plan)
+    assert model.seen and all(s == (False, 2.0) for s in model.seen)  # eval mode, EMA weight
+    assert model.backbone.training and float(model.backbone[1].weight.detach()) == 1.0  # both restored
+    model.ema = None  # main.py's eval.disable_ema: eval mode, raw weights
+    model.seen.clear()
+    mdlm_int.sample(model, plan)
+    assert all(s == (False, 1.0) for s in model.seen) and model.backbone.training
+
+
 # == dllm ===================================================================================
 class DllmBase:
     """ZHZisZZ/dllm dllm/core/schedulers/alpha.py, BaseAlphaScheduler's public methods as
@@ -692,3 +743,109 @@ def test_export_rejects_unknown_format():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         exports.export(mt.Schedule((1, 1)), "llada", block_length=1)
+
+
+def test_llada_refuses_a_gen_length_that_repeats_the_plan():
+    # a whole multiple with matching steps would run [1, 3, 3, 1] as [1, 3, 3, 1, 1, 3, 3, 1]
+    plan = exports.to_llada(mt.Schedule((1, 3, 3, 1)), block_length=4)
+    module = SimpleNamespace(get_num_transfer_tokens=lambda m, n: pytest.fail("not patched"))
+    with pytest.raises(ValueError, match=r"^gen_length: llada_rule was called with gen_length=16, the plan generates "
+                                         r"8 .*run the plan again.*gen_length=8"):
+        with llada_int.patch(module, plan):
+            llada_rule(lambda m, n: module.get_num_transfer_tokens(m, n), steps=2 * plan["steps"], gen_length=16,
+                       block_length=4)
+    with llada_int.patch(module, plan):  # the plan's own length runs
+        got, _, left = llada_rule(lambda m, n: module.get_num_transfer_tokens(m, n), steps=plan["steps"],
+                                  gen_length=8, block_length=4)
+    assert [r[0] for rows in got for r in rows] == [1, 3, 3, 1] and left == 0
+
+
+def generate_with_prefix_cache(module, *, steps, gen_length, block_length):
+    """The block loop of NVlabs/Fast-dLLM 24cc59e llada/generate.py generate_with_prefix_cache
+    (lines 125-169), its indexing only: step 0 reads num_transfer_tokens[:, 0], then
+    ``i = 1; while True:`` reads num_transfer_tokens[:, i] and only then tests the block.
+    Returns the counts read per block."""
+    num_blocks = gen_length // block_length
+    steps = steps // num_blocks
+    masked = torch.ones(1, gen_length, dtype=torch.bool)
+    read = []
+    for b in range(num_blocks):
+        lo, hi = b * block_length, (b + 1) * block_length
+        num_transfer_tokens = module.get_num_transfer_tokens(masked[:, lo:hi], steps)
+        rows = [int(num_transfer_tokens[0, 0])]
+        masked[0, lo:lo + rows[0]] = False
+        i = 1
+        while True:
+            k = int(num_transfer_tokens[0, i])  # IndexError when steps == 1
+            left = torch.nonzero(masked[0, lo:hi])[:k, 0] + lo
+            masked[0, left] = False
+            rows.append(k)
+            if not masked[0, lo:hi].any():
+                break
+            i += 1
+        read.append(rows)
+    return read
+
+
+def _fast_dllm_counts(mask_index, steps):
+    """Fast-dLLM's own get_num_transfer_tokens (llada/generate.py): floor, remainder first."""
+    n = mask_index.sum(dim=1, keepdim=True)
+    out = torch.zeros(n.size(0), steps, dtype=torch.int64) + n // steps
+    for r in range(n.size(0)):
+        out[r, : int(n[r, 0] % steps)] += 1
+    return out
+
+
+def test_fast_dllm_cached_loops_refuse_one_step_per_block():
+    plan = exports.to_llada(mt.Schedule((4, 4)), block_length=4)
+    assert plan["steps_per_block"] == 1
+    # the upstream loop itself breaks on one step per block, with its own counts
+    with pytest.raises(IndexError):
+        generate_with_prefix_cache(SimpleNamespace(get_num_transfer_tokens=_fast_dllm_counts), steps=2,
+                                   gen_length=8, block_length=4)
+    module = SimpleNamespace(get_num_transfer_tokens=_fast_dllm_counts)
+    with pytest.raises(ValueError, match=r"^plan: one step per block breaks Fast-dLLM's generate_with_prefix_cache"):
+        with llada_int.patch(module, plan):
+            generate_with_prefix_cache(module, steps=plan["steps"], gen_length=8, block_length=4)
+    # two steps per block run there, with the plan's counts
+    plan2 = exports.to_llada(mt.Schedule((1, 3, 3, 1)), block_length=4)
+    with llada_int.patch(module, plan2):
+        assert generate_with_prefix_cache(module, steps=plan2["steps"], gen_length=8, block_length=4) == [[1, 3], [3, 1]]
+
+
+@pytest.mark.parametrize("fmt", ["llada", "dream", "mdlm", "dllm", "json"])
+def test_cli_export_runs_as_printed_through_its_samplers_loop(tmp_path, capsys, fmt):
+    """`mdmtheory design DATA --steps 3 --format FMT`: the printed export, taken as printed
+    (the JSON the CLI prints), run through that sampler's own loop as its source states it
+    (the rules above), reveals the printed schedule in the printed number of steps."""
+    from mdmtheory.cli import main
+
+    rng = np.random.default_rng(0)
+    d = 6
+    x = np.zeros((300, d), dtype=np.int64)
+    x[:, 0] = rng.integers(0, 2, 300)
+    for j in range(1, d):
+        x[:, j] = np.where(rng.random(300) < 0.9, x[:, j - 1], 1 - x[:, j - 1])
+    np.save(tmp_path / "x.npy", x)
+    capsys.readouterr()
+    assert main(["design", str(tmp_path / "x.npy"), "--steps", "3", "--format", fmt, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    e, sizes = out["export"], out["sizes"]
+    assert e["format"] == fmt and e["steps"] == 3 == len(sizes) and sum(sizes) == d
+    if fmt == "llada":
+        module = SimpleNamespace(get_num_transfer_tokens=lambda m, n: pytest.fail("not patched"))
+        with llada_int.patch(module, e):
+            got, outside, left = llada_rule(lambda m, n: module.get_num_transfer_tokens(m, n), steps=e["steps"],
+                                            gen_length=e["gen_length"], block_length=e["block_length"])
+        assert [r[0] for rows in got for r in rows] == sizes and not outside and left == 0
+    elif fmt == "dream":
+        got, _, left = dream_rule(e["times"], e["steps"], d)
+        assert [c[0] for c in got] == sizes and left == 0
+    elif fmt == "mdlm":
+        model = MdlmRule(d, noise_removal=False)
+        mdlm_int.sample(model, e)
+        assert _mdlm_right(mt.Schedule(sizes), model.probs) and model.forwards == e["steps"]
+    elif fmt == "dllm":
+        assert dllm_rule(PlanAlphaScheduler.from_plan(e), d, e["steps"]) == [sizes] * 2
+    else:
+        assert list(mt.Schedule.from_json(json.dumps(e)).sizes) == sizes

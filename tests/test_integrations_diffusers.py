@@ -18,7 +18,7 @@ diffusers = pytest.importorskip("diffusers")
 pytest.importorskip("tokenizers")
 transformers = pytest.importorskip("transformers")
 
-from mdmtheory.integrations.diffusers import block_refinement_scheduler, check_counts  # noqa: E402
+from mdmtheory.integrations.diffusers import block_refinement_scheduler, check_counts, scheduler_config  # noqa: E402
 
 WORDS = ["a", "b", "c", "d", "e", "f", "g", "h"]
 
@@ -121,8 +121,8 @@ def test_config_round_trip():
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(block_length=4, gen_length=8, prompt=torch.tensor([[0, 1]])), "counts: this block has 2 masked"),
-    (dict(block_length=4, gen_length=16, prompt=torch.tensor([[0, 1, 2, 3]])), "counts: designed for 2"),
+    (dict(block_length=4, gen_length=8, prompt=torch.tensor([[0, 1]])), "input_ids: the prompt has 2 tokens"),
+    (dict(block_length=4, gen_length=16, prompt=torch.tensor([[0, 1, 2, 3]])), "gen_length: the counts are designed for 2"),
 ])
 def test_pipeline_mismatches_are_refused_with_the_fix(kw, match):
     with pytest.raises(ValueError, match=match):
@@ -152,3 +152,100 @@ def test_wrong_steps_are_refused():
 def test_bad_counts(counts, kw, match):
     with pytest.raises(ValueError, match=match):
         check_counts(counts, **kw)
+
+
+# -- the printed export, run as printed (issue 26 §3.2-3) ---------------------------------------
+class CountingModel(TinyModel):
+    """TinyModel counting its forward calls."""
+
+    calls = 0
+
+    def forward(self, x, attention_mask=None, position_ids=None):
+        self.calls += 1
+        return super().forward(x, attention_mask=attention_mask, position_ids=position_ids)
+
+
+def _markov_rows(path, d, n=300, seed=0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    x = np.zeros((n, d), dtype=np.int64)
+    x[:, 0] = rng.integers(0, 2, n)
+    for j in range(1, d):
+        x[:, j] = np.where(rng.random(n) < 0.9, x[:, j - 1], 1 - x[:, j - 1])
+    np.save(path, x)
+
+
+def _run_printed(export, prompt_len):
+    """The export's ``pipeline_call`` and its ``python`` line, each run as printed through
+    diffusers' LLaDA2Pipeline; returns [(model calls, generated length, committed per step)]."""
+    tok = _tokenizer()
+    results = []
+    for how in ("pipeline_call", "python"):
+        model = CountingModel(len(tok), tok.mask_token_id)
+        input_ids = torch.zeros((1, prompt_len), dtype=torch.long)
+        if how == "pipeline_call":
+            sched = block_refinement_scheduler(export["counts"] if len(export["counts"]) > 1 else export["counts"][0],
+                                               block_length=export["block_length"])
+            out = diffusers.LLaDA2Pipeline(model, sched, tok)(input_ids=input_ids, **export["pipeline_call"])
+        else:
+            ns = {"model": model, "tokenizer": tok, "input_ids": input_ids}
+            exec(export["python"], ns)  # noqa: S102 - the printed line, literally
+            out = ns["out"]
+        results.append((model.calls, out.sequences.shape[1]))
+    return results
+
+
+@pytest.mark.parametrize("response, prompt, blocks", [(16, 0, "16,8,4"), (8, 4, "8,4")])
+def test_printed_diffusers_export_runs_the_design(tmp_path, capsys, response, prompt, blocks):
+    """`mdmtheory design markov16.npy --forwards 4 --block-lengths 16,8,4 --format diffusers`
+    (and a design with a prompt): the printed pipeline_call and python line, passed to
+    LLaDA2Pipeline as printed, generate the designed tokens in the designed forwards (without
+    gen_length the pipeline would generate its default 2,048 tokens in 512 forwards)."""
+    import json
+
+    from mdmtheory.cli import main
+
+    _markov_rows(tmp_path / "markov.npy", response + prompt)
+    capsys.readouterr()
+    argv = ["design", str(tmp_path / "markov.npy"), "--forwards", "4", "--block-lengths", blocks,
+            "--format", "diffusers"] + (["--prompt-length", str(prompt)] if prompt else [])
+    assert main(argv + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    e = out["export"]
+    B = out["best"]["block_length"]
+    assert out["best"]["forwards"] == 4 and e["forwards"] == 4 and e["pipeline_call"]["gen_length"] == response
+    padded = -(-prompt // B) * B  # the note: left-pad the prompt to a multiple of block_length
+    assert (f"left-pad the prompt to {padded} tokens" in e["note"]) == (padded != prompt)
+    for calls, length in _run_printed(e, prompt_len=padded):
+        assert calls == 4 and length == response, (B, calls, length)
+    if padded != prompt:  # the prompt as it is, unpadded, is refused with the fix
+        with pytest.raises(ValueError, match=rf"^input_ids: the prompt has {prompt} tokens.*left-pad it to {padded}"):
+            _run_printed(e, prompt_len=prompt)
+    # and the text output prints the same call
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert f"pipeline_call: {e['pipeline_call']}" in text and f"python: {e['python']}" in text
+
+
+def test_gen_length_not_a_multiple_of_block_length_is_refused():
+    # counts [2, 3, 3], B = 8, prompt 8, gen_length 12: the last block's 4 padding positions
+    # would take part of each step's count (only [2, 0, 2] landed in the response)
+    with pytest.raises(ValueError, match=r"^gen_length: 12 is not a multiple of block_length=8.*gen_length=16 or 8"):
+        _run([2, 3, 3], block_length=8, gen_length=12, prompt=torch.zeros((1, 8), dtype=torch.long))
+    with pytest.raises(ValueError, match=r"^gen_length: 12 is not a multiple"):
+        scheduler_config([2, 3, 3], gen_length=12)
+
+
+def test_gen_length_below_the_steps_names_gen_length():
+    # the pipeline lowers num_inference_steps to gen_length // minimal_topk = 2: the user
+    # passed num_inference_steps=4 and minimal_topk=1 already; the fix is gen_length
+    with pytest.raises(ValueError, match=r"^gen_length: 2 is not a multiple of block_length=4.*gen_length=4"):
+        _run([1, 1, 1, 1], block_length=4, gen_length=2, prompt=torch.zeros((1, 4), dtype=torch.long))
+
+
+def test_per_block_counts_need_their_gen_length():
+    with pytest.raises(ValueError, match=r"^gen_length: the counts are designed for 2 blocks of 4; pass gen_length=8"):
+        _run([[2, 2], [1, 3]], block_length=4, gen_length=4, prompt=torch.zeros((1, 4), dtype=torch.long))
+    assert scheduler_config([[2, 2], [1, 3]])["pipeline_call"]["gen_length"] == 8
+    assert scheduler_config([2, 2], gen_length=12)["forwards"] == 6

@@ -619,6 +619,13 @@ def test_parallelism_frontier_is_the_lower_envelope_of_its_points():
     assert th["tokens_per_forward"] == pytest.approx(5 / run.expected_steps)
     assert th["kl"] == pytest.approx(mt.kl(p, run.law))
     assert any(q["planner"] == "sample_then_select" for q in pts) and par["skipped"] is None
+    # every point names the loop whose model calls it counts; sample-then-select without a
+    # threshold: T forwards in LLaDA's generate and in diffusers' LLaDA2Pipeline (one per step)
+    assert all(q.get("pipeline") for q in pts)
+    for q in pts:
+        if q["planner"] == "sample_then_select":
+            T = int(q["setting"].split("= ")[1])
+            assert "LLaDA2Pipeline" in q["pipeline"] and q["tokens_per_forward"] == pytest.approx(5 / T, abs=1e-12)
 
 
 def test_parallelism_names_the_step_counts_it_skips(monkeypatch):

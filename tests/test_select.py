@@ -76,11 +76,12 @@ def _tie_decides(conf, free, k, threshold):
 
 def _brute(table, sizes, planner):
     """Enumerate every trajectory: at each state every candidate vector of the masked
-    positions. Returns the law, the expected forwards (steps with something masked) and
-    the expected commits per step."""
+    positions. Returns the law, the expected mask steps (steps with something masked), the
+    expected commits per step and the expected model calls of diffusers' LLaDA2Pipeline (its
+    block loop calls the model once more when the masks ran out before the S-th step)."""
     d, K = table.ndim, table.shape[0]
     out = np.zeros(table.shape)
-    forwards, commits = [0.0], np.zeros(len(sizes))
+    forwards, commits, extra = [0.0], np.zeros(len(sizes)), [0.0]
     T = planner.temperature
 
     def sdist(pj):
@@ -95,6 +96,8 @@ def _brute(table, sizes, planner):
         free = [j for j in range(d) if j not in vals]
         if not free:
             out[tuple(vals[j] for j in range(d))] += prob
+            if t < len(sizes):  # t mask steps, fewer than S: the pipeline's pass that finds no mask
+                extra[0] += prob
             return
         if table[tuple(vals[j] if j in vals else slice(None) for j in range(d))].sum() == 0:
             return  # a prefix p never produces: lost
@@ -114,7 +117,7 @@ def _brute(table, sizes, planner):
                 go(nv, t + 1, prob * w * wb)
 
     go({}, 0, 1.0)
-    return out, forwards[0], commits
+    return out, forwards[0], commits, forwards[0] + extra[0]
 
 
 def _brute_law(table, sizes, planner):
@@ -162,10 +165,13 @@ def test_monte_carlo_agrees_with_the_exact_law():
         freq = np.bincount(idx, minlength=ex.size) / n
         se = np.sqrt(np.maximum(ex * (1 - ex), 1e-12) / n)
         assert np.all(np.abs(freq - ex) / se < 4.5)
-        if planner.threshold is not None:  # the threshold commits more: fewer forwards than steps
+        if planner.threshold is not None:  # the threshold commits more: fewer mask steps than steps
             run = select_run(p, mt.Schedule(sizes), planner)
-            assert abs(sim.steps.mean() - run.expected_forwards) < 4.5 * sim.steps.std() / np.sqrt(n)
-            assert run.expected_forwards < len(sizes)
+            assert abs(sim.steps.mean() - run.mask_steps) < 4.5 * sim.steps.std() / np.sqrt(n)
+            assert run.mask_steps < len(sizes)
+            # the pipeline's forwards: one more pass when the masks ran out before the S-th step
+            fw = np.where(sim.steps < len(sizes), sim.steps + 1, sim.steps)
+            assert abs(fw.mean() - run.expected_forwards) < 4.5 * fw.std() / np.sqrt(n)
 
 
 def test_selection_rule_as_the_sources_state_it():
@@ -256,8 +262,10 @@ def test_joint_commits_can_lose_mass_like_any_factorized_step():
 def test_forwards_and_step_commits_are_the_enumeration(p, which, data):
     sizes = data.draw(st.sampled_from(list(compositions(p.d))))
     run = select_run(p, mt.Schedule(sizes), PLANNERS[which])
-    _law, forwards, commits = _brute(p.table, sizes, PLANNERS[which])
+    _law, steps, commits, forwards = _brute(p.table, sizes, PLANNERS[which])
+    assert run.mask_steps == pytest.approx(steps, abs=1e-12)
     assert run.expected_forwards == pytest.approx(forwards, abs=1e-12)
+    assert run.pipeline.startswith("diffusers") and "LLaDA2Pipeline" in run.pipeline
     np.testing.assert_allclose(run.step_commits, commits, atol=1e-12)
 
 

@@ -224,7 +224,8 @@ def _export_blocks(args, counts, B: int, g: int) -> dict:
     if args.format == "diffusers":
         from ..integrations.diffusers import scheduler_config
 
-        return scheduler_config([list(c) for c in counts], block_length=B, prompt_length=g)
+        return scheduler_config([list(c) for c in counts], block_length=B, prompt_length=g,
+                                gen_length=B * len(counts))
     flat = Schedule([k for c in counts for k in c])
     if args.format == "llada":
         with options_for(_BLOCK_OPTIONS):

@@ -22,13 +22,23 @@ For the committed counts to be *exactly* the designed ones, run the pipeline wit
 * ``num_inference_steps=len(counts_of_a_block)`` and ``block_length`` equal to the design's
   (the pipeline lowers ``num_inference_steps`` to ``gen_length // minimal_topk``; keep
   ``minimal_topk=1``);
+* ``gen_length`` a multiple of ``block_length`` (one list per block: their number times
+  ``block_length``; the pipeline's default is 2,048): the pipeline pads the last block past
+  the response and would spend part of that block's counts there, cut from the output;
 * a prompt length that is a multiple of ``block_length`` (a block that holds the end of the
-  prompt has fewer masks than ``block_length``; the scheduler refuses it with the reason);
+  prompt has fewer masks than ``block_length``);
 * ``editing_threshold=None`` to keep committed tokens (LLaDA2.1 editing replaces committed
   tokens; it does not change how many masks each step commits, but adds post-steps), and
   ``eos_early_stop=False`` (a row that emitted EOS is frozen and commits nothing more).
 
-A lower ``threshold`` keeps diffusers' rule on top: the counts become floors per step.
+The scheduler refuses the wrong ``gen_length`` and prompt length, naming the value to pass:
+diffusers passes it neither, so it reads both from the calling ``LLaDA2Pipeline.__call__``
+at ``set_timesteps`` (skipped when called otherwise).
+
+A lower ``threshold`` keeps diffusers' rule on top: the counts become floors per step, and a
+block whose masks run out at step F < S costs F + 1 forwards, not F (the block loop calls the
+model once more and ends on finding no mask; :class:`mdmtheory.samplers.SelectRun`).
+With ``threshold=1.0`` every block costs exactly S forwards.
 """
 
 from __future__ import annotations
@@ -88,6 +98,29 @@ def check_counts(counts, *, block_length: int | None = None) -> tuple[tuple[int,
     return tuple(blocks)
 
 
+def _pipeline_call_args():
+    """``gen_length`` and ``prompt_length`` of the ``LLaDA2Pipeline.__call__`` that is calling
+    ``scheduler.set_timesteps`` (diffusers 0.42.1 computes both before that call and passes
+    neither to the scheduler), or None when the caller is not such a frame."""
+    import inspect
+
+    f = inspect.currentframe()
+    try:
+        for _ in range(4):
+            f = f.f_back if f is not None else None
+            if f is None:
+                return None
+            loc = f.f_locals
+            if f.f_code.co_name == "__call__" and "gen_length" in loc and "prompt_length" in loc:
+                gen, prompt = loc["gen_length"], loc["prompt_length"]
+                if isinstance(gen, int) and isinstance(prompt, int):
+                    return {"gen_length": gen, "prompt_length": prompt}
+                return None
+        return None
+    finally:
+        del f
+
+
 @lru_cache(maxsize=None)
 def _scheduler_class():
     _diffusers()
@@ -113,14 +146,36 @@ def _scheduler_class():
                                  f"block_length={self.config.block_length}; pass block_length={self.config.block_length}")
             if num_inference_steps != S:
                 raise ValueError(f"num_inference_steps: the pipeline runs {num_inference_steps} steps per block, the "
-                                 f"design has {S}; pass num_inference_steps={S} (and minimal_topk=1, since the "
-                                 "pipeline lowers it to gen_length // minimal_topk)")
+                                 f"design has {S}; pass num_inference_steps={S} — or, if you did, the pipeline "
+                                 f"lowered it to gen_length // minimal_topk: pass minimal_topk=1 and gen_length a "
+                                 f"multiple of block_length={block_length} (at least {block_length} >= {S})")
             return torch.tensor(self._counts[0], dtype=torch.long)
 
         def set_timesteps(self, num_inference_steps, device=None, block_length=None):
+            self._check_call(_pipeline_call_args())
             super().set_timesteps(num_inference_steps, device=device, block_length=block_length)
             self._block = -1
             self._device = device
+
+        def _check_call(self, args):
+            """Refuse a pipeline call whose response does not fill whole designed blocks."""
+            if args is None:
+                return
+            B = self.config.block_length
+            gen, prompt = args["gen_length"], args["prompt_length"]
+            if gen % B:
+                fix = f"{-(-gen // B) * B}" + (f" or {gen // B * B}" if gen > B else "")
+                raise ValueError(
+                    f"gen_length: {gen} is not a multiple of block_length={B}; the pipeline pads the last block "
+                    f"with {-gen % B} positions past the response and spends part of that block's designed counts "
+                    f"there (cut from the output); pass gen_length={fix}")
+            if len(self._counts) > 1 and gen != len(self._counts) * B:
+                raise ValueError(f"gen_length: the counts are designed for {len(self._counts)} blocks of {B}; pass "
+                                 f"gen_length={len(self._counts) * B}, got {gen}")
+            if prompt % B:
+                raise ValueError(f"input_ids: the prompt has {prompt} tokens, not a multiple of block_length={B} (a "
+                                 f"block holding the end of the prompt has fewer than {B} masks); left-pad it to "
+                                 f"{-(-prompt // B) * B} tokens")
 
         def step(self, model_output, timestep, sample, *args, **kwargs):
             if int(timestep) == 0:  # the pipeline's step index restarts at 0 once per block
@@ -177,34 +232,59 @@ def block_refinement_scheduler(counts, *, block_length: int | None = None, thres
                threshold=float(threshold), editing_threshold=editing_threshold, minimal_topk=1)
 
 
-def scheduler_config(counts, *, block_length: int | None = None, prompt_length: int = 0) -> dict:
+def scheduler_config(counts, *, block_length: int | None = None, prompt_length: int = 0,
+                     gen_length: int | None = None) -> dict:
     """The design as plain JSON: what :func:`block_refinement_scheduler` and the pipeline call
     take (no diffusers import). ``prompt_length``: the prompt tokens of the design, a multiple
-    of ``block_length`` for the counts to hold in every block (left-pad the prompt)."""
+    of ``block_length`` for the counts to hold in every block (left-pad the prompt).
+    ``gen_length``: the response tokens (default: ``block_length`` times the number of lists
+    — one block for a single list); a multiple of ``block_length``, and with one list per
+    block their number of blocks.
+
+    ``pipeline_call`` holds every argument the counts need, ``gen_length`` included (the
+    pipeline's default is 2,048 tokens); ``python`` is one line that runs as printed once
+    ``model``, ``tokenizer`` and ``input_ids`` (the prompt ids, (batch, prompt_length); a
+    (1, 0) tensor for no prompt) are defined. ``forwards`` is the model calls it makes:
+    ``num_inference_steps`` per block (threshold 1.0 commits exactly each step's count, so
+    the block ends with its S-th step, diffusers' ``check_block_should_continue``)."""
     blocks = check_counts(counts, block_length=block_length)
     B, S = sum(blocks[0]), len(blocks[0])
     one = len(set(blocks)) == 1
+    if gen_length is None:
+        gen_length = B * len(blocks)
+    if isinstance(gen_length, (bool, np.bool_)) or not isinstance(gen_length, (int, np.integer)) or gen_length < 1:
+        raise ValueError(f"gen_length: expected a number of response tokens >= 1, got {gen_length!r}")
+    gen_length = int(gen_length)
+    if gen_length % B:
+        raise ValueError(f"gen_length: {gen_length} is not a multiple of block_length={B} (the pipeline pads the last "
+                         f"block and spends part of its counts past the response); pass a multiple of {B}")
+    if len(blocks) > 1 and gen_length != B * len(blocks):
+        raise ValueError(f"gen_length: the counts hold {len(blocks)} blocks of {B}: pass gen_length={B * len(blocks)}, "
+                         f"got {gen_length}")
     rows = [list(blocks[0])] if one else [list(r) for r in blocks]
-    call = {"block_length": B, "num_inference_steps": S, "threshold": 1.0, "editing_threshold": None,
-            "eos_early_stop": False, "minimal_topk": 1}
-    if not one:
-        call["gen_length"] = B * len(blocks)
+    call = {"gen_length": gen_length, "block_length": B, "num_inference_steps": S, "threshold": 1.0,
+            "editing_threshold": None, "eos_early_stop": False, "minimal_topk": 1}
     return {
         "format": "diffusers",
         "counts": rows,
         "block_length": B,
         "num_inference_steps": S,
+        "gen_length": gen_length,
         "forwards_per_block": S,
+        "forwards": S * (gen_length // B),
         "prompt_length": int(prompt_length),
         "pipeline_call": call,
-        "python": ("from mdmtheory.integrations.diffusers import block_refinement_scheduler; "
+        "python": ("from diffusers import LLaDA2Pipeline; "
+                   "from mdmtheory.integrations.diffusers import block_refinement_scheduler; "
                    f"scheduler = block_refinement_scheduler({rows if not one else rows[0]}, block_length={B}); "
-                   "LLaDA2Pipeline(model, scheduler, tokenizer)(input_ids=..., "
+                   "out = LLaDA2Pipeline(model, scheduler, tokenizer)(input_ids=input_ids, "
                    + ", ".join(f"{k}={v!r}" for k, v in call.items()) + ")"),
-        "note": ("the pipeline's own threshold argument overrides the scheduler's: pass threshold=1.0 for exact "
-                 "counts; the prompt length must be a multiple of block_length"
-                 + ("" if prompt_length % B == 0 else f" (it is {prompt_length}: left-pad the prompt to "
-                                                      f"{-(-prompt_length // B) * B} tokens)")),
+        "note": ("model, tokenizer: yours; input_ids: the prompt ids, (batch, prompt_length) with prompt_length a "
+                 "multiple of block_length (no prompt: torch.zeros((1, 0), dtype=torch.long))"
+                 + ("" if prompt_length % B == 0 else f" — it is {prompt_length}: left-pad the prompt to "
+                                                      f"{-(-prompt_length // B) * B} tokens")
+                 + "; the pipeline's own threshold argument overrides the scheduler's: threshold=1.0 gives exact "
+                   "counts"),
     }
 
 

@@ -10,6 +10,17 @@ of blocks; step i of the block then reveals ``num_transfer_tokens[j, i]`` masks 
 line of their code is edited, and no argument the block loop overwrites is involved.
 
 Fast-dLLM uses these counts only with ``threshold=None`` (the plan's ``threshold`` field).
+Its cached loops ``generate_with_prefix_cache`` and ``generate_with_dual_cache`` break on a
+plan with one step per block in the version read (NVlabs/Fast-dLLM 24cc59e, llada/generate.py
+lines 153-169 and 216-230): after the block's first forward (``num_transfer_tokens[:, 0]``,
+the whole block) they enter ``while True`` and read ``num_transfer_tokens[:, i]`` with
+``i = 1`` before testing whether the block is full — an IndexError on a (batch, 1) tensor.
+(A later version, f6b35ec, tests the block first.) :class:`PlanCounts` refuses such a plan
+when one of those two functions calls it; ``generate`` (no cache) runs it.
+
+The checks that need what ``generate`` was called with (``gen_length``; which function
+called) read it from the calling frame's arguments, since ``get_num_transfer_tokens`` is
+passed only the block's mask and the steps; where no such frame is found they are skipped.
 """
 
 from __future__ import annotations
@@ -17,6 +28,30 @@ from __future__ import annotations
 import contextlib
 
 __all__ = ["PlanCounts", "patch"]
+
+
+#: Fast-dLLM's cached loops that index num_transfer_tokens[:, 1] before testing the block
+#: (NVlabs/Fast-dLLM 24cc59e, llada/generate.py): a plan with one step per block breaks them.
+CACHED_LOOPS = ("generate_with_prefix_cache", "generate_with_dual_cache")
+
+
+def _caller():
+    """(function name, gen_length) of the nearest calling frame (up to 4 up) that holds an
+    integer ``gen_length`` argument — LLaDA's or Fast-dLLM's ``generate`` — else (None, None)."""
+    import inspect
+
+    f = inspect.currentframe()
+    try:
+        for _ in range(5):
+            f = f.f_back if f is not None else None
+            if f is None:
+                break
+            g = f.f_locals.get("gen_length")
+            if isinstance(g, int) and not isinstance(g, bool):
+                return f.f_code.co_name, g
+        return None, None
+    finally:
+        del f
 
 
 def _plan_rows(plan) -> tuple[list[list[int]], int, int]:
@@ -43,10 +78,24 @@ class PlanCounts:
     def __init__(self, plan):
         self.rows, self.block_length, self.steps_per_block = _plan_rows(plan)
         self.num_blocks = len(self.rows)
+        self.gen_length = self.num_blocks * self.block_length
         self.calls = 0
 
     def __call__(self, mask_index, steps):
         import torch
+
+        name, gen = _caller()
+        if gen is not None and gen != self.gen_length:
+            what = ("would run the plan again in its extra blocks" if gen % self.gen_length == 0
+                    else "does not run the plan")
+            raise ValueError(f"gen_length: {name} was called with gen_length={gen}, the plan generates "
+                             f"{self.gen_length} ({self.num_blocks} blocks of {self.block_length}) and another length "
+                             f"{what}; call it with gen_length={self.gen_length}")
+        if name in CACHED_LOOPS and self.steps_per_block == 1:
+            raise ValueError(f"plan: one step per block breaks Fast-dLLM's {name} (NVlabs/Fast-dLLM 24cc59e, "
+                             "llada/generate.py: its while loop reads num_transfer_tokens[:, 1] before it tests "
+                             "the block, an IndexError); run it with Fast-dLLM's generate, or design at least 2 "
+                             "steps per block")
 
         if int(steps) != self.steps_per_block:
             raise ValueError(f"steps: generate ran {int(steps)} steps per block, the plan has {self.steps_per_block}; "

@@ -9,6 +9,14 @@ plan's per-step ``dt``: it calls the same methods of the MDLM object (``_sample_
 ``_ddpm_caching_update`` / ``_ddpm_update`` / ``_analytic_update``, ``noise``, ``forward``,
 ``_denoiser_update``) in the same order, and nothing else changes.
 
+Like MDLM's own entry ``restore_model_and_sample`` (diffusion.py; what its ``main.py``
+calls for ``mode=sample_eval``), :func:`sample` samples with the EMA weights and the network
+in eval mode (its DiT has dropout 0.1): it stores the weights of ``backbone`` and ``noise``,
+copies the EMA in (``ema.store`` / ``ema.copy_to``, when ``diffusion.ema`` is set; main.py
+sets it to None for ``eval.disable_ema``), calls ``.eval()`` on both, and afterwards
+restores the weights (``ema.restore``) and each module's previous mode (MDLM's entry sets
+train mode back unconditionally; the same when called from training).
+
 The same as an edit of ``_sample``: ``timesteps = torch.tensor(plan["times"],
 device=self.device)``, ``num_steps = plan["steps"]``, and ``dt = plan["dt"][i]`` as the first
 line of the loop body (in place of the constant ``dt``).
@@ -35,10 +43,9 @@ def plan_steps(plan) -> list[tuple[float, float]]:
 def sample(diffusion, plan):
     """Samples from MDLM's ``Diffusion`` object on the plan's steps (one batch of
     ``config.loader.eval_batch_size`` sequences of ``config.model.length`` tokens, as
-    ``_sample`` draws). Step j reveals each remaining mask with probability
+    ``_sample`` draws), with the EMA weights and in eval mode as ``restore_model_and_sample``
+    (module docstring). Step j reveals each remaining mask with probability
     :math:`k_j / (d - C_{j-1})`; the last step reaches s = 0 and reveals the rest."""
-    import torch
-
     pairs = plan_steps(plan)
     length = int(diffusion.config.model.length)
     if sum(int(k) for k in plan["counts"]) != length:
@@ -46,6 +53,53 @@ def sample(diffusion, plan):
                          f"config.model.length={length}; export a schedule with d={length}")
     if diffusion.parameterization == "ar":
         raise ValueError("diffusion: an autoregressive MDLM model has no diffusion steps")
+    with _sampling_weights(diffusion):
+        return _loop(diffusion, plan, pairs, length)
+
+
+def _parameters(diffusion):
+    import itertools
+
+    return itertools.chain(*(m.parameters() for m in _modules(diffusion)))
+
+
+def _modules(diffusion):
+    """The torch modules MDLM's entry switches: ``backbone`` and ``noise`` (where present)."""
+    import torch
+
+    return [m for m in (getattr(diffusion, "backbone", None), getattr(diffusion, "noise", None))
+            if isinstance(m, torch.nn.Module)]
+
+
+class _sampling_weights:
+    """EMA weights and eval mode for the duration of a ``with`` block, as MDLM's
+    ``restore_model_and_sample`` (kuleshov-group/mdlm diffusion.py) sets them."""
+
+    def __init__(self, diffusion):
+        self.diffusion = diffusion
+
+    def __enter__(self):
+        d = self.diffusion
+        self.ema = getattr(d, "ema", None)
+        if self.ema:
+            self.ema.store(_parameters(d))
+            self.ema.copy_to(_parameters(d))
+        self.modes = [(m, m.training) for m in _modules(d)]
+        for m, _ in self.modes:
+            m.eval()
+        return self
+
+    def __exit__(self, *exc):
+        if self.ema:
+            self.ema.restore(_parameters(self.diffusion))
+        for m, mode in self.modes:
+            m.train(mode)
+        return False
+
+
+def _loop(diffusion, plan, pairs, length):
+    import torch
+
     device = diffusion.device
     with torch.no_grad():
         x = diffusion._sample_prior(int(diffusion.config.loader.eval_batch_size), length).to(device)

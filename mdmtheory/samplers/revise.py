@@ -354,16 +354,31 @@ class EditingSampler:
         return self.plan.steps + self.max_post_steps + 1  # at most
 
 
+#: The pipeline whose model calls the editing sampler's :attr:`RevisionRun.forwards` counts.
+EDITING_PIPELINE = "diffusers 0.42 LLaDA2Pipeline (one block, editing_threshold)"
+
+
 @dataclass(frozen=True)
 class RevisionRun:
-    """Exact law of a revising sampler (``law``, with lost mass) and its forwards (the
-    expected number for the editing sampler, whose post-steps stop early); ``ties`` the tie
-    rule of the ranking it runs (None for ReMDM, which ranks nothing) and ``tie_mass`` the
-    probability that the run passes through a step whose chosen set the tie rule decided
-    (0: the law is the same under every rule)."""
+    """Exact law of a revising sampler (``law``, with lost mass), its forwards and the
+    pipeline they are counted for (``pipeline``; None where the sampler is ours, not a
+    pipeline's loop).
+
+    Editing (:data:`EDITING_PIPELINE`): the expected model calls of diffusers'
+    ``LLaDA2Pipeline`` block loop, one per pass — the mask steps, then, when a threshold
+    committed the last mask before the S-th step, the post passes that begin with no mask
+    (the first always; another while the previous one edited something, at most
+    ``max_post_steps`` + 1), as ``check_block_should_continue`` decides (diffusers 0.42.1,
+    schedulers/scheduling_block_refinement.py); tests/test_pipeline_forwards.py counts the
+    model's calls in the pipeline itself. ReMDM: its N steps; corrector: T + T'.
+
+    ``ties``: the tie rule of the ranking the sampler runs (None for ReMDM, which ranks
+    nothing); ``tie_mass``: the probability that the run passes through a step whose chosen
+    set the tie rule decided (0: the law is the same under every rule)."""
 
     law: Joint
     forwards: float
+    pipeline: str | None = None
     ties: str | None = None
     tie_mass: float = 0.0
 
@@ -605,8 +620,8 @@ def revise_run(p: Joint, sampler) -> RevisionRun:
         raise AssertionError("revise_run: masked positions after the last step")
     out = np.bincount(output_index(vals, K), masses[0], minlength=K**d)
     ties = None if isinstance(sampler, RemaskingSampler) else sampler.ties
-    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), sampler.forwards(), ties,
-                       max(0.0, (float(masses[0].sum()) + lost) - (float(masses[1].sum()) + lost0)))
+    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), sampler.forwards(), ties=ties,
+                       tie_mass=max(0.0, (float(masses[0].sum()) + lost) - (float(masses[1].sum()) + lost0)))
 
 
 def revise_runs_by_ties(p: Joint, sampler) -> dict:
@@ -718,4 +733,5 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
         lost += l_
         keys = nxt
         f += 1
-    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw), sampler.ties, max(0.0, total - untied))
+    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw), EDITING_PIPELINE, ties=sampler.ties,
+                       tie_mass=max(0.0, total - untied))

@@ -18,7 +18,8 @@ the state :math:`(A, x_A)` with masked set :math:`M`:
    (below); the rest are discarded. With a ``threshold`` :math:`\theta` (diffusers): every
    :math:`j` with :math:`c_j > \theta` is committed if at least :math:`k` qualify, else the
    top :math:`k` — then :math:`k` is a floor and a step can commit more; the sampler stops
-   when nothing is masked (fewer forwards than the schedule's steps).
+   when nothing is masked (fewer mask steps than the schedule's; the pipeline then makes one
+   more forward, :class:`SelectRun`).
 
 Which positions are committed depends on the drawn values, so committed values are biased
 toward likely tokens: the committed value at j does not follow :math:`p(\cdot \mid x_A)`.
@@ -120,7 +121,8 @@ from . import kernel
 from .ties import DEFAULT_TIES, TIE_RULES, check_ties, tie_choices
 
 __all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "confidence_rows", "select_commits",
-           "commit_choices", "SelectionBias", "selection_bias", "select_runs_by_ties", "MAX_SELECT_WORK", "MAX_TOPK_VECTORS"]
+           "commit_choices", "SelectionBias", "selection_bias", "select_runs_by_ties", "MAX_SELECT_WORK",
+           "MAX_TOPK_VECTORS", "SELECT_PIPELINE"]
 
 #: Largest bound on the (state, committed set, committed values) terms :func:`select_run`
 #: computes (its ``_work``): about 10-20 s and 1.5 GB at the limit on one CPU core when the
@@ -318,20 +320,46 @@ def commit_choices(conf: np.ndarray, free: np.ndarray, k, threshold: float | Non
 
 
 # -- the exact law --------------------------------------------------------------------------
+#: The pipeline whose model calls :attr:`SelectRun.expected_forwards` counts.
+SELECT_PIPELINE = "diffusers 0.42 LLaDA2Pipeline (one block, editing_threshold=None)"
+
+
 @dataclass(frozen=True)
 class SelectRun:
-    """Exact law of a sample-then-select run: ``law`` (a Joint; its ``lost`` is the mass of
+    r"""Exact law of a sample-then-select run: ``law`` (a Joint; its ``lost`` is the mass of
     runs that committed, in one step, values whose combination p never produces, so that no
-    conditional exists after it — as for any factorized step), ``expected_forwards`` (steps
-    with something still masked), ``step_commits[t]`` the expected number of positions
-    committed at step t; ``ties`` the planner's tie rule and ``tie_mass`` the probability
-    that the run passes through a step whose committed set the tie rule decided (a tie at
-    the boundary of the top k, over the candidates too): 0 means the law is the same under
-    every rule, and a positive value that it depends on the rule."""
+    conditional exists after it — as for any factorized step), ``expected_forwards`` (the
+    expected model calls of :attr:`pipeline`), ``mask_steps`` (the expected steps that began
+    with something masked), ``step_commits[t]`` the expected number of positions committed
+    at step t, ``pipeline`` (:data:`SELECT_PIPELINE`), ``ties`` the planner's tie rule and
+    ``tie_mass`` the probability that the run passes through a step whose committed set the
+    tie rule decided (a tie at the boundary of the top k, over the candidates too): 0 means
+    the law is the same under every rule, and a positive value that it depends on the rule.
+
+    **Forwards as the pipeline makes them.** diffusers' ``LLaDA2Pipeline`` (0.42.1,
+    pipelines/llada2/pipeline_llada2.py, ``__call__``) calls the model at the top of every
+    pass of its block loop, *before* it looks at the scheduler's output, and
+    ``BlockRefinementScheduler.check_block_should_continue``
+    (schedulers/scheduling_block_refinement.py) ends the block after a pass that began with
+    masks once ``step_idx`` reaches ``num_inference_steps`` = S, or after a pass that began
+    with no mask (editing off). A run whose masks are all committed after F mask steps
+    therefore makes :math:`F` forwards when :math:`F = S` and :math:`F + 1` when
+    :math:`F < S` (a threshold finished it early: one more pass finds the block full). So
+
+    .. math::
+
+        E[\text{forwards}] = E[F] + \Pr[F < S],
+
+    and a threshold saves a forward only when it finishes at least two steps early.
+    Without a threshold F = S always (each step commits exactly its count), so both are S —
+    as in LLaDA's ``generate`` (ML-GSAI/LLaDA generate.py: S forwards per block). Lost runs
+    (no conditional after a step) count the forwards made until they are lost."""
 
     law: Joint
     expected_forwards: float
     step_commits: np.ndarray
+    mask_steps: float = float("nan")
+    pipeline: str = SELECT_PIPELINE
     ties: str = DEFAULT_TIES
     tie_mass: float = 0.0
 
@@ -546,7 +574,8 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     one numbering of terms (:func:`_terms`), whose targets are classified by
     ``kernel.chain_targets`` (full states are outputs, masked states at p(x_A) = 0 are lost)
     and whose mass ``kernel.chain_apply`` pushes. A state with nothing masked stops (no
-    forward). Refused past :data:`MAX_SELECT_WORK` terms (use
+    mask step; the pipeline's one extra forward when that happens before the S-th step is
+    counted in ``expected_forwards``, :class:`SelectRun`). Refused past :data:`MAX_SELECT_WORK` terms (use
     :func:`mdmtheory.samplers.simulate`).
     """
     if not isinstance(p, Joint):
@@ -576,11 +605,11 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     mass = np.ones(1)
     mass0 = np.ones(1)  # the mass of the runs no tie rule has decided yet
     done = np.zeros(K**d)
-    forwards, lost = 0.0, 0.0
+    forwards, early, lost = 0.0, 0.0, 0.0
     untied, total = 0.0, 0.0  # the finished or lost mass of runs that no tie rule decided, of all runs
     commits = np.zeros(len(sched.sizes))
     for t, k in enumerate(sched.sizes):
-        forwards += float(mass.sum())  # every live state has something masked: one forward
+        forwards += float(mass.sum())  # every live state has something masked: one mask step
         free = kernel.state_values(live, d, K) == K
         n_free = free.sum(axis=1)
         src, tgt, w, w0, nb = [], [], [], [], []
@@ -632,6 +661,8 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         untied += float(out0.sum()) + lost0
         total += float(out_t.sum()) + lost_t  # the same sums: exactly untied where no tie occurred
         done += out_t
+        if t < len(sched.sizes) - 1:  # finished before the S-th mask step: the pipeline's extra pass
+            early += float(out_t.sum())
         lost += lost_t
         commits[t] = float(moved @ nb)
         live = nxt
@@ -639,8 +670,8 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
             break
     if live.size:  # cannot happen: every step commits at least min(k_t, masked) and the k_t sum to d
         raise AssertionError("select_run: masked positions left after the last step")
-    return SelectRun(Joint(done.reshape(p.table.shape), lost=lost), float(forwards), commits, planner.ties,
-                     max(0.0, total - untied))
+    return SelectRun(Joint(done.reshape(p.table.shape), lost=lost), float(forwards + early), commits,
+                     mask_steps=float(forwards), ties=planner.ties, tie_mass=max(0.0, total - untied))
 
 
 def select_runs_by_ties(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -> dict[str, SelectRun]:
