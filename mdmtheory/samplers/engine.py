@@ -88,7 +88,7 @@ _WEIGHT_TOL = 1e-9
 
 @dataclass(frozen=True)
 class ExactRun:
-    """Everything the exact engine computes in one pass.
+    r"""Everything the exact engine computes in one pass.
 
     Attributes
     ----------
@@ -102,6 +102,13 @@ class ExactRun:
         (same column convention).
     path_kl : trajectory KL (``trajectory=True``), else None.
     step_kl : its contribution of each column, else None.
+    ties : the planner's tie rule (``"random"``, ``"lowest"``, ``"topk"``;
+        :mod:`mdmtheory.samplers.ties`), None for planners without scores.
+    tie_mass : :math:`\sum_t` (mass, under the sampler, of the states of step t at which the
+        tie rule decided the reveal set): the expected number of tie-decided steps, which is
+        the probability of meeting such a state when a path meets at most one. 0 means the
+        result does not depend on the tie rule; > 0 means the rule was used, and
+        :func:`tie_spread` tells whether the law changes with it.
     """
 
     law: Joint
@@ -109,6 +116,13 @@ class ExactRun:
     step_counts: np.ndarray
     path_kl: float | None = None
     step_kl: np.ndarray | None = None
+    ties: str | None = None
+    tie_mass: float = 0.0
+
+    @property
+    def depends_on_ties(self) -> bool:
+        """Whether the tie rule decided a reveal set on some path of positive mass."""
+        return self.tie_mass > 0.0
 
     @property
     def lost(self) -> float:
@@ -174,6 +188,7 @@ class _ChainPlan:
     reveal: tuple
     n_cols: int
     Pf: np.ndarray  # the flat marginal lattice of the table the plan was built from (numpy)
+    split: tuple = ()  # per step, (live states,) bool: the tie rule decided the set (or None)
 
 
 def _chain_plan(table: np.ndarray, planner_obj, sizes: list) -> _ChainPlan:
@@ -187,7 +202,7 @@ def _chain_plan(table: np.ndarray, planner_obj, sizes: list) -> _ChainPlan:
     live = np.array([_k.empty_state(d, K)], dtype=np.int64)
     fast = isinstance(planner_obj, _Deterministic)
     marg = None if fast else Marginals(table)
-    steps, reveal = [], []
+    steps, reveal, splits = [], [], []
     for t, size in enumerate(sizes):
         if not live.size:
             break
@@ -197,9 +212,11 @@ def _chain_plan(table: np.ndarray, planner_obj, sizes: list) -> _ChainPlan:
         if size is not None and np.any(n_free < size):
             raise ValueError(f"plan: step {t} asks for {size} tokens, only {int(n_free.min())} are masked")
         if fast:
-            src, chosen, w = _deterministic_moves(planner_obj, t, size, Pf, live, free, d, K)
+            src, chosen, w, split = _deterministic_moves(planner_obj, t, size, Pf, live, free, d, K)
         else:
             src, chosen, w = _general_moves(planner_obj, t, size, marg, vals, free, d, K)
+            split = None
+        splits.append(split if split is not None and split.any() else None)
         if np.any(chosen & ~free[src]):
             raise ValueError("planner: proposed a reveal set overlapping the revealed set")
         counts = chosen.sum(axis=1)
@@ -219,18 +236,22 @@ def _chain_plan(table: np.ndarray, planner_obj, sizes: list) -> _ChainPlan:
             f"planner: state {A:#b} still has masked positions after {len(sizes)} steps "
             "(a planner that chooses its own sizes must reveal at least one token per step)"
         )
-    return _ChainPlan(tuple(steps), tuple(reveal), len(sizes) + 1, Pf)
+    return _ChainPlan(tuple(steps), tuple(reveal), len(sizes) + 1, Pf, tuple(splits))
 
 
 def _deterministic_moves(planner_obj, t, size, Pf, live, free, d, K):
-    """(source, chosen (N, d), weight 1) of a deterministic planner, all live states at once."""
+    """(source, chosen, weight, split) of a planner of :mod:`.adaptive`, all live states at
+    once: one term per live state, or under ``ties="random"`` one per resolution of a split
+    tie, weight :math:`1/\binom{m}{r}` (:func:`mdmtheory.samplers.ties.tie_choices`; numpy
+    constants, like the indicators); ``split`` (live states,) marks the states whose set the
+    tie rule decided."""
     step_size = planner_obj._step_size(t, size, d)
     if planner_obj.uses_probs:
         probs = _k.state_conditionals(Pf, live, d, K)
     else:
         probs = np.zeros((live.shape[0], d, K))
-    chosen = np.asarray(planner_obj._choose(t, step_size, probs, free), dtype=bool)
-    return np.arange(live.shape[0]), chosen, np.ones(live.shape[0])
+    ch = planner_obj._choice(t, step_size, probs, free)
+    return ch.rows, np.asarray(ch.chosen, dtype=bool), np.asarray(ch.weight, dtype=np.float64), ch.split
 
 
 def _general_moves(planner_obj, t, size, marg, vals, free, d, K):
@@ -375,7 +396,8 @@ def _mean_entropies(Hl, d, xp):
 
 
 def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
-    """Run the kernel. Returns (q, lost, reveal (d, n_cols), finish (n_cols), step_kl or None)."""
+    """Run the kernel. Returns (q, lost, reveal (d, n_cols), finish (n_cols), step_kl or None,
+    tie_mass)."""
     d = table.ndim
     if isinstance(plan, _ChainPlan) and xp is np:  # built from this very table (exact_run)
         P = np.reshape(plan.Pf, (K + 1,) * d)
@@ -385,6 +407,7 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
     start = _k._set_at(xp, xp.zeros_like(P), empty, 1.0)
     q = xp.zeros(table.shape)
     lost = 0.0
+    tie = 0.0
     rows: dict = {}
     finish = []
     step_kl = []
@@ -474,6 +497,8 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
         step_kl = [0.0]
         for t, (step, rv) in enumerate(zip(plan.steps, plan.reveal)):
             moved = rv.T @ mass
+            if t < len(plan.split) and plan.split[t] is not None:
+                tie = tie + xp.sum(xp.where(plan.split[t], mass, 0.0))
             for j in range(d):
                 add(j, t + 1, moved[j])
             new, out, lost_t, _c = _k.chain_apply(mass, step, Pf, K**d, xp=xp)
@@ -489,7 +514,7 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
     finish = xp.stack([xp.asarray(f, dtype=np.float64) for f in finish] + [xp.zeros(())] * (n_cols - len(finish)))
     reveal = _cols(rows, d, n_cols, xp)
     skl = xp.stack([xp.asarray(x, dtype=np.float64) for x in step_kl]) if trajectory else None
-    return q, xp.asarray(lost), reveal, finish, skl
+    return q, xp.asarray(lost), reveal, finish, skl, xp.asarray(tie)
 
 
 def _chain_step_kl(pi, step, Pf, xp):
@@ -585,7 +610,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     d, K = p.d, p.K
     _check_size(d, K, isinstance(plan, Grid), jax_grid=backend in ("jax", "eager"), levels=_levels(plan, planner))
     kplan = _resolve(p.table, d, K, plan, planner)
-    q, lost, reveal, finish, skl = _run(p.table, kplan, K, trajectory, backend)
+    q, lost, reveal, finish, skl, tie = _run(p.table, kplan, K, trajectory, backend)
     lost = float(lost)
     underflow = (p.table > 0) & (q == 0)
     if np.any(underflow):
@@ -604,6 +629,8 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
         step_counts=finish,
         path_kl=float(skl.sum()) if trajectory else None,
         step_kl=skl,
+        ties=getattr(resolve_planner(planner), "ties", None) if not isinstance(plan, Grid) else None,
+        tie_mass=float(tie),
     )
 
 
