@@ -376,3 +376,24 @@ def test_select_needs_rng_only_for_a_split_tie():
 def test_bad_ties(make_bad):
     with pytest.raises(ValueError, match="ties"):
         make_bad()
+
+
+# -- docs/samplers.md -----------------------------------------------------------------------
+def test_docs_ties_table():
+    """Every entry of the table in docs/samplers.md, section Ties, recomputed."""
+    import pathlib
+
+    text = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "samplers.md").read_text(encoding="utf-8")
+    section = text[text.index("## Ties"):]
+    section = section[: section.index("\n## ", 1)]
+    rows = [line.strip("|").split("|") for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith("| law")]
+    laws = families.sampler_laws(6)
+    assert sorted(r[0].strip() for r in rows) == sorted(laws)
+    sched = mt.Schedule((2, 2, 2))
+    for r in rows:
+        p = laws[r[0].strip()]
+        runs = {rule: exact_run(p, sched, ConfidencePlanner(ties=rule)) for rule in RULES}
+        want = [mt.kl(p, runs[rule].law) for rule in RULES]
+        want += [runs["random"].tie_mass, mt.kl(p, exact_run(p, sched, "random").law)]
+        assert [float(v) for v in r[1:]] == pytest.approx([round(w, 4) for w in want], abs=1e-12), r[0]
