@@ -117,9 +117,11 @@ def greedy(free, scores, group, key):
     return out
 
 
-def topk_set(free, scores, group, k, d):
+def topk_set(free, scores, group, k, d, layout="sequence"):
     """LLaDA's selection: the current block's free positions in a length-d float64 vector,
-    -inf elsewhere; equal scores (chained within TOL) bit-identical; torch.topk."""
+    -inf elsewhere; equal scores (chained within TOL) bit-identical; torch.topk. ``layout =
+    "block"``: diffusers' BlockRefinementScheduler (diffusers 0.42.1, schedulers/
+    scheduling_block_refinement.py, ``step``): the vector is the block's positions only."""
     order = greedy(free, scores, group, {j: j for j in range(d)})
     if k == 0:
         return set()
@@ -134,6 +136,9 @@ def topk_set(free, scores, group, k, d):
     v = torch.full((d,), -math.inf, dtype=torch.float64)
     for j in here:
         v[j] = canon[j]
+    if layout == "block":
+        block = [j for j in range(d) if group[j] == gb]
+        return before | {block[int(i)] for i in torch.topk(v[block], k - len(before)).indices}
     return before | {int(i) for i in torch.topk(v, k - len(before)).indices}
 
 
@@ -151,7 +156,8 @@ def reveal_sets(spec, rule, d, t, size, conds, free):
         return [(B, c / n) for B, c in by_perm.items()], decided
     if rule == "lowest":
         return [(frozenset(greedy(free, scores, group, {j: j for j in range(d)})[:k]) | extra, 1.0)], decided
-    return [(frozenset(topk_set(free, scores, group, k, d)) | extra, 1.0)], decided
+    layout = spec[2] if spec[0] == "semi_ar" and len(spec) > 2 else "sequence"
+    return [(frozenset(topk_set(free, scores, group, k, d, layout)) | extra, 1.0)], decided
 
 
 def bruteforce(table, spec, rule, sizes):
@@ -199,7 +205,7 @@ def make(spec, rule):
     if kind == "entropy":
         return EntropyPlanner(ties=rule)
     if kind == "semi_ar":
-        return SemiAutoregressivePlanner(spec[1], ties=rule)
+        return SemiAutoregressivePlanner(spec[1], ties=rule, topk_layout=spec[2] if len(spec) > 2 else "sequence")
     if kind == "pc":
         _, bg, lam, alpha, L = spec
         return PositionCalibratedPlanner(bg, lam=lam, alpha=alpha, block_length=L, ties=rule)
@@ -218,6 +224,7 @@ SPECS = [
     (("margin",), (1, 3, 1)),
     (("entropy",), (3, 2)),
     (("semi_ar", 3), (2, 2, 1)),
+    (("semi_ar", 3, "block"), (2, 2, 1)),
     (("pc", (0.4, 0.6), 0.0, 1.0, 3), (2, 2, 1)),
     (("pc", (0.4, 0.6), 0.3, 1.0, 2), (1, 2, 2)),
     (("threshold", 0.85), None),
@@ -369,13 +376,27 @@ def test_select_needs_rng_only_for_a_split_tie():
     lambda: MarginPlanner(ties="foo"),
     lambda: EntropyPlanner(ties=None),
     lambda: SemiAutoregressivePlanner(2, ties="foo"),
+    lambda: SemiAutoregressivePlanner(2, topk_layout="foo"),
+    lambda: PositionCalibratedPlanner((0.5, 0.5), topk_layout="row"),
     lambda: PositionCalibratedPlanner((0.5, 0.5), ties="foo"),
     lambda: ThresholdPlanner(0.5, ties="foo"),
     lambda: EntropyBudgetPlanner(0.5, ties="Random"),
 ])
 def test_bad_ties(make_bad):
-    with pytest.raises(ValueError, match="ties"):
+    with pytest.raises(ValueError, match="ties|topk_layout"):
         make_bad()
+
+
+def test_topk_layouts_differ_where_the_block_is_shorter_than_the_sequence():
+    """torch's tie order depends on the vector's length: LLaDA's and diffusers' layouts give
+    different laws on the symmetric chain with blocks of 3 (both checked above)."""
+    sched = mt.Schedule((2, 2, 1))
+    a = exact_run(MARKOV5, sched, SemiAutoregressivePlanner(3, ties="topk")).law.table
+    b = exact_run(MARKOV5, sched, SemiAutoregressivePlanner(3, ties="topk", topk_layout="block")).law.table
+    assert np.abs(a - b).max() > 1e-3
+    c = exact_run(MARKOV5, sched, SemiAutoregressivePlanner(5, ties="topk", topk_layout="block")).law.table
+    d = exact_run(MARKOV5, sched, SemiAutoregressivePlanner(5, ties="topk")).law.table
+    np.testing.assert_array_equal(c, d)  # one block: the same vector
 
 
 # -- docs/samplers.md -----------------------------------------------------------------------

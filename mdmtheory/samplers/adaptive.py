@@ -72,7 +72,7 @@ from .._validate import int_arg, real_arg
 from ..joint import NORMALIZATION_TOL, Joint
 from ..schedules import Schedule
 from .planners import StepContext, register_planner
-from .ties import DEFAULT_TIES, TIE_TOL, Choice, check_ties, clusters, sample_choice, tie_choices
+from .ties import DEFAULT_TIES, TIE_TOL, TOPK_LAYOUTS, Choice, check_ties, clusters, sample_choice, tie_choices
 
 __all__ = [
     "TIE_TOL",
@@ -165,6 +165,12 @@ def _pos_int(value, name: str, *, allow_none: bool = False):
 _finite = real_arg
 
 
+def _check_layout(layout):
+    if layout not in TOPK_LAYOUTS:
+        raise ValueError(f"topk_layout: expected one of {list(TOPK_LAYOUTS)} ('sequence': LLaDA's generate.py, the "
+                         f"whole sequence; 'block': diffusers' BlockRefinementScheduler, the block only), got {layout!r}")
+
+
 # -- base class --------------------------------------------------------------------------
 class _Deterministic:
     """Shared machinery: ``moves`` (exact engine), ``_choice`` (the engine's sparse chain) and
@@ -201,7 +207,7 @@ class _Deterministic:
         ``ties="random"``), and which rows had a tie decided by the rule."""
         free = np.asarray(free, dtype=bool)
         scores, k, group, extra = self._rank(step, size, probs, free)
-        ch = tie_choices(scores, free, k, self.ties or "lowest", group)
+        ch = tie_choices(scores, free, k, self.ties or "lowest", group, getattr(self, "topk_layout", "sequence"))
         if extra is None:
             return ch
         return Choice(ch.rows, ch.chosen | extra[ch.rows], ch.weight, ch.split)
@@ -348,6 +354,11 @@ class SemiAutoregressivePlanner(_Deterministic):
     cross into the next block); with ``plan=None`` (requires ``steps_per_block``) the sizes
     are :func:`llada_step_sizes`, which never cross a block boundary.
 
+    ``ties`` breaks equal scores inside a block (:mod:`mdmtheory.samplers.ties`);
+    ``topk_layout`` says which vector ``ties="topk"`` hands torch.topk: ``"sequence"`` (LLaDA's
+    ``generate.py``: all d positions, ``-inf`` outside the block) or ``"block"`` (diffusers'
+    ``BlockRefinementScheduler``: the block's positions only); torch's tie order depends on it.
+
     The confidence is :math:`\max_v p(v \mid x_A)`, a function of :math:`x_A` only; LLaDA at
     temperature > 0 ranks by the probability of the *sampled* token, which makes B depend on
     the drawn values and is not a planner of this kind.
@@ -357,10 +368,12 @@ class SemiAutoregressivePlanner(_Deterministic):
     steps_per_block: int | None = None
     score: str = "confidence"
     ties: str = DEFAULT_TIES
+    topk_layout: str = "sequence"
     name: ClassVar[str] = "semi_ar"
 
     def __post_init__(self):
         check_ties(self.ties)
+        _check_layout(self.topk_layout)
         _pos_int(self.block_length, "block_length")
         _pos_int(self.steps_per_block, "steps_per_block", allow_none=True)
         if self.score not in SCORES:
@@ -511,6 +524,8 @@ class PositionCalibratedPlanner(_Deterministic):
     background : (K,) probability vector with positive entries (the log must be finite).
     lam : λ >= 0, decay of the position weight.
     alpha : α > 0, clip of the calibrated confidence (reference defaults λ = α = 1).
+    ties, topk_layout : the tie rule and torch.topk's vector layout, as in
+        :class:`SemiAutoregressivePlanner`.
     """
 
     background: tuple
@@ -519,10 +534,12 @@ class PositionCalibratedPlanner(_Deterministic):
     block_length: int | None = None
     steps_per_block: int | None = None
     ties: str = DEFAULT_TIES
+    topk_layout: str = "sequence"
     name: ClassVar[str] = "position_calibrated"
 
     def __post_init__(self):
         check_ties(self.ties)
+        _check_layout(self.topk_layout)
         try:
             bg = np.array(self.background, dtype=np.float64)
         except (TypeError, ValueError):
