@@ -418,3 +418,15 @@ def test_docs_ties_table():
         want = [mt.kl(p, runs[rule].law) for rule in RULES]
         want += [runs["random"].tie_mass, mt.kl(p, exact_run(p, sched, "random").law)]
         assert [float(v) for v in r[1:]] == pytest.approx([round(w, 4) for w in want], abs=1e-12), r[0]
+
+
+def test_bridge_factorization_error_draws_split_ties():
+    """mdmtheory.bridge's path estimator on the exact model of the tied chain: under
+    ties="random" it estimates the exact path KL (its tie draws are counter-based uniforms)."""
+    bridge = pytest.importorskip("mdmtheory.bridge")
+    sched = mt.Schedule((2, 2, 1))
+    xs = np.asarray(mt.structured.as_oracle(MARKOV5).sample(3000, np.random.default_rng(1)), dtype=np.int64)
+    est = bridge.estimate_factorization_error(bridge.ExactModel(MARKOV5), xs, sched, ConfidencePlanner(), seed=4)
+    run = exact_run(MARKOV5, sched, ConfidencePlanner(), trajectory=True)
+    assert est.kind == "path_kl"
+    assert abs(est.value - run.path_kl) < 5 * est.stderr, (est.value, run.path_kl, est.stderr)
