@@ -430,3 +430,15 @@ def test_bridge_factorization_error_draws_split_ties():
     run = exact_run(MARKOV5, sched, ConfidencePlanner(), trajectory=True)
     assert est.kind == "path_kl"
     assert abs(est.value - run.path_kl) < 5 * est.stderr, (est.value, run.path_kl, est.stderr)
+
+
+def test_report_says_whether_the_planners_depend_on_ties():
+    from mdmtheory.report import build_report
+
+    p = families.markov_chain([[0.9, 0.1], [0.1, 0.9]], 4)
+    line = build_report(p, steps=[1, 2, 4], planners=("random", "confidence", "left_to_right")).planners["ties"]
+    assert line["depends"] and line["T"] == 2 and list(line["spread"]) == ["confidence"]
+    want = {rule: mt.kl(p, exact_run(p, mt.Schedule((2, 2)), ConfidencePlanner(ties=rule)).law) for rule in RULES}
+    assert line["spread"]["confidence"] == pytest.approx(want, abs=0)
+    free = build_report(DIRICHLET4, steps=[1, 2, 4], planners=("random", "confidence")).planners["ties"]
+    assert not free["depends"] and free["spread"] == {}

@@ -49,6 +49,12 @@ law :math:`\pi_t` contributes :math:`\sum_A \pi_t(A) [H(A) - \sum_B w_B H(A\cup 
 w_B \sum_{j\in B} (H(A\cup j) - H(A))]` — for the random planner the profile formula
 (proofs/path_kl_identity.md); for the other planners pointwise from the exact path measure
 :math:`\pi(A \mid x_A)`; for deterministic planners it equals KL(p‖q).
+
+Ties: a scored planner with ``ties="random"`` (the default) is deterministic given
+:math:`x_A` except at states whose boundary tie cluster is split; there the chain carries one
+term per resolution with weight :math:`1/\binom{m}{r}` (:mod:`mdmtheory.samplers.ties`), so
+the law is the mixture and the trajectory KL an upper bound on KL(p‖q) (equal when
+``tie_mass`` is 0). :func:`tie_spread` compares the three tie rules.
 """
 
 from __future__ import annotations
