@@ -3,8 +3,10 @@ r"""Practical and adaptive planners: which positions to reveal, chosen from the 
 Every planner here is **deterministic given** :math:`x_A` up to ties: at a state
 :math:`(A, x_A)` it picks one reveal set :math:`B(x_A)`, or under ``ties="random"`` a uniform
 choice among the sets that differ only inside a tie cluster (section Ties). For the exact law engine
-(:func:`~mdmtheory.samplers.engine.exact_run`) it yields, for each distinct B, the 0/1
-indicator array of the :math:`x_A` that choose it (keepdims shape ``ctx.shape``); for Monte
+(:func:`~mdmtheory.samplers.engine.exact_run`) it gives, for each distinct B, the probability
+of choosing it as an array over :math:`x_A` (0/1 indicators, or :math:`1/\binom{m}{r}` for
+the resolutions of a split tie; ``moves``, keepdims shape ``ctx.shape``, or ``_choice`` for all
+live states of the engine's sparse chain at once); for Monte
 Carlo (:mod:`mdmtheory.samplers.simulate`) its ``select`` method picks B for a batch of
 samples at once. Both paths call the same ``_rank`` on a ``(N, d, K)`` array of one-token
 conditionals :math:`p(x_j = v \mid x_A)` (one row per :math:`x_A` or per sample), so the exact
