@@ -442,3 +442,23 @@ def test_report_says_whether_the_planners_depend_on_ties():
     assert line["spread"]["confidence"] == pytest.approx(want, abs=0)
     free = build_report(DIRICHLET4, steps=[1, 2, 4], planners=("random", "confidence")).planners["ties"]
     assert not free["depends"] and free["spread"] == {}
+
+
+def test_tie_spread_dispatches_to_select_run_and_revise_run():
+    """tie_spread reruns sample-then-select through select_run and the revising samplers through
+    revise_run (whose tie rules and laws are checked in tests/test_ties_select.py)."""
+    from mdmtheory.samplers import CorrectorSampler, SampleThenSelectPlanner, revise_run, select_run
+
+    if not all("ties" in {f.name for f in dataclasses.fields(c)} for c in (SampleThenSelectPlanner, CorrectorSampler)):
+        pytest.skip("sample-then-select / the corrector have no ties= in this checkout")
+    p = families.markov_chain([[0.9, 0.1], [0.1, 0.9]], 4)
+    sched = mt.Schedule((2, 2))
+    s = tie_spread(p, sched, SampleThenSelectPlanner())
+    want = {rule: mt.kl(p, select_run(p, sched, SampleThenSelectPlanner(ties=rule)).law) for rule in RULES}
+    assert s.by_rule() == pytest.approx(want, abs=0) and s.differs
+    c = CorrectorSampler(sched, 1)
+    s = tie_spread(p, None, c)
+    want = {rule: mt.kl(p, revise_run(p, dataclasses.replace(c, ties=rule)).law) for rule in RULES}
+    assert s.by_rule() == pytest.approx(want, abs=0)
+    with pytest.raises(ValueError, match="plan"):
+        tie_spread(p, sched, c)
