@@ -16,7 +16,7 @@ reveal set under a rule is
   one tie cluster made bit-identical.
 
 The tie rule "decided" a state when different keys give different sets; ``tie_mass`` is the
-sum over steps of the mass of such states. Expected values never come from the code under test.
+probability that the run passes through such a state. Expected values never come from the code under test.
 """
 
 from __future__ import annotations
@@ -161,15 +161,17 @@ def reveal_sets(spec, rule, d, t, size, conds, free):
 
 
 def bruteforce(table, spec, rule, sizes):
-    """(q, lost, tie_mass) by propagating the mass of every state (A, x_A) forward."""
+    """(q, lost, tie_mass) by propagating the mass of every state (A, x_A) forward; a state
+    also records whether its run has met a state where the rule decided (tie_mass: the mass
+    of the runs that ever do)."""
     d, K = table.ndim, table.shape[0]
     q = np.zeros((K,) * d)
     lost = tie = 0.0
-    states = {(): 1.0}  # sorted ((j, x_j), ...) -> mass
+    states = {((), False): 1.0}  # (sorted ((j, x_j), ...), met a decided state) -> mass
     t = 0
     while states:
         nxt = {}
-        for st, m in states.items():
+        for (st, met), m in states.items():
             given = dict(st)
             free = [j for j in range(d) if j not in given]
             conds = {j: cond(table, given, j) for j in free}
@@ -178,7 +180,8 @@ def bruteforce(table, spec, rule, sizes):
                 continue
             size = None if sizes is None else sizes[t]
             sets, decided = reveal_sets(spec, rule, d, t, size, conds, free)
-            tie += m * decided
+            tie += m * (decided and not met)
+            met = met or decided
             for B, w in sets:
                 B = sorted(B)
                 for ys in itertools.product(range(K), repeat=len(B)):
@@ -189,7 +192,7 @@ def bruteforce(table, spec, rule, sizes):
                     if len(g2) == d:
                         q[tuple(g2[i] for i in range(d))] += pr
                     else:
-                        key = tuple(sorted(g2.items()))
+                        key = (tuple(sorted(g2.items())), met)
                         nxt[key] = nxt.get(key, 0.0) + pr
         states = nxt
         t += 1
@@ -218,7 +221,21 @@ def make(spec, rule):
 
 MARKOV5 = families.markov_chain([[0.9, 0.1], [0.1, 0.9]], 5)  # symmetric: exact ties
 DIRICHLET4 = families.dirichlet(4, 2, alpha=0.5, seed=3)  # no ties
-LAWS = {"markov5": MARKOV5, "dirichlet4": DIRICHLET4, "ising4": families.ising_chain(4, coupling=0.8)}
+
+
+def _switch5():
+    """x_0 ~ (0.9, 0.1); given x_0 = 0 the other four are i.i.d. Bernoulli(0.7) (tied at every
+    later state), given x_0 = 1 independent with distinct probabilities (no ties): the tie rule
+    decides on some paths only, and more than once on them."""
+    t = np.zeros((2,) * 5)
+    for x in itertools.product(range(2), repeat=5):
+        probs = [0.7] * 4 if x[0] == 0 else [0.55, 0.65, 0.75, 0.85]
+        t[x] = (0.9 if x[0] == 0 else 0.1) * math.prod(pr if v else 1 - pr for pr, v in zip(probs, x[1:]))
+    return mt.Joint(t)
+
+
+LAWS = {"markov5": MARKOV5, "dirichlet4": DIRICHLET4, "ising4": families.ising_chain(4, coupling=0.8),
+        "switch5": _switch5()}
 SPECS = [
     (("confidence",), (2, 2, 1)),
     (("margin",), (1, 3, 1)),
@@ -257,6 +274,13 @@ def test_tie_free_law_gives_one_law_and_no_tie_mass():
         for r in runs:
             assert r.tie_mass == 0 and not r.depends_on_ties
             np.testing.assert_array_equal(r.law.table, runs[0].law.table)
+
+
+def test_tie_mass_is_a_probability():
+    """On the switch law the rule decides twice on the paths with x_0 = 0 (mass 0.9) and never
+    otherwise (first step: x_0, the most confident): tie_mass = 0.9, not the 1.8 steps."""
+    run = exact_run(LAWS["switch5"], mt.Schedule((1, 2, 1, 1)), ConfidencePlanner())
+    assert run.tie_mass == pytest.approx(0.9, abs=1e-12)
 
 
 def test_symmetric_chain_has_ties_and_the_rules_differ():

@@ -111,11 +111,11 @@ class ExactRun:
     step_kl : its contribution of each column, else None.
     ties : the planner's tie rule (``"random"``, ``"lowest"``, ``"topk"``;
         :mod:`mdmtheory.samplers.ties`), None for planners without scores.
-    tie_mass : :math:`\sum_t` (mass, under the sampler, of the states of step t at which the
-        tie rule decided the reveal set): the expected number of tie-decided steps, which is
-        the probability of meeting such a state when a path meets at most one. 0 means the
-        result does not depend on the tie rule; > 0 means the rule was used, and
-        :func:`tie_spread` tells whether the law changes with it.
+    tie_mass : the probability, under the sampler, that the run passes through a state at
+        which the tie rule decided the reveal set (a second chain carries the mass of the runs
+        that have not yet; the first entries are summed). 0 means the result does not depend
+        on the tie rule; > 0 means the rule was used, and :func:`tie_spread` tells whether
+        the law changes with it.
     """
 
     law: Joint
@@ -499,13 +499,19 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
         n_cols = plan.n_cols
         mass = xp.ones((1,))
         pi = xp.ones((1,)) if trajectory else None
+        # tie mass (exact_run only): a second chain of the runs that met no tie-decided state
+        untied = xp.ones((1,)) if xp is np and any(sp is not None for sp in plan.split) else None
         q = xp.zeros((K**d,))
         finish.append(xp.zeros(()))
         step_kl = [0.0]
         for t, (step, rv) in enumerate(zip(plan.steps, plan.reveal)):
             moved = rv.T @ mass
-            if t < len(plan.split) and plan.split[t] is not None:
-                tie = tie + xp.sum(xp.where(plan.split[t], mass, 0.0))
+            if untied is not None:  # runs not yet at a tie-decided state: the first entries count
+                split = plan.split[t] if t < len(plan.split) else None
+                if split is not None:
+                    tie = tie + xp.sum(xp.where(split, untied, 0.0))
+                    untied = xp.where(split, 0.0, untied)
+                untied = _k.chain_apply(untied, step, Pf, K**d, xp=xp)[0]
             for j in range(d):
                 add(j, t + 1, moved[j])
             new, out, lost_t, _c = _k.chain_apply(mass, step, Pf, K**d, xp=xp)
