@@ -194,7 +194,7 @@ class _KLCache:
     (schedule sizes, planner name): each sampler law is computed once."""
 
     def __init__(self, p: Joint):
-        self.p, self.values, self.rates = p, {}, {}
+        self.p, self.values, self.rates, self.tie_mass = p, {}, {}, {}
 
     def add(self, sched: Schedule, planner, q: Joint) -> None:
         """Record a sampler law computed elsewhere (section 4's comparison)."""
@@ -207,7 +207,9 @@ class _KLCache:
     def __call__(self, sched: Schedule, planner="random") -> float:
         key = (tuple(sched.sizes), str(planner))
         if key not in self.values:
-            self.add(sched, planner, exact_run(self.p, sched, planner).law)
+            run = exact_run(self.p, sched, planner)
+            self.add(sched, planner, run.law)
+            self.tie_mass[key] = run.tie_mass
         return self.values[key]
 
     def rate(self, sched: Schedule, planner="random") -> float:
@@ -295,7 +297,34 @@ def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCac
         rows.append([cache(sched, pl) for pl in planners])
     rates = [[cache.rate(Schedule.constant(p.d, T), pl) for pl in planners] for T in Ts]
     return {"steps": list(Ts), "planners": names, "kl": rows, "transition_kl_rate": rates,
-            "parallelism": _parallelism(p, Ts, names, rows, progress)}
+            "parallelism": _parallelism(p, Ts, names, rows, progress), "ties": _ties_line(p, Ts, planners, cache)}
+
+
+def _ties_line(p: Joint, Ts: list[int], planners, cache: _KLCache) -> dict:
+    """Whether the scored planners' KLs depend on the tie rule (issue 26 §2): their tie mass
+    from the runs above (free), and :func:`mdmtheory.samplers.tie_spread` (three runs) at one
+    T only, for the planners that met a tie."""
+    from .samplers import resolve_planner, tie_spread
+
+    hit = {}
+    for pl in planners:
+        if getattr(resolve_planner(pl), "ties", None) is None:
+            continue  # no scores, no ties
+        m = max(cache.tie_mass.get((tuple(Schedule.constant(p.d, T).sizes), str(pl)), 0.0) for T in Ts)
+        if m > 0:
+            hit[str(pl)] = (pl, m)
+    mid = [T for T in Ts if 1 < T < p.d]  # T = 1 and T = d: one outcome for every rule
+    if not hit or not mid:
+        return {"depends": False, "T": None, "spread": {},
+                "text": "No scored planner met tied scores: the KLs above do not depend on the tie rule."}
+    T = mid[len(mid) // 2]
+    spread = {name: tie_spread(p, Schedule.constant(p.d, T), pl).by_rule() for name, (pl, _) in hit.items()}
+    depends = any(max(v.values()) - min(v.values()) > 1e-9 for v in spread.values())
+    at = "; ".join(f"{name}: " + ", ".join(f"{r} {v:.4g}" for r, v in kls.items()) for name, kls in spread.items())
+    text = (f"Ties: {', '.join(hit)} met tied scores (ties='random' above: uniform over tied positions), so "
+            f"{'their KLs depend' if depends else 'they met ties, but their KLs do not depend'} on the tie rule; "
+            f"KL at T = {T} by rule: {at}.")
+    return {"depends": bool(depends), "T": T, "spread": spread, "text": text}
 
 
 def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
@@ -1057,6 +1086,8 @@ def render_html(report: Report) -> str:
                          "better; at T = d every planner is exact (one token per step: zero, not drawn on the log scale).",
                          "planners compared"))
     parts.append(_table(["T"] + pl["planners"], [[T] + row for T, row in zip(pl["steps"], pl["kl"])]))
+    if pl.get("ties"):
+        parts.append(f"<p>{html.escape(pl['ties']['text'])}</p>")
     if pl.get("transition_kl_rate"):
         parts.append("<p>The same sampler laws scored as Tang et al. (arXiv 2602.19619) score samplers: the "
                      "transition KL-rate of the bigram statistics (every consecutive pair) of the output law "

@@ -3,7 +3,8 @@
 References are written here: each sequence y is followed along the single path the
 planner gives it, with the one-token conditionals summed from the raw table by numpy and
 the planner's rule re-implemented in plain Python (greedy: lowest index among the scores
-within 1e-12 of the best remaining one), so q(y) = prod over steps of p(y_j | y_A). The random
+within 1e-12 of the best remaining one, i.e. ``ties="lowest"``; the other tie rules are
+checked in tests/test_ties.py), so q(y) = prod over steps of p(y_j | y_A). The random
 planner is checked by enumerating all orders. Expected values never come from the code
 under test.
 """
@@ -232,26 +233,28 @@ def bruteforce_random(table, sizes):
 
 
 def make_planner(spec):
+    """The planner of a spec, with ``ties="lowest"`` (the rule spec_choose implements; the
+    other tie rules: tests/test_ties.py)."""
     kind = spec[0]
     if kind == "l2r":
         return LeftToRightPlanner()
     if kind == "confidence":
-        return ConfidencePlanner()
+        return ConfidencePlanner(ties="lowest")
     if kind == "margin":
-        return MarginPlanner()
+        return MarginPlanner(ties="lowest")
     if kind == "entropy":
-        return EntropyPlanner()
+        return EntropyPlanner(ties="lowest")
     if kind == "semi_ar":
-        return SemiAutoregressivePlanner(block_length=spec[1], steps_per_block=spec[2], score=spec[3])
+        return SemiAutoregressivePlanner(block_length=spec[1], steps_per_block=spec[2], score=spec[3], ties="lowest")
     if kind == "dilated":
         return DilatedPlanner(block_length=spec[1])
     if kind == "pc":
         _, bg, lam, alpha, L, S = spec
-        return PositionCalibratedPlanner(bg, lam=lam, alpha=alpha, block_length=L, steps_per_block=S)
+        return PositionCalibratedPlanner(bg, lam=lam, alpha=alpha, block_length=L, steps_per_block=S, ties="lowest")
     if kind == "threshold":
-        return ThresholdPlanner(spec[1])
+        return ThresholdPlanner(spec[1], ties="lowest")
     if kind == "budget":
-        return EntropyBudgetPlanner(spec[1])
+        return EntropyBudgetPlanner(spec[1], ties="lowest")
     raise AssertionError(kind)
 
 
@@ -471,8 +474,8 @@ def test_three_scores_differ():
 
 def test_ties_go_to_the_lowest_index():
     p = families.product([[0.5, 0.5]] * 4)  # every score ties
-    for name in ("confidence", "margin", "entropy"):
-        R = exact_run(p, mt.Schedule((2, 1, 1)), name).reveal_steps
+    for cls in (ConfidencePlanner, MarginPlanner, EntropyPlanner):
+        R = exact_run(p, mt.Schedule((2, 1, 1)), cls(ties="lowest")).reveal_steps
         np.testing.assert_array_equal(R[:, 1:], [[1, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
 
 
@@ -510,7 +513,7 @@ def test_dilated_levels_match_dus_reference():
 
 def test_variable_size_step_count_law():
     p = families.markov_chain([[0.9, 0.1], [0.2, 0.8]], 5)
-    run = exact_run(p, None, ThresholdPlanner(0.85))
+    run = exact_run(p, None, ThresholdPlanner(0.85, ties="lowest"))  # the rule bruteforce_law implements
     assert run.step_counts.sum() + run.lost == pytest.approx(1.0)
     assert 1 <= run.expected_steps <= 5
     # mean number of steps given the run finishes, from the path-by-path brute force

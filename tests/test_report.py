@@ -608,9 +608,12 @@ def test_parallelism_frontier_is_the_lower_envelope_of_its_points():
     p = mt.families.markov_chain([[0.9, 0.1], [0.2, 0.8]], 5)
     par = build_report(p, steps=[1, 2, 3, 5], planners=("random", "confidence")).planners["parallelism"]
     pts, front = par["points"], par["frontier"]
-    # brute force: a point is on the frontier iff no other point has >= tokens per forward and < KL
-    def dominated(q):  # (laws equal in theory differ by rounding: compare KL to 1e-12)
-        return any(o["tokens_per_forward"] >= q["tokens_per_forward"] - 1e-12 and o["kl"] < q["kl"] - 1e-12
+    # brute force: a point is on the frontier iff no other point beats it on both (report._parallelism's
+    # definition): >= tokens per forward and < KL, or more tokens per forward and no more KL (under the
+    # default ties='random' the threshold rule at tau = 0.9 is exact with more than one token per forward)
+    def dominated(q):  # (laws equal in theory differ by rounding: compare to 1e-12)
+        return any((o["tokens_per_forward"] >= q["tokens_per_forward"] - 1e-12 and o["kl"] < q["kl"] - 1e-12)
+                   or (o["tokens_per_forward"] > q["tokens_per_forward"] + 1e-12 and o["kl"] <= q["kl"] + 1e-12)
                    for o in pts)
     undominated = sorted({(round(q["tokens_per_forward"], 9), round(q["kl"], 9)) for q in pts if not dominated(q)})
     assert sorted({(round(q["tokens_per_forward"], 9), round(q["kl"], 9)) for q in front}) == undominated

@@ -132,9 +132,14 @@ def test_mc_kl_matches_exact_for_deterministic_planners(lname, k):
         sizes = tuple(mt.Schedule.constant(p.d, len(sizes)).sizes)
     plan = None if sizes is None else mt.Schedule(sizes)
     run = exact_run(p, plan, planner, trajectory=True)
-    exact = mt.kl(p, run.law)
     est = estimate_kl(p, plan, planner, n=3000, seed=11 + k)
-    assert est.kind == "kl"
+    # ties="random" (the default of scored planners) draws split ties: L(x) then estimates the
+    # path KL, which equals the KL when no tie is split (tie_mass == 0)
+    deterministic = run.ties in (None, "lowest", "topk")
+    assert est.kind == ("kl" if deterministic else "path_kl")
+    if deterministic or run.tie_mass == 0:
+        assert run.path_kl == pytest.approx(mt.kl(p, run.law), rel=1e-9, abs=1e-12)
+    exact = mt.kl(p, run.law) if deterministic else run.path_kl
     assert abs(est.zscore(exact)) < 5, (est.value, est.stderr, exact)
     # the per-step means estimate the engine's per-step parts (the trajectory KL's columns)
     n_steps = len(est.step_means)

@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 # streams of the counter-based generator (one per estimator, so estimators never share draws)
-_PROFILE, _PATH, _FACTOR, _LEARN, _DYADIC = 1, 2, 3, 4, 5
+_PROFILE, _PATH, _FACTOR, _LEARN, _DYADIC, _TIES = 1, 2, 3, 4, 5, 6
 
 
 # -- counter-based randomness --------------------------------------------------------------
@@ -88,6 +88,18 @@ def uniforms(seed: int, stream: int, index, width: int) -> np.ndarray:
         cols = np.arange(width, dtype=np.uint64) * np.uint64(0xD1B54A32D192ED03)
         h = _splitmix(g[:, None] ^ cols[None, :])
     return (h >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
+class _CounterDraws:
+    """The ``rng.random((n, w))`` a planner with ``ties="random"`` asks for (its split ties),
+    as uniforms of (seed, stream, draw index, step): independent of batching and sharding like
+    every other draw here."""
+
+    def __init__(self, seed: int, index, step: int, n_steps: int):
+        self.seed, self.index = seed, np.asarray(index, dtype=np.int64) * (n_steps + 1) + step
+
+    def random(self, shape):
+        return uniforms(self.seed, _TIES, self.index, shape[1])
 
 
 # -- argument checks ---------------------------------------------------------------------
@@ -650,7 +662,8 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
                 probs = torch.exp(lp).cpu().numpy()
                 lp_single = np.take_along_axis(lp.cpu().numpy(), xr[..., None], axis=2)[..., 0]
                 chosen = np.zeros_like(free)  # the planner sees the response positions only
-                chosen[:, gp:] = _choose(planner, False, t, size, probs[:, gp:], free[:, gp:], None)  # select() and its checks
+                draws = _CounterDraws(seed, g[rows], t, len(sizes))  # split ties under ties="random"
+                chosen[:, gp:] = _choose(planner, False, t, size, probs[:, gp:], free[:, gp:], draws)  # select() and its checks
                 prio = np.where(chosen, np.arange(D, dtype=np.float64)[None, :], np.inf)
             # position of each chosen token inside its step (0 = first scored)
             member = np.argsort(np.argsort(prio, axis=1, kind="stable"), axis=1, kind="stable")

@@ -14,7 +14,7 @@ from .adaptive import (
     dilated_levels,
     llada_step_sizes,
 )
-from .engine import ExactRun, exact_run, sampler_kl, sampler_law
+from .engine import ExactRun, TieSpread, exact_run, sampler_kl, sampler_law, tie_spread
 from .planners import (
     PLANNERS,
     BernoulliPlanner,
@@ -35,6 +35,8 @@ __all__ = [
     "exact_run",
     "sampler_law",
     "sampler_kl",
+    "TieSpread",
+    "tie_spread",
     "PLANNERS",
     "BernoulliPlanner",
     "Planner",

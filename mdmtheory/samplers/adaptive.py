@@ -1,11 +1,14 @@
 r"""Practical and adaptive planners: which positions to reveal, chosen from the conditionals.
 
-Every planner here is **deterministic given** :math:`x_A`: at a state :math:`(A, x_A)` it
-picks one reveal set :math:`B(x_A)`. For the exact law engine
-(:func:`~mdmtheory.samplers.engine.exact_run`) it yields, for each distinct B, the 0/1
-indicator array of the :math:`x_A` that choose it (keepdims shape ``ctx.shape``); for Monte
+Every planner here is **deterministic given** :math:`x_A` up to ties: at a state
+:math:`(A, x_A)` it picks one reveal set :math:`B(x_A)`, or under ``ties="random"`` a uniform
+choice among the sets that differ only inside a tie cluster (section Ties). For the exact law engine
+(:func:`~mdmtheory.samplers.engine.exact_run`) it gives, for each distinct B, the probability
+of choosing it as an array over :math:`x_A` (0/1 indicators, or :math:`1/\binom{m}{r}` for
+the resolutions of a split tie; ``moves``, keepdims shape ``ctx.shape``, or ``_choice`` for all
+live states of the engine's sparse chain at once); for Monte
 Carlo (:mod:`mdmtheory.samplers.simulate`) its ``select`` method picks B for a batch of
-samples at once. Both paths call the same ``_choose`` on a ``(N, d, K)`` array of one-token
+samples at once. Both paths call the same ``_rank`` on a ``(N, d, K)`` array of one-token
 conditionals :math:`p(x_j = v \mid x_A)` (one row per :math:`x_A` or per sample), so the exact
 law and the simulation drive the very same rule.
 
@@ -18,7 +21,8 @@ Along the single path that a sequence x determines,
 
 (docs/design.md §3) where :math:`\mathrm{TC}(x_B \mid x_A) = \log p(x_B \mid x_A) - \sum_{j \in B}
 \log p(x_j \mid x_A)` pointwise; the engine's trajectory KL (``trajectory=True``) equals
-KL(p‖q) for these planners.
+KL(p‖q) for these planners when no tie is split at random (``ExactRun.tie_mass == 0`` or
+``ties != "random"``), and is an upper bound on it otherwise.
 
 Planners
 --------
@@ -38,11 +42,18 @@ Planners
 Ties
 ----
 Positions are ranked by score (best first); consecutive sorted scores closer than
-:data:`TIE_TOL` form one tie cluster, and inside a cluster the **lowest position index**
-goes first (:func:`ranking`). The same tolerance picks the predicted token of the
-position-calibrated score (lowest token among near-maximal probabilities). It makes the
-choice independent of last-bit rounding in the conditionals (symmetric positions of a law
-give equal scores up to ~1e-16); genuine score gaps below 1e-12 count as ties.
+:data:`TIE_TOL` form one tie cluster (:func:`mdmtheory.samplers.ties.clusters`). When a step
+needs only some positions of its boundary cluster, the planner's ``ties`` decides which
+(:mod:`mdmtheory.samplers.ties`): ``"random"`` (default; a uniformly random subset of the
+tied positions, exact law = the mixture), ``"lowest"`` (lowest indices, the package's rule
+before the option existed) or ``"topk"`` (``torch.topk``'s order, platform-dependent). Under
+``"random"`` a planner is deterministic given :math:`x_A` only on states without a split
+tie; the exact engine then carries one weighted branch per tie resolution
+(:class:`~mdmtheory.samplers.ties.Choice`), and Monte Carlo draws the resolution.
+The same tolerance picks the predicted token of the position-calibrated score (lowest token
+among near-maximal probabilities). Genuine score gaps below 1e-12 count as ties.
+:class:`LeftToRightPlanner` and :class:`DilatedPlanner` have no scores and no ties
+(``ties`` is None).
 
 References: LLaDA (Nie et al. 2025, arXiv 2502.09992, semi-autoregressive remasking);
 Fast-dLLM (Wu et al. 2025, arXiv 2505.22618, confidence threshold); EB-Sampler (Ben-Hamu
@@ -63,6 +74,7 @@ from .._validate import int_arg, real_arg
 from ..joint import NORMALIZATION_TOL, Joint
 from ..schedules import Schedule
 from .planners import StepContext, register_planner
+from .ties import DEFAULT_TIES, TIE_TOL, TOPK_LAYOUTS, Choice, check_ties, clusters, sample_choice, tie_choices
 
 __all__ = [
     "TIE_TOL",
@@ -82,10 +94,6 @@ __all__ = [
     "ranking",
     "ranked_choice",
 ]
-
-#: Consecutive sorted scores closer than this are ties (the lowest index goes first).
-TIE_TOL = 1e-12
-
 
 # -- scores: (N, d, K) conditionals -> (N, d), higher = revealed first ---------------------
 def _confidence(probs: np.ndarray) -> np.ndarray:
@@ -111,8 +119,9 @@ def ranking(scores, free, group=None) -> np.ndarray:
     r"""Reveal priority of the positions of each row: best score first, ties to the lowest index.
 
     Free positions are sorted by (``group`` ascending, score descending); consecutive sorted
-    scores of one group closer than :data:`TIE_TOL` are chained into one *tie cluster*, and
-    inside a cluster positions go by increasing index. Non-free positions come last.
+    scores of one group closer than :data:`TIE_TOL` are one *tie cluster*
+    (:func:`mdmtheory.samplers.ties.clusters`), and inside a cluster positions go by
+    increasing index (the ``ties="lowest"`` order). Non-free positions come last.
 
     Parameters
     ----------
@@ -124,41 +133,17 @@ def ranking(scores, free, group=None) -> np.ndarray:
     -------
     (N, d) int64, ``out[n, r]`` = the position of rank r in row n.
     """
-    scores = np.asarray(scores, dtype=np.float64)
-    free = np.asarray(free, dtype=bool)
-    N, d = free.shape
-    idx = np.broadcast_to(np.arange(d), (N, d))
-    g0 = np.zeros(d, dtype=np.int64) if group is None else np.asarray(group, dtype=np.int64)
-    g = np.where(free, g0[None, :], np.iinfo(np.int64).max)
-    s = np.where(free, scores, 0.0)
-    first = np.lexsort((idx, -s, g), axis=-1)
-    ss = np.take_along_axis(s, first, axis=1)
-    sg = np.take_along_axis(g, first, axis=1)
-    brk = np.ones((N, d), dtype=bool)
-    brk[:, 1:] = (sg[:, 1:] != sg[:, :-1]) | (ss[:, :-1] - ss[:, 1:] > TIE_TOL)
-    cluster = np.empty((N, d), dtype=np.int64)
-    np.put_along_axis(cluster, first, np.cumsum(brk, axis=1), axis=1)
-    return np.lexsort((idx, cluster), axis=-1)
-
-
-def _rank_positions(order: np.ndarray) -> np.ndarray:
-    """Inverse permutation: rank of each position."""
-    pos = np.empty_like(order)
-    np.put_along_axis(pos, order, np.broadcast_to(np.arange(order.shape[1]), order.shape), axis=1)
-    return pos
+    cl = clusters(scores, free, group)
+    return np.lexsort((np.broadcast_to(np.arange(cl.shape[1]), cl.shape), cl), axis=-1)
 
 
 def ranked_choice(scores, free, k, group=None) -> np.ndarray:
-    """The first ``k[n]`` positions of :func:`ranking` in each row, as an (N, d) bool mask.
+    """The first ``k[n]`` positions of :func:`ranking` in each row, as an (N, d) bool mask
+    (``tie_choices(..., ties="lowest").chosen``).
 
     ``k`` is an int or (N,) ints with ``0 <= k[n] <= free[n].sum()``.
     """
-    free = np.asarray(free, dtype=bool)
-    k = np.broadcast_to(np.asarray(k, dtype=np.int64), (free.shape[0],))
-    if np.any(k > free.sum(axis=1)) or np.any(k < 0):
-        raise ValueError("k: asks for more positions than are masked (or a negative count)")
-    rank = _rank_positions(ranking(scores, free, group))
-    return free & (rank < k[:, None])
+    return tie_choices(scores, np.asarray(free, dtype=bool), k, "lowest", group).chosen
 
 
 def _context_arrays(ctx: StepContext) -> tuple[np.ndarray, np.ndarray]:
@@ -172,14 +157,6 @@ def _context_arrays(ctx: StepContext) -> tuple[np.ndarray, np.ndarray]:
     return probs, free
 
 
-def _group_by_mask(chosen: np.ndarray, shape: tuple[int, ...]):
-    """(B, indicator over x_A) for each distinct chosen B."""
-    d = chosen.shape[1]
-    masks = (chosen.astype(np.int64) << np.arange(d, dtype=np.int64)).sum(axis=1).reshape(shape)
-    for B in np.unique(masks):
-        yield int(B), (masks == B).astype(np.float64)
-
-
 # -- argument checks ---------------------------------------------------------------------
 def _pos_int(value, name: str, *, allow_none: bool = False):
     if value is None and allow_none:
@@ -190,23 +167,70 @@ def _pos_int(value, name: str, *, allow_none: bool = False):
 _finite = real_arg
 
 
+def _check_layout(layout):
+    if layout not in TOPK_LAYOUTS:
+        raise ValueError(f"topk_layout: expected one of {list(TOPK_LAYOUTS)} ('sequence': LLaDA's generate.py, the "
+                         f"whole sequence; 'block': diffusers' BlockRefinementScheduler, the block only), got {layout!r}")
+
+
 # -- base class --------------------------------------------------------------------------
 class _Deterministic:
-    """Shared machinery: ``moves`` (exact engine) and ``select`` (Monte Carlo) over ``_choose``."""
+    """Shared machinery: ``moves`` (exact engine), ``_choice`` (the engine's sparse chain) and
+    ``select`` (Monte Carlo), all over ``_rank``.
+
+    A subclass defines ``_rank(step, size, probs, free) -> (scores, k, group, extra)``: the
+    step commits ``extra`` (an (N, d) bool set, or None) and the top ``k[n]`` free positions by
+    (``group``, ``scores``), ties broken by the planner's ``ties`` rule
+    (:func:`mdmtheory.samplers.ties.tie_choices`).
+    """
 
     allows_empty: ClassVar[bool] = False
-    deterministic: ClassVar[bool] = True
-    #: whether ``_choose`` reads the conditionals (False: x-independent order)
+    #: whether ``_rank`` reads the conditionals (False: x-independent order)
     uses_probs: ClassVar[bool] = True
+    #: the tie rule; None for planners without scores (a fixed order never ties)
+    ties: ClassVar[str | None] = None
 
-    # subclasses: name, needs_schedule, _choose(step, size, probs, free) -> (N, d) bool
+    @property
+    def deterministic(self) -> bool:
+        """Whether B is a function of x_A: False under ``ties="random"`` (a split tie is drawn)."""
+        return self.ties != "random"
+
+    # subclasses: name, needs_schedule, _rank(step, size, probs, free)
     def _step_size(self, step: int, size, d: int):
         if size is None and self.needs_schedule:
             raise ValueError(f"plan: planner {self.name!r} needs a Schedule (sizes k_t)")
         return size
 
-    def _choose(self, step, size, probs, free):  # pragma: no cover - abstract
+    def _rank(self, step, size, probs, free):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _choice(self, step, size, probs, free) -> Choice:
+        """Every reveal set of each row with its probability (one per tie resolution under
+        ``ties="random"``), and which rows had a tie decided by the rule."""
+        free = np.asarray(free, dtype=bool)
+        scores, k, group, extra = self._rank(step, size, probs, free)
+        ch = tie_choices(scores, free, k, self.ties or "lowest", group, getattr(self, "topk_layout", "sequence"))
+        if extra is None:
+            return ch
+        return Choice(ch.rows, ch.chosen | extra[ch.rows], ch.weight, ch.split)
+
+    def _choose(self, step, size, probs, free, rng=None) -> np.ndarray:
+        """One reveal set per row, (N, d) bool: the tie rule's, or under ``ties="random"`` a
+        draw from ``rng`` (needed only when a tie is split)."""
+        free = np.asarray(free, dtype=bool)
+        if self.ties == "random":
+            scores, k, group, extra = self._rank(step, size, probs, free)
+            if rng is None:
+                ch = tie_choices(scores, free, k, "lowest", group)
+                if ch.split.any():
+                    raise ValueError(f"rng: planner {self.name!r} with ties='random' met tied scores and draws "
+                                     "among them; pass a numpy Generator (or use ties='lowest' / 'topk')")
+                chosen = ch.chosen
+            else:
+                chosen = sample_choice(scores, free, k, rng, group)
+            return chosen if extra is None else chosen | extra
+        ch = self._choice(step, size, probs, free)
+        return ch.chosen  # one row per input row
 
     def moves(self, ctx: StepContext):
         size = self._step_size(ctx.step, ctx.size, ctx.d)
@@ -216,22 +240,29 @@ class _Deterministic:
             probs = np.zeros((1, ctx.d, ctx.K))
             free = np.zeros((1, ctx.d), dtype=bool)
             free[:, list(ctx.free)] = True
-        chosen = self._choose(ctx.step, size, probs, free)
-        if chosen.shape[0] == 1:
-            yield int((chosen[0].astype(np.int64) << np.arange(ctx.d, dtype=np.int64)).sum()), 1.0
+        ch = self._choice(ctx.step, size, probs, free)
+        masks = (ch.chosen.astype(np.int64) << np.arange(ctx.d, dtype=np.int64)).sum(axis=1)
+        if free.shape[0] == 1:
+            for B in np.unique(masks):
+                yield int(B), float(ch.weight[masks == B].sum())
             return
-        yield from _group_by_mask(chosen, ctx.shape)
+        for B in np.unique(masks):
+            w = np.zeros(free.shape[0])
+            np.add.at(w, ch.rows[masks == B], ch.weight[masks == B])
+            yield int(B), w.reshape(ctx.shape)
 
-    def select(self, step: int, size, probs: np.ndarray, free: np.ndarray) -> np.ndarray:
+    def select(self, step: int, size, probs: np.ndarray, free: np.ndarray, rng=None) -> np.ndarray:
         """Monte Carlo: the chosen positions (n, d) for a batch of samples.
 
         ``probs`` (n, d, K) are the conditionals :math:`p(x_j = v \\mid x_A)` of each sample
-        (rows of revealed positions are ignored), ``free`` (n, d) its masked positions.
+        (rows of revealed positions are ignored), ``free`` (n, d) its masked positions, ``rng``
+        a numpy Generator (draws split ties under ``ties="random"``; a ValueError if one is
+        needed and missing).
         """
         size = self._step_size(step, size, free.shape[1])
         if not self.uses_probs:
             probs = None
-        return self._choose(step, size, probs, free)
+        return self._choose(step, size, probs, free, rng)
 
 
 def _k(size, free: np.ndarray) -> np.ndarray:
@@ -247,17 +278,23 @@ class LeftToRightPlanner(_Deterministic):
     needs_schedule: ClassVar[bool] = True
     uses_probs: ClassVar[bool] = False
 
-    def _choose(self, step, size, probs, free):
-        return ranked_choice(np.zeros(free.shape), free, _k(size, free), np.arange(free.shape[1]))
+    def _rank(self, step, size, probs, free):
+        return np.zeros(free.shape), _k(size, free), np.arange(free.shape[1]), None
 
 
 @dataclass(frozen=True)
 class _ScoreTopK(_Deterministic):
+    """Top-k by a score; ``ties``: see :mod:`mdmtheory.samplers.ties` (default ``"random"``)."""
+
+    ties: str = DEFAULT_TIES
     needs_schedule: ClassVar[bool] = True
     score: ClassVar[str] = ""
 
-    def _choose(self, step, size, probs, free):
-        return ranked_choice(SCORES[self.score](probs), free, _k(size, free))
+    def __post_init__(self):
+        check_ties(self.ties)
+
+    def _rank(self, step, size, probs, free):
+        return SCORES[self.score](probs), _k(size, free), None, None
 
 
 @dataclass(frozen=True)
@@ -319,6 +356,11 @@ class SemiAutoregressivePlanner(_Deterministic):
     cross into the next block); with ``plan=None`` (requires ``steps_per_block``) the sizes
     are :func:`llada_step_sizes`, which never cross a block boundary.
 
+    ``ties`` breaks equal scores inside a block (:mod:`mdmtheory.samplers.ties`);
+    ``topk_layout`` says which vector ``ties="topk"`` hands torch.topk: ``"sequence"`` (LLaDA's
+    ``generate.py``: all d positions, ``-inf`` outside the block) or ``"block"`` (diffusers'
+    ``BlockRefinementScheduler``: the block's positions only); torch's tie order depends on it.
+
     The confidence is :math:`\max_v p(v \mid x_A)`, a function of :math:`x_A` only; LLaDA at
     temperature > 0 ranks by the probability of the *sampled* token, which makes B depend on
     the drawn values and is not a planner of this kind.
@@ -327,9 +369,13 @@ class SemiAutoregressivePlanner(_Deterministic):
     block_length: int
     steps_per_block: int | None = None
     score: str = "confidence"
+    ties: str = DEFAULT_TIES
+    topk_layout: str = "sequence"
     name: ClassVar[str] = "semi_ar"
 
     def __post_init__(self):
+        check_ties(self.ties)
+        _check_layout(self.topk_layout)
         _pos_int(self.block_length, "block_length")
         _pos_int(self.steps_per_block, "steps_per_block", allow_none=True)
         if self.score not in SCORES:
@@ -352,10 +398,8 @@ class SemiAutoregressivePlanner(_Deterministic):
             return self.schedule(d).sizes[step]
         return size
 
-    def _choose(self, step, size, probs, free):
-        d = free.shape[1]
-        group = np.arange(d) // self.block_length
-        return ranked_choice(SCORES[self.score](probs), free, _k(size, free), group)
+    def _rank(self, step, size, probs, free):
+        return SCORES[self.score](probs), _k(size, free), np.arange(free.shape[1]) // self.block_length, None
 
 
 # -- dilated (DUS) -----------------------------------------------------------------------
@@ -440,15 +484,14 @@ class DilatedPlanner(_Deterministic):
         """The planner's own step sizes (one step per round)."""
         return Schedule([len(r) for r in self.rounds(d)])
 
-    def _rank(self, d: int) -> np.ndarray:
+    def _order(self, d: int) -> np.ndarray:
         return _dilated_rank(d, self.block_length, self.base, self.merge_last)
 
     def _step_size(self, step, size, d):
         return self.schedule(d).sizes[step] if size is None else size
 
-    def _choose(self, step, size, probs, free):
-        d = free.shape[1]
-        return ranked_choice(np.zeros(free.shape), free, _k(size, free), self._rank(d))
+    def _rank(self, step, size, probs, free):
+        return np.zeros(free.shape), _k(size, free), self._order(free.shape[1]), None
 
 
 # -- position-calibrated (PC-Sampler) ----------------------------------------------------
@@ -483,6 +526,8 @@ class PositionCalibratedPlanner(_Deterministic):
     background : (K,) probability vector with positive entries (the log must be finite).
     lam : λ >= 0, decay of the position weight.
     alpha : α > 0, clip of the calibrated confidence (reference defaults λ = α = 1).
+    ties, topk_layout : the tie rule and torch.topk's vector layout, as in
+        :class:`SemiAutoregressivePlanner`.
     """
 
     background: tuple
@@ -490,9 +535,13 @@ class PositionCalibratedPlanner(_Deterministic):
     alpha: float = 1.0
     block_length: int | None = None
     steps_per_block: int | None = None
+    ties: str = DEFAULT_TIES
+    topk_layout: str = "sequence"
     name: ClassVar[str] = "position_calibrated"
 
     def __post_init__(self):
+        check_ties(self.ties)
+        _check_layout(self.topk_layout)
         try:
             bg = np.array(self.background, dtype=np.float64)
         except (TypeError, ValueError):
@@ -539,10 +588,10 @@ class PositionCalibratedPlanner(_Deterministic):
         offset = np.arange(d) % L
         return np.exp(-self.lam * offset) * calibrated
 
-    def _choose(self, step, size, probs, free):
+    def _rank(self, step, size, probs, free):
         d = free.shape[1]
         L = d if self.block_length is None else self.block_length
-        return ranked_choice(self.scores(probs), free, _k(size, free), np.arange(d) // L)
+        return self.scores(probs), _k(size, free), np.arange(d) // L, None
 
 
 # -- variable-size -----------------------------------------------------------------------
@@ -552,34 +601,39 @@ class ThresholdPlanner(_Deterministic):
 
     .. math:: B(x_A) = \{j : \max_v p(v \mid x_A) \ge \tau - \epsilon\} \cup \{j^*\},
 
-    :math:`j^*` the most confident position (ties to the lowest index), :math:`\epsilon` =
+    :math:`j^*` the most confident position (ties by ``ties``; only when no position reaches
+    :math:`\tau` does :math:`j^*` add anything), :math:`\epsilon` =
     :data:`TIE_TOL`. ``tau > 1`` reveals one token per step. Chooses its own sizes: run it with
     ``plan=None``; ``exact_run(...).step_counts`` is the law of the number of steps.
     """
 
     tau: float
+    ties: str = DEFAULT_TIES
     name: ClassVar[str] = "threshold"
     needs_schedule: ClassVar[bool] = False
 
     def __post_init__(self):
         _finite(self.tau, "tau")
+        check_ties(self.ties)
 
     def _step_size(self, step, size, d):
         if size is not None:
             raise ValueError("plan: ThresholdPlanner chooses its own step sizes; pass plan=None")
         return None
 
-    def _choose(self, step, size, probs, free):
+    def _rank(self, step, size, probs, free):
         conf = _confidence(probs)
-        return (free & (conf >= self.tau - TIE_TOL)) | ranked_choice(conf, free, 1)
+        above = free & (conf >= self.tau - TIE_TOL)
+        # the arg max is needed (and can tie) only when nothing reaches tau: it is in `above` otherwise
+        return conf, (~above.any(axis=1)).astype(np.int64), None, above
 
 
 @dataclass(frozen=True)
 class EntropyBudgetPlanner(_Deterministic):
     r"""EB-Sampler: the largest low-entropy prefix whose entropy sum minus its maximum is ≤ γ.
 
-    Masked positions are sorted by increasing :math:`H_j = H(X_j \mid x_A)` (ties to the lowest
-    index); the step reveals the first m of them, m the largest with
+    Masked positions are sorted by increasing :math:`H_j = H(X_j \mid x_A)`; the step reveals
+    the first m of them (a tie at the m-th broken by ``ties``), m the largest with
 
     .. math:: \sum_{i \le m} H_{(i)} - \max_{i \le m} H_{(i)} = \sum_{i < m} H_{(i)} \le \gamma
               \ (+\,\epsilon),
@@ -589,10 +643,12 @@ class EntropyBudgetPlanner(_Deterministic):
     """
 
     gamma: float
+    ties: str = DEFAULT_TIES
     name: ClassVar[str] = "entropy_budget"
     needs_schedule: ClassVar[bool] = False
 
     def __post_init__(self):
+        check_ties(self.ties)
         if _finite(self.gamma, "gamma") < 0:
             raise ValueError(f"gamma: the entropy budget must be >= 0, got {self.gamma}")
 
@@ -601,15 +657,16 @@ class EntropyBudgetPlanner(_Deterministic):
             raise ValueError("plan: EntropyBudgetPlanner chooses its own step sizes; pass plan=None")
         return None
 
-    def _choose(self, step, size, probs, free):
+    def _rank(self, step, size, probs, free):
         H = entr(probs).sum(axis=-1)
-        order = ranking(-H, free)
-        Hs = np.take_along_axis(np.where(free, H, 0.0), order, axis=1)
+        # m depends only on the sorted entropies (not on the order inside a tie)
+        Hs = np.sort(np.where(free, H, np.inf), axis=1)
+        Hs = np.where(np.isfinite(Hs), Hs, 0.0)
         before = np.cumsum(Hs, axis=1) - Hs  # entropy of the positions ranked before
         n_free = free.sum(axis=1, keepdims=True)
         ok = (before <= self.gamma + TIE_TOL) & (np.arange(free.shape[1]) < n_free)
         m = np.maximum(ok.sum(axis=1), 1)  # prefix sums are non-decreasing: a count is a prefix
-        return free & (_rank_positions(order) < m[:, None])
+        return -H, m, None, None
 
 
 for _name, _cls in (

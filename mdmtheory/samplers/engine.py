@@ -49,6 +49,12 @@ law :math:`\pi_t` contributes :math:`\sum_A \pi_t(A) [H(A) - \sum_B w_B H(A\cup 
 w_B \sum_{j\in B} (H(A\cup j) - H(A))]` — for the random planner the profile formula
 (proofs/path_kl_identity.md); for the other planners pointwise from the exact path measure
 :math:`\pi(A \mid x_A)`; for deterministic planners it equals KL(p‖q).
+
+Ties: a scored planner with ``ties="random"`` (the default) is deterministic given
+:math:`x_A` except at states whose boundary tie cluster is split; there the chain carries one
+term per resolution with weight :math:`1/\binom{m}{r}` (:mod:`mdmtheory.samplers.ties`), so
+the law is the mixture and the trajectory KL an upper bound on KL(p‖q) (equal when
+``tie_mass`` is 0). :func:`tie_spread` compares the three tie rules.
 """
 
 from __future__ import annotations
@@ -68,7 +74,8 @@ from . import kernel as _k
 from .adaptive import _Deterministic
 from .planners import RandomPlanner, StepContext, resolve_planner
 
-__all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "MAX_STATE_ENTRIES", "MAX_LEVEL_ENTRIES",
+__all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "TieSpread", "tie_spread", "TIE_SPREAD_TOL",
+           "MAX_STATE_ENTRIES", "MAX_LEVEL_ENTRIES",
            "MAX_GRID_ENTRIES"]
 
 #: Largest (K+1)**d (total size of all marginals / states) the exact engine accepts.
@@ -88,7 +95,7 @@ _WEIGHT_TOL = 1e-9
 
 @dataclass(frozen=True)
 class ExactRun:
-    """Everything the exact engine computes in one pass.
+    r"""Everything the exact engine computes in one pass.
 
     Attributes
     ----------
@@ -102,6 +109,13 @@ class ExactRun:
         (same column convention).
     path_kl : trajectory KL (``trajectory=True``), else None.
     step_kl : its contribution of each column, else None.
+    ties : the planner's tie rule (``"random"``, ``"lowest"``, ``"topk"``;
+        :mod:`mdmtheory.samplers.ties`), None for planners without scores.
+    tie_mass : the probability, under the sampler, that the run passes through a state at
+        which the tie rule decided the reveal set (a second chain carries the mass of the runs
+        that have not yet; the first entries are summed). 0 means the result does not depend
+        on the tie rule; > 0 means the rule was used, and :func:`tie_spread` tells whether
+        the law changes with it.
     """
 
     law: Joint
@@ -109,6 +123,13 @@ class ExactRun:
     step_counts: np.ndarray
     path_kl: float | None = None
     step_kl: np.ndarray | None = None
+    ties: str | None = None
+    tie_mass: float = 0.0
+
+    @property
+    def depends_on_ties(self) -> bool:
+        """Whether the tie rule decided a reveal set on some path of positive mass."""
+        return self.tie_mass > 0.0
 
     @property
     def lost(self) -> float:
@@ -174,6 +195,7 @@ class _ChainPlan:
     reveal: tuple
     n_cols: int
     Pf: np.ndarray  # the flat marginal lattice of the table the plan was built from (numpy)
+    split: tuple = ()  # per step, (live states,) bool: the tie rule decided the set (or None)
 
 
 def _chain_plan(table: np.ndarray, planner_obj, sizes: list) -> _ChainPlan:
@@ -187,7 +209,7 @@ def _chain_plan(table: np.ndarray, planner_obj, sizes: list) -> _ChainPlan:
     live = np.array([_k.empty_state(d, K)], dtype=np.int64)
     fast = isinstance(planner_obj, _Deterministic)
     marg = None if fast else Marginals(table)
-    steps, reveal = [], []
+    steps, reveal, splits = [], [], []
     for t, size in enumerate(sizes):
         if not live.size:
             break
@@ -197,9 +219,11 @@ def _chain_plan(table: np.ndarray, planner_obj, sizes: list) -> _ChainPlan:
         if size is not None and np.any(n_free < size):
             raise ValueError(f"plan: step {t} asks for {size} tokens, only {int(n_free.min())} are masked")
         if fast:
-            src, chosen, w = _deterministic_moves(planner_obj, t, size, Pf, live, free, d, K)
+            src, chosen, w, split = _deterministic_moves(planner_obj, t, size, Pf, live, free, d, K)
         else:
             src, chosen, w = _general_moves(planner_obj, t, size, marg, vals, free, d, K)
+            split = None
+        splits.append(split if split is not None and split.any() else None)
         if np.any(chosen & ~free[src]):
             raise ValueError("planner: proposed a reveal set overlapping the revealed set")
         counts = chosen.sum(axis=1)
@@ -219,18 +243,22 @@ def _chain_plan(table: np.ndarray, planner_obj, sizes: list) -> _ChainPlan:
             f"planner: state {A:#b} still has masked positions after {len(sizes)} steps "
             "(a planner that chooses its own sizes must reveal at least one token per step)"
         )
-    return _ChainPlan(tuple(steps), tuple(reveal), len(sizes) + 1, Pf)
+    return _ChainPlan(tuple(steps), tuple(reveal), len(sizes) + 1, Pf, tuple(splits))
 
 
 def _deterministic_moves(planner_obj, t, size, Pf, live, free, d, K):
-    """(source, chosen (N, d), weight 1) of a deterministic planner, all live states at once."""
+    """(source, chosen, weight, split) of a planner of :mod:`.adaptive`, all live states at
+    once: one term per live state, or under ``ties="random"`` one per resolution of a split
+    tie, weight :math:`1/\binom{m}{r}` (:func:`mdmtheory.samplers.ties.tie_choices`; numpy
+    constants, like the indicators); ``split`` (live states,) marks the states whose set the
+    tie rule decided."""
     step_size = planner_obj._step_size(t, size, d)
     if planner_obj.uses_probs:
         probs = _k.state_conditionals(Pf, live, d, K)
     else:
         probs = np.zeros((live.shape[0], d, K))
-    chosen = np.asarray(planner_obj._choose(t, step_size, probs, free), dtype=bool)
-    return np.arange(live.shape[0]), chosen, np.ones(live.shape[0])
+    ch = planner_obj._choice(t, step_size, probs, free)
+    return ch.rows, np.asarray(ch.chosen, dtype=bool), np.asarray(ch.weight, dtype=np.float64), ch.split
 
 
 def _general_moves(planner_obj, t, size, marg, vals, free, d, K):
@@ -375,7 +403,8 @@ def _mean_entropies(Hl, d, xp):
 
 
 def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
-    """Run the kernel. Returns (q, lost, reveal (d, n_cols), finish (n_cols), step_kl or None)."""
+    """Run the kernel. Returns (q, lost, reveal (d, n_cols), finish (n_cols), step_kl or None,
+    tie_mass)."""
     d = table.ndim
     if isinstance(plan, _ChainPlan) and xp is np:  # built from this very table (exact_run)
         P = np.reshape(plan.Pf, (K + 1,) * d)
@@ -385,6 +414,7 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
     start = _k._set_at(xp, xp.zeros_like(P), empty, 1.0)
     q = xp.zeros(table.shape)
     lost = 0.0
+    tie = 0.0
     rows: dict = {}
     finish = []
     step_kl = []
@@ -469,11 +499,19 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
         n_cols = plan.n_cols
         mass = xp.ones((1,))
         pi = xp.ones((1,)) if trajectory else None
+        # tie mass (exact_run only): a second chain of the runs that met no tie-decided state
+        untied = xp.ones((1,)) if xp is np and any(sp is not None for sp in plan.split) else None
         q = xp.zeros((K**d,))
         finish.append(xp.zeros(()))
         step_kl = [0.0]
         for t, (step, rv) in enumerate(zip(plan.steps, plan.reveal)):
             moved = rv.T @ mass
+            if untied is not None:  # runs not yet at a tie-decided state: the first entries count
+                split = plan.split[t] if t < len(plan.split) else None
+                if split is not None:
+                    tie = tie + xp.sum(xp.where(split, untied, 0.0))
+                    untied = xp.where(split, 0.0, untied)
+                untied = _k.chain_apply(untied, step, Pf, K**d, xp=xp)[0]
             for j in range(d):
                 add(j, t + 1, moved[j])
             new, out, lost_t, _c = _k.chain_apply(mass, step, Pf, K**d, xp=xp)
@@ -489,7 +527,7 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
     finish = xp.stack([xp.asarray(f, dtype=np.float64) for f in finish] + [xp.zeros(())] * (n_cols - len(finish)))
     reveal = _cols(rows, d, n_cols, xp)
     skl = xp.stack([xp.asarray(x, dtype=np.float64) for x in step_kl]) if trajectory else None
-    return q, xp.asarray(lost), reveal, finish, skl
+    return q, xp.asarray(lost), reveal, finish, skl, xp.asarray(tie)
 
 
 def _chain_step_kl(pi, step, Pf, xp):
@@ -585,7 +623,7 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     d, K = p.d, p.K
     _check_size(d, K, isinstance(plan, Grid), jax_grid=backend in ("jax", "eager"), levels=_levels(plan, planner))
     kplan = _resolve(p.table, d, K, plan, planner)
-    q, lost, reveal, finish, skl = _run(p.table, kplan, K, trajectory, backend)
+    q, lost, reveal, finish, skl, tie = _run(p.table, kplan, K, trajectory, backend)
     lost = float(lost)
     underflow = (p.table > 0) & (q == 0)
     if np.any(underflow):
@@ -604,6 +642,8 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
         step_counts=finish,
         path_kl=float(skl.sum()) if trajectory else None,
         step_kl=skl,
+        ties=getattr(resolve_planner(planner), "ties", None) if not isinstance(plan, Grid) else None,
+        tie_mass=float(tie),
     )
 
 
@@ -670,3 +710,90 @@ def sampler_kl(table, plan, *, planner="random"):
         terms = jnp.where(okq, t * (jnp.log(jnp.where(ok, t, 1.0)) - jnp.log(jnp.where(okq, q, 1.0))), 0.0)
         missing = jnp.any(ok & ~okq)
         return jnp.sum(terms) + jnp.where(missing, jnp.inf, 0.0)
+
+
+# ---- how much an exact result depends on the tie rule ---------------------------------------
+#: Two KLs closer than this (nats) count as equal in :func:`tie_spread`.
+TIE_SPREAD_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class TieSpread:
+    r"""KL(p‖q) of one sampler under each tie rule (:mod:`mdmtheory.samplers.ties`).
+
+    Attributes
+    ----------
+    random, lowest, topk : the KL (nats) with ``ties`` set to that rule.
+    tie_mass : the run's ``tie_mass`` under ``"random"`` (:class:`ExactRun`), or None when
+        the run record has none.
+    spread : max − min of the three KLs.
+    differs : ``spread > TIE_SPREAD_TOL``: the verdict depends on the tie convention.
+    """
+
+    random: float
+    lowest: float
+    topk: float
+    tie_mass: float | None
+    spread: float
+    differs: bool
+
+    def by_rule(self) -> dict:
+        """{rule: KL} in the order of :data:`~mdmtheory.samplers.ties.TIE_RULES`."""
+        return {"random": self.random, "lowest": self.lowest, "topk": self.topk}
+
+
+def _tie_run(p: Joint, plan, planner):
+    """The exact run of ``planner`` on ``p``, by its kind: ``select_run`` (sample-then-select),
+    ``revise_run`` (revising samplers; ``plan`` must be None: they carry their own) or
+    :func:`exact_run` (position planners)."""
+    from .revise import CorrectorSampler, EditingSampler, RemaskingSampler, revise_run
+    from .select import SampleThenSelectPlanner, select_run
+
+    if isinstance(planner, SampleThenSelectPlanner):
+        return select_run(p, plan, planner)
+    if isinstance(planner, (RemaskingSampler, CorrectorSampler, EditingSampler)):
+        if plan is not None:
+            raise ValueError("plan: a revising sampler carries its own schedule (sampler.plan); pass plan=None")
+        return revise_run(p, planner)
+    return exact_run(p, plan, planner)
+
+
+def tie_spread(p: Joint, plan, planner) -> TieSpread:
+    r"""Rerun an exact computation under the three tie rules and compare the KLs.
+
+    ``planner`` is a scored sampler with a ``ties`` field (a registered name such as
+    ``"confidence"``, a planner of :mod:`.adaptive`, a ``SampleThenSelectPlanner``, or an
+    ``EditingSampler`` / ``CorrectorSampler``, run with ``revise_run``); its copy
+    ``dataclasses.replace(planner, ties=rule)`` is run for each rule of
+    :data:`~mdmtheory.samplers.ties.TIE_RULES`. Three exact runs: the cost of the sampler's
+    exact law, three times. ``"topk"`` follows the torch it runs on (platform-dependent).
+
+    >>> import mdmtheory as mt
+    >>> s = mt.samplers.tie_spread(mt.families.markov_chain([[.9, .1], [.1, .9]], 4), mt.Schedule((2, 2)), "confidence")
+    >>> s.differs, s.tie_mass > 0
+    (True, True)
+    """
+    import dataclasses
+
+    from ..divergence import kl
+    from .ties import TIE_RULES
+
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    planner = resolve_planner(planner) if isinstance(planner, str) else planner
+    if not dataclasses.is_dataclass(planner) or "ties" not in {f.name for f in dataclasses.fields(planner)}:
+        raise ValueError(f"planner: {getattr(planner, 'name', type(planner).__name__)!r} has no tie rule "
+                         "(a 'ties' field); tie_spread compares the rules of scored samplers")
+    kls, mass = {}, None
+    for rule in TIE_RULES:
+        run = _tie_run(p, plan, dataclasses.replace(planner, ties=rule))
+        kls[rule] = float(kl(p, run.law))
+        if rule == "random":
+            mass = getattr(run, "tie_mass", None)
+    vals = list(kls.values())
+    if len(set(vals)) == 1:
+        spread = 0.0  # also three infinite KLs
+    else:
+        spread = max(vals) - min(vals) if all(np.isfinite(vals)) else float("inf")
+    return TieSpread(kls["random"], kls["lowest"], kls["topk"], None if mass is None else float(mass), float(spread),
+                     bool(spread > TIE_SPREAD_TOL))

@@ -19,8 +19,10 @@ only from ``np.random.default_rng(seed)``.
 
   For a deterministic planner :math:`L(x) = \log p(x)/q(x)` (the path of x is unique), so
   :math:`\mathbb{E}_p L = \mathrm{KL}(p \,\|\, q)`; for a random planner (random order drawn
-  along the way) :math:`\mathbb{E} L` is the trajectory (path) KL, an upper bound on
-  KL(p‖q) that is what can be estimated without evaluating q. The interval is
+  along the way, or a scored planner with ``ties="random"``, whose split ties are drawn)
+  :math:`\mathbb{E} L` is the trajectory (path) KL, an upper bound on KL(p‖q) that is what
+  can be estimated without evaluating q (``exact_run(..., trajectory=True).path_kl``; equal
+  to the KL when no tie is split, ``tie_mass == 0``). The interval is
   :math:`\bar L \pm z\, s/\sqrt n` (normal approximation).
 
 Planners: the deterministic planners of :mod:`mdmtheory.samplers.adaptive` (their ``select``
@@ -188,6 +190,8 @@ def _choose(planner, is_random, step, size, probs, free, rng):
         order = np.argsort(keys, axis=1, kind="stable")[:, :size]
         chosen = np.zeros(free.shape, dtype=bool)
         np.put_along_axis(chosen, order, True, axis=1)
+    elif getattr(planner, "ties", None) == "random":  # split ties drawn from rng (mdmtheory.samplers.ties)
+        chosen = np.asarray(planner.select(step, size, probs, free, rng=rng), dtype=bool)
     else:
         chosen = np.asarray(planner.select(step, size, probs, free), dtype=bool)
     if chosen.shape != free.shape or np.any(chosen & ~free):

@@ -22,7 +22,11 @@ sampler does. Three rules:
   eligible (revealed, or outside the block being decoded), ``torch.topk(v, k)``. Which of
   several equal values torch returns first is an implementation detail of torch: it can differ
   between CPU and CUDA and between torch versions. The rule is exact for the torch it runs on,
-  and platform-dependent.
+  and platform-dependent. The order also depends on the vector's length: diffusers'
+  scheduler passes only the current block (``layout="block"``, :data:`TOPK_LAYOUTS`), LLaDA the
+  whole sequence (the default); they agree when the block is the whole sequence. (diffusers
+  passes float32, LLaDA float64; on CPU torch's order of equal values agreed between the two
+  dtypes on every pattern tried.)
 
 Ties are clusters: positions are sorted by (group ascending, score descending), and
 consecutive sorted scores of one group closer than :data:`TIE_TOL` are chained into one
@@ -43,7 +47,7 @@ from itertools import combinations
 
 import numpy as np
 
-__all__ = ["TIE_RULES", "DEFAULT_TIES", "TIE_TOL", "MAX_TIE_BRANCHES", "check_ties", "Choice", "clusters",
+__all__ = ["TIE_RULES", "DEFAULT_TIES", "TIE_TOL", "MAX_TIE_BRANCHES", "TOPK_LAYOUTS", "check_ties", "Choice", "clusters",
            "tie_choices", "sample_choice", "topk_positions"]
 
 #: The tie rules every ranked rule accepts (module docstring).
@@ -130,7 +134,14 @@ def _subsets(m: int, r: int) -> np.ndarray:
     return out
 
 
-def tie_choices(scores, free, k, ties: str = DEFAULT_TIES, group=None) -> Choice:
+#: How ``ties="topk"`` lays out the vector it passes to torch.topk (torch's tie order depends on
+#: the vector's length): ``"sequence"`` — LLaDA's ``generate.py`` (ML-GSAI/LLaDA@41760b9): the
+#: whole sequence, ``-inf`` outside the block being decoded; ``"block"`` — diffusers 0.42's
+#: ``BlockRefinementScheduler.step``: the block's positions only (its ``sample`` is the block).
+TOPK_LAYOUTS = ("sequence", "block")
+
+
+def tie_choices(scores, free, k, ties: str = DEFAULT_TIES, group=None, layout: str = "sequence") -> Choice:
     r"""The top-``k`` free positions of each row by (``group``, score), ties by the rule ``ties``.
 
     Parameters
@@ -140,6 +151,7 @@ def tie_choices(scores, free, k, ties: str = DEFAULT_TIES, group=None) -> Choice
     k : int or (N,) ints, ``0 <= k[n] <= free[n].sum()``.
     ties : one of :data:`TIE_RULES` (module docstring).
     group : (d,) ints or None; lower groups rank first.
+    layout : ``"topk"`` only: :data:`TOPK_LAYOUTS` (the vector torch.topk sees).
 
     Returns a :class:`Choice`: one output row per input row for ``"lowest"`` and ``"topk"``,
     and :math:`\binom{m}{r}` rows of weight :math:`1/\binom{m}{r}` for an input row whose
@@ -159,7 +171,10 @@ def tie_choices(scores, free, k, ties: str = DEFAULT_TIES, group=None) -> Choice
         rank = np.cumsum(tied, axis=1)  # 1-based rank among the tied, by position
         return Choice(rows, sure | (tied & (rank <= need[:, None])), np.ones(N), split)
     if ties == "topk":
-        return Choice(rows, _topk_resolve(scores, cl, free, sure, tied, need, group, split), np.ones(N), split)
+        if layout not in TOPK_LAYOUTS:
+            raise ValueError(f"layout: expected one of {list(TOPK_LAYOUTS)}, got {layout!r}")
+        return Choice(rows, _topk_resolve(scores, cl, free, sure, tied, need, group, split, layout), np.ones(N),
+                      split)
     # random: every r-subset of the boundary cluster, equally likely
     n_rows = np.where(split, [math.comb(int(a), int(b)) for a, b in zip(m, need)], 1)
     if int(n_rows.sum()) > MAX_TIE_BRANCHES:
@@ -195,10 +210,11 @@ def topk_positions(v: np.ndarray, k: int) -> np.ndarray:
     return torch.topk(torch.as_tensor(np.ascontiguousarray(v, dtype=np.float64)), int(k)).indices.numpy()
 
 
-def _topk_resolve(scores, cl, free, sure, tied, need, group, split):
+def _topk_resolve(scores, cl, free, sure, tied, need, group, split, layout="sequence"):
     """torch.topk on each split row: the block (group) of the boundary cluster, the scores of a
     cluster made bit-identical (its best member's), ``-inf`` elsewhere; positions of earlier
-    groups that are chosen stay chosen."""
+    groups that are chosen stay chosen. ``layout="block"``: the vector holds the block's
+    positions only (in increasing order), as diffusers' scheduler passes it."""
     scores = np.asarray(scores, dtype=np.float64)
     N, d = free.shape
     g0 = np.zeros(d, dtype=np.int64) if group is None else np.asarray(group, dtype=np.int64)
@@ -212,7 +228,11 @@ def _topk_resolve(scores, cl, free, sure, tied, need, group, split):
             canon[members] = scores[n][members].max()
         k_here = int((sure[n] & here).sum() + need[n])
         row = sure[n] & ~here
-        row[topk_positions(canon, k_here)] = True
+        if layout == "block":
+            members = np.flatnonzero(g0 == gb)
+            row[members[topk_positions(canon[members], k_here)]] = True
+        else:
+            row[topk_positions(canon, k_here)] = True
         chosen[n] = row
     return chosen
 

@@ -148,13 +148,15 @@ def simulate(planner, table, schedule, x):
     return steps
 
 
+# deterministic given x_A: a fixed tie rule (ties="random" draws among tied positions; its law is
+# a mixture and its path KL an upper bound, tests/test_ties.py)
 PLANNERS = st.sampled_from([
     ("left_to_right", lambda: LeftToRightPlanner(), True),
-    ("confidence", lambda: ConfidencePlanner(), True),
-    ("margin", lambda: MarginPlanner(), True),
-    ("entropy", lambda: EntropyPlanner(), True),
-    ("threshold", lambda: ThresholdPlanner(0.6), False),
-    ("entropy_budget", lambda: EntropyBudgetPlanner(0.5), False),
+    ("confidence", lambda: ConfidencePlanner(ties="lowest"), True),
+    ("margin", lambda: MarginPlanner(ties="topk"), True),
+    ("entropy", lambda: EntropyPlanner(ties="lowest"), True),
+    ("threshold", lambda: ThresholdPlanner(0.6, ties="lowest"), False),
+    ("entropy_budget", lambda: EntropyBudgetPlanner(0.5, ties="topk"), False),
 ])
 
 
