@@ -9,7 +9,7 @@ A Markdown file holds generated text between two comment lines::
 ``python examples/findings.py --write`` recomputes every region of README.md and docs/*.md
 and rewrites it in place; ``--check`` recomputes them and exits 1 naming each region whose
 text differs from the file; ``--fast`` (what tests/test_examples.py runs) lists the regions
-and renders the fast ones. tests/test_docs.py recomputes every region and compares it with
+and the files that hold them, rendering nothing; with no option it prints every region. tests/test_docs.py recomputes every region and compares it with
 the file, character for character, so a number edited by hand fails the suite. Regions
 that take more than about 10 s (``Region.slow``) are compared under ``@pytest.mark.slow``.
 
@@ -690,7 +690,7 @@ def main(argv=None):
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--write", action="store_true", help="rewrite the regions in README.md and docs/*.md in place")
     g.add_argument("--check", action="store_true", help="exit 1 naming each region that differs from its function")
-    g.add_argument("--fast", action="store_true", help="list the regions and render the fast ones (the tests)")
+    g.add_argument("--fast", action="store_true", help="list the regions and the files holding them, render nothing")
     ap.add_argument("names", nargs="*", help="only these regions (default: all)")
     a = ap.parse_args(argv)
     for n in a.names:
@@ -706,16 +706,30 @@ def main(argv=None):
         if argv is None:
             sys.exit(1 if bad else 0)
         return bad
+    if a.fast:
+        return inventory(a.names)
     out = {}
     for name in a.names or REGIONS:
-        r = REGIONS[name]
-        print(f"{name}{' (slow)' if r.slow else ''}")
-        if not (a.fast and r.slow):
-            out[name] = body(name)
-            if not a.fast:
-                print(out[name])
+        out[name] = body(name)
+        print(f"{BEGIN.format(name)}\n{out[name]}{END}")
     return out
 
+
+def inventory(names=None) -> dict:
+    """Where each region stands (name -> list of 'file' holding it), printed; checks that
+    every region in the files is registered here and every registered region is in a file.
+    Renders nothing: what ``--fast`` runs."""
+    where: dict[str, list[str]] = {n: [] for n in (names or REGIONS)}
+    for f in markdown_files():
+        for name, _ in regions_in(f.read_text()):
+            if name not in REGIONS:
+                raise ValueError(f"{f.relative_to(ROOT)}: region {name!r} has no function in examples/findings.py")
+            if name in where:
+                where[name].append(str(f.relative_to(ROOT)))
+    for name, files in where.items():
+        slow = " (slow)" if REGIONS[name].slow else ""
+        print(f"{name}{slow}: {', '.join(files) or 'in no file'}")
+    return where
 
 if __name__ == "__main__":
     main()
