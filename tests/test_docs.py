@@ -152,3 +152,33 @@ def test_a_digit_edited_by_hand_is_caught():
 def test_unknown_region_name_is_refused():
     with pytest.raises(ValueError, match="name: no region"):
         FINDINGS.body("no-such-region")
+
+
+# -- constants the README quotes ---------------------------------------------------------------
+
+def test_readme_size_limits_are_the_codes():
+    """The README's size-limit table and tolerance model quote the constants the code checks."""
+    from mdmtheory import _validate, joint
+    from mdmtheory.samplers import engine
+
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("| argument | maximum | argument | maximum |"):]
+    table = table[:table.index("\n\n")] if "\n\n" in table else table
+    cells = {}
+    for row in table.splitlines()[2:]:
+        parts = [c.strip() for c in row.strip("|").split("|")]
+        for name, value in zip(parts[::2], parts[1::2]):
+            cells[name] = value
+    num = lambda s: eval(s.replace("−", "-"), {})  # noqa: E731,S307 - "2**16", "2**63 - 1" from our README
+    L = _validate.LIMITS
+    assert num(cells["`d` (positions)"]) == L["d"] and num(cells["`n` (Monte Carlo samples)"]) == L["n"]
+    assert num(cells["`K` (alphabet)"]) == L["K"] and num(cells["`resolution`"]) == L["resolution"]
+    assert all(num(cells["`steps`, `max_steps`, `steps_per_block`"]) == L[k] for k in ("steps", "max_steps", "steps_per_block"))
+    assert num(cells["`blocks`"]) == L["blocks"] and num(cells["`maxiter`"]) == L["maxiter"]
+    assert num(cells["dense table K**d"]) == joint.MAX_OUTCOMES
+    engine_cell = re.fullmatch(r"(\S+) \(random order with a Schedule: (\S+)\)", cells["exact engine (K+1)**d"])
+    assert num(engine_cell[1]) == engine.MAX_STATE_ENTRIES and num(engine_cell[2]) == engine.MAX_LEVEL_ENTRIES
+    assert num(cells["other integers"]) == _validate.INT_MAX
+    sci = lambda x: f"{x:.0e}".replace("e-0", "e-")  # noqa: E731 - 1e-9 as the README writes it
+    assert f"`NORMALIZATION_TOL` = {sci(joint.NORMALIZATION_TOL)}" in text and f"({sci(joint.RESCALE_TOL)})" in text
+    assert f"K^d up to 2^{joint.MAX_OUTCOMES.bit_length() - 1} outcomes" in text
