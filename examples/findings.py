@@ -442,13 +442,25 @@ def sts_numbers(ties=None):
 
 @functools.lru_cache(maxsize=None)
 def sts_words(ties=None, n: int = 20000):
-    """The example's Monte Carlo on the five-letter words (counts [2, 1, 2], seed 0)."""
+    """The Monte Carlo on the five-letter words (counts [2, 1, 2], seed 0): the example's own
+    ``words`` function for the package's default tie rule, the same loop with ``ties`` else
+    (until the example takes the keyword)."""
     from mdmtheory import datasets
     from mdmtheory.samplers import SampleThenSelectPlanner, simulate
 
+    sizes = (2, 1, 2)
+    if ties is None:
+        res: dict = {}
+        _example("sample_then_select").words(n, sizes, res)
+        names = {"random": "random order", "sts": "sample-then-select T=1", "sts 0.5": "sample-then-select T=0.5"}
+        out = {"exact": res["words", "random", "exact"]}
+        for key, name in names.items():
+            share, se, distinct = res["words", name]
+            out[key] = (share, 1.96 * se, distinct)
+        return n, out
     kw = _ties(ties)
     p = datasets.words().joint
-    sched = mt.Schedule((2, 1, 2))
+    sched = mt.Schedule(sizes)
     q = mt.sampler_law(p, sched)
     out = {"exact": float(q.table[p.table > 0].sum())}
     for name, pl in (("random", "random"), ("sts", SampleThenSelectPlanner(**kw)),
