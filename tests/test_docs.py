@@ -182,3 +182,8 @@ def test_readme_size_limits_are_the_codes():
     sci = lambda x: f"{x:.0e}".replace("e-0", "e-")  # noqa: E731 - 1e-9 as the README writes it
     assert f"`NORMALIZATION_TOL` = {sci(joint.NORMALIZATION_TOL)}" in text and f"({sci(joint.RESCALE_TOL)})" in text
     assert f"K^d up to 2^{joint.MAX_OUTCOMES.bit_length() - 1} outcomes" in text
+    from mdmtheory.cli import _inputs
+
+    flat = " ".join(text.split())
+    assert f"with K at most {_inputs.MAX_ALPHABET:,} unless a model fixes it" in flat
+    assert f"(up to {sci(_inputs.PROFILE_TOL)} relative, plus three standard errors" in flat
