@@ -35,6 +35,7 @@ def test_every_example_is_tested():
     tested.add("revision")
     tested.add("sampler_centric")
     tested.add("kl_sweep")
+    tested.add("findings")
     assert present <= tested, present - tested
 
 
@@ -234,3 +235,10 @@ def test_kl_sweep(capsys):
     assert out["err_fd"] < 1e-7  # vmap(grad) = central finite differences of the exact KL
     assert out["kl"][0] < 1e-15  # J = 0: independent bits, the factorized sampler is exact
     assert "vmap" in text
+
+
+def test_findings(capsys):
+    """--fast lists the generated regions and their files (tests/test_docs.py compares their text)."""
+    out, text = _run("findings", capsys)
+    assert all(len(files) == 1 for files in out.values()), out
+    assert out["readme-summary"] == ["README.md"] and "(slow)" in text
