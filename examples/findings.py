@@ -20,9 +20,12 @@ of ``benchmarks/tightness_search.py`` and ``benchmarks/tightness_2026.py``
 rescored exactly. Comparisons stated in the prose ("lower", "higher", "every") are computed
 from the numbers, not typed.
 
-``ties``: the samplers that commit the most confident positions (sample-then-select, its
-editing variant) take the tie rule as a keyword once the planners accept it; the regions
-are rendered with the package default (``ties=None`` passes nothing).
+Ties: every sampler that commits the most confident positions takes ``ties="random" |
+"lowest" | "topk"`` (docs/samplers.md, "Ties"). On the symmetric laws (Markov and Ising
+chains, the noisy bit) equal scores are common and the rule changes the law, so each finding
+about such a sampler gives its numbers under the three rules, as "random / lowest / topk"
+(``"topk"`` is torch.topk's order on the torch this runs on: platform-dependent), and the
+``ties`` region tabulates them.
 
     python examples/findings.py [--write | --check | --fast] [NAME ...]
 """
@@ -127,6 +130,17 @@ def _pct(a: float, b: float) -> str:
     return f"{100 * (b - a) / b:.1f}%"
 
 
+RULES = ("random", "lowest", "topk")
+
+
+def _three(vals, fmt: str = ".2f") -> str:
+    """'a / b / c' of one number per tie rule (RULES order), or one number where they agree."""
+    v = [vals[r] for r in RULES]
+    if max(v) - min(v) < 5e-13 * max(1.0, abs(v[0])):
+        return f"{v[0]:{fmt}} (every rule)"
+    return " / ".join(f"{x:{fmt}}" for x in v)
+
+
 def _lower_higher(a: float, b: float, tol: float = 1e-12) -> str:
     return "lower than" if a < b - tol else "higher than" if a > b + tol else "equal to"
 
@@ -215,12 +229,15 @@ def w26_certificate() -> str:
 @region("lc25-lower")
 def lc25_lower() -> str:
     return _para(
-        """**LC25 lower bound** (known to us only from third-party summaries; no section or
-        equation number). The summaries leave its terms undefined, and read literally at
-        k_max = 1 it contradicts LC25's own Theorem 1, so the package implements only *our
-        reading* of it (`bounds.lc25_lower_our_reading`, labelled "our reading" in every table).
-        Against the worst path KL over schedules with k_max ≥ 2 our reading held on every exact
-        check; it is a conjecture of ours, not LC25's theorem, and nothing here refutes LC25.""")
+        """**LC25 lower bound** (of LC25's own text only the abstracts of v1 and v2 could be read —
+        v2, arXiv 2505.21400v2, retitled *Breaking AR's Sampling Bottleneck*, revised December
+        2025 — and they claim matching upper and lower bounds without stating them; third-party
+        summaries call it Theorem 2, an existence statement, and leave its W_j and ∘ undefined).
+        Read literally at k_max = 1 it contradicts LC25's own Theorem 1, so the package implements
+        only *our reading* of it (`bounds.lc25_lower_our_reading`, labelled "our reading" in every
+        table). Against the worst path KL over schedules with k_max ≥ 2 our reading held on every
+        exact check (`tests/test_bounds.py::test_lc25_our_reading_holds_against_worst_path_kl`); it
+        is a conjecture of ours, not LC25's theorem, and nothing here refutes LC25.""")
 
 
 def _lc25_laws():
@@ -260,7 +277,7 @@ def lc25_theorem1() -> str:
     n_laws, checks, failures = lc25_sweep()
     verdict = "held on every one" if failures == 0 else f"failed on {failures}"
     return _para(
-        f"""**LC25 Theorem 1** (from third-party summaries), against both the output-law KL and
+        f"""**LC25 Theorem 1** (from third-party summaries; only LC25's abstracts could be read), against both the output-law KL and
         the path KL on every schedule of {n_laws} laws (repeated symbol, parity, noisy bit,
         Markov and Ising chains, Dirichlet tables; d = 2..5, K = 2, 3): {verdict} of the
         {checks} law–schedule pairs (`bounds.lc25_bound`; `tests/test_bounds.py` re-checks a
@@ -369,41 +386,64 @@ def pb25_example():
     return mt.kl(p, mt.sampler_law(p, mt.Schedule((2, 1)))), pb25_optimal_lower(p, 2).value
 
 
+@functools.lru_cache(maxsize=None)
+def zc26_uniform(d: int = 4, K: int = 2):
+    """The uniform law on compositions into K parts (not ZC26's law) against ZC26's rates:
+    (parity: E[path KL]/(TC/K), KL/(TC/K); repeated bit: E[path KL]/(DTC/K))."""
+    from mdmtheory.bounds import zc26_check
+    from mdmtheory.random_sizes import RandomSchedule, compositions
+
+    comps = compositions(d, K)
+    rs = RandomSchedule(comps, [1.0 / len(comps)] * len(comps))
+    par = zc26_check(mt.families.parity(d), rs)
+    rep = zc26_check(mt.families.repeated(d), rs)
+    one = zc26_check(mt.families.repeated(d), RandomSchedule({(d,): 1.0}))
+    return par.path_kl / (par.tc / K), par.kl / (par.tc / K), rep.path_kl / (rep.dtc / K), one.kl / one.dtc
+
+
 @region("bounds-2026")
 def bounds_2026() -> str:
     rows = _tsv("summary_2026_d3-4K2.tsv") + _tsv("summary_2026_d3K3.tsv")
     mis = max((float(r["best_ratio"]), int(r["d"]), int(r["K"])) for r in rows
               if r["target"] == "pb25_misread_vs_output_kl")
-    zc = {(int(r["d"]), int(r["K"])): float(r["best_ratio"]) for r in rows if r["target"] == "zc26_tc_rate"}
-    zc_max = max(zc.items(), key=lambda kv: kv[1])
     kl, lstar = pb25_example()
+    d, K = 4, 2
+    par_path, par_kl, rep_path, one = zc26_uniform(d, K)
     return _para(
-        f"""**The 2026 bounds** (`docs/theory.md` §2–3; ParallelBench arXiv 2510.04767 read from
-        third-party summaries; Zhao & Cai 2602.20126, Zhang et al. 2602.00286 and Dmitriev et al.
-        2602.15008 from their abstracts only). ParallelBench's "KL ≥ conditional total
-        correlation" is an equality for fixed-order decoding with exact conditionals, but it is a
-        bound for a *fixed* partition only: the random-order sampler's output law, a mixture over
-        orders, sits up to {mis[0]:.1f}× below the best fixed partition with the same steps
-        (d = {mis[1]}, K = {mis[2]}; `benchmarks/tightness_2026.py`, stored in
-        `benchmarks/tightness/summary_2026_*.tsv`; the law of `tests/test_bounds_2026.py` gives
-        {kl:.5f} vs {lstar:.4f} nats), so `compare` checks it against the path KL. Read at constant
-        1, Zhao & Cai's rates TC/K and DTC/K are exceeded for uniformly random sizes (up to
-        {zc_max[1]:.3f}× for TC/K, d = {zc_max[0][0]}, K = {zc_max[0][1]}; d − 1 for DTC at K = 1, where
-        every size law gives KL = TC), so their Õ hides more than a constant there.
-        Verification by rejection from the factorized proposal costs at least e^{{TC}} proposals
-        (our reading of Zhang et al.; attained by the repeated symbol), and the reverse KL of one
-        parallel step grows without bound while the forward KL stays below log K (`compare`'s
-        `reverse_kl` row).""")
+        f"""**The 2026 bounds** (`docs/theory.md` §2–3; ParallelBench, arXiv 2510.04767, read in
+        full from the preprint on its project page; Zhao & Cai 2602.20126, Zhang et al. 2602.00286
+        and Dmitriev et al. 2602.15008 (COLT 2026, PMLR 336) from their abstracts only).
+        ParallelBench's Theorem 1 (§4, eq. (2)), KL ≥ Σ_i E C(S_i | X, S_<i) for a partition fixed
+        in advance, is an equality with exact conditionals (`bounds.pb25_partition_lower`), and
+        its Theorems 2–3 hold exactly (`tests/test_bounds_2026.py`). The random-order sampler's
+        output law, a mixture over orders outside ParallelBench's statements, sits up to
+        {mis[0]:.1f}× below the best fixed partition with the same steps (d = {mis[1]}, K = {mis[2]};
+        `benchmarks/tightness_2026.py`, stored in `benchmarks/tightness/summary_2026_*.tsv`; the law
+        of `tests/test_bounds_2026.py` gives {kl:.5f} vs {lstar:.4f} nats), so `compare` checks it
+        against the path KL (`pb25_schedule_lower`, derived here). Zhao & Cai's rates TC/K and
+        DTC/K are for "two specific parameter choices" of their own size law, which is not in the
+        text we could read; `bounds.zc26_check` gives the exact KL and path KL of any K-part size
+        law beside both rates. For the uniform law on compositions (not theirs), d = {d}, K = {K}:
+        on parity E[path KL]/(TC/K) = {par_path:.3f} (K(d − K)/(d − 1) in general) and
+        KL/(TC/K) = {par_kl:.3f}; on the repeated bit E[path KL]/(DTC/K) = {rep_path:.3f} (d − K) —
+        factors that grow with d; at K = 1 every size law gives KL = TC = {one:.0f}·DTC on the
+        repeated bit, and whether their theorem covers K = 1 could not be read. Verification by
+        rejection from the factorized proposal costs at least e^{{TC}} proposals (our reading of
+        Zhang et al.; attained by the repeated symbol), and the reverse KL of one parallel step
+        grows without bound while the forward KL stays below log K (`compare`'s `reverse_kl`
+        row).""")
 
 
 # -- planners, samplers ----------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
-def planner_counts(d: int = 6):
+def planner_counts(d: int = 6, ties: str = "random"):
     from mdmtheory.diagnostics import comparison_table
+    from mdmtheory.samplers import ConfidencePlanner
 
     ex = _example("planner_comparison")
-    table = comparison_table(ex.laws(d), {"random": "random", "confidence": "confidence"}, sorted({2, 3, d // 2}))
+    table = comparison_table(ex.laws(d), {"random": "random", "confidence": ConfidencePlanner(ties=ties)},
+                             sorted({2, 3, d // 2}))
     rnd = table.kl[:, table.planners.index("random")]
     conf = table.kl[:, table.planners.index("confidence")]
     return len(rnd), int((conf < rnd - 1e-12).sum()), int((conf > rnd + 1e-12).sum()), len(ex.laws(d))
@@ -411,11 +451,14 @@ def planner_counts(d: int = 6):
 
 @region("planners")
 def planners() -> str:
-    rows, lower, higher, n_laws = planner_counts()
+    counts = {r: planner_counts(ties=r) for r in RULES}
+    rows, _, _, n_laws = counts["random"]
+    per = "; ".join(f"ties={r!r}: lower in {c[1]}, higher in {c[2]}" for r, c in counts.items())
     return _para(
-        f"""On the same step count, confidence-ordered decoding had lower exact KL than random order
-        in {lower} of {rows} law–step rows and higher in {higher} ({n_laws} laws, d = 6,
-        T = 2, 3; `examples/planner_comparison.py`).""")
+        f"""On the same step count, confidence-ordered decoding against random order, exact KL on
+        {rows} law–step rows ({n_laws} laws, d = 6, T = 2, 3; `examples/planner_comparison.py`):
+        {per}. The tie rule alone moves the count, so a verdict on confidence ordering over
+        random order that does not name the rule is not one.""")
 
 
 @functools.lru_cache(maxsize=None)
@@ -423,7 +466,7 @@ def sts_numbers(ties=None):
     from mdmtheory.samplers import SampleThenSelectPlanner, select_run
 
     kw = _ties(ties)
-    ex = _example("sample_then_select")
+    ex = _example("sample_then_select")  # its families(d): the four sampler laws and parity
     d = 6
     laws = ex.families(d)
     out = {}
@@ -431,75 +474,122 @@ def sts_numbers(ties=None):
         sched = mt.Schedule(sizes)
         for name, p in laws.items():
             q = mt.sampler_law(p, sched)
-            out[name, sizes, "random"] = (mt.kl(p, q), mt.tv(p, q), float(len(sizes)))
+            out[name, sizes, "random"] = (mt.kl(p, q), mt.tv(p, q), float(len(sizes)), float(len(sizes)))
             for key, pl in (("sts", SampleThenSelectPlanner(**kw)),
                             ("greedy", SampleThenSelectPlanner(temperature=0.0, **kw)),
                             ("thr", SampleThenSelectPlanner(threshold=0.7, **kw))):
                 r = select_run(p, sched, pl)
-                out[name, sizes, key] = (mt.kl(p, r.law), mt.tv(p, r.law), r.expected_forwards)
+                out[name, sizes, key] = (mt.kl(p, r.law), mt.tv(p, r.law), r.expected_forwards, r.mask_steps)
     return d, list(laws), out
 
 
 @functools.lru_cache(maxsize=None)
-def sts_words(ties=None, n: int = 20000):
-    """The Monte Carlo on the five-letter words (counts [2, 1, 2], seed 0): the example's own
-    ``words`` function for the package's default tie rule, the same loop with ``ties`` else
-    (until the example takes the keyword)."""
-    from mdmtheory import datasets
-    from mdmtheory.samplers import SampleThenSelectPlanner, simulate
-
-    sizes = (2, 1, 2)
-    if ties is None:
-        res: dict = {}
-        _example("sample_then_select").words(n, sizes, res)
-        names = {"random": "random order", "sts": "sample-then-select T=1", "sts 0.5": "sample-then-select T=0.5"}
-        out = {"exact": res["words", "random", "exact"]}
-        for key, name in names.items():
-            share, se, distinct = res["words", name]
-            out[key] = (share, 1.96 * se, distinct)
-        return n, out
-    kw = _ties(ties)
-    p = datasets.words().joint
-    sched = mt.Schedule(sizes)
-    q = mt.sampler_law(p, sched)
-    out = {"exact": float(q.table[p.table > 0].sum())}
-    for name, pl in (("random", "random"), ("sts", SampleThenSelectPlanner(**kw)),
-                     ("sts 0.5", SampleThenSelectPlanner(temperature=0.5, **kw))):
-        s = simulate(p, sched, pl, n=n, seed=0)
-        ok = ~s.lost & (p.table[tuple(np.maximum(s.samples, 0).T)] > 0)
-        share = float(ok.mean())
-        out[name] = (share, 1.96 * math.sqrt(share * (1 - share) / n), len({tuple(r) for r in s.samples[ok]}))
+def sts_words(n: int = 20000):
+    """The Monte Carlo on the five-letter words (counts [2, 1, 2], seed 0, the package's default
+    tie rule): the example's own ``words`` function."""
+    res: dict = {}
+    _example("sample_then_select").words(n, (2, 1, 2), res)
+    names = {"random": "random order", "sts": "sample-then-select T=1", "sts 0.5": "sample-then-select T=0.5"}
+    out = {"exact": res["words", "random", "exact"]}
+    for key, name in names.items():
+        share, se, distinct = res["words", name]
+        out[key] = (share, 1.96 * se, distinct)
     return n, out
 
 
 @region("sample-then-select")
-def sample_then_select(ties=None) -> str:
-    d, names, o = sts_numbers(ties)
+def sample_then_select() -> str:
+    by = {r: sts_numbers(r) for r in RULES}
+    d, names, _ = by["random"]
     chain, ising, dirich, _noisy, parity = names
     one, three = (1,) * d, (2, 2, 2)
-    n, w = sts_words(ties)
-    greedy_tv = [o[k, s, "greedy"][1] for k in names for s in (one, three)]
-    thr_fw, thr_kl, sts_kl = o[chain, three, "thr"][2], o[chain, three, "thr"][0], o[chain, three, "sts"][0]
-    exact_parity = o[parity, one, "sts"][0] < 1e-12
+
+    def k(name, sizes, key, i=0):
+        return _three({r: by[r][2][name, sizes, key][i] for r in RULES})
+
+    o = by["random"][2]
+    n, w = sts_words()
+    greedy_tv = [by[r][2][k_, s_, "greedy"][1] for r in RULES for k_ in names for s_ in (one, three)]
+    exact_parity = all(by[r][2][parity, one, "sts"][0] < 1e-12 for r in RULES)
+    beats = {r: sum(by[r][2][nm, three, "sts"][0] < by[r][2][nm, three, "random"][0] - 1e-12 for nm in names[:4])
+             for r in RULES}
+    thr_fw1 = _three({r: by[r][2][chain, one, "thr"][2] for r in RULES})
     return _para(
         f"""**Sample-then-select is biased even one token at a time** (`examples/sample_then_select.py`,
-        exact laws; `mdmtheory.samplers.select`). LLaDA's `low_confidence` remasking at
-        temperature 1 (a candidate drawn everywhere, the most confident committed): with one token
-        per step, where the random-order sampler is exact, its output law has KL(p‖q) =
-        {o[chain, one, 'sts'][0]:.2f} nats on a d = {d} Markov chain (stay 0.9),
-        {o[ising, one, 'sts'][0]:.2f} on an Ising chain (J = 0.8), {o[dirich, one, 'sts'][0]:.2f} on a
-        Dirichlet law (α = 0.5); with counts {list(three)} {o[chain, three, 'sts'][0]:.2f},
-        {o[ising, three, 'sts'][0]:.2f}, {o[dirich, three, 'sts'][0]:.2f} against random order's
-        {o[chain, three, 'random'][0]:.2f}, {o[ising, three, 'random'][0]:.2f},
-        {o[dirich, three, 'random'][0]:.2f}. It is {'exact' if exact_parity else 'not exact'} on parity
-        (uniform conditionals: no preferred value). Greedy (temperature 0) is a point mass
-        (KL = ∞, TV {min(greedy_tv):.2f}–{max(greedy_tv):.2f}); diffusers' threshold 0.7 uses
-        {thr_fw:.2f} of {len(three)} forwards on the chain for KL {thr_kl:.2f}
-        ({_lower_higher(thr_kl, sts_kl)} {sts_kl:.2f} without it). On the five-letter words
-        (counts [2, 1, 2], Monte Carlo, n = {n:,}, seed 0) {100 * w['sts'][0]:.1f}% ± {100 * w['sts'][1]:.1f}%
-        of its samples are words ({w['sts'][2]:,} distinct) against {100 * w['exact']:.1f}% (exact) for
-        random order ({w['random'][2]:,} distinct in the same number of draws); at temperature 0.5,
-        {100 * w['sts 0.5'][0]:.1f}% with {w['sts 0.5'][2]:,} distinct.""")
+        exact laws; `mdmtheory.samplers.select`; numbers as random / lowest / topk tie rule, the
+        `ties` table below). LLaDA's `low_confidence` remasking at temperature 1 (a candidate drawn
+        everywhere, the most confident committed): with one token per step, where the
+        random-order sampler is exact, its output law has KL(p‖q) = {k(chain, one, 'sts')} nats on a
+        d = {d} Markov chain (stay 0.9), {k(ising, one, 'sts')} on an Ising chain (J = 0.8),
+        {k(dirich, one, 'sts')} on a Dirichlet law (α = 0.5). With counts {list(three)}:
+        {k(chain, three, 'sts')}, {k(ising, three, 'sts')}, {k(dirich, three, 'sts')} against random
+        order's {o[chain, three, 'random'][0]:.3f}, {o[ising, three, 'random'][0]:.3f},
+        {o[dirich, three, 'random'][0]:.3f} — lower than random order on
+        {beats['random']} / {beats['lowest']} / {beats['topk']} of the four laws of the table: which
+        sampler is better at {list(three)} is decided by the tie rule, not by the sampler. It is
+        {'exact' if exact_parity else 'not exact'} on parity under every rule (uniform conditionals: no
+        preferred value). Greedy (temperature 0) is a point mass (KL = ∞, TV
+        {min(greedy_tv):.2f}–{max(greedy_tv):.2f}). diffusers' threshold 0.7, counted as
+        `LLaDA2Pipeline` calls the model (one more pass after a block that finished early): at
+        counts {list(three)} on the chain {o[chain, three, 'thr'][2]:.2f} forwards of {len(three)}
+        (mask steps {_three({r: by[r][2][chain, three, 'thr'][3] for r in RULES})}), KL
+        {k(chain, three, 'thr')} against {k(chain, three, 'sts')} without it; at one token per step
+        {thr_fw1} forwards of {d}, KL {k(chain, one, 'thr')}. On the five-letter words (counts
+        [2, 1, 2], Monte Carlo, default rule, n = {n:,}, seed 0) {100 * w['sts'][0]:.1f}% ±
+        {100 * w['sts'][1]:.1f}% of its samples are words ({w['sts'][2]:,} distinct) against
+        {100 * w['exact']:.1f}% (exact) for random order ({w['random'][2]:,} distinct in the same
+        number of draws); at temperature 0.5, {100 * w['sts 0.5'][0]:.1f}% with {w['sts 0.5'][2]:,}
+        distinct.""")
+
+
+@functools.lru_cache(maxsize=None)
+def tie_table_numbers(d: int = 6):
+    """KL of the scored samplers on the four sampler laws under each tie rule, and tie_mass."""
+    from mdmtheory.samplers import ConfidencePlanner, SampleThenSelectPlanner, exact_run, select_run
+
+    rows = []
+    for name, p in mt.families.sampler_laws(d).items():
+        for label, sizes, mk, run in (
+                ("sample-then-select", (1,) * d, lambda r: SampleThenSelectPlanner(ties=r), select_run),
+                ("sample-then-select", (2,) * (d // 2), lambda r: SampleThenSelectPlanner(ties=r), select_run),
+                ("… threshold 0.7", (2,) * (d // 2), lambda r: SampleThenSelectPlanner(threshold=0.7, ties=r),
+                 select_run),
+                ("confidence planner", (2,) * (d // 2), lambda r: ConfidencePlanner(ties=r),
+                 lambda p_, s_, pl: exact_run(p_, s_, pl))):
+            sched = mt.Schedule(sizes)
+            runs = {r: run(p, sched, mk(r)) for r in RULES}
+            rows.append((name, label, sizes, {r: mt.kl(p, runs[r].law) for r in RULES},
+                         mt.kl(p, mt.sampler_law(p, sched)), runs["random"].tie_mass))
+    return d, rows
+
+
+@region("ties")
+def ties() -> str:
+    d, rows = tie_table_numbers()
+    head = ("| law (d = %d) | sampler | counts | random | lowest | topk | random order | tie mass |\n"
+            "|---|---|---|---|---|---|---|---|" % d)
+    lines = [head]
+    for name, label, sizes, kl, rnd, mass in rows:
+        counts = f"[{sizes[0]}]×{len(sizes)}"
+        lines.append(f"| {name} | {label} | {counts} | " + " | ".join(f"{kl[r]:.3f}" for r in RULES)
+                     + f" | {rnd:.3f} | {mass:.2f} |")
+    better = {r: sum(kl[r] < rnd - 1e-12 for _, lab, sz, kl, rnd, _ in rows if len(sz) < d) for r in RULES}
+    n = sum(1 for _, lab, sz, *_ in rows if len(sz) < d)
+    spread = max(max(kl.values()) / max(min(kl.values()), 1e-300) for *_, kl, _, mass in rows if mass > 0)
+    intro = _para(
+        f"""**The tie rule decides the verdicts on symmetric laws** (`mdmtheory.samplers.tie_spread`;
+        `mdmtheory.samplers.ties`). LLaDA and diffusers choose the committed positions with
+        `torch.topk`, whose order among equal scores is an implementation detail; the package's
+        default is uniform over the tied sets (`ties="random"`, the limit of an infinitesimal random
+        perturbation of the law), and `"lowest"` was its rule before. On the Markov, Ising and
+        noisy-bit laws every first step is tied (tie mass = the probability that the rule decided
+        a committed set), and the KL moves by a factor up to {spread:.0f} between rules; on the
+        Dirichlet law (no ties) the three agree. Of the {n} rows with two tokens per step, the
+        sampler is below random order's KL in {better['random']} under "random", {better['lowest']}
+        under "lowest" and {better['topk']} under "topk". diffusers' own `LLaDA2Pipeline`, run with
+        the exact law as its model, follows "topk" and rejects "lowest"
+        (`tests/test_diffusers_editing_exact.py`).""")
+    return intro + "\n\n" + "\n".join(lines)
 
 
 @functools.lru_cache(maxsize=None)
@@ -529,8 +619,9 @@ def random_sizes() -> str:
     lp_equal = all(abs(v[2] - v[3]) <= 1e-9 * max(1.0, v[2]) for v in o.values())
     return _para(
         f"""**Random step sizes and the output law** (`examples/random_sizes.py`, exact;
-        `mdmtheory.random_sizes`). Drawing the composition at random (Zhao & Cai, arXiv
-        2602.20126), the best law on the T-step compositions lowers the output-law KL below the
+        `mdmtheory.random_sizes`). Drawing the composition at random (the idea of Zhao & Cai,
+        arXiv 2602.20126, whose own size law we could not read; `optimal_random_schedule`, optimal to a
+        certified 1e-12 nats), the best law on the T-step compositions lowers the output-law KL below the
         best deterministic T-step schedule by up to {100 * top[1][0]:.1f}% ({top[0]}, d = {d},
         T = {top[1][1]}: {rnd:.5f} vs {det:.5f} nats); the largest gain on the other laws: {rest}.
         KL is convex in the law, so a mixture can beat every vertex. The path KL is linear in the
@@ -555,7 +646,7 @@ def revision_numbers(ties=None):
                        for e in ex.ETAS for s in ("cap", "rescale"))
             out[name, "remdm", N] = (base, best[0])
         plain = mt.kl(p, mt.sampler_law(p, mt.Schedule.constant(d, 2)))
-        corr = mt.kl(p, revise_run(p, CorrectorSampler(mt.Schedule.constant(d, 2), k=1)).law)
+        corr = mt.kl(p, revise_run(p, CorrectorSampler(mt.Schedule.constant(d, 2), k=1, **kw)).law)
         more = mt.kl(p, mt.sampler_law(p, mt.Schedule.constant(d, 3)))
         out[name, "corrector"] = (plain, corr, more)
         plan = mt.Schedule((2, 2, 1))
@@ -567,39 +658,52 @@ def revision_numbers(ties=None):
 
 
 @region("revision")
-def revision(ties=None) -> str:
-    d, etas, o = revision_numbers(ties)
+def revision() -> str:
+    by = {r: revision_numbers(r) for r in RULES}
+    d, etas, o = by["random"]
     names = list(dict.fromkeys(k[0] for k in o))
     short = {n: n.split(" (")[0] for n in names}
+
+    def three(n, key, i):
+        return _three({r: by[r][2][n, key][i] for r in RULES}, ".3f")
+
     n2_same = all(abs(o[n, "remdm", 2][0] - o[n, "remdm", 2][1]) < 1e-12 for n in names)
     remdm = "; ".join(f"{short[n]} {o[n, 'remdm', 3][0]:.4f} → {o[n, 'remdm', 3][1]:.4f} "
                       f"({_pct(o[n, 'remdm', 3][1], o[n, 'remdm', 3][0])} lower)"
                       if o[n, 'remdm', 3][1] < o[n, 'remdm', 3][0] - 1e-12 else
                       f"{short[n]} no η lowers it ({o[n, 'remdm', 3][0]:.4f} → {o[n, 'remdm', 3][1]:.4f} at best)"
                       for n in names)
-    corr_worse_than_more = all(o[n, "corrector"][1] > o[n, "corrector"][2] for n in names)
-    corr = "; ".join(f"{short[n]} {o[n, 'corrector'][1]:.3f} with it, {o[n, 'corrector'][2]:.3f} with 3 random-order "
-                     f"steps, {o[n, 'corrector'][0]:.3f} with 2 and no corrector" for n in names)
-    raises = [short[n] for n in names if o[n, "corrector"][1] > o[n, "corrector"][0]]
-    same_fw = all(abs(o[n, "editing"][3] - o[n, "editing"][1]) < 1e-12 for n in names)
-    edits = "; ".join(f"{short[n]} {o[n, 'editing'][0]:.3f} → {o[n, 'editing'][2]:.3f}" for n in names)
-    lower = sum(o[n, "editing"][4] < o[n, "editing"][2] for n in names)
+    corr = "; ".join(f"{short[n]} {three(n, 'corrector', 1)} with it, {o[n, 'corrector'][2]:.3f} with 3 "
+                     f"random-order steps, {o[n, 'corrector'][0]:.3f} with 2 and no corrector" for n in names)
+    corr_worse = {r: sum(by[r][2][n, "corrector"][1] > by[r][2][n, "corrector"][2] for n in names) for r in RULES}
+    raises = {r: sum(by[r][2][n, "corrector"][1] > by[r][2][n, "corrector"][0] for n in names) for r in RULES}
+    same_fw = all(abs(by[r][2][n, "editing"][3] - by[r][2][n, "editing"][1]) < 1e-12 for r in RULES for n in names)
+    edits = "; ".join(f"{short[n]} {three(n, 'editing', 0)} → {three(n, 'editing', 2)}" for n in names)
+    lowers = {r: sum(by[r][2][n, "editing"][2] < by[r][2][n, "editing"][0] - 1e-12 for n in names) for r in RULES}
+    beats = {r: sum(by[r][2][n, "editing"][2] < by[r][2][n, "editing"][4] - 1e-12 for n in names) for r in RULES}
     rnd = "; ".join(f"{short[n]} {o[n, 'editing'][4]:.3f}" for n in names)
+
+    def per(c):
+        return " / ".join(str(c[r]) for r in RULES)
+
     return _para(
         f"""**Revising at equal forwards** (`examples/revision.py`, exact chains on partial states;
-        `mdmtheory.samplers.revise`). ReMDM remasking (arXiv 2503.00307; cap and rescale, η from
-        {etas[0]} to {etas[-1]}) against MDLM with the same N forwards, d = {d}: at N = 2 the best η
+        `mdmtheory.samplers.revise`; ranked choices as random / lowest / topk tie rule). ReMDM
+        remasking (arXiv 2503.00307; cap and rescale, η from {etas[0]} to {etas[-1]}; it ranks nothing)
+        against MDLM with the same N forwards, d = {d}: at N = 2 the best η
         {'gives MDLM exactly' if n2_same else 'differs from MDLM'} (its cap (1 − α_s)/α_t forbids
         remasking); at N = 3, KL of MDLM → best ReMDM: {remdm}. A corrector that redraws the least
         likely revealed token after each step spends a forward per correction; at 3 forwards:
-        {corr} ({'more random-order steps did better on every law' if corr_worse_than_more else 'mixed'};
-        the corrector raises KL above not correcting on {', '.join(raises) if raises else 'no law'}).
+        {corr}. More random-order steps did better than the corrector on {per(corr_worse)} of
+        {len(names)} laws, and the corrector raised KL above not correcting on {per(raises)}.
         LLaDA2.1 editing (diffusers' `editing_threshold` 0.5; the prediction at a visible token
         taken as the leave-one-out conditional; checked against diffusers' own `LLaDA2Pipeline`
-        run with the exact law as its model) on top of sample-then-select (tempered confidence),
-        counts [2, 2, 1], {'costs no forward' if same_fw else 'changes the forwards'} (the block
-        ends with its last mask step); KL without → with editing: {edits}. Plain random order with
-        the same 3 forwards: {rnd} (lower than with editing on {lower} of {len(names)} laws).""")
+        run with the exact law as its model, which follows "topk") on top of sample-then-select
+        (tempered confidence), counts [2, 2, 1], {'costs no forward' if same_fw else 'changes the forwards'}
+        (the block ends with its last mask step); KL without → with editing: {edits}. Editing
+        lowers KL on {per(lowers)} of {len(names)} laws: under uniform ties it can raise it. Plain
+        random order with the same 3 forwards: {rnd}; editing is below it on {per(beats)} of
+        {len(names)} laws.""")
 
 
 @functools.lru_cache(maxsize=None)
@@ -629,8 +733,8 @@ def sampler_centric() -> str:
         order's KL-rate goes from {rnd[lo].kl_rate:.3f} nats ({lo} steps) to {rnd[hi].kl_rate:.4f} at one token
         per step; the plug-in floor of exact draws is {floor.kl_rate:.4f}. The package's exact path KL
         per transition goes from {rows[lo][0]:.3f} to {rows[hi][0]:.3g}; at {lo} steps the KL-rate is
-        {rnd[lo].kl_rate / rows[lo][0]:.1f} times it. LLaDA's low-confidence sample-then-select stays at
-        {min(sts):.2f}–{max(sts):.2f} nats at every step count, one token per step included. ReMDM-cap
+        {rnd[lo].kl_rate / rows[lo][0]:.1f} times it. LLaDA's low-confidence sample-then-select (the default
+        tie rule, uniform over tied sets) stays at {min(sts):.2f}–{max(sts):.2f} nats at every step count, one token per step included. ReMDM-cap
         (η = 0.02): {rem.kl_rate:.4f} at {hi} steps (bootstrap 95% interval [{rem.kl_rate_ci[0]:.3f},
         {rem.kl_rate_ci[1]:.3f}] against [{floor.kl_rate_ci[0]:.3f}, {floor.kl_rate_ci[1]:.3f}] for exact
         draws).""")
@@ -641,8 +745,9 @@ def attention_anchor() -> str:
     eps = 3.0
     L_max = max(L for L in range(2, 100) if math.sqrt(L - 1) <= eps)  # Samuelson: max z-score sqrt(L - 1)
     return _para(
-        f"""**The anchor rule of Attention Floating** (arXiv 2601.07894; s_j > μ + ε σ with
-        ε = {eps:g}, as summarized to us — we did not read the paper's text) cannot fire on sequences
+        f"""**The anchor rule of Attention Floating** (arXiv 2601.07894; its text was not read;
+        s_j > μ + ε σ with σ of ddof 0, ε = {eps:g} and an arg-max fallback, as in the authors' code,
+        `NEUIR/Attention-Floating` 7d6be0a, `src/visualization/QK_decomposition.py`) cannot fire on sequences
         of L ≤ {L_max} positions: no value of a list of L numbers lies more than √(L − 1) standard
         deviations above their mean (Samuelson's inequality), so the rule always falls back to
         the arg max there (`mdmtheory.bridge.attention.anchors`, `docs/attention.md`).""")
@@ -692,11 +797,14 @@ def readme_demo() -> str:
 @region("readme-summary")
 def readme_summary() -> str:
     n = dyadic_numbers()
-    d, names, o = sts_numbers()
+    by = {r: sts_numbers(r) for r in RULES}
+    d, names, _ = by["random"]
     rev_d, _, r = revision_numbers()
-    rows, lower, higher, _ = planner_counts()
     _, checks, failures = lc25_sweep()
     chain = names[0]
+    one = {k: by[k][2][chain, (1,) * d, "sts"][0] for k in RULES}
+    _, rows = tie_table_numbers()
+    spread = max(max(kl.values()) / max(min(kl.values()), 1e-300) for *_, kl, _, mass in rows if mass > 0)
     lines = [
         f"W26's dyadic sandwich E Q ≤ H ≤ 2 E Q fails with its stated weights on a partial last "
         f"interval (H = {n['H']:.5f} {'>' if n['H'] > 2 * n['stated'] else '≤'} 2 E Q = {2 * n['stated']:.5f}); "
@@ -704,9 +812,13 @@ def readme_summary() -> str:
         f"LC25 Theorem 1 {'held on all' if failures == 0 else 'failed on some of'} {checks} exact law–schedule checks; "
         "the package's reading of LC25's lower bound is labelled \"our reading\".",
         f"Sample-then-select (LLaDA's low-confidence remasking) is biased even one token per step: "
-        f"KL {o[chain, (1,) * d, 'sts'][0]:.2f} nats on a d = {d} Markov chain, where random order is exact.",
-        f"Confidence-ordered decoding had lower KL than random order in {lower} of {rows} rows checked.",
-        f"ReMDM, a corrector and LLaDA2.1 editing, exactly at equal forwards (d = {rev_d}); "
+        f"KL {_three(one)} nats (random / lowest / topk tie rule) on a d = {d} Markov chain, where random "
+        "order is exact.",
+        f"On symmetric laws the rule that breaks ties between equal confidences moves the KL by a factor up "
+        f"to {spread:.0f} and decides whether a sampler beats random order; diffusers' pipeline follows "
+        "torch.topk's order; the package's default is uniform over tied sets.",
+        f"Forwards are counted as diffusers' LLaDA2Pipeline calls the model. ReMDM, a corrector and "
+        f"LLaDA2.1 editing, exactly at equal forwards (d = {rev_d}); "
         "random step sizes; the sampler-centric metrics of Tang et al.; the 2026 bounds.",
     ]
     return "\n".join(_para(x) for x in lines)
