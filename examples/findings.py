@@ -753,6 +753,91 @@ def attention_anchor() -> str:
         the arg max there (`mdmtheory.bridge.attention.anchors`, `docs/attention.md`).""")
 
 
+# -- size limits and examples quoted in docs/samplers.md, docs/design.md, docs/design-from-data.md
+
+def _largest(ok, start: int = 1, stop: int = 40) -> int:
+    """The largest d <= stop with ok(d') for every start <= d' <= d."""
+    d = start
+    while d + 1 <= stop and ok(d + 1):
+        d += 1
+    return d
+
+
+@region("select-limits")
+def select_limits() -> str:
+    from mdmtheory.random_sizes import compositions
+    from mdmtheory.samplers.select import MAX_SELECT_WORK, MAX_TOPK_VECTORS, _work
+
+    def every(K, th):
+        return _largest(lambda d: max(_work(K, d, c, th) for c in compositions(d)) <= MAX_SELECT_WORK, stop=14)
+
+    return _para(
+        f"""Size limit: `MAX_SELECT_WORK` = {MAX_SELECT_WORK:,} (state, term) pairs, a bound known before
+        any work (`select._work`), admits every schedule up to d = {every(2, None)} at K = 2 without a
+        threshold, and with one (θ = 0.9) up to d = {every(3, 0.9)} at K = 3 and d = {every(4, 0.9)} at
+        K = 4; `ties="topk"` enumerates candidate vectors and has its own limit,
+        `MAX_TOPK_VECTORS` = {MAX_TOPK_VECTORS:,} (state, vector) pairs. Past them use `simulate`.""",
+        bullet=False)
+
+
+@region("revise-limits")
+def revise_limits() -> str:
+    from mdmtheory.samplers.revise import (MAX_REVISE_WORK, CorrectorSampler, EditingSampler, RemaskingSampler,
+                                           _terms_bound)
+
+    def ok(make):
+        return lambda d: _terms_bound(make(d), d, 2) <= MAX_REVISE_WORK
+
+    remdm = _largest(ok(lambda d: RemaskingSampler.uniform(3)))
+    corr = _largest(ok(lambda d: CorrectorSampler(mt.Schedule.constant(d, 2), k=1)))
+    edit = _largest(ok(lambda d: EditingSampler(mt.Schedule.constant(d, 2))))
+    return _para(
+        f"""Size limit: `MAX_REVISE_WORK` = {MAX_REVISE_WORK:,} terms per step (`revise._terms_bound`, known
+        before any work). At K = 2 it admits ReMDM up to d = {remdm} (any number of steps), the
+        corrector (two tokens per step, k = 1 after each) up to d = {corr}, and editing (two tokens
+        per step, no threshold) up to d = {edit}; past it use the sampler's `simulate`.""", bullet=False)
+
+
+@region("exact-limits")
+def exact_limits() -> str:
+    from mdmtheory.samplers.engine import MAX_LEVEL_ENTRIES, MAX_STATE_ENTRIES
+
+    def d_max(limit, K):
+        return _largest(lambda d: (K + 1) ** d <= limit)
+
+    return _para(
+        f"""The exact engine takes laws whose marginal lattice, (K+1)^d entries, is at most
+        `MAX_STATE_ENTRIES` = 2^{MAX_STATE_ENTRIES.bit_length() - 1} (d = {d_max(MAX_STATE_ENTRIES, 2)} binary,
+        d = {d_max(MAX_STATE_ENTRIES, 3)} at K = 3), and random order under a Schedule up to
+        `MAX_LEVEL_ENTRIES` = 2^{MAX_LEVEL_ENTRIES.bit_length() - 1} (d = {d_max(MAX_LEVEL_ENTRIES, 2)} binary).""",
+        bullet=False)
+
+
+@functools.lru_cache(maxsize=None)
+def memorization_numbers():
+    from mdmtheory.design import memorization
+    from mdmtheory.structured import MarkovChainLaw
+
+    P4 = np.full((4, 4), 0.1) + 0.6 * np.eye(4)
+    big = memorization(MarkovChainLaw(P4, 32).sample(2000, np.random.default_rng(0)))
+    P3 = np.full((3, 3), 0.15) + 0.55 * np.eye(3)
+    small = memorization(MarkovChainLaw(P3, 4).sample(5000, np.random.default_rng(0)))
+    return big, small
+
+
+@region("memorization-example")
+def memorization_example() -> str:
+    big, small = memorization_numbers()
+    m = big.memorized_from
+    u = big.unique[m] if m is not None else None
+    return _para(
+        f"""Example (`memorization` on rows drawn with seed 0 from sticky chains, stay probability 0.7):
+        2,000 rows of a d = 32,
+        K = 4 Markov chain are {'memorized from m = %d (u = %.2f)' % (m, u) if m is not None else 'not memorized'};
+        5,000 rows of a d = 4, K = 3 chain (81 cells) have u ≤ {max(small.unique):.3f} at every level
+        ({'not memorized' if small.memorized_from is None else 'memorized'}).""", bullet=False)
+
+
 # -- the README's demo paragraph ---------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
