@@ -86,3 +86,13 @@ def make_table(d, K, seed, mode):
         t = rng.dirichlet(np.full(n, 5.0)) ** 8
         t /= t.sum()
     return t.reshape((K,) * d)
+
+
+def conditional(table, vals: dict, j: int) -> np.ndarray:
+    """p(x_j = · | x_i = vals[i] for i in vals), by slicing the dense table (vals: {position: value})."""
+    d = table.ndim
+    sub = table[tuple(vals[i] if i in vals else slice(None) for i in range(d))]
+    free = [i for i in range(d) if i not in vals]
+    a = free.index(j)
+    m = sub.sum(axis=tuple(b for b in range(len(free)) if b != a))
+    return m / m.sum()

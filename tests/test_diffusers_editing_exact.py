@@ -18,7 +18,6 @@ them in torch's own order — the package's ``ties="topk"`` law, not "lowest" no
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -31,59 +30,15 @@ pytest.importorskip("tokenizers")
 import mdmtheory as mt  # noqa: E402
 from mdmtheory.integrations.diffusers import block_refinement_scheduler  # noqa: E402
 from mdmtheory.samplers import EditingSampler, SampleThenSelectPlanner, revise_run, select_run  # noqa: E402
+from pipeline_reference import ExactLawModel, tokenizer  # noqa: E402
 
 D, K = 4, 2
 
 
-def _tokenizer():
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
-    vocab = {"a": 0, "b": 1, "[MASK]": 2, "[UNK]": 3}
-    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    return transformers.PreTrainedTokenizerFast(tokenizer_object=tk, mask_token="[MASK]", unk_token="[UNK]")
-
-
-class ExactLawModel(torch.nn.Module):
-    """Logits of the true law for the last D positions (the response block); the prompt block
-    before it is ignored (the law is of the response alone)."""
-
-    def __init__(self, p: mt.Joint, mask_id: int, vocab: int):
-        super().__init__()
-        self.table = torch.tensor(p.table.ravel(), dtype=torch.float64)
-        cells = np.stack(np.unravel_index(np.arange(K**D), (K,) * D), axis=1)
-        self.cells = torch.tensor(cells)
-        self.mask_id, self.vocab = mask_id, vocab
-        self.anchor = torch.nn.Parameter(torch.zeros(1))
-
-    @property
-    def device(self):
-        return self.anchor.device
-
-    @property
-    def dtype(self):
-        return torch.float32
-
-    def forward(self, x, attention_mask=None, position_ids=None):
-        B, L = x.shape
-        r = x[:, -D:]
-        rev = r != self.mask_id  # (B, D)
-        match = (self.cells[None] == r[:, None, :]) | ~rev[:, None, :]  # (B, cells, D)
-        out = torch.full((B, L, self.vocab), -torch.inf, dtype=torch.float64)
-        for j in range(D):
-            others = torch.cat([match[:, :, :j], match[:, :, j + 1:]], dim=2).all(dim=2)  # (B, cells)
-            w = others * self.table[None]
-            for v in range(K):  # rounded: equal in exact arithmetic -> bit-identical logits
-                cond = torch.round((w * (self.cells[None, :, j] == v)).sum(1) / w.sum(1), decimals=12)
-                out[:, L - D + j, v] = torch.log(cond)
-        out[:, : L - D, 0] = 0.0
-        return SimpleNamespace(logits=out.float())
-
-
 def _run(p, counts, *, editing_threshold, n, seed, temperature=1.0):
-    tok = _tokenizer()
+    tok = tokenizer()
     sched = block_refinement_scheduler(counts, block_length=D)
-    pipe = diffusers.LLaDA2Pipeline(model=ExactLawModel(p, tok.mask_token_id, len(tok)), scheduler=sched,
+    pipe = diffusers.LLaDA2Pipeline(model=ExactLawModel(p, tok.mask_token_id, len(tok), decimals=12), scheduler=sched,
                                     tokenizer=tok)
     pipe.set_progress_bar_config(disable=True)
     prompt = torch.zeros((n, D), dtype=torch.long)

@@ -11,7 +11,6 @@ pipeline decides ``masks_remaining`` for the whole batch."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -24,59 +23,13 @@ pytest.importorskip("tokenizers")
 import mdmtheory as mt  # noqa: E402
 from mdmtheory.integrations.diffusers import block_refinement_scheduler  # noqa: E402
 from mdmtheory.samplers import EditingSampler, SampleThenSelectPlanner, revise_run, select_run  # noqa: E402
-
-
-def _tokenizer():
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
-    vocab = {"a": 0, "b": 1, "[MASK]": 2, "[UNK]": 3}
-    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    return transformers.PreTrainedTokenizerFast(tokenizer_object=tk, mask_token="[MASK]", unk_token="[UNK]")
-
-
-class CountingExactModel(torch.nn.Module):
-    """The true binary law of the last d positions as logits (masked j: log p(x_j | x_A);
-    visible j: the leave-one-out log p(x_j | x_{A minus j}), the editing model EditingSampler
-    assumes), counting its calls. Written from the dense table, no mdmtheory code."""
-
-    def __init__(self, p: mt.Joint, mask_id: int, vocab: int):
-        super().__init__()
-        self.d = p.d
-        self.table = torch.tensor(p.table.ravel(), dtype=torch.float64)
-        self.cells = torch.tensor(np.stack(np.unravel_index(np.arange(2**p.d), (2,) * p.d), axis=1))
-        self.mask_id, self.vocab = mask_id, vocab
-        self.anchor = torch.nn.Parameter(torch.zeros(1))
-        self.calls = 0
-
-    @property
-    def device(self):
-        return self.anchor.device
-
-    @property
-    def dtype(self):
-        return torch.float32
-
-    def forward(self, x, attention_mask=None, position_ids=None):
-        self.calls += 1
-        B, L = x.shape
-        d = self.d
-        r = x[:, -d:]
-        rev = r != self.mask_id
-        match = (self.cells[None] == r[:, None, :]) | ~rev[:, None, :]
-        out = torch.full((B, L, self.vocab), -torch.inf, dtype=torch.float64)
-        for j in range(d):
-            w = torch.cat([match[:, :, :j], match[:, :, j + 1:]], dim=2).all(dim=2) * self.table[None]
-            for v in range(2):
-                out[:, L - d + j, v] = torch.log((w * (self.cells[None, :, j] == v)).sum(1) / w.sum(1))
-        out[:, : L - d, 0] = 0.0
-        return SimpleNamespace(logits=out.float())
+from pipeline_reference import ExactLawModel, tokenizer  # noqa: E402
 
 
 def _forwards(p, counts, *, threshold, editing_threshold, max_post_steps=16, n, seed):
     """The model calls of n one-row runs of diffusers' LLaDA2Pipeline (one block of d)."""
-    tok = _tokenizer()
-    model = CountingExactModel(p, tok.mask_token_id, len(tok))
+    tok = tokenizer()
+    model = ExactLawModel(p, tok.mask_token_id, len(tok))
     pipe = diffusers.LLaDA2Pipeline(model=model, scheduler=block_refinement_scheduler(counts), tokenizer=tok)
     pipe.set_progress_bar_config(disable=True)
     g = torch.Generator().manual_seed(seed)

@@ -15,16 +15,10 @@ from mdmtheory.samplers import (CorrectorSampler, EditingSampler, RemaskingSampl
                                 exact_run, revise_run, select_run)
 from mdmtheory.testing import joints
 
+from reference import conditional
 from test_select import _select_brute, _tie_decides
 
 
-def _cond_vec(table, vals, j):
-    d = table.ndim
-    sub = table[tuple(vals[i] if i in vals else slice(None) for i in range(d))]
-    free = [i for i in range(d) if i not in vals]
-    a = free.index(j)
-    m = sub.sum(axis=tuple(b for b in range(len(free)) if b != a))
-    return m / m.sum()
 
 
 def _remdm_brute(table, sampler):
@@ -52,7 +46,7 @@ def _remdm_brute(table, sampler):
             if j in vals:
                 options.append([(vals[j], 1 - sigma), (None, sigma)])
             else:
-                c = _cond_vec(table, vals, j)
+                c = conditional(table, vals, j)
                 options.append([(None, 1 - beta)] + [(y, beta * c[y]) for y in range(K)])
         lost = 0.0
         for combo in itertools.product(*options):
@@ -132,15 +126,15 @@ def test_corrector_against_hand_enumeration_on_a_chain():
     for B in itertools.combinations(range(3), 2):
         for ys in itertools.product(range(2), repeat=2):
             vals = dict(zip(B, ys))
-            w = 1 / 3 * np.prod([_cond_vec(T, {}, j)[y] for j, y in vals.items()])
-            loo = {j: _cond_vec(T, {i: v for i, v in vals.items() if i != j}, j)[vals[j]] for j in vals}
+            w = 1 / 3 * np.prod([conditional(T, {}, j)[y] for j, y in vals.items()])
+            loo = {j: conditional(T, {i: v for i, v in vals.items() if i != j}, j)[vals[j]] for j in vals}
             r = min(vals, key=lambda j: (round(loo[j], 12), j))
             rest = {i: v for i, v in vals.items() if i != r}
-            c = _cond_vec(T, rest, r)
+            c = conditional(T, rest, r)
             for y in range(2):
                 v2 = {**rest, r: y}
                 last = [j for j in range(3) if j not in v2][0]
-                c2 = _cond_vec(T, v2, last)
+                c2 = conditional(T, v2, last)
                 for z in range(2):
                     v3 = {**v2, last: z}
                     out[tuple(v3[j] for j in range(3))] += w * c[y] * c2[z]
@@ -228,7 +222,7 @@ def _corrector_brute(table, plan, k, after, ties="lowest", untied=False):
         free = [j for j in range(d) if j not in vals]
         subsets = list(itertools.combinations(free, min(plan[t], len(free))))
         for B in subsets:
-            conds = {j: _cond_vec(table, vals, j) for j in B}
+            conds = {j: conditional(table, vals, j) for j in B}
             for ys in itertools.product(range(K), repeat=len(B)):
                 w = np.prod([conds[j][y] for j, y in zip(B, ys)]) / len(subsets)
                 if w == 0:
@@ -239,14 +233,14 @@ def _corrector_brute(table, plan, k, after, ties="lowest", untied=False):
                 if t not in after:
                     out = out + w * go(tuple(sorted(nv.items())), t + 1)
                     continue
-                loo = {j: -round(float(_cond_vec(table, {i: v for i, v in nv.items() if i != j}, j)[nv[j]]), 12)
+                loo = {j: -round(float(conditional(table, {i: v for i, v in nv.items() if i != j}, j)[nv[j]]), 12)
                        for j in nv}
                 if untied and _tie_decides(loo, sorted(nv), k, None):
                     continue
                 for Rs, wr in _select_brute(loo, sorted(nv), k, None, ties, d).items():
                     R = sorted(Rs)
                     rest = {i: v for i, v in nv.items() if i not in R}
-                    cr = {j: _cond_vec(table, rest, j) for j in R}
+                    cr = {j: conditional(table, rest, j) for j in R}
                     for zs in itertools.product(range(K), repeat=len(R)):
                         w2 = w * wr * np.prod([cr[j][z] for j, z in zip(R, zs)])
                         if w2 == 0:
@@ -296,8 +290,8 @@ def _editing_brute(table, sizes, eth, max_post, th=None, ties="lowest", untied=F
         M = [j for j in range(d) if j not in vals]
         if any(len(vals) > 1 and not reachable({i: v for i, v in vals.items() if i != j}) for j in vals):
             return out  # off p's support, a position has no prediction: lost
-        rows = {j: _cond_vec(table, vals, j) for j in M}
-        rows.update({j: _cond_vec(table, {i: v for i, v in vals.items() if i != j}, j) for j in vals})
+        rows = {j: conditional(table, vals, j) for j in M}
+        rows.update({j: conditional(table, {i: v for i, v in vals.items() if i != j}, j) for j in vals})
         k = min(sizes[min(f, len(sizes) - 1)], len(M))
         for ys in itertools.product(range(K), repeat=d):
             w = np.prod([rows[j][ys[j]] for j in range(d)])

@@ -16,6 +16,8 @@ import mdmtheory as mt
 from mdmtheory.samplers import (CorrectorSampler, EditingSampler, SampleThenSelectPlanner, revise_run, select_run,
                                 selection_bias, simulate)
 
+from reference import conditional
+
 torch = pytest.importorskip("torch")
 
 RULES = ("random", "lowest", "topk")
@@ -28,14 +30,6 @@ def _laws(d):
             "noisy bit": mt.families.noisy_repeated_bit(d, 0.1)}
 
 
-def _cond(table, vals, j):
-    """p(x_j = · | vals) by slicing the dense table."""
-    d = table.ndim
-    sub = table[tuple(vals[i] if i in vals else slice(None) for i in range(d))]
-    free = [i for i in range(d) if i not in vals]
-    a = free.index(j)
-    m = sub.sum(axis=tuple(b for b in range(len(free)) if b != a))
-    return m / m.sum()
 
 
 @lru_cache(maxsize=None)
@@ -97,7 +91,7 @@ def _sts_brute(table, sizes, planner):
             return out, 0.0
         if table[tuple(vals[j] if j in vals else slice(None) for j in range(d))].sum() == 0:
             return out, 0.0  # lost
-        c = {j: _cond(table, vals, j) for j in free}
+        c = {j: conditional(table, vals, j) for j in free}
         S = {j: sdist(c[j]) for j in free}
         tm = 0.0
         for ys in itertools.product(range(K), repeat=len(free)):

@@ -1,0 +1,65 @@
+"""What the tests that run diffusers' own LLaDA2Pipeline share: a word-level tokenizer over the
+binary alphabet, and the true law as the pipeline's model. Written from the dense table, with
+no mdmtheory code; torch, transformers and tokenizers are imported by the caller's
+importorskip first."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import torch
+import transformers
+
+
+def tokenizer():
+    """Tokens a = 0, b = 1, [MASK] = 2, [UNK] = 3."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {"a": 0, "b": 1, "[MASK]": 2, "[UNK]": 3}
+    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tk, mask_token="[MASK]", unk_token="[UNK]")
+
+
+class ExactLawModel(torch.nn.Module):
+    """The true binary law of the last d positions as logits, the positions before them (a
+    prompt block) ignored: at a masked j, log p(x_j | x_A); at a visible j the leave-one-out
+    log p(x_j | x_{A minus j}) (the editing model EditingSampler assumes). ``decimals``: the
+    conditionals rounded first, so that values equal in exact arithmetic give bit-identical
+    logits (ties the pipeline's torch.topk then breaks); ``calls`` counts the forwards."""
+
+    def __init__(self, p, mask_id: int, vocab: int, *, decimals: int | None = None):
+        super().__init__()
+        self.d, self.decimals = p.d, decimals
+        self.table = torch.tensor(p.table.ravel(), dtype=torch.float64)
+        self.cells = torch.tensor(np.stack(np.unravel_index(np.arange(2**p.d), (2,) * p.d), axis=1))
+        self.mask_id, self.vocab = mask_id, vocab
+        self.anchor = torch.nn.Parameter(torch.zeros(1))
+        self.calls = 0
+
+    @property
+    def device(self):
+        return self.anchor.device
+
+    @property
+    def dtype(self):
+        return torch.float32
+
+    def forward(self, x, attention_mask=None, position_ids=None):
+        self.calls += 1
+        B, L = x.shape
+        d = self.d
+        r = x[:, -d:]
+        rev = r != self.mask_id
+        match = (self.cells[None] == r[:, None, :]) | ~rev[:, None, :]  # (B, cells, d)
+        out = torch.full((B, L, self.vocab), -torch.inf, dtype=torch.float64)
+        for j in range(d):
+            w = torch.cat([match[:, :, :j], match[:, :, j + 1:]], dim=2).all(dim=2) * self.table[None]
+            for v in range(2):
+                cond = (w * (self.cells[None, :, j] == v)).sum(1) / w.sum(1)
+                if self.decimals is not None:
+                    cond = torch.round(cond, decimals=self.decimals)
+                out[:, L - d + j, v] = torch.log(cond)
+        out[:, : L - d, 0] = 0.0
+        return SimpleNamespace(logits=out.float())
