@@ -187,3 +187,37 @@ def test_readme_size_limits_are_the_codes():
     flat = " ".join(text.split())
     assert f"with K at most {_inputs.MAX_ALPHABET:,} unless a model fixes it" in flat
     assert f"(up to {sci(_inputs.PROFILE_TOL)} relative, plus three standard errors" in flat
+
+
+def _best_ratio(tsv: str, target: str, d: int, column: str = "best_ratio") -> float:
+    rows = [line.split("\t") for line in (ROOT / "benchmarks" / "tightness" / tsv).read_text().splitlines()
+            if line and not line.startswith("#")]
+    head = rows[0]
+    for r in rows[1:]:
+        row = dict(zip(head, r))
+        if row["target"] == target and int(row["d"]) == d:
+            return float(row[column])
+    raise KeyError((tsv, target, d))
+
+
+def test_theory_tightness_figures_are_the_stored_runs():
+    """The tightness figures quoted in docs/theory.md are the stored results of
+    benchmarks/tightness_search.py and tightness_2026.py (hours to rerun), formatted here."""
+    text = " ".join((ROOT / "docs" / "theory.md").read_text().split())
+    new = "summary_2026_d3-4K2.tsv"
+    r = {(t, d): _best_ratio(new, t, d) for t in ("pb25_partition_lower", "pb25_schedule_lower",
+                                                   "pb25_misread_vs_output_kl", "zyb26_verification_lower",
+                                                   "dhw26_dimension") for d in (3, 4)}
+    assert r["pb25_partition_lower", 3] == r["pb25_partition_lower", 4] == 1.0
+    assert r["zyb26_verification_lower", 3] == r["zyb26_verification_lower", 4] == 1.0
+    assert r["pb25_schedule_lower", 3] == r["pb25_schedule_lower", 4] == 1.0
+    quotes = [
+        "Tightness: worst bound/KL 1.000000 (equality) at d = 3, 4.",
+        "worst bound/path KL 1.000000 in the tightness runs",
+        f"L*_T/KL up to {r['pb25_misread_vs_output_kl', 3]:.1f} (d = 3) and {r['pb25_misread_vs_output_kl', 4]:.1f} (d = 4)",
+        "Tightness: worst exp(TC)/E M 1.000000 (attained) at d = 3, 4.",
+        f"Tightness: worst DHW/(d log K) {r['dhw26_dimension', 3]:.3f} (d = 3), {r['dhw26_dimension', 4]:.3f} (d = 4).",
+        f"best ratio {_best_ratio('summary_d3-4-5K2.tsv', 'lc25_lower_our_reading', 3):.3f} in the tightness",
+    ]
+    for q in quotes:
+        assert q in text, q
