@@ -24,8 +24,9 @@ the state :math:`(A, x_A)` with masked set :math:`M`:
 Which positions are committed depends on the drawn values, so committed values are biased
 toward likely tokens: the committed value at j does not follow :math:`p(\cdot \mid x_A)`.
 
-**Exact law** (:func:`select_run`). Write :math:`\kappa_j(y) = (c_j(y), -j)` (lexicographic:
-ties go to the lowest position). The committed set is B with values :math:`y_B`, |B| = k,
+**Exact law** (:func:`select_run`). Under ``ties="lowest"`` write
+:math:`\kappa_j(y) = (c_j(y), -j)` (lexicographic: ties go to the lowest position; the other
+rules are below). The committed set is B with values :math:`y_B`, |B| = k,
 exactly when every position outside B ranks below the weakest member of B,
 :math:`w = \min_{j \in B} \kappa_j(y_j)`; the candidates are independent, so
 
