@@ -321,9 +321,10 @@ def _ties_line(p: Joint, Ts: list[int], planners, cache: _KLCache) -> dict:
     spread = {name: tie_spread(p, Schedule.constant(p.d, T), pl).by_rule() for name, (pl, _) in hit.items()}
     depends = any(max(v.values()) - min(v.values()) > 1e-9 for v in spread.values())
     at = "; ".join(f"{name}: " + ", ".join(f"{r} {v:.4g}" for r, v in kls.items()) for name, kls in spread.items())
-    text = (f"Ties: {', '.join(hit)} met tied scores (ties='random' above: uniform over tied positions), so "
-            f"{'their KLs depend' if depends else 'they met ties, but their KLs do not depend'} on the tie rule; "
-            f"KL at T = {T} by rule: {at}.")
+    verdict = (f"at T = {T} their KLs depend on the tie rule" if depends else
+               f"at T = {T} their KLs are the same under every tie rule (other T not checked)")
+    text = (f"Ties: {', '.join(hit)} met tied scores (the table uses ties='random': uniform over tied "
+            f"positions); {verdict}. KL at T = {T} by rule: {at}.")
     return {"depends": bool(depends), "T": T, "spread": spread, "text": text}
 
 
