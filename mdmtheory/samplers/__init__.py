@@ -14,7 +14,7 @@ from .adaptive import (
     dilated_levels,
     llada_step_sizes,
 )
-from .engine import ExactRun, TieSpread, exact_run, sampler_kl, sampler_law, tie_spread
+from .engine import ExactRun, exact_run, sampler_kl, sampler_law
 from .planners import (
     PLANNERS,
     BernoulliPlanner,
@@ -26,6 +26,7 @@ from .planners import (
 )
 from .revise import CorrectorSampler, EditingSampler, RemaskingSampler, RevisionRun, revise_run
 from .select import SampleThenSelectPlanner, SelectionBias, SelectRun, select_run, selection_bias
+from .spread import TieSpread, tie_spread
 from .simulate import KLEstimate, Simulation, estimate_kl, simulate
 
 register_planner("sample_then_select", SampleThenSelectPlanner)

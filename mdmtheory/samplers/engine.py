@@ -54,7 +54,7 @@ Ties: a scored planner with ``ties="random"`` (the default) is deterministic giv
 :math:`x_A` except at states whose boundary tie cluster is split; there the chain carries one
 term per resolution with weight :math:`1/\binom{m}{r}` (:mod:`mdmtheory.samplers.ties`), so
 the law is the mixture and the trajectory KL an upper bound on KL(p‖q) (equal when
-``tie_mass`` is 0). :func:`tie_spread` compares the three tie rules.
+``tie_mass`` is 0). :func:`mdmtheory.samplers.spread.tie_spread` compares the three tie rules.
 """
 
 from __future__ import annotations
@@ -74,8 +74,7 @@ from . import kernel as _k
 from .adaptive import _Deterministic
 from .planners import RandomPlanner, StepContext, resolve_planner
 
-__all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "TieSpread", "tie_spread", "TIE_SPREAD_TOL",
-           "MAX_STATE_ENTRIES", "MAX_LEVEL_ENTRIES",
+__all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "MAX_STATE_ENTRIES", "MAX_LEVEL_ENTRIES",
            "MAX_GRID_ENTRIES"]
 
 #: Largest (K+1)**d (total size of all marginals / states) the exact engine accepts.
@@ -114,7 +113,8 @@ class ExactRun:
     tie_mass : the probability, under the sampler, that the run passes through a state at
         which the tie rule decided the reveal set (a second chain carries the mass of the runs
         that have not yet; the first entries are summed). 0 means the result does not depend
-        on the tie rule; > 0 means the rule was used, and :func:`tie_spread` tells whether
+        on the tie rule; > 0 means the rule was used, and
+        :func:`mdmtheory.samplers.spread.tie_spread` tells whether
         the law changes with it.
     """
 
@@ -710,90 +710,3 @@ def sampler_kl(table, plan, *, planner="random"):
         terms = jnp.where(okq, t * (jnp.log(jnp.where(ok, t, 1.0)) - jnp.log(jnp.where(okq, q, 1.0))), 0.0)
         missing = jnp.any(ok & ~okq)
         return jnp.sum(terms) + jnp.where(missing, jnp.inf, 0.0)
-
-
-# ---- how much an exact result depends on the tie rule ---------------------------------------
-#: Two KLs closer than this (nats) count as equal in :func:`tie_spread`.
-TIE_SPREAD_TOL = 1e-9
-
-
-@dataclass(frozen=True)
-class TieSpread:
-    r"""KL(p‖q) of one sampler under each tie rule (:mod:`mdmtheory.samplers.ties`).
-
-    Attributes
-    ----------
-    random, lowest, topk : the KL (nats) with ``ties`` set to that rule.
-    tie_mass : the run's ``tie_mass`` under ``"random"`` (:class:`ExactRun`), or None when
-        the run record has none.
-    spread : max − min of the three KLs.
-    differs : ``spread > TIE_SPREAD_TOL``: the verdict depends on the tie convention.
-    """
-
-    random: float
-    lowest: float
-    topk: float
-    tie_mass: float | None
-    spread: float
-    differs: bool
-
-    def by_rule(self) -> dict:
-        """{rule: KL} in the order of :data:`~mdmtheory.samplers.ties.TIE_RULES`."""
-        return {"random": self.random, "lowest": self.lowest, "topk": self.topk}
-
-
-def _tie_run(p: Joint, plan, planner):
-    """The exact run of ``planner`` on ``p``, by its kind: ``select_run`` (sample-then-select),
-    ``revise_run`` (revising samplers; ``plan`` must be None: they carry their own) or
-    :func:`exact_run` (position planners)."""
-    from .revise import CorrectorSampler, EditingSampler, RemaskingSampler, revise_run
-    from .select import SampleThenSelectPlanner, select_run
-
-    if isinstance(planner, SampleThenSelectPlanner):
-        return select_run(p, plan, planner)
-    if isinstance(planner, (RemaskingSampler, CorrectorSampler, EditingSampler)):
-        if plan is not None:
-            raise ValueError("plan: a revising sampler carries its own schedule (sampler.plan); pass plan=None")
-        return revise_run(p, planner)
-    return exact_run(p, plan, planner)
-
-
-def tie_spread(p: Joint, plan, planner) -> TieSpread:
-    r"""Rerun an exact computation under the three tie rules and compare the KLs.
-
-    ``planner`` is a scored sampler with a ``ties`` field (a registered name such as
-    ``"confidence"``, a planner of :mod:`.adaptive`, a ``SampleThenSelectPlanner``, or an
-    ``EditingSampler`` / ``CorrectorSampler``, run with ``revise_run``); its copy
-    ``dataclasses.replace(planner, ties=rule)`` is run for each rule of
-    :data:`~mdmtheory.samplers.ties.TIE_RULES`. Three exact runs: the cost of the sampler's
-    exact law, three times. ``"topk"`` follows the torch it runs on (platform-dependent).
-
-    >>> import mdmtheory as mt
-    >>> s = mt.samplers.tie_spread(mt.families.markov_chain([[.9, .1], [.1, .9]], 4), mt.Schedule((2, 2)), "confidence")
-    >>> s.differs, s.tie_mass > 0
-    (True, True)
-    """
-    import dataclasses
-
-    from ..divergence import kl
-    from .ties import TIE_RULES
-
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
-    planner = resolve_planner(planner) if isinstance(planner, str) else planner
-    if not dataclasses.is_dataclass(planner) or "ties" not in {f.name for f in dataclasses.fields(planner)}:
-        raise ValueError(f"planner: {getattr(planner, 'name', type(planner).__name__)!r} has no tie rule "
-                         "(a 'ties' field); tie_spread compares the rules of scored samplers")
-    kls, mass = {}, None
-    for rule in TIE_RULES:
-        run = _tie_run(p, plan, dataclasses.replace(planner, ties=rule))
-        kls[rule] = float(kl(p, run.law))
-        if rule == "random":
-            mass = getattr(run, "tie_mass", None)
-    vals = list(kls.values())
-    if len(set(vals)) == 1:
-        spread = 0.0  # also three infinite KLs
-    else:
-        spread = max(vals) - min(vals) if all(np.isfinite(vals)) else float("inf")
-    return TieSpread(kls["random"], kls["lowest"], kls["topk"], None if mass is None else float(mass), float(spread),
-                     bool(spread > TIE_SPREAD_TOL))

@@ -1,0 +1,101 @@
+r"""How much an exact result depends on the tie rule: the same sampler under the three rules.
+
+A separate module (not the engine's) because it dispatches to every exact run —
+:func:`~mdmtheory.samplers.engine.exact_run`, :func:`~mdmtheory.samplers.select.select_run`
+and :func:`~mdmtheory.samplers.revise.revise_run` — which the engine itself does not import.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..divergence import kl
+from ..joint import Joint
+from .engine import exact_run
+from .planners import resolve_planner
+from .revise import CorrectorSampler, EditingSampler, RemaskingSampler, revise_run
+from .select import SampleThenSelectPlanner, select_run
+from .ties import TIE_RULES
+
+__all__ = ["TieSpread", "tie_spread", "TIE_SPREAD_TOL"]
+
+
+#: Two KLs closer than this (nats) count as equal in :func:`tie_spread`.
+TIE_SPREAD_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class TieSpread:
+    r"""KL(p‖q) of one sampler under each tie rule (:mod:`mdmtheory.samplers.ties`).
+
+    Attributes
+    ----------
+    random, lowest, topk : the KL (nats) with ``ties`` set to that rule.
+    tie_mass : the run's ``tie_mass`` under ``"random"`` (:class:`ExactRun`), or None when
+        the run record has none.
+    spread : max − min of the three KLs.
+    differs : ``spread > TIE_SPREAD_TOL``: the verdict depends on the tie convention.
+    """
+
+    random: float
+    lowest: float
+    topk: float
+    tie_mass: float | None
+    spread: float
+    differs: bool
+
+    def by_rule(self) -> dict:
+        """{rule: KL} in the order of :data:`~mdmtheory.samplers.ties.TIE_RULES`."""
+        return {"random": self.random, "lowest": self.lowest, "topk": self.topk}
+
+
+def _tie_run(p: Joint, plan, planner):
+    """The exact run of ``planner`` on ``p``, by its kind: ``select_run`` (sample-then-select),
+    ``revise_run`` (revising samplers; ``plan`` must be None: they carry their own) or
+    :func:`exact_run` (position planners)."""
+    if isinstance(planner, SampleThenSelectPlanner):
+        return select_run(p, plan, planner)
+    if isinstance(planner, (RemaskingSampler, CorrectorSampler, EditingSampler)):
+        if plan is not None:
+            raise ValueError("plan: a revising sampler carries its own schedule (sampler.plan); pass plan=None")
+        return revise_run(p, planner)
+    return exact_run(p, plan, planner)
+
+
+def tie_spread(p: Joint, plan, planner) -> TieSpread:
+    r"""Rerun an exact computation under the three tie rules and compare the KLs.
+
+    ``planner`` is a scored sampler with a ``ties`` field (a registered name such as
+    ``"confidence"``, a planner of :mod:`.adaptive`, a ``SampleThenSelectPlanner``, or an
+    ``EditingSampler`` / ``CorrectorSampler``, run with ``revise_run``); its copy
+    ``dataclasses.replace(planner, ties=rule)`` is run for each rule of
+    :data:`~mdmtheory.samplers.ties.TIE_RULES`. Three exact runs: the cost of the sampler's
+    exact law, three times. ``"topk"`` follows the torch it runs on (platform-dependent).
+
+    >>> import mdmtheory as mt
+    >>> s = mt.samplers.tie_spread(mt.families.markov_chain([[.9, .1], [.1, .9]], 4), mt.Schedule((2, 2)), "confidence")
+    >>> s.differs, s.tie_mass > 0
+    (True, True)
+    """
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    planner = resolve_planner(planner) if isinstance(planner, str) else planner
+    if not dataclasses.is_dataclass(planner) or "ties" not in {f.name for f in dataclasses.fields(planner)}:
+        raise ValueError(f"planner: {getattr(planner, 'name', type(planner).__name__)!r} has no tie rule "
+                         "(a 'ties' field); tie_spread compares the rules of scored samplers")
+    kls, mass = {}, None
+    for rule in TIE_RULES:
+        run = _tie_run(p, plan, dataclasses.replace(planner, ties=rule))
+        kls[rule] = float(kl(p, run.law))
+        if rule == "random":
+            mass = getattr(run, "tie_mass", None)
+    vals = list(kls.values())
+    if len(set(vals)) == 1:
+        spread = 0.0  # also three infinite KLs
+    else:
+        spread = max(vals) - min(vals) if all(np.isfinite(vals)) else float("inf")
+    return TieSpread(kls["random"], kls["lowest"], kls["topk"], None if mass is None else float(mass), float(spread),
+                     bool(spread > TIE_SPREAD_TOL))
