@@ -5,7 +5,9 @@
    what it prints. A block that needs what only a user has (their model and tokenizer,
    LLaDA's ``generate.py``, MDLM's ``Diffusion`` object, the ``dllm`` package) carries a
    ``<!-- not run: REASON -->`` line before its fence: it is compiled and its ``mdmtheory``
-   imports are resolved, and the set of such blocks is pinned in ``NOT_RUN`` below.
+   imports are resolved, and the set of such blocks is pinned in ``NOT_RUN`` below. The
+   LLaDA2Pipeline blocks among them also run as printed with stand-ins for the user's model,
+   tokenizer and prompt ids, through diffusers' own pipeline.
 2. The README's ``@given`` snippet runs under plain ``python -m pytest`` in a folder outside
    the repository, so this package's ``tests/conftest.py`` (no hypothesis deadline) does not
    apply to it, as it would not for a user.
@@ -221,3 +223,34 @@ def test_theory_tightness_figures_are_the_stored_runs():
     ]
     for q in quotes:
         assert q in text, q
+
+
+PIPELINE_BLOCKS = [b for b in BLOCKS if b[4] is not None and "LLaDA2Pipeline" in b[2]]
+
+
+@pytest.mark.parametrize("f, line, code", [pytest.param(*b[:3], id=f"{b[0]}:{b[1]}") for b in PIPELINE_BLOCKS])
+def test_pipeline_snippet_runs_with_stand_ins_for_the_users_objects(f, line, code, tmp_path, monkeypatch):
+    """The LLaDA2Pipeline blocks need a user's model, tokenizer and prompt ids: given stand-ins
+    (the exact law of an 8-token chain as the model, a word-level tokenizer, an 8-token
+    prompt; for the README, the scheduler folder its `design` command writes, as
+    `save_scheduler` writes it), each runs as printed through diffusers' own pipeline and
+    generates 8 tokens in the designed number of forwards."""
+    pytest.importorskip("diffusers")
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("tokenizers")
+    from pipeline_reference import ExactLawModel, tokenizer
+
+    import mdmtheory as mt
+    from mdmtheory.integrations.diffusers import save_scheduler
+
+    monkeypatch.chdir(tmp_path)
+    tok = tokenizer()
+    model = ExactLawModel(mt.families.markov_chain([[0.9, 0.1], [0.1, 0.9]], 8), tok.mask_token_id, len(tok))
+    save_scheduler([[3, 1], [1, 3]], tmp_path / "designed-scheduler", block_length=4)
+    ns = {"__name__": "__snippet__", "model": model, "tokenizer": tok, "ids": torch.zeros((1, 8), dtype=torch.long),
+          "B": 4, "S": 2}
+    exec(compile(code, f"{f}:{line}", "exec"), ns)  # noqa: S102 - our own docs
+    gen = ns["out"].sequences[:, -8:]
+    assert gen.shape == (1, 8) and not (gen == tok.mask_token_id).any()
+    assert model.calls == 4  # two blocks of four tokens, two steps each
