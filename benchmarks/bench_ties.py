@@ -12,22 +12,12 @@ first step; two tokens per step. Best of ``--reps`` runs, wall-clock; ratio = ru
 from __future__ import annotations
 
 import argparse
-import time
 
 import mdmtheory as mt
 from mdmtheory.samplers import ConfidencePlanner, SampleThenSelectPlanner, exact_run, select_run
 from mdmtheory.samplers.ties import TIE_RULES
 
-from _util import print_machine
-
-
-def best(fn, reps: int) -> float:
-    out = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t)
-    return min(out)
+from _util import print_machine, time_calls
 
 
 def main(argv=None) -> int:
@@ -50,7 +40,7 @@ def main(argv=None) -> int:
         else:
             def run(r):
                 return select_run(p, plan, SampleThenSelectPlanner(ties=r))
-        t = {r: best(lambda r=r: run(r), a.reps) for r in TIE_RULES}
+        t = {r: time_calls(lambda i, r=r: lambda: run(r), repeat=a.reps).best for r in TIE_RULES}
         print(f"{name:<20} {d:>3} " + " ".join(f"{t[r]:>10.4f}" for r in TIE_RULES)
               + f"  {t['random'] / t['lowest']:>13.1f}  {t['topk'] / t['lowest']:>11.1f}")
     return 0

@@ -354,7 +354,7 @@ def tightness() -> str:
 
     t2 = "; ".join(f"d = {d}: sizes {maxi[d, 'lc25'][1]}, ratio {ratio(maxi[d, 'lc25'][0])}" for d in ds if d not in t1)
     head = _para(
-        f"""**Tightness, path KL and output-law KL side by side** (`benchmarks/tightness_search.py`,
+        """**Tightness, path KL and output-law KL side by side** (`benchmarks/tightness_search.py`,
         gradient ascent over laws; `--kl` differentiates the exact output-law KL through the
         engine, `mt.sampler_kl`; constant schedules, K = 2, 4 restarts × 300 Adam steps; the
         path-KL row is `benchmarks/RESULTS.md` §5). The table is read by this script from the

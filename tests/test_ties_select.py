@@ -17,6 +17,7 @@ from mdmtheory.samplers import (CorrectorSampler, EditingSampler, SampleThenSele
                                 selection_bias, simulate)
 
 from reference import conditional
+from test_select import _select_brute, _tie_decides
 
 torch = pytest.importorskip("torch")
 
@@ -34,35 +35,11 @@ def _laws(d):
 
 @lru_cache(maxsize=None)
 def _committed(conf, free, k, threshold, ties, d):
-    """{committed set: probability} and whether the tie rule decided it, written out from the
-    definitions: confidences equal to 12 decimals tie; with a threshold every masked position
-    above it when at least k are; else the top k with the tied positions at the boundary
-    ordered by every permutation of the masked positions, each 1/m! ("random"), by position
-    ("lowest"), or as torch.topk returns them for the length-d float64 vector with -inf at the
-    revealed positions ("topk"; LLaDA generate.py calls torch.topk(confidence[j], k) on such a
-    row, diffusers 0.42.1 BlockRefinementScheduler.step on its block's float32 row)."""
-    c = dict(zip(free, (round(x, 12) for x in conf)))
-    k = min(k, len(free))
-    if threshold is not None:
-        above = [j for j in free if c[j] > threshold]
-        if len(above) >= k:
-            return {frozenset(above): 1.0}, False
-    srt = sorted(c.values(), reverse=True)
-    tied = 0 < k < len(free) and srt[k - 1] == srt[k]
-    if ties == "lowest":
-        return {frozenset(sorted(free, key=lambda j: (-c[j], j))[:k]): 1.0}, tied
-    if ties == "topk":
-        v = torch.full((d,), -np.inf, dtype=torch.float64)
-        for j in free:
-            v[j] = c[j]
-        return {frozenset(torch.topk(v, k).indices.tolist()): 1.0}, tied
-    out = {}
-    perms = list(itertools.permutations(free))
-    for perm in perms:
-        rank = {j: i for i, j in enumerate(perm)}
-        B = frozenset(sorted(free, key=lambda j: (-c[j], rank[j]))[:k])
-        out[B] = out.get(B, 0.0) + 1.0 / len(perms)
-    return out, tied
+    """{committed set: probability} and whether the tie rule decided it: test_select's rule
+    written out (:func:`test_select._select_brute`, :func:`test_select._tie_decides`), cached
+    on the (hashable) confidences of the masked positions."""
+    c = dict(zip(free, conf))
+    return _select_brute(c, free, k, threshold, ties, d), _tie_decides(c, free, k, threshold)
 
 
 def _sts_brute(table, sizes, planner):
@@ -281,12 +258,11 @@ def test_bad_input_names_ties_and_the_size_limit():
 
 
 def test_runs_by_ties_give_the_spread_over_the_rules():
-    from mdmtheory.samplers.revise import revise_runs_by_ties
-    from mdmtheory.samplers.select import select_runs_by_ties
+    from mdmtheory.samplers import runs_by_ties
 
     for law, spread in (("markov", True), ("dirichlet", False)):
         p = _laws(4)[law]
-        runs = select_runs_by_ties(p, mt.Schedule((2, 2)), SampleThenSelectPlanner(threshold=0.7))
+        runs = runs_by_ties(p, mt.Schedule((2, 2)), SampleThenSelectPlanner(threshold=0.7))
         assert tuple(runs) == RULES and all(runs[r].ties == r for r in RULES)
         for r in RULES:
             np.testing.assert_array_equal(
@@ -294,11 +270,11 @@ def test_runs_by_ties_give_the_spread_over_the_rules():
                 select_run(p, mt.Schedule((2, 2)), SampleThenSelectPlanner(threshold=0.7, ties=r)).law.table)
         kls = [mt.kl(p, runs[r].law) for r in RULES]
         assert (max(kls) - min(kls) > 1e-3) == spread
-        eds = revise_runs_by_ties(p, EditingSampler(mt.Schedule((2, 2)), max_post_steps=1))
+        eds = runs_by_ties(p, None, EditingSampler(mt.Schedule((2, 2)), max_post_steps=1))
         assert tuple(eds) == RULES and all(eds[r].ties == r for r in RULES)
         assert (max(e.tie_mass for e in eds.values()) > 0) == spread
-    with pytest.raises(ValueError, match=r"^sampler:"):
-        revise_runs_by_ties(_laws(3)["markov"], mt.samplers.RemaskingSampler.uniform(2))
+    with pytest.raises(ValueError, match=r"^planner: .*no tie rule"):
+        runs_by_ties(_laws(3)["markov"], None, mt.samplers.RemaskingSampler.uniform(2))
 
 
 @pytest.mark.parametrize("law", ["markov", "ising", "noisy bit"])

@@ -26,7 +26,7 @@ from .planners import (
 )
 from .revise import CorrectorSampler, EditingSampler, RemaskingSampler, RevisionRun, revise_run
 from .select import SampleThenSelectPlanner, SelectionBias, SelectRun, select_run, selection_bias
-from .spread import TieSpread, tie_spread
+from .spread import TieSpread, runs_by_ties, tie_spread
 from .simulate import KLEstimate, Simulation, estimate_kl, simulate
 
 register_planner("sample_then_select", SampleThenSelectPlanner)
@@ -38,6 +38,7 @@ __all__ = [
     "sampler_kl",
     "TieSpread",
     "tie_spread",
+    "runs_by_ties",
     "PLANNERS",
     "BernoulliPlanner",
     "Planner",

@@ -92,9 +92,9 @@ from ..joint import Joint
 from ..schedules import Schedule, check_schedule
 from .kernel import (FINISHED, LOST, ChainStep, chain_apply, chain_targets, distinct_states, empty_state,
                      lattice_strides, marginal_lattice, output_index, state_conditionals, state_values)
-from .ties import DEFAULT_TIES, TIE_RULES, check_ties, sample_choice, tie_choices
+from .ties import DEFAULT_TIES, check_ties, sample_choice, tie_choices
 
-__all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run", "revise_runs_by_ties",
+__all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run",
            "MAX_REVISE_WORK"]
 
 #: Largest number of (state, transition) terms one step of :func:`revise_run` may have (an
@@ -454,7 +454,8 @@ def _push(masses, src, tgt, w, Pf, d, K, w0=None, lost_src=None, lost_w=None, lo
     """One step: terms (src, tgt, w), targets settled by chain_targets (full states stay live,
     masked states at a zero-probability prefix lost); ``lost_src`` / ``lost_w``: mass of live
     states that is lost. ``masses`` = (mass, mass0): mass0, the mass of the runs no tie rule
-    has decided yet, moves with the weights ``w0`` (default ``w``). Returns (live, (mass',
+    has decided yet, moves with the weights ``w0`` (default ``w``); while no tie has been
+    decided the two are one array object and one chain is applied. Returns (live, (mass',
     mass0'), (lost, lost0))."""
     u, at = distinct_states(tgt, Pf.shape[0])  # chain_targets on the distinct targets only
     dst_u, _, live = chain_targets(u, Pf, d, K, finish_full=False, distinct=True)
@@ -465,13 +466,17 @@ def _push(masses, src, tgt, w, Pf, d, K, w0=None, lost_src=None, lost_w=None, lo
         dst = np.concatenate([dst, np.full(lost_src.size, LOST, dtype=np.int64)])
         w = np.concatenate([w, lost_w])
         w0 = np.concatenate([w0, lost_w if lost_w0 is None else lost_w0])
-    new, lost = [], []
-    for m, ww in zip(masses, (w, w0)):
+
+    def apply(m, ww):
         n_, _, l_, _ = chain_apply(m, ChainStep(src=src, dst=dst, out=np.zeros_like(dst), live=live, w=ww), Pf, 1,
                                    xp=np)
-        new.append(n_)
-        lost.append(l_)
-    return live, tuple(new), tuple(lost)
+        return n_, l_
+
+    new, lost = apply(masses[0], w)
+    if masses[1] is masses[0] and (w0 is w or np.array_equal(w0, w)):
+        return live, (new, new), (lost, lost)  # no tie decided so far: one chain (the same object)
+    new0, lost0 = apply(masses[1], w0)
+    return live, (new, new0), (lost, lost0)
 
 
 def _remdm_step(live, masses, Pf, d, K, sigma, beta):
@@ -601,7 +606,8 @@ def revise_run(p: Joint, sampler) -> RevisionRun:
     Pf = marginal_lattice(p.table, xp=np).ravel()
     if isinstance(sampler, EditingSampler):
         return _editing_run(p, sampler, Pf)
-    live, masses = np.array([empty_state(d, K)], dtype=np.int64), (np.ones(1), np.ones(1))
+    start = np.ones(1)
+    live, masses = np.array([empty_state(d, K)], dtype=np.int64), (start, start)  # one object: no tie yet
     lost, lost0 = 0.0, 0.0
     if isinstance(sampler, RemaskingSampler):
         for i in range(sampler.steps):
@@ -622,16 +628,6 @@ def revise_run(p: Joint, sampler) -> RevisionRun:
     ties = None if isinstance(sampler, RemaskingSampler) else sampler.ties
     return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), sampler.forwards(), ties=ties,
                        tie_mass=max(0.0, (float(masses[0].sum()) + lost) - (float(masses[1].sum()) + lost0)))
-
-
-def revise_runs_by_ties(p: Joint, sampler) -> dict:
-    """``{rule: revise_run(p, sampler with ties=rule)}`` for a :class:`CorrectorSampler` or
-    :class:`EditingSampler` and every rule of :data:`mdmtheory.samplers.ties.TIE_RULES`: the
-    spread of any metric over the tie rules (equal laws where ``tie_mass`` is 0)."""
-    if not isinstance(sampler, (CorrectorSampler, EditingSampler)):
-        raise ValueError(f"sampler: expected a CorrectorSampler or EditingSampler (ReMDM ranks nothing: it has no tie "
-                         f"rule), got {type(sampler).__name__}")
-    return {r: revise_run(p, dataclasses.replace(sampler, ties=r)) for r in TIE_RULES}
 
 
 @lru_cache(maxsize=None)
@@ -688,7 +684,7 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
     stride = lattice_strides(d, K)
     yv = np.arange(K, dtype=np.int64)
     keys, mass = np.array([empty_state(d, K)], dtype=np.int64), np.ones(1)
-    mass0 = np.ones(1)  # the mass of the runs no tie rule has decided yet
+    mass0 = mass  # the mass of the runs no tie rule has decided yet (the same object until a tie)
     out = np.zeros(K**d)
     lost, fw, f, untied, total = 0.0, 0.0, 0, 0.0, 0.0
     while keys.size:
@@ -724,9 +720,13 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
                          dst=np.concatenate([dst, np.full(lost_rows.size, LOST, dtype=np.int64)]),
                          out=np.concatenate([np.where(cls == 1, key, 0), np.zeros(lost_rows.size, dtype=np.int64)]),
                          live=nxt, w=np.concatenate([w, np.ones(lost_rows.size)]))
-        mass, o_, l_, _ = chain_apply(mass, step, Pf, K**d, xp=np)
-        step0 = dataclasses.replace(step, w=np.concatenate([w0, np.ones(lost_rows.size)]))
-        mass0, o0, l0, _ = chain_apply(mass0, step0, Pf, K**d, xp=np)
+        new, o_, l_, _ = chain_apply(mass, step, Pf, K**d, xp=np)
+        if mass0 is mass and np.array_equal(w0, w):  # no tie decided so far: one chain
+            mass0, o0, l0 = new, o_, l_
+        else:
+            step0 = dataclasses.replace(step, w=np.concatenate([w0, np.ones(lost_rows.size)]))
+            mass0, o0, l0, _ = chain_apply(mass0, step0, Pf, K**d, xp=np)
+        mass = new
         untied += float(o0.sum()) + l0
         total += float(o_.sum()) + l_  # the same sums: exactly untied where no tie occurred
         out += o_

@@ -119,10 +119,10 @@ import numpy as np
 from ..joint import Joint
 from ..schedules import Schedule, check_schedule
 from . import kernel
-from .ties import DEFAULT_TIES, TIE_RULES, check_ties, tie_choices
+from .ties import DEFAULT_TIES, check_ties, tie_choices
 
 __all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "confidence_rows", "select_commits",
-           "commit_choices", "SelectionBias", "selection_bias", "select_runs_by_ties", "MAX_SELECT_WORK",
+           "commit_choices", "SelectionBias", "selection_bias", "MAX_SELECT_WORK",
            "MAX_TOPK_VECTORS", "SELECT_PIPELINE"]
 
 #: Largest bound on the (state, committed set, committed values) terms :func:`select_run`
@@ -408,7 +408,7 @@ def _work_topk(K: int, d: int, sizes, threshold) -> int:
     threshold) times K^(d - r) vectors each."""
     total, reach = 0, {0}
     for k_t in sizes:
-        total += sum(min(math.comb(d, r) * K**r, K**r * math.comb(d, r)) * K ** (d - r) for r in reach if r < d)
+        total += sum(math.comb(d, r) * K**r * K ** (d - r) for r in reach if r < d)
         reach = {min(d, r + s) for r in reach for s in (range(k_t, d - r + 1) if threshold is not None else [k_t])}
     return total
 
@@ -604,7 +604,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     stride = kernel.lattice_strides(d, K)
     live = np.array([kernel.empty_state(d, K)], dtype=np.int64)
     mass = np.ones(1)
-    mass0 = np.ones(1)  # the mass of the runs no tie rule has decided yet
+    mass0 = mass  # the mass of the runs no tie rule has decided yet (the same object until a tie)
     done = np.zeros(K**d)
     forwards, early, lost = 0.0, 0.0, 0.0
     untied, total = 0.0, 0.0  # the finished or lost mass of runs that no tie rule decided, of all runs
@@ -657,8 +657,12 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         dst, out, nxt = np.concatenate(dst), np.concatenate(out), np.concatenate(nxt)
         step = kernel.ChainStep(src=src, dst=dst[inv], out=out[inv], live=nxt, w=w)
         del inv
-        mass, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
-        mass0, out0, lost0, _ = kernel.chain_apply(mass0, dataclasses.replace(step, w=w0), Pf, K**d, xp=np)
+        new, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
+        if mass0 is mass and np.array_equal(w0, w):  # no tie decided so far: one chain
+            mass0, out0, lost0 = new, out_t, lost_t
+        else:
+            mass0, out0, lost0, _ = kernel.chain_apply(mass0, dataclasses.replace(step, w=w0), Pf, K**d, xp=np)
+        mass = new
         untied += float(out0.sum()) + lost0
         total += float(out_t.sum()) + lost_t  # the same sums: exactly untied where no tie occurred
         done += out_t
@@ -673,16 +677,6 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         raise AssertionError("select_run: masked positions left after the last step")
     return SelectRun(Joint(done.reshape(p.table.shape), lost=lost), float(forwards + early), commits,
                      mask_steps=float(forwards), ties=planner.ties, tie_mass=max(0.0, total - untied))
-
-
-def select_runs_by_ties(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -> dict[str, SelectRun]:
-    """``{rule: select_run(p, plan, planner with ties=rule)}`` for every rule of
-    :data:`mdmtheory.samplers.ties.TIE_RULES`: the spread of any metric over the tie rules, for a
-    law whose run has ``tie_mass > 0`` (where it is 0 the three laws are equal)."""
-    planner = SampleThenSelectPlanner() if planner is None else planner
-    if not isinstance(planner, SampleThenSelectPlanner):
-        raise ValueError(f"planner: expected a SampleThenSelectPlanner, got {type(planner).__name__}")
-    return {r: select_run(p, plan, dataclasses.replace(planner, ties=r)) for r in TIE_RULES}
 
 
 # -- the bias of the committed values ---------------------------------------------------------

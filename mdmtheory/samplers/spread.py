@@ -20,7 +20,7 @@ from .revise import CorrectorSampler, EditingSampler, RemaskingSampler, revise_r
 from .select import SampleThenSelectPlanner, select_run
 from .ties import TIE_RULES
 
-__all__ = ["TieSpread", "tie_spread", "TIE_SPREAD_TOL"]
+__all__ = ["TieSpread", "tie_spread", "runs_by_ties", "TIE_SPREAD_TOL"]
 
 
 #: Two KLs closer than this (nats) count as equal in :func:`tie_spread`.
@@ -65,6 +65,20 @@ def _tie_run(p: Joint, plan, planner):
     return exact_run(p, plan, planner)
 
 
+def runs_by_ties(p: Joint, plan, planner) -> dict:
+    """``{rule: the exact run with ties=rule}`` for every rule of
+    :data:`~mdmtheory.samplers.ties.TIE_RULES`: ``exact_run``, ``select_run`` or ``revise_run``
+    (``plan=None``) by the sampler's kind, for the spread of any metric of the run over the
+    rules (:func:`tie_spread` takes the KL). ``planner`` as in :func:`tie_spread`."""
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    planner = resolve_planner(planner) if isinstance(planner, str) else planner
+    if not dataclasses.is_dataclass(planner) or "ties" not in {f.name for f in dataclasses.fields(planner)}:
+        raise ValueError(f"planner: {getattr(planner, 'name', type(planner).__name__)!r} has no tie rule "
+                         "(a 'ties' field); only scored samplers have runs under several tie rules")
+    return {rule: _tie_run(p, plan, dataclasses.replace(planner, ties=rule)) for rule in TIE_RULES}
+
+
 def tie_spread(p: Joint, plan, planner) -> TieSpread:
     r"""Rerun an exact computation under the three tie rules and compare the KLs.
 
@@ -80,18 +94,9 @@ def tie_spread(p: Joint, plan, planner) -> TieSpread:
     >>> s.differs, s.tie_mass > 0
     (True, True)
     """
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
-    planner = resolve_planner(planner) if isinstance(planner, str) else planner
-    if not dataclasses.is_dataclass(planner) or "ties" not in {f.name for f in dataclasses.fields(planner)}:
-        raise ValueError(f"planner: {getattr(planner, 'name', type(planner).__name__)!r} has no tie rule "
-                         "(a 'ties' field); tie_spread compares the rules of scored samplers")
-    kls, mass = {}, None
-    for rule in TIE_RULES:
-        run = _tie_run(p, plan, dataclasses.replace(planner, ties=rule))
-        kls[rule] = float(kl(p, run.law))
-        if rule == "random":
-            mass = getattr(run, "tie_mass", None)
+    runs = runs_by_ties(p, plan, planner)
+    kls = {rule: float(kl(p, run.law)) for rule, run in runs.items()}
+    mass = getattr(runs["random"], "tie_mass", None)
     vals = list(kls.values())
     if len(set(vals)) == 1:
         spread = 0.0  # also three infinite KLs
