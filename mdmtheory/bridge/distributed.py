@@ -25,6 +25,7 @@ JSON. :func:`run_profile` is the same job as a function (the CLI ``estimate`` co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -38,7 +39,7 @@ from ._checks import MAX_DRAWS
 #: Largest world size accepted by :class:`World`.
 MAX_WORLD = 1 << 20
 
-__all__ = ["World", "world", "all_reduce_sum", "init_from_env", "run_profile", "main"]
+__all__ = ["World", "world", "all_reduce_sum", "init_from_env", "group_from_env", "run_profile", "main"]
 
 
 class World:
@@ -107,6 +108,33 @@ def init_from_env() -> World:
     return world()
 
 
+@contextlib.contextmanager
+def group_from_env():
+    """:func:`init_from_env` for the length of a ``with`` block, yielding the :class:`World`.
+
+    On leaving the block, a group this call created is closed on every rank: a barrier (no
+    rank tears its connections down while another still reads them), then
+    ``destroy_process_group``. A process that exits with a live gloo group can abort
+    (SIGABRT) when a peer that finished first closes its sockets. After an exception the group
+    is destroyed without the barrier, which the other ranks may never reach. A group
+    initialized before the block is left open for its owner.
+    """
+    dist = torch.distributed
+    owned = "RANK" in os.environ and not dist.is_initialized()
+    w = init_from_env()
+    try:
+        yield w
+    except BaseException:
+        if owned and dist.is_initialized():  # no barrier: the other ranks may never reach it
+            dist.destroy_process_group()
+        raise
+    if owned and dist.is_initialized():
+        try:
+            dist.barrier()
+        finally:
+            dist.destroy_process_group()
+
+
 def run_profile(model, samples, *, levels=None, n_per_level=1000, seed=0, prompt_length=0, response_length=None) -> dict:
     """Estimate the cross-entropy profile (sharded when a group is initialized) as a JSON-able dict
     (``prompt_length``, ``response_length``: as in :func:`~mdmtheory.bridge.estimate_profile`)."""
@@ -167,16 +195,16 @@ def _profile_job(args) -> int:
 
     if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
         raise ValueError(f"--out: the folder of {args.out!r} does not exist; create it first")
-    w = init_from_env()
-    device = f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
-    vocab = None if args.vocab_file is None else read_npy(args.vocab_file, "--vocab-file", ndim=1)
-    samples = read_npy(args.samples, "--samples", ndim=2)
-    model = from_pretrained(
-        args.hf, mask_id=args.mask_id, vocab=vocab, shift=args.shift,
-        trust_remote_code=args.trust_remote_code, max_batch=args.max_batch, device=device,
-    )
-    result = run_profile(model, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed,
-                         prompt_length=args.prompt_length, response_length=args.response_length)
+    with group_from_env() as w:
+        device = f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
+        vocab = None if args.vocab_file is None else read_npy(args.vocab_file, "--vocab-file", ndim=1)
+        samples = read_npy(args.samples, "--samples", ndim=2)
+        model = from_pretrained(
+            args.hf, mask_id=args.mask_id, vocab=vocab, shift=args.shift,
+            trust_remote_code=args.trust_remote_code, max_batch=args.max_batch, device=device,
+        )
+        result = run_profile(model, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed,
+                             prompt_length=args.prompt_length, response_length=args.response_length)
     if w.rank == 0:
         text = json.dumps(result)
         if args.out:
@@ -184,8 +212,6 @@ def _profile_job(args) -> int:
                 fh.write(text + "\n")
         else:
             print(text)
-    if torch.distributed.is_initialized():
-        torch.distributed.destroy_process_group()
     return 0
 
 

@@ -128,30 +128,30 @@ def run(args) -> dict | None:
     kw = {"prompt_length": g} if g else {}
     bridge = _bridge()
     masked = model.masked()
-    rank = bridge.distributed.init_from_env().rank  # a no-op outside torchrun
-    names = {"n_per_level": "--n-per-level", "n": "--n-path", "levels": "--levels", "seed": "--seed",
-             "samples": "--data", "schedule": "--sizes", "plan": "--sizes", "sizes": "--sizes"}
-    with options_for(names):
-        est = bridge.estimate_profile(masked, samples, levels=args.levels, n_per_level=args.n_per_level, seed=args.seed,
-                                      **kw)
-    levels = np.asarray(est.levels).tolist()
-    values = np.asarray(est.values, dtype=np.float64).tolist()
-    stderr = np.asarray(est.stderr, dtype=np.float64).tolist()
-    out = {"checkpoint": args.checkpoint, "data": args.data or args.text or args.jsonl, "n": int(samples.shape[0]),
-           "d": int(samples.shape[1]), "prompt_length": g,
-           "levels": levels, "values": values, "stderr": stderr, "forwards": int(getattr(est, "forwards", 0) or 0),
-           "path": None}
-    if args.sizes is not None:
-        from ..schedules import Schedule
-
+    with bridge.distributed.group_from_env() as world:  # a no-op outside torchrun; closed on every rank
+        names = {"n_per_level": "--n-per-level", "n": "--n-path", "levels": "--levels", "seed": "--seed",
+                 "samples": "--data", "schedule": "--sizes", "plan": "--sizes", "sizes": "--sizes"}
         with options_for(names):
-            r = bridge.estimate_path_cross_entropy(masked, samples, Schedule(args.sizes), n=args.n_path, seed=args.seed,
-                                                   **kw)
-        out["path"] = {"sizes": list(args.sizes), "value": float(r.value), "stderr": float(r.stderr),
-                       "forwards": int(getattr(r, "forwards", 0) or 0)}
-    if rank != 0:
+            est = bridge.estimate_profile(masked, samples, levels=args.levels, n_per_level=args.n_per_level,
+                                          seed=args.seed, **kw)
+        levels = np.asarray(est.levels).tolist()
+        values = np.asarray(est.values, dtype=np.float64).tolist()
+        stderr = np.asarray(est.stderr, dtype=np.float64).tolist()
+        out = {"checkpoint": args.checkpoint, "data": args.data or args.text or args.jsonl, "n": int(samples.shape[0]),
+               "d": int(samples.shape[1]), "prompt_length": g,
+               "levels": levels, "values": values, "stderr": stderr, "forwards": int(getattr(est, "forwards", 0) or 0),
+               "path": None}
+        if args.sizes is not None:
+            from ..schedules import Schedule
+
+            with options_for(names):
+                r = bridge.estimate_path_cross_entropy(masked, samples, Schedule(args.sizes), n=args.n_path,
+                                                       seed=args.seed, **kw)
+            out["path"] = {"sizes": list(args.sizes), "value": float(r.value), "stderr": float(r.stderr),
+                           "forwards": int(getattr(r, "forwards", 0) or 0)}
+    if world.rank != 0:
         return None  # under torchrun, rank 0 alone reports
-    out["world_size"] = bridge.distributed.world().size
+    out["world_size"] = world.size
     out.update(facts)
     if csv_path is not None:
         with csv_path.open("w", newline="") as fh:

@@ -1,5 +1,6 @@
 """Two gloo processes give the single-process result (draws sharded by rank, statistics all-reduced)."""
 
+import contextlib
 import socket
 
 import numpy as np
@@ -44,6 +45,9 @@ def _worker(rank, world_size, port, out_path):
         res = _jobs(bridge.ExactModel(P), _samples())
         w = bridge.distributed.world()
         assert (w.rank, w.size, w.backend) == (rank, world_size, "gloo")
+        with bridge.distributed.group_from_env() as inner:  # a group it did not create: left open
+            assert (inner.rank, inner.size) == (rank, world_size)
+        assert torch.distributed.is_initialized()
         if rank == 0:
             np.savez(out_path, **res)
     finally:
@@ -66,13 +70,33 @@ def test_two_gloo_processes_equal_one(tmp_path):
         np.testing.assert_allclose(got[key], val, rtol=1e-12, atol=1e-14, err_msg=key)
 
 
-def test_world_without_a_group():
+def test_world_without_a_group(monkeypatch):
+    monkeypatch.delenv("RANK", raising=False)
     w = bridge.distributed.world()
     assert (w.rank, w.size) == (0, 1)
+    with bridge.distributed.group_from_env() as inner:  # outside torchrun: no group, a world of one
+        assert (inner.rank, inner.size) == (0, 1) and not torch.distributed.is_initialized()
     assert list(w.shard(5)) == [0, 1, 2, 3, 4]
     assert list(bridge.distributed.World(1, 3).shard(8)) == [1, 4, 7]
     with pytest.raises(ValueError, match=r"^distributed: True needs"):
         bridge.estimate_profile(bridge.ExactModel(P), _samples(), n_per_level=2, distributed=True)
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_group_from_env_closes_the_group_it_creates(monkeypatch, fail):
+    """torchrun's environment for a world of one: the block owns the group and closes it,
+    after an exception too (which propagates)."""
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(_free_port()))
+    assert not torch.distributed.is_initialized()
+    with pytest.raises(RuntimeError, match="inside") if fail else contextlib.nullcontext():
+        with bridge.distributed.group_from_env() as w:
+            assert torch.distributed.is_initialized() and (w.rank, w.size, w.backend) == (0, 1, "gloo")
+            if fail:
+                raise RuntimeError("inside")
+    assert not torch.distributed.is_initialized()
 
 
 def test_estimate_command_under_torchrun_equals_one_process(tmp_path):
