@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-all bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,10 @@ demo: $(VENV)/.core
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest
+
+# the default run plus the checks marked slow (longer searches, torchrun, the example scripts)
+test-all: $(VENV)/.test
+	$(BIN)/python -m pytest -m "slow or not slow"
 
 bench: $(VENV)/.test
 	$(BIN)/python benchmarks/run_all.py

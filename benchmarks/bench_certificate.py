@@ -5,7 +5,7 @@ rule (8 C+/eps) and the tight rule, both forms; exact KL of the certified Geo gr
 N_opt = the least N for which mt.optimal_grid on the same interval has exact KL <= eps.
 Run: python benchmarks/bench_certificate.py
 
-``--blocks``: how much W26's multi-block certificate saves (mt.certify_blocks, W26 Theorem 2
+``--blocks``: how much W26's multi-block certificate saves (mt.design.certify_blocks, W26 Theorem 2
 §4.4.1 with the boundary DP §4.4.2, split samples): certified steps for K = 1, 2, 3, 4 blocks
 (rule "tight" = least N whose allocation meets eps; rule "w26" = Theorem 2 as printed),
 the single-block mt.certify, the oracle K = 3 block allocation (true H_k on the certified
@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 import mdmtheory as mt
-from mdmtheory.certificate import certify
+from mdmtheory.design import certify
 
 
 def n_opt(p, eps, lo, hi, n_max=400):
@@ -66,7 +66,7 @@ def main(argv=None):
 def blocks(quick: bool = False):
     import math
 
-    from mdmtheory.certificate_blocks import _greedy
+    from mdmtheory.design.certificate_blocks import _greedy
 
     laws = {
         "noisy rep. bit d=6 η=.01": mt.families.noisy_repeated_bit(6, 0.01),
@@ -88,13 +88,13 @@ def blocks(quick: bool = False):
         c1t = certify(p, n, eps, seed=0, form="entropy", rule="tight")
         ks, kls = {}, [mt.kl(p, mt.sampler_law(p, c.grid)) for c in (c1, c1t)]
         for K in (1, 2, 3, 4):
-            c = mt.certify_blocks(n, eps, K=K, law=p, seed=0, rule="tight")
+            c = mt.design.certify_blocks(n, eps, K=K, law=p, seed=0, rule="tight")
             ks[K] = c
             kls.append(mt.kl(p, mt.sampler_law(p, c.grid)))
-        w = mt.certify_blocks(n, eps, K=3, law=p, seed=0, rule="w26")
+        w = mt.design.certify_blocks(n, eps, K=3, law=p, seed=0, rule="w26")
         kls.append(mt.kl(p, mt.sampler_law(p, w.grid)))
         e = ks[3].edges
-        Htrue = np.array([mt.ugc.ugc(p, a, b) for a, b in zip(e[:-1], e[1:])])
+        Htrue = np.array([mt.information.ugc.ugc(p, a, b) for a, b in zip(e[:-1], e[1:])])
         oracle = sum(_greedy(np.array(ks[3].S), Htrue, eps))
         assert max(kls) <= eps
         print(f"{name:<26} {No:>5} {c1.steps:>7} {c1t.steps:>6} | " + " ".join(f"{ks[K].steps:>5}" for K in (1, 2, 3, 4))

@@ -260,7 +260,7 @@ def main(argv=None):
     for d in a.profile_d:
         table = rng.dirichlet(np.full(2**d, 0.5)).reshape((2,) * d)
         small = rng.dirichlet(np.full(2 ** min(d, 13), 0.5)).reshape((2,) * min(d, 13))
-        mt.subset_entropies(mt.Joint(small))  # warm-up: compile the full-block shape
+        mt.information.subset_entropies(mt.Joint(small))  # warm-up: compile the full-block shape
         for i in range(len(BARE)):
             bare_entropies(small, i)
         reps = a.reps if d <= 18 else 1
@@ -268,7 +268,7 @@ def main(argv=None):
 
         def pkg():
             nonlocal H_pkg
-            H_pkg = mt.subset_entropies(mt.Joint(table))  # a fresh Joint: no cache
+            H_pkg = mt.information.subset_entropies(mt.Joint(table))  # a fresh Joint: no cache
 
         times = {"package": []}
         for n in names + ["one-shot"]:

@@ -82,8 +82,8 @@ def child_cold(d: int, seed: int) -> None:
 
     t_import = time.perf_counter() - t0
     p = make_law(d, seed)
-    t_cold, _ = time_once(lambda: mt.subset_entropies(p))
-    t_second, _ = time_once(lambda: mt.subset_entropies(mt.Joint(p.table)))
+    t_cold, _ = time_once(lambda: mt.information.subset_entropies(p))
+    t_second, _ = time_once(lambda: mt.information.subset_entropies(mt.Joint(p.table)))
     emit_json({"import_s": t_import, "cold_s": t_cold, "second_s": t_second})
 
 
@@ -115,9 +115,9 @@ def main(argv=None) -> int:
         print(f"cold child failed: {cold['error']}")
         return 1
 
-    H_pkg = np.array(mt.subset_entropies(p))  # warm-up: compiles the kernel
+    H_pkg = np.array(mt.information.subset_entropies(p))  # warm-up: compiles the kernel
     fresh = [mt.Joint(p.table) for _ in range(reps_pkg)]
-    t_pkg = time_calls(lambda i: (lambda: mt.subset_entropies(fresh[i])), repeat=reps_pkg)
+    t_pkg = time_calls(lambda i: (lambda: mt.information.subset_entropies(fresh[i])), repeat=reps_pkg)
 
     t_build = time_calls(lambda i: (lambda: dit_distribution(p.table)), repeat=reps_dit)
     dist = dit_distribution(p.table)
@@ -135,7 +135,7 @@ def main(argv=None) -> int:
     }
     # a law with zeros in its support (parity: every proper marginal uniform, H(X) = (d-1) log 2)
     par = mt.families.parity(d)
-    H_par = np.array(mt.subset_entropies(par))
+    H_par = np.array(mt.information.subset_entropies(par))
     diffs["dit.shannon.entropy (parity law)"] = float(
         np.abs(dit_entropies(dit_distribution(par.table), d) - H_par).max())
     diffs["closed form (parity law)"] = float(np.abs(H_par - _parity_closed_form(d)).max())

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 import mdmtheory as mt
-from mdmtheory import ugc
+from mdmtheory.information import ugc
 
 
 def best(fn, reps):

@@ -1,6 +1,6 @@
 """Mixture-of-products conditionals at W26's d = 64 (M = 2^16 centres): where the time goes.
 
-Times, on the rows mdmtheory.structured.estimate_information_profile asks for (per clean sample, one
+Times, on the rows mdmtheory.laws.estimate_information_profile asks for (per clean sample, one
 random order, every level 0..d-1), the package's ``MixtureOfProductsLaw.conditionals``
 (split into the log-likelihood product and the posterior mixture) against the naive
 posterior (two exp passes over (n, M), one unpruned product: the code before issue 14's
@@ -15,7 +15,8 @@ import time
 
 import numpy as np
 
-from mdmtheory.structured import MixtureOfProductsLaw, _logsumexp
+from mdmtheory.laws import MixtureOfProductsLaw
+from mdmtheory.laws.oracles import _logsumexp
 
 
 def naive_conditionals(law, x, revealed):

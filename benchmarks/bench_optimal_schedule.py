@@ -45,7 +45,7 @@ TRANSITION = [[0.9, 0.1], [0.2, 0.8]]
 
 
 def markov_profile(d: int) -> np.ndarray:
-    from mdmtheory.families import markov_chain_entropy_coefficients
+    from mdmtheory.laws.families import markov_chain_entropy_coefficients
 
     return np.diff(markov_chain_entropy_coefficients(TRANSITION, d))
 

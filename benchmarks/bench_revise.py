@@ -36,7 +36,7 @@ class _Conditionals:
     each summed once from a cached parent): what the former dict chains read."""
 
     def __init__(self, p: Joint):
-        from mdmtheory.joint import Marginals
+        from mdmtheory.laws import Marginals
 
         self.p, self.d, self.K = p, p.d, p.K
         self._marginals = Marginals(p.table)

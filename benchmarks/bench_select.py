@@ -23,7 +23,7 @@ from itertools import combinations, product
 import numpy as np
 
 import mdmtheory as mt
-from mdmtheory.joint import Joint, Marginals
+from mdmtheory.laws import Joint, Marginals
 from mdmtheory.samplers import SampleThenSelectPlanner, select_run
 from mdmtheory.samplers.select import MAX_SELECT_WORK, _round, _work, tempered
 

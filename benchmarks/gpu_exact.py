@@ -61,9 +61,9 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     rows = []
     table = rng.dirichlet(np.full(2**dp, 0.5)).reshape((2,) * dp)
-    mt.subset_entropies(mt.Joint(np.full((2,) * dp, 0.5**dp)))  # compile the block shapes
+    mt.information.subset_entropies(mt.Joint(np.full((2,) * dp, 0.5**dp)))  # compile the block shapes
     t = time.perf_counter()
-    H = mt.subset_entropies(mt.Joint(table))
+    H = mt.information.subset_entropies(mt.Joint(table))
     el = time.perf_counter() - t
     rows.append(("profile", dp, 3**dp, el, float(H[-1])))
     table = rng.dirichlet(np.full(2**dl, 0.5)).reshape((2,) * dl)

@@ -67,7 +67,7 @@ def targets(d, K=2):
         return B.zyb26_verification_lower(p).value / B.rejection_cost(p)
 
     def dhw26(p):
-        return mt.ugc.effective_total_correlation(p) / B.dhw26_dimension_bound(p).value
+        return mt.information.effective_total_correlation(p) / B.dhw26_dimension_bound(p).value
 
     def zc26(which):
         def f(p):

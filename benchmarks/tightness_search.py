@@ -1,6 +1,6 @@
-"""Tightness search over joint laws for every profile-function bound (mdmtheory.tightness).
+"""Tightness search over joint laws for every profile-function bound (mdmtheory.bounds.tightness).
 
-For each (d, K) and each target of ``mdmtheory.tightness.targets(d, K)`` this runs
+For each (d, K) and each target of ``mdmtheory.bounds.tightness.targets(d, K)`` this runs
 ``tightness_search`` with several seeded restarts, prints a table of the best ratios
 (exact/bound for upper bounds, bound/exact for lower bounds; > 1 means the bound is
 violated), and saves each maximizing law as ``benchmarks/tightness/<target>_d<d>K<K>.npy``
@@ -12,7 +12,7 @@ Usage::
     .venv/bin/python benchmarks/tightness_search.py --d 3 --K 3 --restarts 4 --steps 300
     .venv/bin/python benchmarks/tightness_search.py --kl --d 3 4 5 6   # exact output-law KL / bound
 
-``--kl`` runs ``mdmtheory.tightness.kl_targets`` instead: the exact side is KL(p || q) of
+``--kl`` runs ``mdmtheory.bounds.tightness.kl_targets`` instead: the exact side is KL(p || q) of
 the output law, differentiated through the exact engine (``mt.sampler_kl``).
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mdmtheory.tightness import kl_targets, targets, tightness_search
+from mdmtheory.bounds.tightness import kl_targets, targets, tightness_search
 
 OUT = Path(__file__).resolve().parent / "tightness"
 

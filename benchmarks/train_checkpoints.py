@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from mdmtheory import datasets
+from mdmtheory.data import datasets
 from mdmtheory.bridge.tiny import TinyConfig, TinyMDM, save_checkpoint
 from mdmtheory.bridge.train import train
 

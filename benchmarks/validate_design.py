@@ -20,10 +20,10 @@ import numpy as np
 import torch
 
 import mdmtheory as mt
-from mdmtheory import datasets
+from mdmtheory.data import datasets
 from mdmtheory.bridge.tiny import load_pretrained
 from mdmtheory.design import estimate_profile
-from mdmtheory.families import markov_chain_entropy_coefficients
+from mdmtheory.laws.families import markov_chain_entropy_coefficients
 
 
 def regret_rows(true_prof, c, Ts):

@@ -24,8 +24,10 @@ import time
 import numpy as np
 import torch
 
-from mdmtheory import Schedule, datasets
+from mdmtheory import Schedule
+from mdmtheory.data import datasets
 from mdmtheory.bridge import attention as att
+from mdmtheory.report import plots
 from mdmtheory.bridge.tiny import TinyConfig, TinyMDM, load_checkpoint, load_pretrained
 from mdmtheory.bridge.train import train
 
@@ -110,9 +112,9 @@ def main(argv=None) -> dict:
 
         os.makedirs(args.plots, exist_ok=True)
         for ell in range(tr.n_layers):
-            fig = att.plot_received(s[0, :, ell], eps=3.0, title=f"MDM layer {ell}, sample 0")
+            fig = plots.plot_received(s[0, :, ell], eps=3.0, title=f"MDM layer {ell}, sample 0")
             fig.savefig(os.path.join(args.plots, f"received_mdm_layer{ell}.png"), dpi=120)
-        fig = att.plot_absorption({
+        fig = plots.plot_absorption({
             "MDM: anchors (eps=3)": (mdm3.absorption_mean, mdm3.absorption_std),
             "AR: BOS": (bos_mean, bos_std),
         })

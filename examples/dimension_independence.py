@@ -17,7 +17,7 @@ import argparse
 import numpy as np
 
 import mdmtheory as mt
-from mdmtheory import families
+from mdmtheory.laws import families
 
 P = [[0.9, 0.1], [0.2, 0.8]]
 

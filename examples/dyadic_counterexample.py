@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 import mdmtheory as mt
-from mdmtheory.dyadic import dyadic_estimate, expected_dyadic_estimate
+from mdmtheory.information import dyadic_estimate, expected_dyadic_estimate
 
 
 def main(argv=None) -> dict:
@@ -24,7 +24,7 @@ def main(argv=None) -> dict:
     a, b = 0.3, 0.31
     out = {}
     for name, p in (("repeated bit d=3", mt.families.repeated(3)), ("dirichlet d=3", mt.families.dirichlet(3, 2, seed=1))):
-        H = mt.ugc.ugc(p, a, b)
+        H = mt.information.ugc.ugc(p, a, b)
         print(f"{name}: H({a}, {b}) = {H:.7f}")
         for w in ("stated", "corrected"):
             eq = expected_dyadic_estimate(p, a, b, weights=w)

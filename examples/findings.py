@@ -8,8 +8,8 @@ A Markdown file holds generated text between two comment lines::
 
 ``python examples/findings.py --write`` recomputes every region of README.md and docs/*.md
 and rewrites it in place; ``--check`` recomputes them and exits 1 naming each region whose
-text differs from the file; ``--fast`` (what tests/test_examples.py runs) lists the regions
-and the files that hold them, rendering nothing; with no option it prints every region. tests/test_docs.py recomputes every region and compares it with
+text differs from the file; ``--fast`` (what tests/contract/test_examples.py runs) lists the regions
+and the files that hold them, rendering nothing; with no option it prints every region. tests/contract/test_docs.py recomputes every region and compares it with
 the file, character for character, so a number edited by hand fails the suite. Regions
 that take more than about 10 s (``Region.slow``) are compared under ``@pytest.mark.slow``.
 
@@ -149,10 +149,10 @@ def _lower_higher(a: float, b: float, tol: float = 1e-12) -> str:
 
 @functools.lru_cache(maxsize=None)
 def dyadic_numbers():
-    from mdmtheory.dyadic import expected_dyadic_estimate
+    from mdmtheory.information import expected_dyadic_estimate
 
     p, a, b = mt.families.repeated(3), 0.3, 0.31
-    H = mt.ugc.ugc(p, a, b)
+    H = mt.information.ugc.ugc(p, a, b)
     return {"a": a, "b": b, "H": H, "stated": expected_dyadic_estimate(p, a, b, weights="stated"),
             "corrected": expected_dyadic_estimate(p, a, b, weights="corrected")}
 
@@ -170,14 +170,14 @@ def w26_dyadic() -> str:
         {'holds' if upper else 'fails'} on the last, partial dyadic interval (repeated bit, d = 3,
         p = {n['a']}, q = {n['b']}: H = {n['H']:.7f} {'≤' if upper else '>'} 2 E Q = {2 * n['stated']:.8f}).
         The weights v_j (1 − v_{{j+1}}) {'satisfy both halves' if fixed else 'fail too'} there
-        (E Q = {n['corrected']:.7f}; `mdmtheory.dyadic`, `proofs/dyadic_weights.md`,
+        (E Q = {n['corrected']:.7f}; `mdmtheory.information.dyadic`, `proofs/dyadic_weights.md`,
         `examples/dyadic_counterexample.py`). W26's Proposition 2(A) and Theorem 2 use (32c) and
         inherit the gap: with the corrected weights their (q − p) B_α becomes (Σ_j w_j) B_α.""")
 
 
 @region("w26-proposition1")
 def w26_proposition1() -> str:
-    from mdmtheory.ugc import partition_complexity
+    from mdmtheory.information import partition_complexity
 
     p = mt.families.repeated(3)
     err = mt.path_kl(p, mt.Grid((1 / 3, 2 / 3)))
@@ -190,13 +190,13 @@ def w26_proposition1() -> str:
         at least C(𝒫)/N" is {'false' if err < C else 'not refuted here'}, and it is not W26's claim: for the
         repeated bit, d = 3, on [1/3, 2/3], the only one-step grid has error
         {err:.3f} {'<' if err < C else '≥'} C(𝒫) = {C:.3f} (closed forms (5/27) log 2 and (13/27) (log 2)²,
-        `tests/test_bounds.py`). A true finite-N lower bound on the optimal grid error, derived
+        `tests/bounds/test_bounds.py`). A true finite-N lower bound on the optimal grid error, derived
         here, is `bounds.optimal_grid_error_lower` (`proofs/optimal_grid_error_lower.md`).""")
 
 
 @functools.lru_cache(maxsize=None)
 def certificate_numbers():
-    from mdmtheory.certificate import certify
+    from mdmtheory.design import certify
 
     p = mt.families.repeated(3)
     eps = 1e-6
@@ -217,10 +217,10 @@ def w26_certificate() -> str:
         stated weights the certificate can fail: repeated bit, d = 3, interval [0.3, 0.302],
         ε = 10⁻⁶, 20,000 exact samples (seed 1, `certify(..., form="entropy", rule="w26")`)
         certifies {n_s} step{'s' if n_s != 1 else ''} whose exact KL is {kl_s:.2g}, {'above' if kl_s > eps else 'within'} ε (a strict
-        xfail in `tests/test_certificate.py` and `tests/test_certificate_blocks.py`); with the
+        xfail in `tests/design/test_certificate.py` and `tests/design/test_certificate_blocks.py`); with the
         corrected weights the same samples certify {n_c} steps with exact KL {kl_c:.2g}
         ({'within' if kl_c <= eps else 'above'} ε), and every certified grid of `benchmarks/RESULTS.md`
-        §6 had exact KL ≤ ε, at several times the optimal step count. `mt.certify_blocks` is
+        §6 had exact KL ≤ ε, at several times the optimal step count. `mt.design.certify_blocks` is
         the K-block form (§4.4).""")
 
 
@@ -236,7 +236,7 @@ def lc25_lower() -> str:
         Read literally at k_max = 1 it contradicts LC25's own Theorem 1, so the package implements
         only *our reading* of it (`bounds.lc25_lower_our_reading`, labelled "our reading" in every
         table). Against the worst path KL over schedules with k_max ≥ 2 our reading held on every
-        exact check (`tests/test_bounds.py::test_lc25_our_reading_holds_against_worst_path_kl`); it
+        exact check (`tests/bounds/test_bounds.py::test_lc25_our_reading_holds_against_worst_path_kl`); it
         is a conjecture of ours, not LC25's theorem, and nothing here refutes LC25.""")
 
 
@@ -256,7 +256,7 @@ def _lc25_laws():
 def lc25_sweep():
     """LC25 Theorem 1 against the exact KL and the path KL on every composition of d."""
     from mdmtheory.bounds import lc25_bound
-    from mdmtheory.tightness import compositions
+    from mdmtheory.bounds.tightness import compositions
 
     checks = failures = 0
     laws = _lc25_laws()
@@ -280,7 +280,7 @@ def lc25_theorem1() -> str:
         f"""**LC25 Theorem 1** (from third-party summaries; only LC25's abstracts could be read), against both the output-law KL and
         the path KL on every schedule of {n_laws} laws (repeated symbol, parity, noisy bit,
         Markov and Ising chains, Dirichlet tables; d = 2..5, K = 2, 3): {verdict} of the
-        {checks} law–schedule pairs (`bounds.lc25_bound`; `tests/test_bounds.py` re-checks a
+        {checks} law–schedule pairs (`bounds.lc25_bound`; `tests/bounds/test_bounds.py` re-checks a
         sweep of its own).""")
 
 
@@ -381,7 +381,7 @@ def tightness() -> str:
 def pb25_example():
     from mdmtheory.bounds import pb25_optimal_lower
 
-    table = np.random.default_rng(168).dirichlet(np.ones(8)).reshape(2, 2, 2)  # the law of tests/test_bounds_2026.py
+    table = np.random.default_rng(168).dirichlet(np.ones(8)).reshape(2, 2, 2)  # the law of tests/bounds/test_bounds_by_source.py
     p = mt.Joint(table)
     return mt.kl(p, mt.sampler_law(p, mt.Schedule((2, 1)))), pb25_optimal_lower(p, 2).value
 
@@ -391,7 +391,7 @@ def zc26_uniform(d: int = 4, K: int = 2):
     """The uniform law on compositions into K parts (not ZC26's law) against ZC26's rates:
     (parity: E[path KL]/(TC/K), KL/(TC/K); repeated bit: E[path KL]/(DTC/K))."""
     from mdmtheory.bounds import zc26_check
-    from mdmtheory.random_sizes import RandomSchedule, compositions
+    from mdmtheory.schedules import RandomSchedule, compositions
 
     comps = compositions(d, K)
     rs = RandomSchedule(comps, [1.0 / len(comps)] * len(comps))
@@ -415,11 +415,11 @@ def bounds_2026() -> str:
         and Dmitriev et al. 2602.15008 (COLT 2026, PMLR 336) from their abstracts only).
         ParallelBench's Theorem 1 (§4, eq. (2)), KL ≥ Σ_i E C(S_i | X, S_<i) for a partition fixed
         in advance, is an equality with exact conditionals (`bounds.pb25_partition_lower`), and
-        its Theorems 2–3 hold exactly (`tests/test_bounds_2026.py`). The random-order sampler's
+        its Theorems 2–3 hold exactly (`tests/bounds/test_bounds_by_source.py`). The random-order sampler's
         output law, a mixture over orders outside ParallelBench's statements, sits up to
         {mis[0]:.1f}× below the best fixed partition with the same steps (d = {mis[1]}, K = {mis[2]};
         `benchmarks/tightness_2026.py`, stored in `benchmarks/tightness/summary_2026_*.tsv`; the law
-        of `tests/test_bounds_2026.py` gives {kl:.5f} vs {lstar:.4f} nats), so `compare` checks it
+        of `tests/bounds/test_bounds_by_source.py` gives {kl:.5f} vs {lstar:.4f} nats), so `compare` checks it
         against the path KL (`pb25_schedule_lower`, derived here). Zhao & Cai's rates TC/K and
         DTC/K are for "two specific parameter choices" of their own size law, which is not in the
         text we could read; `bounds.zc26_check` gives the exact KL and path KL of any K-part size
@@ -438,7 +438,7 @@ def bounds_2026() -> str:
 
 @functools.lru_cache(maxsize=None)
 def planner_counts(d: int = 6, ties: str = "random"):
-    from mdmtheory.diagnostics import comparison_table
+    from mdmtheory.samplers import comparison_table
     from mdmtheory.samplers import ConfidencePlanner
 
     ex = _example("planner_comparison")
@@ -588,13 +588,13 @@ def ties() -> str:
         sampler is below random order's KL in {better['random']} under "random", {better['lowest']}
         under "lowest" and {better['topk']} under "topk". diffusers' own `LLaDA2Pipeline`, run with
         the exact law as its model, follows "topk" and rejects "lowest"
-        (`tests/test_diffusers_editing_exact.py`).""")
+        (`tests/exports/test_diffusers_editing.py`).""")
     return intro + "\n\n" + "\n".join(lines)
 
 
 @functools.lru_cache(maxsize=None)
 def random_sizes_numbers():
-    from mdmtheory.random_sizes import optimal_random_schedule
+    from mdmtheory.optimal import optimal_random_schedule
 
     d = 6
     out = {}
@@ -619,7 +619,7 @@ def random_sizes() -> str:
     lp_equal = all(abs(v[2] - v[3]) <= 1e-9 * max(1.0, v[2]) for v in o.values())
     return _para(
         f"""**Random step sizes and the output law** (`examples/random_sizes.py`, exact;
-        `mdmtheory.random_sizes`). Drawing the composition at random (the idea of Zhao & Cai,
+        `mdmtheory.samplers.randomized`). Drawing the composition at random (the idea of Zhao & Cai,
         arXiv 2602.20126, whose own size law we could not read; `optimal_random_schedule`, optimal to a
         certified 1e-12 nats), the best law on the T-step compositions lowers the output-law KL below the
         best deterministic T-step schedule by up to {100 * top[1][0]:.1f}% ({top[0]}, d = {d},
@@ -765,7 +765,7 @@ def _largest(ok, start: int = 1, stop: int = 40) -> int:
 
 @region("select-limits")
 def select_limits() -> str:
-    from mdmtheory.random_sizes import compositions
+    from mdmtheory.schedules import compositions
     from mdmtheory.samplers.select import MAX_SELECT_WORK, MAX_TOPK_VECTORS, _work
 
     def every(K, th):
@@ -816,7 +816,7 @@ def exact_limits() -> str:
 @functools.lru_cache(maxsize=None)
 def memorization_numbers():
     from mdmtheory.design import memorization
-    from mdmtheory.structured import MarkovChainLaw
+    from mdmtheory.laws import MarkovChainLaw
 
     P4 = np.full((4, 4), 0.1) + 0.6 * np.eye(4)
     big = memorization(MarkovChainLaw(P4, 32).sample(2000, np.random.default_rng(0)))
@@ -843,7 +843,7 @@ def memorization_example() -> str:
 @functools.lru_cache(maxsize=None)
 def demo_numbers(T: int = 3):
     """What the report's first screen states for the five-letter words (mdmtheory.report)."""
-    from mdmtheory import datasets
+    from mdmtheory.data import datasets
     from mdmtheory.schedules import cosine_schedule, geometric_schedule, loglinear_grid
 
     p = datasets.words().joint

@@ -15,7 +15,7 @@ import argparse
 import numpy as np
 
 import mdmtheory as mt
-from mdmtheory import families
+from mdmtheory.laws import families
 from mdmtheory.schedules import cosine_schedule
 
 

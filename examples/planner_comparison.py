@@ -16,8 +16,8 @@ import argparse
 import numpy as np
 
 import mdmtheory as mt
-from mdmtheory import families
-from mdmtheory.diagnostics import comparison_table, reveal_diagnostics
+from mdmtheory.laws import families
+from mdmtheory.samplers import comparison_table, reveal_diagnostics
 from mdmtheory.samplers import (
     DilatedPlanner,
     EntropyBudgetPlanner,
@@ -104,7 +104,7 @@ def compare_planners(d: int) -> dict:
 
 
 def main(argv=None) -> dict:
-    if isinstance(argv, int):  # main(d), as tests/test_diagnostics.py calls it
+    if isinstance(argv, int):  # main(d), as tests/samplers/test_diagnostics.py calls it
         return compare_planners(argv)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--d", type=int, default=6, help="sequence length (6 or 7 runs in seconds)")

@@ -2,9 +2,9 @@
 
 The law: a sticky binary Markov chain on d = 12 positions; the first 4 are the prompt, the
 other 8 the response. For each forward budget F the exact block design
-(mdmtheory.blocks.design_blocks) lists every block length that can run F forwards, its
+(mdmtheory.optimal.design_blocks) lists every block length that can run F forwards, its
 exact path KL with the best counts inside each block, and the pick; then the pick is
-handed to diffusers as a BlockRefinementScheduler (mdmtheory.integrations.diffusers) when
+handed to diffusers as a BlockRefinementScheduler (mdmtheory.exports.diffusers) when
 diffusers is installed.
 
     python examples/prompted_blocks.py [--fast]
@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 import mdmtheory as mt
-from mdmtheory.blocks import design_blocks
+from mdmtheory.optimal import design_blocks
 
 
 def main(argv=None) -> dict:
@@ -44,7 +44,7 @@ def main(argv=None) -> dict:
         rows.append({"forwards": F, **des.to_dict()})
     out = {"d": d, "prompt": prompt, "prompted_profile": prof.values.tolist(), "rows": rows}
     try:
-        from mdmtheory.integrations.diffusers import block_refinement_scheduler
+        from mdmtheory.exports.diffusers import block_refinement_scheduler
     except ImportError:  # pragma: no cover
         return out
     best = rows[n // 2 - 1]["best"]

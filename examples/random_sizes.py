@@ -2,7 +2,7 @@
 
 Zhao & Cai (arXiv 2602.20126) draw the tokens per step at random. For each law below and each
 step count T, the best law on compositions with T steps (exact output-law KL, EM over all
-compositions; mdmtheory.random_sizes) against the best deterministic T-step schedule, and
+compositions; mdmtheory.samplers.randomized) against the best deterministic T-step schedule, and
 for the path KL the linear programme at integer expected forwards (a mix of step counts).
 
     python examples/random_sizes.py [--fast]
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 
 import mdmtheory as mt
-from mdmtheory.random_sizes import optimal_random_schedule
+from mdmtheory.optimal import optimal_random_schedule
 
 
 def main(argv=None) -> dict:

@@ -36,11 +36,11 @@ def table(d: int, sizes: tuple[int, ...], out: dict) -> list[str]:
     for name, p in families(d).items():
         q = sampler_law(p, sched)
         row = f"{name:26s} {mt.kl(p, q):9.4f} {mt.tv(p, q):6.3f}"
-        out[(name, sizes, "random")] = (mt.kl(p, q), mt.tv(p, q), mt.reverse_kl(p, q), float(len(sizes)))
+        out[(name, sizes, "random")] = (mt.kl(p, q), mt.tv(p, q), mt.information.reverse_kl(p, q), float(len(sizes)))
         for key, pl in planners.items():
             r = select_run(p, sched, pl)
-            out[(name, sizes, key)] = (mt.kl(p, r.law), mt.tv(p, r.law), mt.reverse_kl(p, r.law), r.expected_forwards)
-            row += f" | {mt.kl(p, r.law):17.4f} {mt.tv(p, r.law):5.3f} {mt.reverse_kl(p, r.law):6.3f}"
+            out[(name, sizes, key)] = (mt.kl(p, r.law), mt.tv(p, r.law), mt.information.reverse_kl(p, r.law), r.expected_forwards)
+            row += f" | {mt.kl(p, r.law):17.4f} {mt.tv(p, r.law):5.3f} {mt.information.reverse_kl(p, r.law):6.3f}"
             if pl.threshold is not None:
                 row += f" ({r.expected_forwards:.2f} fw)"
         lines.append(row)
@@ -48,7 +48,7 @@ def table(d: int, sizes: tuple[int, ...], out: dict) -> list[str]:
 
 
 def words(n: int, sizes: tuple[int, ...], out: dict) -> list[str]:
-    from mdmtheory import datasets
+    from mdmtheory.data import datasets
 
     w = datasets.words()
     p = w.joint

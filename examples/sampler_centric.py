@@ -2,10 +2,10 @@
 
 Ground truth: a 27-state character chain (space + a-z) estimated from English word
 frequencies (wordfreq: the 20,000 most frequent words, each as " word", weighted by
-frequency), the exact posterior as the denoiser (mdmtheory.structured.MarkovChainLaw), and
+frequency), the exact posterior as the denoiser (mdmtheory.laws.MarkovChainLaw), and
 three samplers at the same step counts: MDLM-style random order, LLaDA's low-confidence
 sample-then-select (temperature 1), ReMDM-cap (eta 0.02). Metrics: the transition KL-rate and
-TV-rate of the generated bigrams (mdmtheory.sampler_eval), with 95% bootstrap intervals,
+TV-rate of the generated bigrams (mdmtheory.samplers.metrics), with 95% bootstrap intervals,
 beside exact draws from the chain (the plug-in floor) and the package's exact path KL of
 random order per transition (closed-form profile).
 
@@ -21,9 +21,9 @@ import argparse
 import numpy as np
 
 import mdmtheory as mt
-from mdmtheory.sampler_eval import path_kl_per_transition, transition_rates
+from mdmtheory.samplers import path_kl_per_transition, transition_rates
 from mdmtheory.samplers import RemaskingSampler, SampleThenSelectPlanner, simulate
-from mdmtheory.structured import MarkovChainLaw
+from mdmtheory.laws import MarkovChainLaw
 
 ALPHABET = " abcdefghijklmnopqrstuvwxyz"
 

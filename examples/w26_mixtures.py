@@ -8,7 +8,7 @@ W26 does not give its centres or seed. All of W26's printed numbers: w26_printed
 
 No dense table exists at these d (2**64 outcomes). The profile phi_j = mean H(X_i | X_A),
 |A| = j, is estimated by Monte Carlo from the exact conditionals
-(mdmtheory.structured.estimate_information_profile: per exact sample one random order, the entropy of
+(mdmtheory.laws.estimate_information_profile: per exact sample one random order, the entropy of
 the exact conditional at every level; h^card_j = d (phi_0 - phi_j)), projected onto
 non-increasing sequences (isotonic regression; rounding-level noise otherwise breaks the
 monotonicity the UGC functionals need), then C_ugc, C(P) (W26 block DP, BLOCKS blocks)
@@ -43,7 +43,7 @@ from scipy.optimize import isotonic_regression
 
 import mdmtheory as mt
 from mdmtheory.optimal import block_partition
-from mdmtheory.structured import MixtureOfProductsLaw, estimate_information_profile
+from mdmtheory.laws import MixtureOfProductsLaw, estimate_information_profile
 
 PRINTED_RATIO = {32: 2.19, 48: 3.13, 64: 3.85}
 BLOCKS = 8
@@ -59,9 +59,9 @@ def mixture(d: int, zeta: float, seed: int) -> MixtureOfProductsLaw:
 def complexities(phi: np.ndarray) -> tuple[float, float, float]:
     phi = isotonic_regression(phi, increasing=False).x
     prof = mt.Profile(phi)
-    c = mt.ugc.coarse_complexity(prof)
+    c = mt.information.coarse_complexity(prof)
     part = block_partition(prof, BLOCKS).complexity
-    p = mt.ugc.fine_complexity(prof)
+    p = mt.information.fine_complexity(prof)
     return c, part, p
 
 

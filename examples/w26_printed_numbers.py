@@ -15,7 +15,7 @@ What is computed how:
   W26 prints H(0, 1) = ((d-1)/(d+1)) log 2 for both.
 * Random mixtures (§2.2.1 Figure 2: d ∈ {32, 48, 64}, M = 2^(d/4), η = 0.02; §2.2.2
   Figure 4: d = 64). Monte Carlo from the exact conditionals
-  (mdmtheory.structured.estimate_information_profile), as in examples/w26_mixtures.py;
+  (mdmtheory.laws.estimate_information_profile), as in examples/w26_mixtures.py;
   W26 does not give its cluster centres or seed, so ours are seeded draws (spread over
   seeds printed).
 * Random XORSAT (§5.2.1, Lemma 2, Figure 6). W26 prints no number; it claims
@@ -46,7 +46,7 @@ from scipy.special import gammaln, logsumexp
 
 import mdmtheory as mt
 from mdmtheory.optimal import block_partition
-from mdmtheory.structured import MixtureOfProductsLaw, estimate_information_profile
+from mdmtheory.laws import MixtureOfProductsLaw, estimate_information_profile
 
 LOG2 = math.log(2.0)
 
@@ -101,8 +101,8 @@ def mixture(d: int, eta: float, seed: int) -> MixtureOfProductsLaw:
 
 
 def numbers(prof: mt.Profile, K: int = 3) -> dict:
-    c = mt.ugc.coarse_complexity(prof)
-    p = mt.ugc.fine_complexity(prof)
+    c = mt.information.coarse_complexity(prof)
+    p = mt.information.fine_complexity(prof)
     part = block_partition(prof, K)
     return {"C_ugc": c, "P_ugc": p, "ratio": c / p, "C3": part.complexity, "edges": part.edges}
 
@@ -151,20 +151,20 @@ def main(argv=None) -> dict:
     d = 64
     rep, par = repeated_bit(d), parity(d)
     H01 = (d - 1) / (d + 1) * LOG2
-    row("H(0,1), repeated bit d=64", "§3.4 (after 24b)", round(H01, 6), mt.ugc.ugc(rep, 0.0, 1.0), "formula (d-1)/(d+1) log 2")
-    row("H(0,1), global parity d=64", "§3.4 (after 24b)", round(H01, 6), mt.ugc.ugc(par, 0.0, 1.0), "formula (d-1)/(d+1) log 2")
+    row("H(0,1), repeated bit d=64", "§3.4 (after 24b)", round(H01, 6), mt.information.ugc.ugc(rep, 0.0, 1.0), "formula (d-1)/(d+1) log 2")
+    row("H(0,1), global parity d=64", "§3.4 (after 24b)", round(H01, 6), mt.information.ugc.ugc(par, 0.0, 1.0), "formula (d-1)/(d+1) log 2")
     lam = np.linspace(-5, 5, 11)
     r_ = 1 / (1 + np.exp(-lam))
     q24a = d * (d - 1) * LOG2 * r_**2 * (1 - r_) ** d
     q24b = d * (d - 1) * LOG2 * (1 - r_) ** 2 * r_**d
-    err_a = float(np.max(np.abs(mt.ugc.ugc_density(rep, lam) - q24a)))
-    err_b = float(np.max(np.abs(mt.ugc.ugc_density(par, lam) - q24b)))
+    err_a = float(np.max(np.abs(mt.information.ugc_density(rep, lam) - q24a)))
+    err_b = float(np.max(np.abs(mt.information.ugc_density(par, lam) - q24b)))
     row("max |q - (24a)|, |q - (24b)|, d=64", "§3.4 eqs. (24a), (24b)", 0, f"{err_a:.1e}, {err_b:.1e}",
         "closed forms of the densities")
     rr, rp = numbers(rep), numbers(par)
     row("Ratio, repeated bit = parity, d=64", "§3.4, §5.2 'Ratio ≍ log d'", None, f"{rr['ratio']:.4f} = {rp['ratio']:.4f}",
         "mirror densities, same numbers")
-    out["rep_par"] = (err_a, err_b, rr["ratio"], rp["ratio"], mt.ugc.ugc(rep, 0.0, 1.0), H01)
+    out["rep_par"] = (err_a, err_b, rr["ratio"], rp["ratio"], mt.information.ugc.ugc(rep, 0.0, 1.0), H01)
 
     # Figures 2 and 4: random mixtures
     dims, seeds, n = ((32,), 1, 40) if args.fast else ((32, 48, 64), args.seeds, args.n)

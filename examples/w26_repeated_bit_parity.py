@@ -20,7 +20,8 @@ import math
 import numpy as np
 
 import mdmtheory as mt
-from mdmtheory import families, ugc
+from mdmtheory.laws import families
+from mdmtheory.information import ugc
 
 
 def repeated_bit(d: int) -> mt.Profile:

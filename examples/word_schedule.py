@@ -17,7 +17,7 @@ import argparse
 import numpy as np
 
 import mdmtheory as mt
-from mdmtheory import datasets
+from mdmtheory.data import datasets
 
 
 def main(argv=None) -> dict:

@@ -1,129 +1,85 @@
 """mdmtheory: exact, symbolic and Monte Carlo verification of masked diffusion theory.
 
-Top level: the public API of docs/design.md §4 and the names most users need. Submodules hold
-the rest (``mt.ugc``, ``mt.bounds``, ``mt.optimal``, ``mt.schedules``, ``mt.samplers``,
-``mt.diagnostics``, ``mt.structured``, ``mt.dyadic``); ``mt.symbolic`` (sympy),
-``mt.tightness`` and ``mt.testing`` (hypothesis, a test extra) load on first use.
+The top level holds the records and verbs a user starts from; everything else lives in its
+wing (docs/design.md, "Layout"), each wing importing only the wings below it:
+
+* :mod:`~mdmtheory.laws` (joint tables, families, oracles, prompts) and
+  :mod:`~mdmtheory.schedules` (plans and their families);
+* :mod:`~mdmtheory.information` (entropies, the profile, UGC, dyadic, divergences) and
+  :mod:`~mdmtheory.exports` (a plan in each sampler's conventions, adapters);
+* :mod:`~mdmtheory.data` (token data) and :mod:`~mdmtheory.samplers` (exact laws, Monte Carlo);
+* :mod:`~mdmtheory.bounds` (every published bound) and :mod:`~mdmtheory.optimal` (best plans);
+* :mod:`mdmtheory.bridge` (torch models; ``import mdmtheory.bridge``, extra ``bridge``);
+* :mod:`~mdmtheory.design` (plans from data, certificates) and :mod:`~mdmtheory.report`;
+* :mod:`mdmtheory.cli` (the ``mdmtheory`` command).
+
+``mt.symbolic`` (sympy) and ``mt.testing`` (hypothesis strategies, a test extra) load on first
+use. Old import paths work for one release with a DeprecationWarning (:mod:`._moved`).
 """
 
-import importlib
+import importlib as _importlib
 
-from . import blocks, random_sizes, bounds, diagnostics, dyadic, families, optimal, prompted, samplers, schedules, structured, ugc
+from . import _moved
+from . import bounds, data, design, exports, information, laws, optimal, report, samplers, schedules
 from .bounds import Bound, compare
-from .certificate import Certificate, certify
-from .certificate_blocks import BlockCertificate, certify_blocks
-from .divergence import kl, off_support_mass, path_kl, reverse_kl, step_path_kl, tv
-from .random_sizes import RandomSchedule
-from .entropies import (
-    card_gain_coefficients,
-    dual_total_correlation,
-    entropy,
-    entropy_coefficients,
-    subset_entropies,
-    sum_mutual_information,
-    sum_of_entropies,
-    total_correlation,
-    tse_complexity,
-)
-from .joint import Joint
+from .design import Certificate, certify
+from .information import entropy, information_profile, kl, path_kl, tv
+from .laws import Joint, families
+from .information import Profile
 from .optimal import optimal_grid, optimal_schedule, pareto_frontier
-from .profile import Profile, information_profile
-from .prompted import prompted_kl
-from .samplers import (
-    ConfidencePlanner,
-    DilatedPlanner,
-    EntropyBudgetPlanner,
-    EntropyPlanner,
-    ExactRun,
-    LeftToRightPlanner,
-    MarginPlanner,
-    PositionCalibratedPlanner,
-    RandomPlanner,
-    SemiAutoregressivePlanner,
-    ThresholdPlanner,
-    estimate_kl,
-    exact_run,
-    register_planner,
-    sampler_kl,
-    sampler_law,
-    simulate,
-)
-from .schedules import Grid, Schedule
+from .samplers import ExactRun, estimate_kl, exact_run, sampler_kl, sampler_law, simulate
+from .schedules import BlockPlan, Grid, RandomSchedule, Schedule
+
+_moved.install()
 
 __version__ = "0.1.0"
 
-_LAZY = ("symbolic", "tightness", "testing")
+_LAZY = ("symbolic", "testing")
 
 
 def __getattr__(name):
     if name in _LAZY:
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module 'mdmtheory' has no attribute {name!r}")
+        return _importlib.import_module(f".{name}", __name__)
+    return _moved.module_getattr(__name__, name)
 
 
 __all__ = [
-    # submodules
-    "blocks",
-    "bounds",
-    "diagnostics",
-    "dyadic",
+    # wings
+    "laws",
     "families",
-    "optimal",
-    "prompted",
-    "samplers",
     "schedules",
-    "structured",
-    "ugc",
+    "information",
+    "exports",
+    "data",
+    "samplers",
+    "bounds",
+    "optimal",
+    "design",
+    "report",
     # records
     "Joint",
     "Profile",
     "Schedule",
     "Grid",
+    "BlockPlan",
+    "RandomSchedule",
     "ExactRun",
     "Bound",
     "Certificate",
-    # entropies and the profile
-    "subset_entropies",
-    "entropy",
-    "entropy_coefficients",
-    "total_correlation",
-    "dual_total_correlation",
-    "sum_of_entropies",
-    "sum_mutual_information",
-    "tse_complexity",
-    "card_gain_coefficients",
+    # verbs
     "information_profile",
-    # samplers
+    "entropy",
+    "kl",
+    "tv",
+    "path_kl",
     "sampler_law",
     "sampler_kl",
     "exact_run",
     "simulate",
     "estimate_kl",
-    "register_planner",
-    "RandomPlanner",
-    "LeftToRightPlanner",
-    "ConfidencePlanner",
-    "MarginPlanner",
-    "EntropyPlanner",
-    "SemiAutoregressivePlanner",
-    "ThresholdPlanner",
-    "EntropyBudgetPlanner",
-    "DilatedPlanner",
-    "PositionCalibratedPlanner",
-    # divergences, bounds, schedules
-    "kl",
-    "reverse_kl",
-    "RandomSchedule",
-    "off_support_mass",
-    "tv",
-    "path_kl",
-    "step_path_kl",
-    "prompted_kl",
     "compare",
     "optimal_schedule",
-    "pareto_frontier",
     "optimal_grid",
+    "pareto_frontier",
     "certify",
-    "certify_blocks",
-    "BlockCertificate",
 ]

@@ -34,11 +34,11 @@ argument            maximum        why
 any other integer   2**63 - 1      fits numpy's int64 (seeds, bases, block lengths)
 ==================  =============  ===================================================
 
-Dense tables: at most :data:`mdmtheory.joint.MAX_OUTCOMES` = 2**24 entries (K**d); the exact
+Dense tables: at most :data:`mdmtheory.laws.MAX_OUTCOMES` = 2**24 entries (K**d); the exact
 sampler engine: at most (K+1)**d <= 2**25 state entries (2**29 for random order with a Schedule,
 whose level layout holds only the two levels of a step); mixtures of products and the
-empirical oracle: at most :data:`mdmtheory.structured.MAX_MIXTURE_ENTRIES` = 2**26 entries
-M·d·K; the block DP: ``resolution`` <= :data:`mdmtheory.optimal.MAX_BLOCK_RESOLUTION` = 4096.
+empirical oracle: at most :data:`mdmtheory.laws.MAX_MIXTURE_ENTRIES` = 2**26 entries
+M·d·K; the block DP: ``resolution`` <= :data:`mdmtheory.optimal.card.MAX_BLOCK_RESOLUTION` = 4096.
 """
 
 from __future__ import annotations

@@ -50,10 +50,10 @@ import numpy as np
 import sympy as sp
 from sympy.calculus.euler import euler_equations
 
+from .information.profile import Profile
+from .laws.joint import Joint, NORMALIZATION_TOL, positions_to_mask
+from .schedules.plans import check_schedule, Grid, Schedule
 from ._validate import int_arg as _int_arg
-from .joint import NORMALIZATION_TOL, Joint, positions_to_mask
-from .profile import Profile
-from .schedules import Grid, Schedule, check_schedule
 
 __all__ = [
     # joints
@@ -388,7 +388,7 @@ def from_joint(p: Joint) -> SymbolicJoint:
 
     Lossless: the symbolic quantities of the result, evaluated, reproduce the numeric ones
     of ``p``. The sum is checked with the numeric tolerance
-    :data:`~mdmtheory.joint.NORMALIZATION_TOL` (the floats need not sum to exactly 1).
+    :data:`~mdmtheory.laws.NORMALIZATION_TOL` (the floats need not sum to exactly 1).
     """
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
@@ -462,7 +462,7 @@ def two_state_markov_chain(a, b, d: int) -> SymbolicJoint:
     Entropies use :math:`H(X_S) = H(\pi) + \sum_k h_{s_{k+1}-s_k}` with
     :math:`h_g = H(X_g \mid X_0) = \sum_x \pi_x H(P^g(x, \cdot))` (docs/theory.md §6), so any
     d works without the :math:`2^d` table. Numeric twin:
-    ``mdmtheory.families.markov_chain([[1-a, a], [b, 1-b]], d)``.
+    ``mdmtheory.laws.families.markov_chain([[1-a, a], [b, 1-b]], d)``.
 
     Parameters
     ----------
@@ -505,7 +505,7 @@ def noisy_repeated_bit(eps, d: int) -> SymbolicJoint:
 
     with :math:`q_{m,j} = \tfrac12 \varepsilon^j (1-\varepsilon)^{m-j} + \tfrac12
     \varepsilon^{m-j}(1-\varepsilon)^j` (exchangeable: entropies depend only on |S|).
-    Numeric twin: ``mdmtheory.families.noisy_repeated_bit(d, eps)`` (note the argument
+    Numeric twin: ``mdmtheory.laws.families.noisy_repeated_bit(d, eps)`` (note the argument
     order there).
 
     Parameters
@@ -552,7 +552,7 @@ def repeated(d: int, K: int = 2, weights=None) -> SymbolicJoint:
     d : int, >= 1
     K : int, >= 2
     weights : sequence of K exact entries / symbols summing to 1, optional (default uniform).
-        Numeric twin: ``mdmtheory.families.repeated(d, K, weights)``.
+        Numeric twin: ``mdmtheory.laws.families.repeated(d, K, weights)``.
     """
     d = _int_arg(d, "d", 1)
     K = _int_arg(K, "K", 2)
@@ -590,7 +590,7 @@ def parity(d: int) -> SymbolicJoint:
     r"""Global parity: :math:`X_1, \dots, X_{d-1}` fair bits, :math:`X_d` their XOR.
 
     Uniform on the :math:`2^{d-1}` even-weight strings (exchangeable):
-    :math:`H(X_S) = \min(|S|, d-1) \log 2`. Numeric twin ``mdmtheory.families.parity(d)``.
+    :math:`H(X_S) = \min(|S|, d-1) \log 2`. Numeric twin ``mdmtheory.laws.families.parity(d)``.
     """
     d = _int_arg(d, "d", 2)
     mass = sp.Rational(1, 2 ** (d - 1))
@@ -921,7 +921,7 @@ def gain(p, t=TIME) -> sp.Expr:
               \qquad h^{card}_j = d(\varphi_0 - \varphi_j).
 
     A polynomial of degree <= d-1 in ``t`` (``sympy.Poly(h, t)``); ``t`` may also be a
-    number. Numeric twin: :func:`mdmtheory.ugc.gain`. Proof: proofs/bernstein_gain.md
+    number. Numeric twin: :func:`mdmtheory.information.gain`. Proof: proofs/bernstein_gain.md
     (tests/proofs/test_bernstein_gain.py).
     """
     hc = card_gain_coefficients(p)
@@ -933,7 +933,7 @@ def gain(p, t=TIME) -> sp.Expr:
 def info(p, t=TIME) -> sp.Expr:
     r""":math:`\mathrm{Info}(X; X_t) = \sum_{m=0}^{d} \binom{d}{m} t^m (1-t)^{d-m} e_m`.
 
-    ``p``: joint or profile. Numeric twin: :func:`mdmtheory.ugc.info`.
+    ``p``: joint or profile. Numeric twin: :func:`mdmtheory.information.info`.
     """
     phi = _profile_of(p)
     d = len(phi)
@@ -993,7 +993,7 @@ def gamma_umask(p, a, b) -> sp.Expr:
     r"""One-step defect of the Bernoulli sampler :math:`\Gamma(a, b) = \int_a^b (h(u) - h(a))\,du`.
 
     Exact (rational polynomial integrals times :math:`h^{card}_j`). Numeric twin:
-    :func:`mdmtheory.ugc.gamma_umask`.
+    :func:`mdmtheory.information.gamma_umask`.
     """
     hc = card_gain_coefficients(p)
     a, b = _interval(a, b)

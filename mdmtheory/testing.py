@@ -23,7 +23,7 @@ Strategies
 ----------
 joints
     Random tables (with exact zeros and entries ~1e-12) and draws from
-    :mod:`mdmtheory.families`.
+    :mod:`mdmtheory.laws.families`.
 schedules
     Compositions of d.
 grids
@@ -49,9 +49,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the test
         "mdmtheory.testing needs hypothesis, a test extra: pip install 'mdmtheory[test]'"
     ) from exc
 
-from .joint import Joint
-from .profile import Profile
-from .schedules import Grid, Schedule
+from .laws.joint import Joint
+from .information.profile import Profile
+from .schedules.plans import Grid, Schedule
 
 __all__ = [
     "joints",
@@ -67,7 +67,7 @@ __all__ = [
 
 #: Styles of random tables drawn by :func:`joints` (see its docstring).
 TABLE_STYLES = ("dense", "sparse", "near_degenerate", "mixed")
-#: Families of :mod:`mdmtheory.families` drawn by :func:`joints` (binary-only ones need K = 2).
+#: Families of :mod:`mdmtheory.laws.families` drawn by :func:`joints` (binary-only ones need K = 2).
 FAMILY_NAMES = (
     "product",
     "repeated",
@@ -153,7 +153,7 @@ def _random_table(draw, d: int, K: int, allow_zeros: bool, near_degenerate: bool
 
 @st.composite
 def _family(draw, d: int, K: int, allow_zeros: bool) -> Joint:
-    from . import families as fam
+    from .laws import families as fam
 
     names = [f for f in FAMILY_NAMES if K == 2 or f not in _BINARY_ONLY]
     if d < 2:
@@ -195,7 +195,7 @@ def joints(
 ):
     r"""Strategy for valid joint laws :class:`~mdmtheory.Joint` on :math:`[K]^d`.
 
-    Half of the draws (when ``families``) come from :mod:`mdmtheory.families` — product,
+    Half of the draws (when ``families``) come from :mod:`mdmtheory.laws.families` — product,
     repeated symbol, parity, XORSAT, Markov chain (any initial law), noisy repeated bit,
     mixtures of products, Ising chain, Dirichlet — with random parameters; the others
     are random tables in one of :data:`TABLE_STYLES`:
@@ -221,7 +221,7 @@ def joints(
     near_degenerate : bool
         Allow entries ~1e-12.
     families : bool
-        Also draw from :mod:`mdmtheory.families`.
+        Also draw from :mod:`mdmtheory.laws.families`.
     max_outcomes : int
         Largest table size ``K**d`` drawn (keeps tests fast).
 

@@ -22,7 +22,7 @@ from scipy.integrate import quad
 
 import mdmtheory as mt
 from mdmtheory import symbolic as S
-from mdmtheory import ugc
+from mdmtheory.information import ugc
 from mdmtheory.bounds import riemann_bound
 from reference import brute_profile, compositions as _compositions
 
@@ -186,7 +186,7 @@ def test_to_joint_and_from_joint_roundtrip():
     # from_joint is lossless: its exact quantities evaluate to the numeric ones
     q = mt.families.dirichlet(3, K=3, alpha=0.7, seed=4)
     sq = S.from_joint(q)
-    np.testing.assert_allclose([f(x) for x in S.subset_entropies(sq)], mt.subset_entropies(q), rtol=0, atol=TOL)
+    np.testing.assert_allclose([f(x) for x in S.subset_entropies(sq)], mt.information.subset_entropies(q), rtol=0, atol=TOL)
     assert np.array_equal(S.to_joint(sq).table, q.table)
 
 
@@ -200,16 +200,16 @@ def test_general_law_quantities_vs_numeric(d):
     table = rand_simplex(rng, 2**d)
     vals = dict(zip(p.parameters, table[:-1]))
     num = S.to_joint(p, vals)
-    H = mt.subset_entropies(num)
+    H = mt.information.subset_entropies(num)
     sym_H = [f(x, vals) for x in S.subset_entropies(p)]
     np.testing.assert_allclose(sym_H, H, rtol=0, atol=TOL)
     brute = [brute_H(num.table, [j for j in range(d) if mask >> j & 1]) for mask in range(1 << d)]
     np.testing.assert_allclose(sym_H, brute, rtol=0, atol=TOL)
     np.testing.assert_allclose([f(x, vals) for x in S.information_profile(p)], brute_profile(num.table), atol=TOL)
-    assert f(S.total_correlation(p), vals) == pytest.approx(mt.total_correlation(num), abs=TOL)
-    assert f(S.dual_total_correlation(p), vals) == pytest.approx(mt.dual_total_correlation(num), abs=TOL)
-    assert f(S.tse_complexity(p), vals) == pytest.approx(mt.tse_complexity(num), abs=TOL)
-    assert f(S.sum_mutual_information(p), vals) == pytest.approx(mt.sum_mutual_information(num), abs=TOL)
+    assert f(S.total_correlation(p), vals) == pytest.approx(mt.information.total_correlation(num), abs=TOL)
+    assert f(S.dual_total_correlation(p), vals) == pytest.approx(mt.information.dual_total_correlation(num), abs=TOL)
+    assert f(S.tse_complexity(p), vals) == pytest.approx(mt.information.tse_complexity(num), abs=TOL)
+    assert f(S.sum_mutual_information(p), vals) == pytest.approx(mt.information.sum_mutual_information(num), abs=TOL)
 
 
 def test_profile_invariant_under_position_permutation():
@@ -252,8 +252,8 @@ def test_two_state_chain_profile_vs_numeric(d):
     cf = S.markov_chain_closed_forms()
     sub = {S.D_SYMBOL: d, sp.Symbol("a", positive=True): a, sp.Symbol("b", positive=True): b}
     assert f(cf.entropy, sub) == pytest.approx(mt.entropy(num), abs=TOL)
-    assert f(cf.total_correlation, sub) == pytest.approx(mt.total_correlation(num), abs=TOL)
-    assert f(cf.dual_total_correlation, sub) == pytest.approx(mt.dual_total_correlation(num), abs=TOL)
+    assert f(cf.total_correlation, sub) == pytest.approx(mt.information.total_correlation(num), abs=TOL)
+    assert f(cf.dual_total_correlation, sub) == pytest.approx(mt.information.dual_total_correlation(num), abs=TOL)
     for m in (0, 1, 2, d - 1, d):
         em = cf.entropy_coefficient(m).subs(S.D_SYMBOL, d).doit()
         assert f(em, sub) == pytest.approx(e_gap[m], abs=TOL)
@@ -321,7 +321,7 @@ def test_path_kl_vs_numeric_and_brute_force():
         assert v == pytest.approx(brute_path_kl(num.table, sizes), abs=TOL)
         parts = S.step_path_kl(p, mt.Schedule(sizes))
         assert f(sp.Add(*parts) - S.path_kl(p, sizes), {eps_: eps}) == pytest.approx(0, abs=1e-25)
-    assert f(S.path_kl(p, (5,)), {eps_: eps}) == pytest.approx(mt.total_correlation(num), abs=TOL)
+    assert f(S.path_kl(p, (5,)), {eps_: eps}) == pytest.approx(mt.information.total_correlation(num), abs=TOL)
     grid = mt.Grid((0.0, 0.25, 0.6, 1.0))
     assert f(S.path_kl(p, grid), {eps_: eps}) == pytest.approx(mt.path_kl(num, grid), abs=TOL)
     # a numeric Profile is converted exactly
@@ -409,9 +409,9 @@ def test_closed_forms_equal_numeric_and_exact_tables(d):
             assert _same(val, phi_sym[m])
             assert f(val) == pytest.approx(phi_num[m], abs=TOL)
         assert _same(cf.total_correlation.subs(sub), S.total_correlation(sym))
-        assert f(cf.total_correlation.subs(sub)) == pytest.approx(mt.total_correlation(num), abs=TOL)
+        assert f(cf.total_correlation.subs(sub)) == pytest.approx(mt.information.total_correlation(num), abs=TOL)
         assert _same(cf.dual_total_correlation.subs(sub), S.dual_total_correlation(sym))
-        assert f(cf.dual_total_correlation.subs(sub)) == pytest.approx(mt.dual_total_correlation(num), abs=TOL)
+        assert f(cf.dual_total_correlation.subs(sub)) == pytest.approx(mt.information.dual_total_correlation(num), abs=TOL)
         assert _same(sp.expand(cf.gain.subs(sub)), sp.expand(S.gain(sym)))
         for t in (0.2, 0.7):
             assert f(cf.gain.subs(sub), {t_: t}) == pytest.approx(float(ugc.gain(num, np.array(t))), abs=TOL)

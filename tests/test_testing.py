@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from mdmtheory import Grid, Joint, Profile, Schedule
-from mdmtheory.joint import NORMALIZATION_TOL
+from mdmtheory.laws import NORMALIZATION_TOL
 from mdmtheory.testing import (
     grids,
     intervals,

@@ -22,8 +22,11 @@ Wainwright, arXiv 2608.13520, read in full; places: docs/theory.md), :mod:`.dhw2
 ParallelBench, arXiv 2510.04767, read in full; conditional total correlation), :mod:`.zyb26` (ZYB26 =
 Zhang et al., arXiv 2602.00286, reverse KL and verification cost), :mod:`.derived` (bounds
 derived here, among them the Riemann bound built on LZ25/CCL25's profile identity) and
-:mod:`.comparison` (the table, :func:`compare`).
+:mod:`.comparison` (the table, :func:`compare`); :mod:`.tightness` (the largest exact/bound
+ratio found by search, JAX; loaded on first use).
 """
+
+import importlib as _importlib
 
 # private names re-exported for the package's own tests and tightness targets
 # (_slack, _bernstein_min, _geo_grid, _is_geometric): they moved, they did not change
@@ -112,3 +115,9 @@ __all__ = [
     "compare",
     "HOLD_RTOL",
 ]
+
+
+def __getattr__(name):
+    if name == "tightness":
+        return _importlib.import_module(".tightness", __name__)
+    raise AttributeError(f"module 'mdmtheory.bounds' has no attribute {name!r}")

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from ..information.ugc import from_log_odds, _interval, log_odds
+from ..schedules.plans import check_schedule, Grid, Schedule
 from .._validate import int_arg
-from ..schedules import Grid, Schedule, check_schedule
-from ..ugc import _interval, from_log_odds, log_odds
 
 UPPER, LOWER, ASYMPTOTIC = "upper", "lower", "asymptotic"
 #: Status of a bound's statement (:attr:`Bound.status`, the ``status`` column of tables).

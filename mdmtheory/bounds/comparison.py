@@ -9,16 +9,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..divergence import kl as _kl
-from ..joint import Joint
-from ..schedules import Grid, Schedule
-from ..ugc import _ugc, as_profile, effective_total_correlation, log_odds
-from ._core import DERIVED, Bound, _is_geometric
+from ..information.divergence import kl as _kl
+from ..information.ugc import as_profile, effective_total_correlation, log_odds, _ugc
+from ..laws.joint import Joint
+from ..schedules.plans import Grid, Schedule
+from ._core import Bound, DERIVED, _is_geometric
 from .derived import optimal_grid_error_lower, riemann_bound
 from .dhw26 import dhw26_dimension_bound, dhw_sandwich, dhw_tc_bound
 from .lc25 import lc25_bound, lc25_lower_our_reading, worst_path_kl
-from .pb25 import COMPARE_MAX_D as _PB25_MAX_D
-from .pb25 import pb25_partition_lower, pb25_schedule_lower
+from .pb25 import COMPARE_MAX_D as _PB25_MAX_D, pb25_partition_lower, pb25_schedule_lower
 from .w26 import (
     ugc_total_bound,
     w26_block_objective_min,
@@ -28,7 +27,7 @@ from .w26 import (
     w26_theorem1_card,
     w26_theorem3,
 )
-from .zyb26 import _reverse_kl, rejection_cost, zyb26_verification_lower
+from .zyb26 import rejection_cost, _reverse_kl, zyb26_verification_lower
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ugc import _edges, _increments, as_profile
-from ._core import DERIVED, LOWER, Bound, _schedule, _steps_arg
+from ..information.ugc import as_profile, _edges, _increments
+from ._core import Bound, DERIVED, LOWER, _schedule, _steps_arg
 
 
 def riemann_bound(p, schedule) -> Bound:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 
-from ..ugc import _ugc, as_profile
-from ._core import DERIVED, LOWER, PAPER, Bound, _tc_dtc
+from ..information.ugc import as_profile, _ugc
+from ._core import Bound, DERIVED, LOWER, PAPER, _tc_dtc
 
 
 def dhw_sandwich(p) -> tuple[Bound, Bound]:
@@ -57,7 +57,7 @@ def dhw26_dimension_bound(p) -> Bound:
     COLT 2026, PMLR 336:2038-2104; only the abstract was available to us). Implied by :func:`dhw_tc_bound`, since
     :math:`\min(TC, DTC) \le TC \le (d - 1)\log K`. ``p``: a :class:`~mdmtheory.Joint` (K is
     its alphabet size)."""
-    from ..joint import Joint
+    from ..laws.joint import Joint
 
     if not isinstance(p, Joint):
         raise ValueError(f"p: the d log K bound needs a mdmtheory.Joint (its alphabet size K), got {type(p).__name__}")

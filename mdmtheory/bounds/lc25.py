@@ -18,9 +18,9 @@ import numbers
 
 import numpy as np
 
+from ..information.ugc import as_profile, gain_coefficients, _increments
 from .._validate import _short
-from ..ugc import _increments, as_profile, gain_coefficients
-from ._core import LOWER, OUR_READING, SUMMARY, Bound, _schedule
+from ._core import Bound, LOWER, OUR_READING, _schedule, SUMMARY
 
 
 def lc25_bound(p, schedule) -> Bound:
@@ -136,7 +136,7 @@ def lc25_lower_our_reading(p, max_size: int, *, reading: str = "revealed") -> Bo
     Status: held on every exact check here (hypothesis over random and near-degenerate
     laws, d <= 5, both readings; tightness search: best ratio 0.375 at d = 3), **not
     proved**. Against the output-law KL instead of the path KL it fails at s = 2 on
-    near-deterministic laws (tests/test_bounds.py), which says nothing about LC25.
+    near-deterministic laws (tests/bounds/test_bounds.py), which says nothing about LC25.
     docs/theory.md §2.
     """
     prof = as_profile(p)

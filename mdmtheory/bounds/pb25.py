@@ -44,10 +44,10 @@ import math
 
 import numpy as np
 
+from ..information.entropies import subset_entropies
+from ..laws.joint import Joint, positions_to_mask
 from .._validate import int_arg
-from ..entropies import subset_entropies
-from ..joint import Joint, positions_to_mask
-from ._core import DERIVED, LOWER, PAPER, Bound, _schedule
+from ._core import Bound, DERIVED, LOWER, PAPER, _schedule
 
 #: Largest d for the subset dynamic programs (up to 3^d work); :func:`~mdmtheory.bounds.compare`
 #: lists :func:`pb25_schedule_lower` up to :data:`COMPARE_MAX_D`.

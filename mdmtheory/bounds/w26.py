@@ -16,30 +16,29 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._validate import LIMITS as _LIMITS
-from .._validate import int_arg
-from ..schedules import Grid
-from ..ugc import (
+from ..information.ugc import (
+    as_profile,
     _card_pair,
     _edges,
-    _interval,
-    _ugc,
-    as_profile,
     fine_complexity,
     from_log_odds,
+    _interval,
     log_odds,
     partition_complexity,
+    _ugc,
     ugc_card,
 )
+from ..schedules.plans import Grid
+from .._validate import int_arg, LIMITS as _LIMITS
 from ._core import (
     ASYMPTOTIC,
-    LOWER,
-    PAPER,
     Bound,
     _endpoints,
     _geo_grid,
     _grid,
     _is_geometric,
+    LOWER,
+    PAPER,
     _psi,
     _schedule,
     _steps_arg,

@@ -11,12 +11,12 @@ So the law on unmasking sizes is ZC26's own, with parameters, and the two rates 
 one parameter choice of it — not for uniformly random compositions. Neither the law nor its
 parameters are in the text we could read, so the package cannot implement it; what it
 implements is the exact check of *any* law on compositions into K parts
-(:func:`zc26_check`, :class:`~mdmtheory.random_sizes.RandomSchedule`), against which ZC26's
+(:func:`zc26_check`, :class:`~mdmtheory.schedules.RandomSchedule`), against which ZC26's
 law can be tested once it is known. An order statement with hidden constants and
 logarithmic factors is not a finite inequality, so :func:`zc26_rates` returns the two rates
 at constant 1 as **asymptotic** values (no verdict), status ``"our reading"``.
 
-Exact facts (docs/theory.md §2; tests/test_bounds_2026.py), **about the uniform law on
+Exact facts (docs/theory.md §2; tests/bounds/test_bounds_by_source.py), **about the uniform law on
 compositions into K parts, not ZC26's law**: at K = 1 every size law gives KL = path KL = TC;
 on global parity the expected path KL is :math:`\frac{d-K}{d-1}\log 2`, so
 E[path KL]/(TC/K) = K(d − K)/(d − 1) (4/3 at d = 4, K = 2; 1.5 at d = 5, K = 2 or 3: it grows
@@ -31,9 +31,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..information.ugc import as_profile
 from .._validate import int_arg
-from ..ugc import as_profile
-from ._core import ASYMPTOTIC, OUR_READING, Bound, _tc_dtc
+from ._core import ASYMPTOTIC, Bound, OUR_READING, _tc_dtc
 
 _SOURCE = "Zhao & Cai 2026 (arXiv 2602.20126v1), abstract (our reading: rates at constant 1, no log factors)"
 
@@ -104,13 +104,14 @@ class ZC26Check:
 
 def zc26_check(p, plan) -> ZC26Check:
     r"""Exact output-law KL and path KL of a law ``plan`` (a
-    :class:`~mdmtheory.random_sizes.RandomSchedule`) whose compositions all have the same
+    :class:`~mdmtheory.schedules.RandomSchedule`) whose compositions all have the same
     number of parts K, beside TC/K and DTC/K. Any law on K-part compositions can be passed;
     ZC26's own law is not known to us (module docstring), so a ratio above 1 says that this
     law does not meet the rate at constant 1, nothing about ZC26."""
-    from ..divergence import kl
-    from ..joint import Joint
-    from ..random_sizes import RandomSchedule, random_path_kl, random_schedule_law
+    from ..information.divergence import kl
+    from ..laws.joint import Joint
+    from ..schedules.plans import RandomSchedule
+    from ..samplers.randomized import random_path_kl, random_schedule_law
 
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")

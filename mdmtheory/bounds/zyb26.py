@@ -27,8 +27,8 @@ import math
 
 import numpy as np
 
-from ..joint import Joint, positions_to_mask
-from ._core import LOWER, OUR_READING, Bound
+from ..laws.joint import Joint, positions_to_mask
+from ._core import Bound, LOWER, OUR_READING
 from .pb25 import conditional_total_correlation
 
 _SOURCE = "Zhang et al. 2026 (arXiv 2602.00286), abstract, claim (3) (our reading: rejection sampling from the factorized proposal)"
@@ -37,9 +37,9 @@ _SOURCE = "Zhang et al. 2026 (arXiv 2602.00286), abstract, claim (3) (our readin
 def _reverse_kl(p: Joint, q: Joint) -> tuple[float, float]:
     r"""(:math:`\mathrm{KL}(q \,\|\, p)`, q's mass off p's support): inf when that mass is > 0.
     A sampler law's ``lost`` mass (drawn into a context x_A with p(x_A) = 0, so every
-    completion lies off p's support) counts as off-support mass (``mt.reverse_kl`` with
+    completion lies off p's support) counts as off-support mass (``mt.information.reverse_kl`` with
     ``lost="outcome"``)."""
-    from ..divergence import off_support_mass, reverse_kl
+    from ..information.divergence import off_support_mass, reverse_kl
 
     off = off_support_mass(p, q) + float(q.lost)
     return reverse_kl(p, q, lost="outcome"), off

@@ -58,7 +58,7 @@ import numpy as np
 from scipy.special import entr, xlogy
 from scipy.stats import rankdata
 
-from .._validate import _short, float_array, int_arg, real_arg
+from .._validate import float_array, int_arg, real_arg, _short
 
 #: Largest ``batch_size`` of the extraction functions (sequences per forward).
 MAX_BATCH = 1 << 20
@@ -86,8 +86,6 @@ __all__ = [
     "revealed_information",
     "InformationCorrelation",
     "attention_information_correlation",
-    "plot_received",
-    "plot_absorption",
 ]
 
 #: Largest allowed deviation of an attention row sum from 1 (float32 models, bf16 upcast).
@@ -676,8 +674,8 @@ def trace_sampling(
     :class:`AttentionTrace` (samples are outcome indices 0..K-1; ``targets`` when given).
     """
     from ..samplers.simulate import _choose, _planner_setup
-    from ..schedules import Grid
-    from ..structured import _inverse_cdf
+    from ..schedules.plans import Grid
+    from ..laws.oracles import _inverse_cdf
     from ._checks import MAX_TOKEN_ID, check_bool, int_array
 
     torch = _torch()
@@ -930,7 +928,7 @@ def conditional_mutual_information(joint, i: int, j: int, given=()) -> float:
     >>> round(conditional_mutual_information(xor, 0, 1), 12), round(conditional_mutual_information(xor, 0, 1, [2]) / math.log(2), 12)
     (0.0, 1.0)
     """
-    from ..joint import Joint, positions_to_mask
+    from ..laws.joint import Joint, positions_to_mask
 
     if not isinstance(joint, Joint):
         raise ValueError(f"joint: expected a mdmtheory.Joint, got {type(joint).__name__}")
@@ -994,8 +992,8 @@ def revealed_information(law, x, revealed, *, kind: str = "pointwise") -> np.nda
     ------
     ValueError when :math:`p(x_A) = 0` under the law (the state is impossible).
     """
-    from ..joint import Joint
-    from ..structured import as_oracle
+    from ..laws.joint import Joint
+    from ..laws.oracles import as_oracle
 
     oracle = as_oracle(law)
     d, K = oracle.d, oracle.K
@@ -1192,106 +1190,7 @@ def attention_information_correlation(
     )
 
 
-# -- plots ---------------------------------------------------------------------------------
-#: Largest number of cells of a received-attention heatmap (:func:`plot_received`).
-MAX_PLOT_CELLS = 1 << 16
+def __getattr__(name):  # the plots moved to mdmtheory.report.plots
+    from .._moved import module_getattr
 
-
-def _check_plot_args(ax, title) -> None:
-    if ax is not None:
-        from matplotlib.axes import Axes
-
-        if not isinstance(ax, Axes):
-            raise ValueError(f"ax: expected a matplotlib Axes or None, got {type(ax).__name__}")
-    if title is not None and not isinstance(title, str):
-        raise ValueError(f"title: expected a string or None, got {_short(title)}")
-
-
-def _new_axes(width: float, height: float):
-    """A new Figure and its Axes on the Agg canvas, without pyplot (no global backend switched,
-    no figure for the caller to close); the shared helper of :mod:`mdmtheory.plots`."""
-    from ..plots import _figure
-
-    fig, (ax,) = _figure(width=width, height=height)
-    return fig, ax
-
-
-def plot_received(s, *, eps: float = DEFAULT_EPS, ax=None, title: str | None = None):
-    """Heatmap of received attention, steps × positions, with the anchors marked.
-
-    Parameters
-    ----------
-    s : (T, L) received attention of one sample and one layer (or averaged over layers),
-        e.g. ``trace.received()[0, :, layer]``.
-    eps : anchor threshold multiplier (:func:`anchors`).
-    ax : a matplotlib Axes, or None for a new figure (Agg canvas, constrained layout, not
-        registered with pyplot); with an Axes the caller's figure is drawn on as it is.
-
-    Returns
-    -------
-    The matplotlib Figure.
-    """
-    s = _as_array(s, "s")
-    if s.ndim != 2 or s.size == 0:
-        raise ValueError(f"s: expected a non-empty (steps, positions) array, got shape {s.shape}")
-    if s.size > MAX_PLOT_CELLS:
-        raise ValueError(f"s: {s.size} cells; a heatmap shows at most {MAX_PLOT_CELLS} (MAX_PLOT_CELLS)")
-    _check_plot_args(ax, title)
-    if ax is None:  # 0.35 in per position, 0.3 in per step, at most 24 in
-        fig, ax = _new_axes(min(2.0 + 0.35 * s.shape[1], 24.0), min(1.5 + 0.3 * s.shape[0], 24.0))
-    else:
-        fig = ax.figure
-    im = ax.imshow(s, aspect="auto", cmap="viridis", origin="upper")
-    a = anchors(s, eps=eps)
-    tt, jj = np.nonzero(a)
-    ax.scatter(jj, tt, marker="o", s=30, facecolors="none", edgecolors="red", label="anchor")
-    if s.shape[1] <= 32:
-        ax.set_xticks(range(s.shape[1]))
-    if s.shape[0] <= 32:
-        ax.set_yticks(range(s.shape[0]), [str(t + 1) for t in range(s.shape[0])])
-    ax.set_xlabel("position j")
-    ax.set_ylabel("step t")
-    ax.set_title(title or "received attention $s_j$")
-    fig.colorbar(im, ax=ax)
-    return fig
-
-
-def plot_absorption(series: dict, *, ax=None, title: str | None = None):
-    """Absorption per layer, mean ± std, one line per model (e.g. MDM anchors vs AR BOS).
-
-    Parameters
-    ----------
-    series : name -> (mean (layers,), std (layers,)), e.g. from :func:`absorption_stats`
-        or ``(summary.absorption_mean, summary.absorption_std)``.
-    """
-    if not isinstance(series, dict) or not series:
-        raise ValueError("series: expected a non-empty dict name -> (mean, std)")
-    _check_plot_args(ax, title)
-    checked = {}
-    for name, pair in series.items():
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise ValueError(f"series: the value of {_short(name)} must be a pair (mean, std), got {_short(pair)}")
-        mean = _as_array(pair[0], "series mean").ravel()
-        std = _as_array(pair[1], "series std").ravel()
-        if mean.size == 0 or mean.size != std.size or mean.size > 4096 or np.any(std < 0):
-            raise ValueError(
-                f"series: {_short(name)} needs mean and std of the same length 1..4096 (std >= 0), "
-                f"got {mean.size} and {std.size}"
-            )
-        checked[name] = (mean, std)
-    series = checked
-    if ax is None:
-        fig, ax = _new_axes(5.0, 3.2)
-    else:
-        fig = ax.figure
-    for name, (mean, std) in series.items():
-        mean, std = _as_array(mean, f"series[{name!r}] mean"), _as_array(std, f"series[{name!r}] std")
-        layers = np.arange(mean.size)
-        ax.errorbar(layers, mean, yerr=std, marker="o", capsize=3, label=str(name))
-        ax.set_xticks(layers)
-    ax.set_xlabel("layer")
-    ax.set_ylabel("absorption")
-    ax.set_ylim(0, 1)
-    ax.set_title(title or "attention absorbed per layer")
-    ax.legend()
-    return fig
+    return module_getattr(__name__, name)

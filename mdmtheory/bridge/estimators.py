@@ -38,14 +38,14 @@ import numpy as np
 import torch
 from scipy.stats import norm
 
-from .._validate import int_arg, real_arg
-from ..dyadic import WEIGHTS, dyadic_grid, dyadic_terms, dyadic_weights
-from ..profile import Profile
+from ..information.dyadic import dyadic_grid, dyadic_terms, dyadic_weights, WEIGHTS
+from ..information.profile import Profile
+from ..laws.oracles import as_oracle
 from ..samplers.simulate import _choose, _planner_setup
-from ..schedules import Grid, Schedule, check_schedule
-from ..structured import as_oracle
-from .distributed import all_reduce_sum, world
-from ._checks import MAX_DRAWS, MAX_RESAMPLES, check_choice, int_array, short
+from ..schedules.plans import check_schedule, Grid, Schedule
+from .._validate import int_arg, real_arg
+from ._checks import check_choice, int_array, MAX_DRAWS, MAX_RESAMPLES, short
+from ._dist import all_reduce_sum, world
 from .model import as_masked_model
 
 __all__ = [
@@ -353,8 +353,8 @@ class DyadicModelEstimate:
     r"""W26's dyadic estimate Q of the UGC H(a, b) with the model's conditionals.
 
     ``value`` estimates :math:`\mathbb E Q` (with the exact model:
-    :func:`mdmtheory.dyadic.expected_dyadic_estimate`); ``grid``, ``weights``, ``kind`` as
-    in :class:`mdmtheory.dyadic.DyadicEstimate`.
+    :func:`mdmtheory.information.expected_dyadic_estimate`); ``grid``, ``weights``, ``kind`` as
+    in :class:`mdmtheory.information.DyadicEstimate`.
     """
 
     value: float
@@ -395,7 +395,7 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
     The estimate is then the profile of the L response positions given the prompt with the
     later positions marginalized: the profile of block b of length L given the prompt and
     the earlier blocks is ``estimate_profile(model, x, prompt_length=g + b*L,
-    response_length=L)`` (``mdmtheory.blocks.block_profiles(p, L, given=range(g))[b]`` for
+    response_length=L)`` (``mdmtheory.optimal.block_profiles(p, L, given=range(g))[b]`` for
     an exact model).
 
     Draw g = (level ℓ, r): sample :math:`x` (``g mod n``), a uniformly random revealed set A
@@ -555,7 +555,7 @@ def optimal_schedule_estimate(estimate: ProfileEstimate, steps: int, *, n_resamp
     the same schedule. The value is optimistic (it was selected on the same estimate):
     re-estimate it on fresh draws with :func:`estimate_path_cross_entropy` for an unbiased CI.
     """
-    from ..optimal import optimal_schedule
+    from ..optimal.card import optimal_schedule
 
     if not isinstance(estimate, ProfileEstimate) or estimate.quantity != "cross_entropy":
         raise ValueError("estimate: expected the ProfileEstimate of estimate_profile (a cross-entropy profile)")
@@ -620,8 +620,8 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
     prompt_length : g; the first g positions of every row are a prompt, revealed from the
         start and never chosen, scored or counted: ``plan`` is a schedule of the D − g
         response positions, the planner sees only those (numbered 0..D−g−1, as
-        :func:`mdmtheory.prompted.prompted_kl`), forwards per draw are D − g, and with the
-        exact model the expectation is ``mt.prompted_kl(p, plan, given=range(g),
+        :func:`mdmtheory.samplers.prompted_kl`), forwards per draw are D − g, and with the
+        exact model the expectation is ``mt.samplers.prompted_kl(p, plan, given=range(g),
         planner=...)`` (deterministic planner) or the prompted path KL
         ``mt.path_kl(mt.information_profile(p, given=range(g)), plan)`` (random order).
     """
@@ -752,11 +752,11 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
 class _PromptedOracle:
     r"""The model's leave-one-out conditionals of the response positions of a fixed batch of
     rows whose prompts (first g positions) are always revealed: the ``loo_conditionals``
-    that :func:`mdmtheory.dyadic.dyadic_terms` reads, for an oracle of dimension D − g.
+    that :func:`mdmtheory.information.dyadic_terms` reads, for an oracle of dimension D − g.
 
     Row j is :math:`\hat p(x_j = \cdot \mid x_{\text{prompt}}, x_{A \setminus \{j\}})`:
     the ordinary conditional for a masked j, one more forward with j masked for a revealed
-    response position j (as :func:`mdmtheory.structured.loo_conditionals`); a prompt
+    response position j (as :func:`mdmtheory.laws.loo_conditionals`); a prompt
     position is never masked.
     """
 
@@ -787,7 +787,7 @@ def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corre
                     distributed=None, prompt_length: int = 0) -> DyadicModelEstimate:
     r"""W26 §4's dyadic estimator Q of the UGC H(a, b), with the model's conditionals.
 
-    As :func:`mdmtheory.dyadic.dyadic_estimate` (the coupling of its module docstring), with
+    As :func:`mdmtheory.information.dyadic_estimate` (the coupling of its module docstring), with
     :math:`\hat p` in place of p: draw g has a clean sample x and iid uniform reveal times U
     (counter-based); at each grid time :math:`v_j`,
     :math:`\hat\mu_i(\cdot, X_{v_j|i}) = \hat p(x_i = \cdot \mid x_{\{k \ne i : U_k \le v_j\}})`,

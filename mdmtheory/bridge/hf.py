@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from .._validate import int_arg
-from ._checks import MAX_BATCH, MAX_TOKEN_ID, check_bool, check_device, check_dtype
+from ._checks import check_bool, check_device, check_dtype, MAX_BATCH, MAX_TOKEN_ID
 from .model import MaskedModel
 
 __all__ = ["from_pretrained"]

@@ -43,9 +43,9 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
+from ..laws.oracles import as_oracle, _check_batch
 from .._validate import int_arg
-from ..structured import _check_batch, as_oracle
-from ._checks import MAX_BATCH, MAX_TOKEN_ID, check_bool, check_device, check_dtype, int_array, short
+from ._checks import check_bool, check_device, check_dtype, int_array, MAX_BATCH, MAX_TOKEN_ID, short
 
 __all__ = ["MaskedModel", "as_masked_model", "ExactModel", "ModelOracle"]
 
@@ -467,7 +467,7 @@ class ExactModel(torch.nn.Module):
     Parameters
     ----------
     law : Joint or conditional oracle (``d``, ``K``, ``conditionals``, ``log_marginal``,
-        ``sample``: what :func:`mdmtheory.structured.as_oracle` accepts).
+        ``sample``: what :func:`mdmtheory.laws.as_oracle` accepts).
     """
 
     def __init__(self, law):
@@ -508,7 +508,7 @@ class ModelOracle:
 
     ``conditionals(x, revealed)`` returns the model's :math:`\\hat p(x_j = v \\mid x_A)`,
     float64 numpy (n, d, K), rows of revealed positions 0 (as the oracles of
-    :mod:`mdmtheory.structured`). ``d`` is fixed by the first call unless given.
+    :mod:`mdmtheory.laws.oracles`). ``d`` is fixed by the first call unless given.
     """
 
     def __init__(self, model, d: int | None = None):

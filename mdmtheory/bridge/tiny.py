@@ -370,9 +370,9 @@ def pretrained_path(name: str):
 
 
 def load_pretrained(name: str, *, device=None) -> TinyMDM:
-    """A shipped checkpoint: ``"words"`` (MDM on :func:`mdmtheory.datasets.words`),
+    """A shipped checkpoint: ``"words"`` (MDM on :func:`mdmtheory.data.words`),
     ``"words-ar"`` (its causal baseline) or ``"markov"`` (MDM on
-    :func:`mdmtheory.datasets.markov`, d = 64). Provenance is in the ``.json`` beside it."""
+    :func:`mdmtheory.data.markov`, d = 64). Provenance is in the ``.json`` beside it."""
     from importlib.resources import as_file
 
     with as_file(pretrained_path(name)) as st:

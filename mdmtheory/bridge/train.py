@@ -26,11 +26,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from .._validate import int_arg as _int_arg
-from .._validate import real_arg as _real_arg
-from ._checks import check_bool as _check_bool
-from ._checks import check_choice as _check_choice
-from ._checks import int_array as _int_array
+from .._validate import int_arg as _int_arg, real_arg as _real_arg
+from ._checks import check_bool as _check_bool, check_choice as _check_choice, int_array as _int_array
 from .tiny import TinyMDM
 
 __all__ = ["train", "mdm_loss", "ar_loss", "TrainResult", "EPS_TIME", "MAX_BATCH_TOKENS", "MAX_THREADS", "MAX_LR"]

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import families
-from ..joint import Joint
-from ..profile import Profile
-from ..schedules import Grid, Schedule
+from ..information.profile import Profile
+from ..laws.joint import Joint
+from ..schedules.plans import Grid, Schedule
+from ..laws import families
 from ._common import UsageError
 
 __all__ = ["FAMILIES", "MAX_ALPHABET", "MAX_SCHEDULE_D", "add_law_arguments", "add_token_arguments", "load_law",
@@ -38,7 +38,7 @@ FAMILIES = {
 
 #: Largest table the exact commands accept (K^d outcomes): the package's dense limit, so
 #: the 26^5 word law fits (its exact work takes seconds).
-from ..joint import MAX_OUTCOMES  # noqa: E402
+from ..laws.joint import MAX_OUTCOMES  # noqa: E402
 
 #: Largest alphabet a token file may imply when no model fixes it (tokens 0..MAX_ALPHABET-1,
 #: or --K up to it): checked right after reading, before any table, oracle or embedding of
@@ -120,7 +120,7 @@ def _check_npy_header(path: str, option: str) -> None:
 def read_tokens(path: str, option: str = "--tokens", *, chars: bool = False, K: int | None = None,
                 alphabet=None, limit: int = MAX_ALPHABET) -> tuple[np.ndarray, tuple]:
     """Token sequences (n, d) and their alphabet from a ``.npy`` or text file: the one
-    reader of every command (:func:`mdmtheory.datasets.load_sequences`), errors named
+    reader of every command (:func:`mdmtheory.data.load_sequences`), errors named
     after ``option``.
 
     ``chars``: each character is a token; with ``alphabet`` (a model's recorded alphabet)
@@ -128,7 +128,7 @@ def read_tokens(path: str, option: str = "--tokens", *, chars: bool = False, K: 
     seen. ``K`` (integer tokens): the alphabet size, else max token + 1, at most ``limit``
     (:data:`MAX_ALPHABET` unless a model's own alphabet is larger).
     """
-    from ..datasets import load_sequences
+    from ..data.datasets import load_sequences
 
     if K is not None and chars:
         raise UsageError("--K: only for integer tokens; with --chars the alphabet is the characters seen")
@@ -366,3 +366,18 @@ def plan_dict(plan) -> dict:
     if isinstance(plan, Schedule):
         return {"kind": "schedule", "sizes": list(plan.sizes), "steps": plan.steps}
     return {"kind": "grid", "times": list(plan.times), "steps": plan.steps}
+
+
+#: Largest --n-per-level and --n-path (draws; each is one model forward row).
+MAX_DRAWS = 10**7
+
+
+def check_draws(option: str, v: int) -> None:
+    """At least 2 draws (a standard error needs two), at most MAX_DRAWS."""
+    if not 2 <= v <= MAX_DRAWS:
+        raise UsageError(f"{option}: expected a number of draws in 2..{MAX_DRAWS:,}, got {v}")
+
+
+def check_seed(v: int) -> None:
+    if not 0 <= v < 2**32:
+        raise UsageError(f"--seed: expected an integer in 0..2**32-1, got {v}")

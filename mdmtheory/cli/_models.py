@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ._common import UsageError
+from ._inputs import MAX_ALPHABET, read_tokens
 
 __all__ = ["LoadedModel", "load_model", "check_samples"]
 
@@ -243,3 +244,19 @@ def check_samples(x: np.ndarray, model: LoadedModel, data_option: str, *, chars:
                 f"; this model reads characters {''.join(map(str, model.alphabet))!r}: give them with --chars")
         raise UsageError(f"{data_option}: token {top} (row {r + 1}, position {c}) is not an outcome of "
                          f"{model.describe()}, which has K = {K} outcomes 0..{K - 1}{hint}")
+
+
+
+
+def read_model_data(path: str, option: str, model, *, chars: bool) -> np.ndarray:
+    """The data file read for ``model`` (a LoadedModel): characters mapped through the
+    model's recorded alphabet with ``chars``; rows checked against the model's d and K."""
+    if chars:
+        if model.alphabet is None:
+            raise UsageError(f"--chars: {model.describe()} does not record a character alphabet; give integer "
+                             "tokens (outcome indices 0..K-1)")
+        x, _ = read_tokens(path, option, chars=True, alphabet=model.alphabet)
+    else:
+        x, _ = read_tokens(path, option, limit=max(MAX_ALPHABET, model.K or 0))
+    check_samples(x, model, option, chars=chars)
+    return x

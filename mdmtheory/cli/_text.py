@@ -2,7 +2,7 @@
 
 ``--text FILE`` (one sequence per line) or ``--jsonl FILE`` (objects with string fields
 ``prompt`` and ``response``), tokenized with ``--tokenizer DIR`` (a local Hugging Face
-tokenizer folder, ``local_files_only``) by :mod:`mdmtheory.tokenized`, cut or padded to
+tokenizer folder, ``local_files_only``) by :mod:`mdmtheory.data.tokenized`, cut or padded to
 ``--length`` (text) or ``--prompt-length`` + ``--response-length`` (JSONL) with the rule it
 states. ``--vocab`` chooses the outcomes, the token ids that are scored: ``seen`` (default:
 every token id in the rows, pad included), ``all`` (every id of the model but its mask), or
@@ -19,14 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import UsageError, options_for
+from ._common import options_for, UsageError
 from ._inputs import read_tokens
-from ._models import KIND_WORDS, check_samples, load_model
+from ._models import check_samples, KIND_WORDS, load_model
 
 __all__ = ["add_text_arguments", "text_given", "TextData", "read_text", "read_rows", "facts_lines", "parse_vocab",
            "vocab_summary"]
 
-#: Library argument names -> options (mdmtheory.tokenized).
+#: Library argument names -> options (mdmtheory.data.tokenized).
 _NAMES = {"length": "--length", "prompt_length": "--prompt-length", "response_length": "--response-length",
           "pad_id": "--pad-id", "tokenizer": "--tokenizer", "vocab": "--vocab"}
 
@@ -77,7 +77,7 @@ def parse_vocab(value: str | None):
 
 @dataclass(frozen=True)
 class TextData:
-    """Tokenized rows: ``data`` (a :class:`mdmtheory.tokenized.TokenizedData`), the option
+    """Tokenized rows: ``data`` (a :class:`mdmtheory.data.TokenizedData`), the option
     that gave them, and the outcome choice (None = seen, "all", or token ids)."""
 
     data: object
@@ -87,7 +87,7 @@ class TextData:
 
 def read_text(args, *, prompt_option: bool = True) -> TextData:
     """The rows of ``--text``/``--jsonl`` (exactly one), checked option by option."""
-    from .. import tokenized
+    from ..data import tokenized
 
     if args.text is not None and args.jsonl is not None:
         raise UsageError("--jsonl: give one of --text and --jsonl")
@@ -156,7 +156,7 @@ def read_rows(args, data_attr: str, data_option: str, model_spec, model_option: 
     ``--text``/``--jsonl``; the model (``model_spec``, from ``model_option``) is loaded with
     the outcome ids of ``--vocab``; facts: the data's cut/pad counts, the model's mask id, K
     and outcome ids."""
-    from .estimate import read_model_data
+    from ._models import read_model_data
 
     facts = {}
     text = read_text(args) if text_given(args) else None

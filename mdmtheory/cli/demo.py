@@ -12,14 +12,14 @@ import argparse
 
 import numpy as np
 
-from .. import families
+from ..information.divergence import kl, path_kl
+from ..information.entropies import dual_total_correlation, entropy, total_correlation
+from ..information.profile import information_profile
+from ..optimal.card import optimal_schedule
+from ..schedules.plans import Schedule
 from ..bounds import riemann_bound
-from ..divergence import kl, path_kl
-from ..entropies import dual_total_correlation, entropy, total_correlation
-from ..optimal import optimal_schedule
-from ..profile import information_profile
+from ..laws import families
 from ..samplers import sampler_law
-from ..schedules import Schedule
 from ._common import UsageError
 
 HELP = "exact KL, path KL and the Riemann bound for several schedules on embedded laws"

@@ -11,15 +11,15 @@ Text with the user's tokenizer instead of DATA: ``--text FILE`` (one sequence pe
 the design is for the response.
 
 **Blocks** (``--forwards F`` and/or ``--block-lengths B1,B2,...``): the semi-autoregressive
-design of :mod:`mdmtheory.blocks` — for each candidate block length, the forwards and the
+design of :mod:`mdmtheory.optimal.blocks` — for each candidate block length, the forwards and the
 (exact or estimated, with CI) path KL, and the pick; ``--budget EPS`` with
 ``--block-lengths`` gives the fewest forwards within EPS. ``--format diffusers`` exports it for
 diffusers' ``LLaDA2Pipeline`` (``--scheduler-out DIR`` writes the scheduler's config, read
-back by ``mdmtheory.integrations.diffusers.load_scheduler``); ``--format llada`` for LLaDA's
-``generate`` (``mdmtheory.integrations.llada.patch``).
+back by ``mdmtheory.exports.diffusers.load_scheduler``); ``--format llada`` for LLaDA's
+``generate`` (``mdmtheory.exports.llada.patch``).
 
 ``--certify EPS`` (instead of ``--steps``/``--budget``): W26's certified schedule
-(mdmtheory.certificate.certify_data) — a step count N and a Bernoulli grid t_0 … t_N whose
+(mdmtheory.design.certify_data) — a step count N and a Bernoulli grid t_0 … t_N whose
 KL is ≤ EPS with probability ≥ ``--confidence``. From DATA alone it is about sampling the
 empirical law; with ``--model`` about the model's own law (the output says which).
 """
@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import argparse
 
-from .. import exports
-from ..design import EXACT_LIMIT, block_design, design
-from ..schedules import Schedule
-from ._common import UsageError, check_folder_output, options_for
-from ._inputs import int_list
+from ..design.from_data import block_design, design
+from ..design.profile import EXACT_LIMIT
+from ..schedules.plans import Schedule
+from ..exports import formats as exports
+from ._common import check_folder_output, options_for, UsageError
+from ._inputs import check_draws, check_seed, int_list
 from ._text import add_text_arguments, facts_lines, no_text_options, read_rows, text_given
-from .estimate import check_draws, check_seed
 
 #: Export formats of ``design``: the sampler conventions of mdmtheory.exports, and diffusers.
 FORMATS = exports.FORMATS + ("diffusers",)
@@ -83,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="json", choices=FORMATS, help="export convention (default json)")
     parser.add_argument("--scheduler-out", metavar="DIR",
                         help="--format diffusers: write the scheduler config there (a new or empty folder), for "
-                             "mdmtheory.integrations.diffusers.load_scheduler(DIR)")
+                             "mdmtheory.exports.diffusers.load_scheduler(DIR)")
     parser.add_argument("--block-length", type=int, default=None, help="LLaDA block length (divides d; the schedule must fit its blocks "
                         "with steps/num_blocks steps each, else refused; default d)")
     parser.add_argument("--chars", action="store_true",
@@ -211,7 +211,7 @@ def run(args) -> dict:
             export = exports.export(res.schedule, args.format, **kw)  # its block_length: errors name the option
     out["export"] = export
     if out_dir is not None:
-        from ..integrations.diffusers import save_scheduler
+        from ..exports.diffusers import save_scheduler
 
         save_scheduler(export["counts"] if len(export["counts"]) > 1 else export["counts"][0], out_dir,
                        block_length=export["block_length"])
@@ -222,7 +222,7 @@ def run(args) -> dict:
 
 def _export_blocks(args, counts, B: int, g: int) -> dict:
     if args.format == "diffusers":
-        from ..integrations.diffusers import scheduler_config
+        from ..exports.diffusers import scheduler_config
 
         return scheduler_config([list(c) for c in counts], block_length=B, prompt_length=g,
                                 gen_length=B * len(counts))
@@ -236,7 +236,7 @@ def _export_blocks(args, counts, B: int, g: int) -> dict:
 
 
 def _certify(args, x, K, model) -> dict:
-    from ..certificate import certify_data
+    from ..design.certificate import certify_data
 
     if x.shape[0] < 2:
         raise UsageError(f"DATA: --certify needs at least 2 sequences, got {x.shape[0]}")
@@ -311,5 +311,5 @@ def _export_lines(r: dict) -> list[str]:
     lines += [f"  {k}: {v}" for k, v in e.items() if k != "format"]
     if r.get("scheduler_out"):
         lines.append(f"wrote {r['scheduler_out']}/scheduler_config.json "
-                     "(mdmtheory.integrations.diffusers.load_scheduler reads it)")
+                     "(mdmtheory.exports.diffusers.load_scheduler reads it)")
     return lines

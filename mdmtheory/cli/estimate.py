@@ -17,16 +17,11 @@ import csv
 
 import numpy as np
 
-from ._common import UsageError, check_output, options_for
-from ._inputs import MAX_ALPHABET, int_list, read_tokens
-from ._models import check_samples
-from ._models import load_model as _load_model
+from ._common import check_output, options_for, UsageError
+from ._inputs import check_draws, check_seed, int_list, MAX_DRAWS
 
 HELP = "Monte Carlo cross-entropy profile (and path cross-entropy of a plan) of a checkpoint on token data"
 EXAMPLE = "mdmtheory estimate --checkpoint model.safetensors --data words.txt --n-per-level 500 --csv c.csv"
-
-#: Largest --n-per-level and --n-path (draws; each is one model forward row).
-MAX_DRAWS = 10**7
 
 
 def _bridge():
@@ -35,27 +30,6 @@ def _bridge():
     except ImportError as exc:
         raise UsageError(f"--checkpoint: the bridge needs torch: pip install 'mdmtheory[bridge]' ({exc})") from None
     return bridge
-
-
-def load_model(path: str, *, mask_id: int | None = None, shift: bool = False, trust_remote_code: bool = False,
-               option: str = "--checkpoint"):
-    """A MaskedModel from a shipped name (``words``, ``markov``), a mdmtheory checkpoint file,
-    or a local Hugging Face folder (see :func:`mdmtheory.cli._models.load_model`)."""
-    return _load_model(path, option, mask_id=mask_id, shift=shift, trust_remote_code=trust_remote_code).masked()
-
-
-def read_model_data(path: str, option: str, model, *, chars: bool) -> np.ndarray:
-    """The data file read for ``model`` (a LoadedModel): characters mapped through the
-    model's recorded alphabet with ``chars``; rows checked against the model's d and K."""
-    if chars:
-        if model.alphabet is None:
-            raise UsageError(f"--chars: {model.describe()} does not record a character alphabet; give integer "
-                             "tokens (outcome indices 0..K-1)")
-        x, _ = read_tokens(path, option, chars=True, alphabet=model.alphabet)
-    else:
-        x, _ = read_tokens(path, option, limit=max(MAX_ALPHABET, model.K or 0))
-    check_samples(x, model, option, chars=chars)
-    return x
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -85,17 +59,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ._text import add_text_arguments
 
     add_text_arguments(parser)
-
-
-def check_draws(option: str, v: int) -> None:
-    """At least 2 draws (a standard error needs two), at most MAX_DRAWS."""
-    if not 2 <= v <= MAX_DRAWS:
-        raise UsageError(f"{option}: expected a number of draws in 2..{MAX_DRAWS:,}, got {v}")
-
-
-def check_seed(v: int) -> None:
-    if not 0 <= v < 2**32:
-        raise UsageError(f"--seed: expected an integer in 0..2**32-1, got {v}")
 
 
 def run(args) -> dict | None:
@@ -142,7 +105,7 @@ def run(args) -> dict | None:
                "levels": levels, "values": values, "stderr": stderr, "forwards": int(getattr(est, "forwards", 0) or 0),
                "path": None}
         if args.sizes is not None:
-            from ..schedules import Schedule
+            from ..schedules.plans import Schedule
 
             with options_for(names):
                 r = bridge.estimate_path_cross_entropy(masked, samples, Schedule(args.sizes), n=args.n_path,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..divergence import kl
+from ..information.divergence import kl
 from ..samplers import exact_run
 from ._common import options_for
 from ._inputs import add_law_arguments, add_plan_arguments, law_option, load_law, load_plan, plan_dict, plan_option
@@ -39,7 +39,7 @@ def run(args) -> dict:
         "path_kl": float(res.path_kl),
         # the engine's columns are [initialization, step 1, ..., step T (, completion)]; the
         # initialization and completion draws are exact (no KL), so the steps' own terms are
-        # columns 1..T: mt.step_path_kl(law, plan) for the random planner
+        # columns 1..T: mt.information.step_path_kl(law, plan) for the random planner
         "step_path_kl": [float(x) for x in res.step_kl[1 : 1 + plan.steps]],
         "lost": float(res.law.lost),
     }

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import csv
 
-from ..entropies import dual_total_correlation, total_correlation
-from ..profile import information_profile
+from ..information.entropies import dual_total_correlation, total_correlation
+from ..information.profile import information_profile
 from ._common import check_output
 from ._inputs import add_law_arguments, load_law
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import functools
 
-from ..report import DEFAULT_PLANNERS, build_report, write_html
-from ._common import UsageError, check_output, options_for, progress
+from ..report.report import build_report, DEFAULT_PLANNERS, write_html
+from ._common import check_output, options_for, progress, UsageError
 from ._inputs import add_law_arguments, check_law_options, int_list, law_given, load_law
-from ._models import LoadedModel, load_model
+from ._models import load_model, LoadedModel
 
 HELP = "one self-contained HTML report with plots (default: the embedded law); --json prints its numbers"
 EXAMPLE = "mdmtheory report --family markov --d 8 --out report.html"
@@ -35,7 +35,7 @@ def default_law(model: bool = True, seed: int = 0):
     Returns (law, name, source, model_or_None, samples_or_None); the causal baseline
     ``words-ar`` is :func:`default_baseline`.
     """
-    from .. import datasets
+    from ..data import datasets
 
     ds = datasets.words()
     source = f"{ds.source}; licence: {ds.licence}"
@@ -95,7 +95,7 @@ _LIBRARY_OPTIONS = {"steps": "--steps", "target": "--target", "recommend_steps":
 def _check_arguments(args) -> tuple[str, ...]:
     """Every option checked before any work (the ranges that need d are checked in run)."""
     from ..samplers import resolve_planner
-    from .estimate import check_draws, check_seed
+    from ._inputs import check_draws, check_seed
 
     check_draws("--n-per-level", args.n_per_level)
     check_seed(args.seed)
@@ -182,7 +182,7 @@ def run(args) -> dict:
     if model is not None:
         _model_matches_law(model, law, what)
     if args.data is not None:
-        from .estimate import read_model_data
+        from ._models import read_model_data
 
         samples = read_model_data(args.data, "--data", model, chars=args.chars)
     if isinstance(baseline, str):
@@ -206,7 +206,7 @@ def run(args) -> dict:
         if samples is None:
             import numpy as np
 
-            from ..structured import as_oracle
+            from ..laws.oracles import as_oracle
 
             samples = as_oracle(law).sample(4000, np.random.default_rng(args.seed))
         from ..bridge import estimate_profile

@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import math
 
-from ..divergence import path_kl
-from ..optimal import pareto_frontier
-from ..profile import information_profile
-from ..schedules import Schedule, cosine_schedule, geometric_schedule, loglinear_grid
-from ._common import UsageError, progress
+from ..information.divergence import path_kl
+from ..information.profile import information_profile
+from ..optimal.card import pareto_frontier
+from ..schedules.families import cosine_schedule, geometric_schedule, loglinear_grid
+from ..schedules.plans import Schedule
+from ._common import progress, UsageError
 from ._inputs import add_law_arguments, check_law_options, law_given, load_law, load_profile
 
 HELP = "optimal schedule(s) for a profile (law or CSV/JSON file) vs constant, cosine, log-linear, geometric"

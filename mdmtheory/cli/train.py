@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _check_arguments(args) -> None:
     from ._common import check_output
-    from .estimate import check_seed
+    from ._inputs import check_seed
 
     for opt, v, top in (("--steps", args.steps, MAX_STEPS), ("--batch-size", args.batch_size, MAX_BATCH),
                         ("--threads", args.threads, max(1, os.cpu_count() or 1))):
@@ -71,7 +71,7 @@ def run(args) -> dict:
     _check_arguments(args)
     import torch
 
-    from .. import datasets
+    from ..data import datasets
     from ..bridge.tiny import TinyConfig, TinyMDM, save_checkpoint
     from ..bridge.train import train
     from ._inputs import read_tokens

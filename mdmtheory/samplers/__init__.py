@@ -1,75 +1,52 @@
-"""Samplers: planners, the exact law engine and Monte Carlo simulation."""
+"""Samplers: how a masked diffusion model generates, exactly and by Monte Carlo.
 
-from .adaptive import (
-    ConfidencePlanner,
-    DilatedPlanner,
-    EntropyBudgetPlanner,
-    EntropyPlanner,
-    LeftToRightPlanner,
-    MarginPlanner,
-    PositionCalibratedPlanner,
-    SemiAutoregressivePlanner,
-    ThresholdPlanner,
-    background_frequency,
-    dilated_levels,
-    llada_step_sizes,
-)
-from .engine import ExactRun, exact_run, sampler_kl, sampler_law
-from .planners import (
-    PLANNERS,
-    BernoulliPlanner,
-    Planner,
-    RandomPlanner,
-    StepContext,
-    register_planner,
-    resolve_planner,
-)
-from .revise import CorrectorSampler, EditingSampler, RemaskingSampler, RevisionRun, revise_run
-from .select import SampleThenSelectPlanner, SelectionBias, SelectRun, select_run, selection_bias
-from .spread import TieSpread, runs_by_ties, tie_spread
-from .simulate import KLEstimate, Simulation, estimate_kl, simulate
+Planners (:mod:`.planners`, :mod:`.adaptive`: which positions a step reveals), the exact law
+engine (:mod:`.engine` on :mod:`.kernel`, with the tie rules of :mod:`.ties`), the samplers
+that are not one planner (:mod:`.select`: sample-then-select; :mod:`.revise`: remasking,
+correctors, editing; :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt),
+Monte Carlo (:mod:`.simulate`), and what a run shows (:mod:`.diagnostics`, :mod:`.metrics`,
+:mod:`.spread`).
+"""
 
-register_planner("sample_then_select", SampleThenSelectPlanner)
+from . import (
+    adaptive,
+    diagnostics,
+    engine,
+    kernel,
+    metrics,
+    planners,
+    prompted,
+    randomized,
+    revise,
+    select,
+    simulate as _simulate_module,
+    spread,
+    ties,
+)
+from .adaptive import *  # noqa: F401,F403
+from .diagnostics import *  # noqa: F401,F403
+from .engine import *  # noqa: F401,F403
+from .metrics import *  # noqa: F401,F403
+from .planners import *  # noqa: F401,F403
+from .prompted import *  # noqa: F401,F403
+from .randomized import *  # noqa: F401,F403
+from .revise import *  # noqa: F401,F403
+from .select import *  # noqa: F401,F403
+from .simulate import *  # noqa: F401,F403
+from .spread import *  # noqa: F401,F403
+
+register_planner("sample_then_select", SampleThenSelectPlanner)  # noqa: F405
 
 __all__ = [
-    "ExactRun",
-    "exact_run",
-    "sampler_law",
-    "sampler_kl",
-    "TieSpread",
-    "tie_spread",
-    "runs_by_ties",
-    "PLANNERS",
-    "BernoulliPlanner",
-    "Planner",
-    "RandomPlanner",
-    "StepContext",
-    "register_planner",
-    "resolve_planner",
-    "LeftToRightPlanner",
-    "ConfidencePlanner",
-    "MarginPlanner",
-    "EntropyPlanner",
-    "SemiAutoregressivePlanner",
-    "ThresholdPlanner",
-    "EntropyBudgetPlanner",
-    "DilatedPlanner",
-    "PositionCalibratedPlanner",
-    "llada_step_sizes",
-    "dilated_levels",
-    "background_frequency",
-    "Simulation",
-    "KLEstimate",
-    "simulate",
-    "estimate_kl",
-    "SampleThenSelectPlanner",
-    "SelectRun",
-    "select_run",
-    "SelectionBias",
-    "selection_bias",
-    "RemaskingSampler",
-    "CorrectorSampler",
-    "EditingSampler",
-    "RevisionRun",
-    "revise_run",
+    *planners.__all__,
+    *adaptive.__all__,
+    *engine.__all__,
+    *select.__all__,
+    *revise.__all__,
+    *randomized.__all__,
+    *prompted.__all__,
+    *_simulate_module.__all__,
+    *spread.__all__,
+    *diagnostics.__all__,
+    *metrics.__all__,
 ]

@@ -70,11 +70,11 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import entr
 
+from ..laws.joint import Joint, NORMALIZATION_TOL
+from ..schedules.plans import Schedule
 from .._validate import int_arg, real_arg
-from ..joint import NORMALIZATION_TOL, Joint
-from ..schedules import Schedule
-from .planners import StepContext, register_planner
-from .ties import DEFAULT_TIES, TIE_TOL, TOPK_LAYOUTS, Choice, check_ties, clusters, sample_choice, tie_choices
+from .planners import register_planner, StepContext
+from .ties import check_ties, Choice, clusters, DEFAULT_TIES, sample_choice, tie_choices, TIE_TOL, TOPK_LAYOUTS
 
 __all__ = [
     "TIE_TOL",

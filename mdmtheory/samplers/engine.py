@@ -67,12 +67,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..laws.joint import Joint, Marginals
+from ..schedules.plans import check_schedule, Grid, Schedule
 from .._jax import x64
-from ..joint import Joint, Marginals
-from ..schedules import Grid, Schedule, check_schedule
-from . import kernel as _k
 from .adaptive import _Deterministic
-from .planners import RandomPlanner, StepContext, resolve_planner
+from .planners import RandomPlanner, resolve_planner, StepContext
+from . import kernel as _k
 
 __all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "MAX_STATE_ENTRIES", "MAX_LEVEL_ENTRIES",
            "MAX_GRID_ENTRIES"]

@@ -72,7 +72,7 @@ tied subset; every chain carries a second mass, that of the runs no tie rule has
 pushed with the untied terms' weights, for ``RevisionRun.tie_mass``.
 :func:`revise_run` refuses a chain whose steps can have more than :data:`MAX_REVISE_WORK`
 terms (every state of a level live: :math:`(3K+1)^d` for ReMDM); a step at the limit takes
-about a second and 1–2 GB. Derived here (the exact chains); tests/test_revise.py checks
+about a second and 1–2 GB. Derived here (the exact chains); tests/samplers/test_revise.py checks
 them against independent per-position and trajectory enumerations (backward recursions),
 Monte Carlo and the η = 0 case against the engine.
 """
@@ -88,11 +88,23 @@ from itertools import combinations
 
 import numpy as np
 
-from ..joint import Joint
-from ..schedules import Schedule, check_schedule
-from .kernel import (FINISHED, LOST, ChainStep, chain_apply, chain_targets, distinct_states, empty_state,
-                     lattice_strides, marginal_lattice, output_index, state_conditionals, state_values)
-from .ties import DEFAULT_TIES, check_ties, sample_choice, tie_choices
+from ..laws.joint import Joint
+from ..schedules.plans import check_schedule, Schedule
+from .kernel import (
+    chain_apply,
+    chain_targets,
+    ChainStep,
+    distinct_states,
+    empty_state,
+    FINISHED,
+    lattice_strides,
+    LOST,
+    marginal_lattice,
+    output_index,
+    state_conditionals,
+    state_values,
+)
+from .ties import check_ties, DEFAULT_TIES, sample_choice, tie_choices
 
 __all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run",
            "MAX_REVISE_WORK"]
@@ -105,7 +117,7 @@ MAX_REVISE_WORK = 10_000_000
 
 def _mc_start(law, plan, n, seed):
     """(oracle, d, rng, x, revealed, lost) of a Monte Carlo run: checked, all masked."""
-    from ..structured import as_oracle
+    from ..laws.oracles import as_oracle
     from .simulate import _check_n_seed
 
     n, seed = _check_n_seed(n, seed)
@@ -170,7 +182,7 @@ class RemaskingSampler:
     def simulate(self, law, *, n: int, seed: int):
         """n samples from any conditional oracle (a Joint or a structured law): returns
         (samples (n, d), lost (n,)); lost: a state p never produces was reached."""
-        from ..structured import _inverse_cdf
+        from ..laws.oracles import _inverse_cdf
 
         oracle, d, rng, x, rv, lost = _mc_start(law, None, n, seed)
         for i in range(self.steps):
@@ -233,7 +245,7 @@ class CorrectorSampler:
 
     def simulate(self, law, *, n: int, seed: int):
         """n samples from any conditional oracle: (samples (n, d), lost (n,))."""
-        from ..structured import _inverse_cdf, loo_conditionals
+        from ..laws.oracles import _inverse_cdf, loo_conditionals
 
         oracle, d, rng, x, rv, lost = _mc_start(law, self.plan, n, seed)
 
@@ -297,7 +309,7 @@ class EditingSampler:
 
     def simulate(self, law, *, n: int, seed: int):
         """n samples: (samples (n, d), lost (n,), forwards (n,))."""
-        from ..structured import _inverse_cdf, loo_conditionals
+        from ..laws.oracles import _inverse_cdf, loo_conditionals
         from .select import _round, confidence_rows, select_commits, tempered
 
         oracle, d, rng, x, rv, lost = _mc_start(law, self.plan, n, seed)
@@ -369,7 +381,7 @@ class RevisionRun:
     committed the last mask before the S-th step, the post passes that begin with no mask
     (the first always; another while the previous one edited something, at most
     ``max_post_steps`` + 1), as ``check_block_should_continue`` decides (diffusers 0.42.1,
-    schedulers/scheduling_block_refinement.py); tests/test_pipeline_forwards.py counts the
+    schedulers/scheduling_block_refinement.py); tests/exports/test_pipeline_forwards.py counts the
     model's calls in the pipeline itself. ReMDM: its N steps; corrector: T + T'.
 
     ``ties``: the tie rule of the ranking the sampler runs (None for ReMDM, which ranks

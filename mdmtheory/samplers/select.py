@@ -39,7 +39,7 @@ a sum over :math:`\binom{|M|}{k} K^k` terms instead of the :math:`K^{|M|}` candi
 (this is ``ties="lowest"``). With a threshold, add the sets :math:`B` (|B| ≥ k) of all positions above it,
 :math:`\prod_{j\in B} s_j(y_j)[c_j > \theta] \prod_{i \notin B} \Pr[c_i(Y) \le \theta]`, and
 keep the top-k term only where :math:`c_w \le \theta` (fewer than k above). Derived here;
-tests/test_select.py checks it against the enumeration of every candidate vector.
+tests/samplers/test_select.py checks it against the enumeration of every candidate vector.
 
 **Ties** (issue 26 §2). Write :math:`\ell_j(y) = \mathrm{rint}(c_j(y)\,10^{12})` (the level;
 equal levels tie). ``ties="random"`` resolves the boundary uniformly: given the candidates,
@@ -74,7 +74,7 @@ sequence with ``-inf`` at revealed positions and beyond the block; diffusers 0.4
 with ``-inf`` at committed positions — here a length-d float64 row (no prompt, one block:
 diffusers with ``block_length = d``, LLaDA with no prompt and one block), the rounded
 confidences bit-identical on ties (torch.topk returned the same indices for the float32 row, the
-float64 row and a batched call on every pattern tried: tests/test_ties_select.py). Which of
+float64 row and a batched call on every pattern tried: tests/samplers/test_ties_select.py). Which of
 several equal values torch returns depends on the whole vector, so there is no product formula:
 the exact law enumerates the :math:`K^{|M|}` candidate vectors of each state and calls
 torch.topk on them (bounded by :data:`MAX_TOPK_VECTORS`); it is exact for the torch it runs on,
@@ -85,7 +85,7 @@ where the rule decided the committed set (u ≥ 1 in the top-k branch). The chai
 second mass, that of the runs no rule has decided yet, pushed with the weights of the terms at
 u = 0 (:math:`\prod s \prod \mathrm{lo}_i`, the same under every rule; for ``"topk"`` the vectors
 whose boundary is not tied); tie_mass is the finished-or-lost mass minus its untied part.
-tests/test_ties_select.py checks the three rules and tie_mass against the enumeration of every
+tests/samplers/test_ties_select.py checks the three rules and tie_mass against the enumeration of every
 candidate vector with the ties written out (every order of the masked positions averaged;
 torch.topk called on each vector).
 
@@ -116,10 +116,10 @@ from itertools import combinations
 
 import numpy as np
 
-from ..joint import Joint
-from ..schedules import Schedule, check_schedule
+from ..laws.joint import Joint
+from ..schedules.plans import check_schedule, Schedule
+from .ties import check_ties, DEFAULT_TIES, tie_choices
 from . import kernel
-from .ties import DEFAULT_TIES, check_ties, tie_choices
 
 __all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "confidence_rows", "select_commits",
            "commit_choices", "SelectionBias", "selection_bias", "MAX_SELECT_WORK",
@@ -187,7 +187,7 @@ class SampleThenSelectPlanner:
 
     def draw(self, probs: np.ndarray, free: np.ndarray, size, rng) -> tuple[np.ndarray, np.ndarray]:
         """One Monte Carlo step on a batch: (committed (n, d) bool, candidates (n, d))."""
-        from ..structured import _inverse_cdf
+        from ..laws.oracles import _inverse_cdf
 
         K = probs.shape[-1]
         P = np.where(free[..., None], probs, 1.0 / K)  # revealed rows are not drawn (any valid row)
@@ -234,7 +234,7 @@ def _topk_rows(conf, free, k) -> np.ndarray:
     """(n, d) bool: ``torch.topk`` of each row's vector as the pipelines build it — the
     confidences (rounded to :data:`CONFIDENCE_DECIMALS` decimals, so equal ones are
     bit-identical) at the masked positions, ``-inf`` at the others, length d — for k (int or
-    (n,)). Rows with the same k go through one batched call (tests/test_ties_select.py checks
+    (n,)). Rows with the same k go through one batched call (tests/samplers/test_ties_select.py checks
     that a batched call returns the indices of the 1-D call LLaDA and diffusers make)."""
     conf = _round(np.asarray(conf, dtype=np.float64))
     free = np.asarray(free, dtype=bool)

@@ -1,8 +1,8 @@
 r"""Monte Carlo simulation of planner-driven samplers, and Monte Carlo KL estimates.
 
-Works from a *conditional oracle* (:mod:`mdmtheory.structured`): a dense
+Works from a *conditional oracle* (:mod:`mdmtheory.laws.oracles`): a dense
 :class:`~mdmtheory.Joint` or a structured law such as
-:class:`~mdmtheory.structured.MarkovChainLaw`, so d in the hundreds is fine. Randomness comes
+:class:`~mdmtheory.laws.MarkovChainLaw`, so d in the hundreds is fine. Randomness comes
 only from ``np.random.default_rng(seed)``.
 
 * :func:`simulate` runs the factorized sampler: at step t every :math:`j \in B_t` is drawn
@@ -39,9 +39,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from ..laws.oracles import as_oracle, _inverse_cdf
+from ..schedules.plans import check_schedule, Grid
 from .._validate import int_arg
-from ..schedules import Grid, check_schedule
-from ..structured import _inverse_cdf, as_oracle
 from .planners import RandomPlanner, resolve_planner
 
 __all__ = ["Simulation", "KLEstimate", "simulate", "estimate_kl", "STDERR_FLOOR"]
@@ -217,7 +217,7 @@ def simulate(law, plan=None, planner="random", *, n: int, seed: int) -> Simulati
     n, seed = _check_n_seed(n, seed)
     if isinstance(plan, Grid):
         return _simulate_grid(law, plan, planner, n, seed)
-    from ..random_sizes import RandomSchedule
+    from ..schedules.plans import RandomSchedule
 
     if isinstance(plan, RandomSchedule):
         return _simulate_random_sizes(law, plan, planner, n, seed)
@@ -255,7 +255,7 @@ def simulate(law, plan=None, planner="random", *, n: int, seed: int) -> Simulati
 def _simulate_random_sizes(law, plan, planner, n: int, seed: int) -> Simulation:
     """:func:`simulate` of a RandomSchedule: one composition drawn per sample (seeded), then
     each composition's samples run as a Schedule (its own stream), rows in draw order."""
-    from ..schedules import Schedule
+    from ..schedules.plans import Schedule
 
     rng = np.random.default_rng(seed)
     comps = plan.sample(n, rng)

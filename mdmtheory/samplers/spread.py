@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..divergence import kl
-from ..joint import Joint
+from ..information.divergence import kl
+from ..laws.joint import Joint
 from .engine import exact_run
 from .planners import resolve_planner
 from .revise import CorrectorSampler, EditingSampler, RemaskingSampler, revise_run

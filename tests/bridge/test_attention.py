@@ -17,6 +17,7 @@ from torch import nn  # noqa: E402
 
 from mdmtheory import Schedule  # noqa: E402
 from mdmtheory.bridge import attention as att  # noqa: E402
+from mdmtheory.report import plots  # noqa: E402
 from mdmtheory.samplers import ConfidencePlanner, ThresholdPlanner  # noqa: E402
 
 torch.set_num_threads(1)
@@ -451,10 +452,10 @@ def test_plots_render(tmp_path, anchor_traces):
 
     _, full, _ = anchor_traces
     before = plt.get_fignums()
-    fig = att.plot_received(full.received()[0, :, 0])
+    fig = plots.plot_received(full.received()[0, :, 0])
     fig.savefig(tmp_path / "heat.png")
     summ = att.floating_summary(full)
-    fig2 = att.plot_absorption({"MDM": (summ.absorption_mean, summ.absorption_std), "AR": ([0.9, 0.8], [0.01, 0.02])})
+    fig2 = plots.plot_absorption({"MDM": (summ.absorption_mean, summ.absorption_std), "AR": ([0.9, 0.8], [0.01, 0.02])})
     fig2.savefig(tmp_path / "abs.png")
     assert (tmp_path / "heat.png").stat().st_size > 0 and (tmp_path / "abs.png").stat().st_size > 0
     # drawn without pyplot: no figure registered for the caller to close (no backend switched)

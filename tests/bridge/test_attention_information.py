@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from mdmtheory import Joint
 from mdmtheory.bridge import attention as att
-from mdmtheory.structured import MarkovChainLaw
+from mdmtheory.laws import MarkovChainLaw
 
 
 def random_joint(K, d, seed, zeros=0.0):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import mdmtheory as mt
-from mdmtheory.structured import as_oracle
+from mdmtheory.laws import as_oracle
 
 torch = pytest.importorskip("torch")
 import torch.multiprocessing as tmp  # noqa: E402

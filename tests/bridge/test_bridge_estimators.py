@@ -2,14 +2,14 @@
 
 References: brute-force enumeration (bridge_reference.py) for the cross-entropy profile of a
 mismatched model and the learning error; the package's exact engine (mt.sampler_law + mt.kl,
-mt.path_kl, mt.dyadic.expected_dyadic_estimate) where the task asks for agreement with it.
+mt.path_kl, mt.information.expected_dyadic_estimate) where the task asks for agreement with it.
 """
 
 import numpy as np
 import pytest
 
 import mdmtheory as mt
-from mdmtheory.structured import MarkovChainLaw, as_oracle
+from mdmtheory.laws import MarkovChainLaw, as_oracle
 
 torch = pytest.importorskip("torch")
 from mdmtheory import bridge  # noqa: E402
@@ -118,9 +118,9 @@ PLANNERS = [
     ("margin", (3, 2, 1)),
     ("entropy", (1, 3, 2)),
     ("left_to_right", (2, 2, 2)),
-    (mt.SemiAutoregressivePlanner(block_length=3, steps_per_block=2), None),
-    (mt.ThresholdPlanner(tau=0.6), None),
-    (mt.EntropyBudgetPlanner(gamma=0.4), None),
+    (mt.samplers.SemiAutoregressivePlanner(block_length=3, steps_per_block=2), None),
+    (mt.samplers.ThresholdPlanner(tau=0.6), None),
+    (mt.samplers.EntropyBudgetPlanner(gamma=0.4), None),
 ]
 
 
@@ -172,7 +172,7 @@ def test_learning_error_is_cross_entropy_minus_information_profile(name):
 def test_dyadic_estimate_agrees_with_the_exact_expectation(weights):
     p = mt.families.dirichlet(4, 3, alpha=0.6, seed=14)
     est = bridge.estimate_dyadic(bridge.ExactModel(p), _samples(p, 800), 0.2, 0.75, weights=weights, seed=15)
-    exact = mt.dyadic.expected_dyadic_estimate(p, 0.2, 0.75, weights=weights)
+    exact = mt.information.expected_dyadic_estimate(p, 0.2, 0.75, weights=weights)
     assert abs(z(est.value, exact, est.stderr)) < 5
     assert est.kind == weights and est.grid[0] == 0.2 and est.grid[-1] == 0.75
     # cost as documented: per draw and grid time, 1 forward + 1 per revealed position

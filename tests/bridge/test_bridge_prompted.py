@@ -2,8 +2,8 @@
 
 On ``ExactModel`` of a law the estimates agree by z-score with the exact conditional values:
 brute force on sliced tables (bridge_reference, no mdmtheory) for the prompted profile and
-learning error; the package's exact engine (``mt.prompted_kl``, ``mt.information_profile(p,
-given=)``, ``mdmtheory.blocks.block_profiles``, ``mt.dyadic.expected_dyadic_estimate`` of
+learning error; the package's exact engine (``mt.samplers.prompted_kl``, ``mt.information_profile(p,
+given=)``, ``mdmtheory.optimal.block_profiles``, ``mt.information.expected_dyadic_estimate`` of
 ``Joint.condition``) where the issue asks for agreement with it.
 """
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import mdmtheory as mt
-from mdmtheory.blocks import block_profiles
-from mdmtheory.structured import as_oracle
+from mdmtheory.optimal import block_profiles
+from mdmtheory.laws import as_oracle
 
 torch = pytest.importorskip("torch")
 from mdmtheory import bridge  # noqa: E402
@@ -63,14 +63,14 @@ def test_prompted_factorization_error_random_order_is_the_prompted_path_kl(g):
 
 
 @pytest.mark.parametrize("planner,sizes", [("confidence", (2, 1, 1)), ("left_to_right", (1, 3)),
-                                           (mt.SemiAutoregressivePlanner(block_length=2, steps_per_block=1), None)],
+                                           (mt.samplers.SemiAutoregressivePlanner(block_length=2, steps_per_block=1), None)],
                          ids=["confidence", "left_to_right", "semi_ar"])
 def test_prompted_factorization_error_of_a_planner_is_the_prompted_kl(planner, sizes):
     g = 1
     plan = None if sizes is None else mt.Schedule(sizes)
     est = bridge.estimate_factorization_error(bridge.ExactModel(P5), _samples(P5, 1500), plan, planner, seed=3,
                                               prompt_length=g)
-    exact = mt.prompted_kl(P5, plan, given=range(g), planner=planner)
+    exact = mt.samplers.prompted_kl(P5, plan, given=range(g), planner=planner)
     # ties="random" (the default) is labelled a path KL; P5 has no ties, so it is the KL
     random_ties = getattr(mt.samplers.resolve_planner(planner), "ties", None) == "random"
     assert est.kind == ("path_kl" if random_ties else "kl") and abs(z(est.value, exact, est.stderr)) < 5, \
@@ -80,7 +80,7 @@ def test_prompted_factorization_error_of_a_planner_is_the_prompted_kl(planner, s
 def test_prompted_factorization_error_never_chooses_the_prompt():
     seen = []
 
-    class Spy(mt.ConfidencePlanner):
+    class Spy(mt.samplers.ConfidencePlanner):
         def select(self, step, size, probs, free, rng=None):
             seen.append(free.shape)
             return super().select(step, size, probs, free, rng)
@@ -112,8 +112,8 @@ def test_prompted_dyadic_estimate_is_the_prompt_average_of_the_conditional_expec
     p = mt.families.dirichlet(4, 3, alpha=0.6, seed=14)
     g, n = 1, 800
     est = bridge.estimate_dyadic(bridge.ExactModel(p), _samples(p, n), 0.2, 0.75, seed=5, prompt_length=g)
-    exact = sum(w * mt.dyadic.expected_dyadic_estimate(p.condition([0], list(v)), 0.2, 0.75)
-                for v, w in mt.prompted.prompt_law(p, [0]))
+    exact = sum(w * mt.information.expected_dyadic_estimate(p.condition([0], list(v)), 0.2, 0.75)
+                for v, w in mt.laws.prompt_law(p, [0]))
     assert abs(z(est.value, exact, est.stderr)) < 5, (est.value, exact, est.stderr)
     from mdmtheory.bridge.estimators import _DYADIC, uniforms
 

@@ -10,7 +10,8 @@ pytest.importorskip("torch")
 
 import mdmtheory as mt  # noqa: E402
 from mdmtheory import bridge  # noqa: E402
-from mdmtheory.random_sizes import RandomSchedule, random_schedule_law  # noqa: E402
+from mdmtheory.schedules import RandomSchedule
+from mdmtheory.samplers import random_schedule_law  # noqa: E402
 from mdmtheory.samplers import (RemaskingSampler, SampleThenSelectPlanner, exact_run, revise_run,  # noqa: E402
                                 select_run)
 

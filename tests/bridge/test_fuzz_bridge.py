@@ -1,7 +1,7 @@
 """Fuzz of the torch/data side: bridge models and estimators, tiny models, training,
 attention, datasets, checkpoints and diagnostics, with hostile arguments and hostile files.
 
-Contract (the harness of tests/test_fuzz.py, :func:`guarded`): a call either answers, within
+Contract (the harness of tests/contract/test_fuzz.py, :func:`guarded`): a call either answers, within
 its time limit, or raises a ``ValueError`` whose message starts with the argument's name.
 Sizes beyond the documented maxima (``MAX_*`` constants) must be refused before any work, so
 the hostile values here include 10**12, 2**40 and 2**63; valid values stay tiny (d <= 5,
@@ -30,12 +30,15 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("safetensors")
 
 from hypothesis import strategies as st  # noqa: E402
-from test_fuzz import _deep as _deep_lists  # noqa: E402
-from test_fuzz import guarded, twice  # noqa: E402
+from fuzz_harness import _deep as _deep_lists  # noqa: E402
+from fuzz_harness import guarded, twice  # noqa: E402
 
 import mdmtheory as mt  # noqa: E402
-from mdmtheory import bridge, datasets, diagnostics  # noqa: E402
+from mdmtheory import bridge
+from mdmtheory.data import datasets
+from mdmtheory.samplers import diagnostics  # noqa: E402
 from mdmtheory.bridge import attention as att  # noqa: E402
+from mdmtheory.report import plots  # noqa: E402
 from mdmtheory.bridge import distributed as dist  # noqa: E402
 from mdmtheory.bridge import tiny  # noqa: E402
 from mdmtheory.bridge import train as tr  # noqa: E402
@@ -319,9 +322,9 @@ def attention_calls(draw):
             draw(maybe(st.sampled_from([np.array([True, False, True]), np.array([0.5, 0.0, 1.0])]))),
             kind=draw(maybe(st.sampled_from(["pointwise", "average"]))))
     if k == 14:
-        return "plots", lambda: (att.plot_received(draw(maybe(st.just(MAPS.mean(1)))), eps=eps,
+        return "plots", lambda: (plots.plot_received(draw(maybe(st.just(MAPS.mean(1)))), eps=eps,
                                                    title=draw(st.one_of(st.none(), hostile)), ax=draw(st.one_of(st.none(), hostile))),
-                                 att.plot_absorption(draw(maybe(st.sampled_from([{"a": (np.ones(2) / 2, np.zeros(2))}, {"a": 1},
+                                 plots.plot_absorption(draw(maybe(st.sampled_from([{"a": (np.ones(2) / 2, np.zeros(2))}, {"a": 1},
                                                                                   {"a": (np.ones(2), np.ones(3))}])))))
     if k == 15:
         return "diagnostics", lambda: (

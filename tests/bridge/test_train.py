@@ -5,10 +5,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from mdmtheory import families  # noqa: E402
+from mdmtheory.laws import families  # noqa: E402
 from mdmtheory.bridge.tiny import TinyConfig, TinyMDM  # noqa: E402
 from mdmtheory.bridge.train import train  # noqa: E402
-from mdmtheory.structured import as_oracle  # noqa: E402
+from mdmtheory.laws import as_oracle  # noqa: E402
 
 
 def _data(n=4000, seed=0):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import mdmtheory as mt
 from mdmtheory.testing import joints
-from mdmtheory.ugc import gain, gain_coefficients, gain_derivative
+from mdmtheory.information import gain, gain_coefficients, gain_derivative
 from reference import subset_entropy as H
 
 JOINTS = joints(d=(1, 4), K=(2, 3), max_outcomes=81)
@@ -48,7 +48,7 @@ def test_gain_by_enumeration(p, times):
     hcard = np.array([sum(np.mean([v for (i, B), v in I.items() if i == ii and len(B) == j]) for ii in range(d))
                       for j in range(d)])
     assert np.allclose(gain_coefficients(p), hcard, rtol=0, atol=tol)
-    assert np.allclose(mt.card_gain_coefficients(p), hcard, rtol=0, atol=tol)
+    assert np.allclose(mt.information.card_gain_coefficients(p), hcard, rtol=0, atol=tol)
 
 
 @given(JOINTS)

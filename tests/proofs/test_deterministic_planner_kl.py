@@ -149,7 +149,7 @@ def simulate(planner, table, schedule, x):
 
 
 # deterministic given x_A: a fixed tie rule (ties="random" draws among tied positions; its law is
-# a mixture and its path KL an upper bound, tests/test_ties.py)
+# a mixture and its path KL an upper bound, tests/samplers/test_ties.py)
 PLANNERS = st.sampled_from([
     ("left_to_right", lambda: LeftToRightPlanner(), True),
     ("confidence", lambda: ConfidencePlanner(ties="lowest"), True),

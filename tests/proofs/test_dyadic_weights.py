@@ -17,15 +17,10 @@ from hypothesis import strategies as st
 from scipy.special import xlogy
 
 import mdmtheory as mt
-from mdmtheory.dyadic import (
-    dyadic_estimate,
-    dyadic_grid,
-    dyadic_weights,
-    expected_dyadic_estimate,
-    psi,
-)
+from mdmtheory.information import dyadic_estimate, dyadic_grid, dyadic_weights, expected_dyadic_estimate, psi
 from mdmtheory.testing import intervals, joints
-from mdmtheory.ugc import gain, ugc
+from mdmtheory.information import gain
+from mdmtheory.information.ugc import ugc
 from reference import marginal
 
 A_EX, B_EX = 0.3, 0.31  # the documented counterexample interval (docs/theory.md §5)

@@ -117,7 +117,7 @@ def test_single_step_equality(p):
     q = mt.sampler_law(p, sched)
     assert abs(mt.kl(p, q) - tc) <= tol(p)
     assert abs(mt.path_kl(p, sched) - tc) <= tol(p)
-    assert abs(mt.total_correlation(p) - tc) <= tol(p)
+    assert abs(mt.information.total_correlation(p) - tc) <= tol(p)
 
 
 def test_single_step_symbolic():

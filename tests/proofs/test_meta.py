@@ -184,7 +184,7 @@ SECTION = re.compile(r"(?:§|App\. )(\d+(?:\.\d+)*|[A-D](?:\.\d+)*)")
 #: the certificate does not exist).
 STALE = ("text was not available", "text is not available", "was not available to us", "Not implemented here")
 W26_DOCS = ("README.md", "docs/certificate.md", "docs/design.md", "docs/design-from-data.md", "docs/bridge.md",
-            "mdmtheory/certificate.py", "mdmtheory/certificate_blocks.py", "mdmtheory/dyadic.py", "mdmtheory/ugc.py",
+            "mdmtheory/design/certificate.py", "mdmtheory/design/certificate_blocks.py", "mdmtheory/information/dyadic.py", "mdmtheory/information/ugc.py",
             "mdmtheory/bounds/__init__.py", "mdmtheory/bounds/lc25.py", "mdmtheory/bounds/w26.py",
             "mdmtheory/bounds/dhw26.py", "mdmtheory/bounds/derived.py", "mdmtheory/bounds/comparison.py")
 

@@ -16,7 +16,7 @@ from scipy.stats import binom
 
 import mdmtheory as mt
 from mdmtheory import bounds as B
-from mdmtheory import ugc as U
+from mdmtheory.information import ugc as U
 from reference import make_table, marginal
 
 LOG2 = math.log(2.0)

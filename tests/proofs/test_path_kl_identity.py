@@ -85,7 +85,7 @@ def test_schedule_path_kl_by_enumeration(case):
 def test_step_terms_are_expected_tc(case):
     p, sched = case
     d, t = p.d, p.table
-    steps = mt.step_path_kl(p, sched)
+    steps = mt.information.step_path_kl(p, sched)
     for idx, (s, k) in enumerate(zip(sched.starts, sched.sizes)):
         vals = []
         for A in itertools.combinations(range(d), s):
@@ -179,7 +179,7 @@ def test_gamma_umask_three_forms(p, grid):
     form3 = (b - a) / 2 * sum(wi * (b - ui) * dh(ui) for wi, ui in zip(w, u))
     tol = 1e-10 * max(1.0, p.d * math.log(p.K))
     assert abs(form1 - form2) <= tol and abs(form2 - form3) <= tol
-    assert abs(mt.step_path_kl(p, grid)[0] - form2) <= tol
+    assert abs(mt.information.step_path_kl(p, grid)[0] - form2) <= tol
     assert form2 >= -1e-13
 
 

@@ -12,7 +12,7 @@ from sympy.calculus.euler import euler_equations
 
 import mdmtheory as mt
 from mdmtheory.optimal import optimal_schedule, schedule_path_kl
-from mdmtheory.schedules import sqrt_rule_schedule
+from mdmtheory.optimal import sqrt_rule_schedule
 from mdmtheory.symbolic import power_law_schedule, square_root_rule
 
 POS = st.floats(min_value=1e-3, max_value=10.0, allow_nan=False)

@@ -10,9 +10,9 @@ import sympy as sp
 from hypothesis import given
 
 import mdmtheory as mt
-from mdmtheory.dyadic import w26_lemma1
+from mdmtheory.information import w26_lemma1
 from mdmtheory.testing import intervals, joints
-from mdmtheory.ugc import ugc
+from mdmtheory.information.ugc import ugc
 from reference import subset_entropy as H
 
 

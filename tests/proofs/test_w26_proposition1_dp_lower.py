@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import mdmtheory as mt
 from mdmtheory import bounds as B
-from mdmtheory import ugc as U
+from mdmtheory.information import ugc as U
 from reference import compositions, make_table
 
 pos = st.floats(1e-3, 5.0)

@@ -1,0 +1,17 @@
+"""Design from data: a model's profile on data and its checks (:mod:`.profile`), the plan
+(:func:`design`, :func:`block_design`: :mod:`.from_data`, :mod:`.blocks`) and certificates with
+confidence (:mod:`.certificate`, :mod:`.certificate_blocks`)."""
+
+from . import blocks, certificate, certificate_blocks, from_data, profile
+from .blocks import *  # noqa: F401,F403
+from .certificate import *  # noqa: F401,F403
+from .certificate_blocks import *  # noqa: F401,F403
+from .from_data import *  # noqa: F401,F403
+from .profile import *  # noqa: F401,F403
+from .._moved import module_getattr as _module_getattr
+
+__all__ = [*profile.__all__, *from_data.__all__, *blocks.__all__, *certificate.__all__, *certificate_blocks.__all__]
+
+
+def __getattr__(name):
+    return _module_getattr(__name__, name)

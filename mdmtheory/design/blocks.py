@@ -1,0 +1,94 @@
+r"""Block designs from a model and data: the estimated half of :mod:`mdmtheory.optimal.blocks`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..information.profile import Profile
+from ..optimal.blocks import _block_length, BlockDesign, _check_ask, _check_lengths, _choose
+from ..optimal.card import optimal_schedule
+
+__all__ = [
+    "estimate_block_profiles",
+    "estimate_block_design",
+]
+
+
+def estimate_block_profiles(model, samples, block_length: int, *, prompt_length: int = 0, n_per_level: int = 1000,
+                            seed: int = 0) -> tuple:
+    r"""Estimated cross-entropy profile of each block given the prompt and the earlier blocks.
+
+    Block b holds positions :math:`g + bB, \dots, g + (b+1)B - 1` of every row (g =
+    ``prompt_length``); its level-m value is
+    :math:`c^{(b)}(m) = \mathbb E[-\log q(x_j \mid x_{E_b}, x_A)]`, A a uniform m-subset of
+    the block, j a uniform masked position of the block, the prompt and earlier blocks
+    :math:`E_b` visible and the later blocks **masked** (as the semi-autoregressive sampler
+    sees them). One :func:`mdmtheory.design.estimate_profile` per block (``prompt_length =
+    g + bB``, ``response_length = B``), seeded ``seed + b``; on an exact model it estimates
+    :func:`block_profiles` (later blocks marginalized = masked).
+    """
+    from .profile import estimate_profile
+
+    from .profile import _window
+
+    x = np.asarray(samples)
+    if x.ndim != 2 or x.shape[1] < 1:
+        raise ValueError(f"samples: expected an integer array (n, d), got shape {x.shape}")
+    g, n = _window(prompt_length, None, x.shape[1])
+    B = _block_length(block_length, n)
+    return tuple(estimate_profile(model, x, n_per_level=n_per_level, seed=seed + b, prompt_length=g + b * B,
+                                  response_length=B) for b in range(n // B))
+
+
+def estimate_block_design(model, samples, *, forwards: int | None = None, budget: float | None = None,
+                          block_lengths=None, prompt_length: int = 0, n_per_level: int = 1000, seed: int = 0,
+                          confidence: float = 0.95) -> BlockDesign:
+    r""":func:`design_blocks` from a model's estimated block profiles, with confidence intervals.
+
+    For each candidate B, :func:`estimate_block_profiles`; the counts of each block are the
+    exact optimum (:func:`mdmtheory.optimal_schedule`) for its estimated profile with S steps,
+    and the plan's path KL is the sum over blocks of the Riemann defects
+    :math:`\sum_m w_m c^{(b)}(m)` (:func:`mdmtheory.design.defect_weights`): the model's
+    path KL up to a learning error that does not depend on the counts. Blocks and levels
+    are estimated independently, so the variance is :math:`\sum_{b,m} w_{b,m}^2
+    \mathrm{se}_{b,m}^2`; the CI is normal at ``confidence``. With ``budget``: the fewest
+    forwards whose CI upper end is <= budget. Selection on the same estimate makes the CI
+    optimistic; confirm on fresh samples (``compare_plans``).
+    """
+    from scipy.stats import norm
+
+    from .._validate import real_arg
+    from .profile import _window, defect_weights
+
+    x = np.asarray(samples)
+    if x.ndim != 2 or x.shape[1] < 1:
+        raise ValueError(f"samples: expected an integer array (n, d), got shape {x.shape}")
+    g, n = _window(prompt_length, None, x.shape[1])
+    _check_ask(forwards, budget, n)
+    Bs = _check_lengths(block_lengths, n)
+    confidence = real_arg(confidence, "confidence")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence: expected a level in (0, 1), got {confidence}")
+    z = float(norm.ppf(0.5 + confidence / 2))
+    ests, total = {}, 0
+    for B in Bs:
+        ests[B] = estimate_block_profiles(model, x, B, prompt_length=g, n_per_level=n_per_level, seed=seed)
+        total += sum(e.forwards for e in ests[B])
+
+    def plan_for(B, S):
+        counts, kl, var = [], 0.0, 0.0
+        for e in ests[B]:
+            c, se = np.asarray(e.values, float), np.asarray(e.stderr, float)
+            sched = optimal_schedule(Profile(c), S)
+            w = defect_weights(sched)
+            counts.append(sched.sizes)
+            kl += float(w @ c)
+            var += float(np.sum((w * se) ** 2))
+        sd = float(np.sqrt(var))
+        return tuple(counts), kl, (kl - z * sd, kl + z * sd)
+
+    cands, best = _choose(Bs, n, forwards, budget, plan_for)
+    note = (f"estimated: block cross-entropy profiles of the model on {x.shape[0]} rows, prompt length "
+            f"{g}, {n_per_level} draws per level ({total} forward rows); "
+            f"{int(round(confidence * 100))}% normal CIs")
+    return BlockDesign(cands, best, "estimated", note)

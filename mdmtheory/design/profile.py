@@ -1,0 +1,287 @@
+r"""The profile of a model on data, and the checks every design from data starts with."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..laws.joint import MAX_OUTCOMES
+from ..schedules.plans import Schedule
+from .._validate import int_arg as _int_arg, real_arg as _real_arg
+
+__all__ = [
+    "Memorization",
+    "ProfileEstimate",
+    "estimate_profile",
+    "defect_weights",
+    "memorization",
+    "MEMORIZATION_THRESHOLD",
+]
+
+
+#: Default largest empirical table (K**d cells) designed on exactly (the dense limit, 2**24).
+EXACT_LIMIT = MAX_OUTCOMES
+
+
+#: A level is memorized when more than this fraction of its (row, revealed set) draws have a
+#: context shared by no other row (module docstring, "Memorization").
+MEMORIZATION_THRESHOLD = 0.5
+
+
+#: Revealed sets per level in :func:`memorization` (all of them when a level has fewer).
+MEMORIZATION_SUBSETS = 64
+
+
+@dataclass(frozen=True)
+class ProfileEstimate:
+    """Estimated cross-entropy profile: ``values[m]`` ± ``stderr[m]`` at ``levels[m]`` revealed."""
+
+    levels: np.ndarray
+    values: np.ndarray
+    stderr: np.ndarray
+    forwards: int
+
+
+@dataclass(frozen=True)
+class Memorization:
+    r"""Result of :func:`memorization`: how much of the empirical profile is memorized rows.
+
+    ``unique[m]`` is u(m), the fraction of (row, revealed set A with |A| = m) pairs whose
+    context :math:`x_A` no other row shares, ± ``stderr[m]`` (0 where every A of that size
+    was enumerated); ``memorized_from`` is the first level with u(m) > ``threshold`` (None
+    if none), ``memorized`` whether there is one; ``distinct`` is the number of distinct rows.
+    """
+
+    unique: np.ndarray
+    stderr: np.ndarray
+    subsets: np.ndarray
+    threshold: float
+    memorized_from: int | None
+    n: int
+    distinct: int
+
+    @property
+    def memorized(self) -> bool:
+        return self.memorized_from is not None
+
+    def to_dict(self) -> dict:
+        return {"memorized": self.memorized, "memorized_from": self.memorized_from, "threshold": self.threshold,
+                "unique_context": self.unique.tolist(), "unique_context_stderr": self.stderr.tolist(),
+                "subsets": self.subsets.tolist(), "n": self.n, "distinct_rows": self.distinct}
+
+
+def _unique_fractions(x: np.ndarray, subsets: np.ndarray, K: int) -> np.ndarray:
+    """For each row of ``subsets`` (S, m) of column indices: the fraction of the rows of x whose
+    restriction to those columns occurs once in x."""
+    S, m = subsets.shape
+    n = x.shape[0]
+    if m == 0:
+        return np.full(S, 1.0 if n == 1 else 0.0)
+    if m * math.log2(K) < 62:  # one exact mixed-radix integer per row and subset, one sort per level
+        keys = np.sort(x[:, subsets] @ (K ** np.arange(m, dtype=np.int64)), axis=0)  # (n, S)
+        if n == 1:
+            return np.ones(S)
+        new = np.ones((n + 1, S), bool)
+        new[1:-1] = keys[1:] != keys[:-1]  # a value starts at i (and the next one at i + 1)
+        return np.mean(new[:-1] & new[1:], axis=0)  # unique: starts at i and the next starts at i + 1
+    out = np.empty(S)
+    for s_, A in enumerate(subsets):  # exact, slower: rows as byte strings
+        sub = np.ascontiguousarray(x[:, A])
+        key = sub.view(np.dtype((np.void, sub.dtype.itemsize * m))).ravel()
+        _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+        out[s_] = np.mean(cnt[inv.ravel()] == 1)
+    return out
+
+
+def memorization(samples, *, subsets: int = MEMORIZATION_SUBSETS, seed: int = 0,
+                 threshold: float = MEMORIZATION_THRESHOLD, prompt_length: int = 0) -> Memorization:
+    r"""The memorized part of the empirical profile of ``samples`` (module docstring).
+
+    .. math:: u(m) = \Pr_{i, |A| = m}\big[\,\nexists\, i' \ne i : x_{i', A} = x_{i, A}\big],
+
+    i uniform over the n rows, A uniform among the subsets of size m. At such a draw the
+    empirical conditional of every masked token is a point mass (its profile term is 0) and
+    the leave-one-out conditional is undefined. For each level, u(m) is averaged over every
+    subset of size m when there are at most ``subsets`` of them (exact), else over
+    ``subsets`` uniform draws (seeded; ``stderr`` is their standard error). Duplicated rows
+    share their contexts, so an n ≫ K^d sample has u ≈ 0 at every level.
+
+    ``prompt_length = g``: the context is the prompt (positions 0..g−1, always revealed)
+    and m response positions; levels m = 0..d−g−1.
+    """
+    x = np.asarray(samples)
+    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
+        raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
+    S = _int_arg(subsets, "subsets", 2)
+    threshold = _real_arg(threshold, "threshold")
+    if not 0 <= threshold < 1:
+        raise ValueError(f"threshold: expected a fraction in [0, 1), got {threshold}")
+    rng = np.random.default_rng(_int_arg(seed, "seed", 0))
+    n, D = x.shape
+    g, d = _window(prompt_length, None, D)
+    x = x.astype(np.int64)
+    K = max(int(x.max()) + 1, 2)
+    u, se, used = np.zeros(d), np.zeros(d), np.zeros(d, np.int64)
+    for m in range(d):
+        if math.comb(d, m) <= S:
+            subs = np.array(list(itertools.combinations(range(d), m)), dtype=np.int64).reshape(math.comb(d, m), m)
+        else:
+            subs = np.sort(np.argsort(rng.random((S, d)), axis=1)[:, :m], axis=1)
+        if g:
+            subs = np.concatenate([np.broadcast_to(np.arange(g), (subs.shape[0], g)), subs + g], axis=1)
+        vals = _unique_fractions(x, subs, K)
+        if len(vals) < math.comb(d, m):
+            se[m] = float(np.std(vals, ddof=1) / math.sqrt(len(vals)))
+        u[m], used[m] = float(np.mean(vals)), len(vals)
+    over = np.flatnonzero(u > threshold)
+    distinct = int(np.unique(x, axis=0).shape[0])
+    return Memorization(u, se, used, threshold, int(over[0]) if over.size else None, n, distinct)
+
+
+def _memorization_warning(mem: Memorization, K: int, d: int) -> str:
+    m = mem.memorized_from
+    return (
+        f"memorized: with m = {m} of d = {d} tokens revealed, {mem.unique[m]:.0%} of the rows have a context that "
+        f"no other row shares (n = {mem.n} rows, {mem.distinct} distinct, K^d = {K}^{d}); at such contexts the "
+        "empirical profile is 0 by construction, so this schedule fits the rows, not the law they come from. "
+        "Design from a model instead: --model CKPT (a trained MDM), `mdmtheory train DATA --out M.safetensors` "
+        "then `mdmtheory design DATA --model M.safetensors`, or in Python a structured law fitted to the data "
+        "(e.g. mdmtheory.laws.MarkovChainLaw) passed as design(samples, model=law)"
+    )
+
+
+def defect_weights(schedule: Schedule) -> np.ndarray:
+    r"""Weights :math:`w_m` with :math:`\sum_t k_t c(s_t) - \sum_m c(m) = \sum_m w_m c(m)`."""
+    w = -np.ones(schedule.d)
+    for s, k in zip(schedule.starts, schedule.sizes):
+        w[s] += k
+    return w
+
+
+# -- estimation --------------------------------------------------------------------------------
+def _is_oracle(model) -> bool:
+    return all(hasattr(model, a) for a in ("d", "K", "conditionals")) and not hasattr(model, "forward")
+
+
+def model_outcomes(model) -> int | None:
+    """The number of outcomes a model scores, where it can be read without a forward: an
+    oracle's ``K``, a TinyMDM's ``config.vocab_size``, a ``MaskedModel`` with a known vocabulary
+    (None otherwise)."""
+    if _is_oracle(model):
+        return int(model.K)
+    vs = getattr(getattr(model, "config", None), "vocab_size", None)
+    if type(model).__name__ == "TinyMDM" and vs is not None:
+        return int(vs)
+    if type(model).__name__ == "MaskedModel":
+        try:
+            return int(model.K)
+        except ValueError:  # vocabulary not resolved yet
+            return None
+    return None
+
+
+def check_model_outcomes(model, K: int) -> None:
+    """One rule for every kind of model (oracle or torch): it must score exactly the K
+    outcomes of the data (K as given, or max + 1 of the data)."""
+    m = model_outcomes(model)
+    if m is not None and m != K:
+        raise ValueError(f"model: has K={m} outcomes, the data have K={K}; pass K={m} if the data simply "
+                         "do not use every outcome of the model")
+
+
+def _check_model(model, K: int) -> None:
+    """Refuse what has no masked-diffusion profile, before any work."""
+    check_model_outcomes(model, K)
+    if _is_oracle(model):
+        return
+    if getattr(model, "causal", False) or getattr(getattr(model, "config", None), "causal", False):
+        raise ValueError("model: a causal (autoregressive) model has no masked-diffusion profile; use an MDM checkpoint")
+    if not hasattr(model, "mask_id") and type(model).__name__ != "MaskedModel":
+        raise ValueError(
+            f"model: expected a TinyMDM checkpoint, an nn.Module with a mask_id, a bridge.MaskedModel or a "
+            f"conditional oracle, got {type(model).__name__}"
+        )
+
+
+def _window(prompt_length, response_length, d: int) -> tuple[int, int]:
+    """(g, L) checked: the prompt is positions 0..g−1, the response g..g+L−1, the rest masked."""
+    if isinstance(prompt_length, (bool, np.bool_)) or not isinstance(prompt_length, (int, np.integer)) \
+            or not 0 <= prompt_length < d:
+        raise ValueError(f"prompt_length: expected an integer in 0..{d - 1} (the first positions of each row are "
+                         f"the prompt; at least one response position), got {prompt_length!r}")
+    g = int(prompt_length)
+    if response_length is None:
+        return g, d - g
+    if isinstance(response_length, (bool, np.bool_)) or not isinstance(response_length, (int, np.integer)) \
+            or not 1 <= response_length <= d - g:
+        raise ValueError(f"response_length: expected an integer in 1..{d - g} (positions after the prompt; "
+                         f"None for all of them), got {response_length!r}")
+    return g, int(response_length)
+
+
+def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, batch: int = 512,
+                     prompt_length: int = 0, response_length: int | None = None) -> ProfileEstimate:
+    r"""Cross-entropy profile of ``model`` on ``samples``, with standard errors.
+
+    For each level m = 0..d−1: ``n_per_level`` sequences drawn from ``samples`` with
+    replacement and a uniformly random revealed set of size m each (seeded); the value of
+    one draw is the mean of :math:`-\log q(x_j \mid x_A)` over its d − m masked positions
+    (an unbiased draw of c(m)); the estimate is the mean of the draws and its standard
+    error their standard deviation over √n.
+
+    Torch models (a TinyMDM, an ``nn.Module`` with ``mask_id``, a ``bridge.MaskedModel``) go
+    through :func:`mdmtheory.bridge.estimate_profile` (batched, seeded per draw,
+    distributed-ready); a conditional oracle (``d``, ``K``, ``conditionals``) is scored
+    here with numpy, so designing from an oracle needs no torch.
+
+    ``prompt_length = g``: positions 0..g−1 are always revealed and never scored; the levels
+    are m = 0..L−1 revealed *response* positions, L = ``response_length`` (default d − g).
+    Positions g + L.. are always masked and never scored (the later blocks of a
+    semi-autoregressive sampler; :func:`mdmtheory.design.estimate_block_profiles`).
+    """
+    x_all = np.asarray(samples)
+    n_all, d = x_all.shape
+    n = _int_arg(n_per_level, "n_per_level", 2)
+    seed = _int_arg(seed, "seed", 0)
+    g, L = _window(prompt_length, response_length, d)
+    if not _is_oracle(model):
+        from .. import bridge
+
+        kw = {} if (g, L) == (0, d) else {"prompt_length": g}
+        if g + L < d:
+            kw["response_length"] = L
+        est = bridge.estimate_profile(bridge.as_masked_model(model), x_all, n_per_level=n, seed=seed, **kw)
+        return ProfileEstimate(np.asarray(est.levels), np.asarray(est.values, float),
+                               np.asarray(est.stderr, float), int(est.forwards))
+    rng = np.random.default_rng(seed)
+    vals, ses, forwards = np.empty(L), np.empty(L), 0
+    for m in range(L):
+        draws = []
+        for lo in range(0, n, batch):
+            b = min(batch, n - lo)
+            x = x_all[rng.integers(0, n_all, size=b)]
+            order = np.argsort(rng.random((b, L)), axis=1)
+            win = np.zeros((b, L), bool)
+            np.put_along_axis(win, order[:, :m], True, axis=1)
+            rev = np.zeros((b, d), bool)
+            rev[:, :g] = True
+            rev[:, g:g + L] = win
+            with np.errstate(divide="ignore"):
+                lq = np.log(model.conditionals(x, rev))
+            forwards += b
+            ll = np.take_along_axis(lq, x[..., None], axis=-1)[..., 0][:, g:g + L]
+            ce = np.where(win, 0.0, -ll)
+            draws.append(ce.sum(1) / (L - m))
+        v = np.concatenate(draws)
+        vals[m] = v.mean()
+        ses[m] = v.std(ddof=1) / math.sqrt(n)
+    if not np.all(np.isfinite(vals)):
+        bad = int(np.argmin(np.isfinite(vals)))
+        raise ValueError(
+            f"model: gives probability 0 to an observed token at level {bad}: the cross-entropy is infinite "
+            "(the data are outside the model's support)"
+        )
+    return ProfileEstimate(np.arange(L), vals, ses, forwards)

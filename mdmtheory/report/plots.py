@@ -1,0 +1,396 @@
+"""Figures of the report, drawn from its record of numbers (matplotlib, imported here only).
+
+Each ``*_figure`` takes one section dict of :class:`mdmtheory.report.Report` and returns a
+``matplotlib.figure.Figure`` drawn on the Agg canvas, without pyplot: no global backend is
+switched and no window opens. :func:`png` renders a figure to PNG bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+
+from .._validate import _short
+
+#: z for a two-sided 95% normal interval.
+Z95 = 1.959963984540054
+
+#: Values at or below this (nats) are rounding noise around an exact 0 and are not drawn on log axes.
+ZERO = 1e-12
+
+__all__ = [
+    "profile_figure",
+    "gain_figure",
+    "bounds_figure",
+    "frontier_figure",
+    "planners_figure",
+    "schedule_figure",
+    "attention_heatmap_figure",
+    "absorption_figure",
+    "information_figure",
+    "png",
+    "plot_received",
+    "plot_absorption",
+]
+
+
+def _figure(ncols: int = 1, width: float = 7.0, height: float = 3.8, nrows: int = 1):
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError("plots need matplotlib: pip install 'mdmtheory[report]'") from None
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(nrows, ncols, i + 1) for i in range(nrows * ncols)]
+    return fig, axes
+
+
+def png(fig) -> bytes:
+    """The figure as PNG bytes."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def _positive(x) -> np.ndarray:
+    """Values for a log axis: non-positive, infinite and missing ones become NaN (not drawn)."""
+    a = np.array([math.nan if v is None else float(v) for v in x], dtype=np.float64)
+    a[~np.isfinite(a) | (a <= ZERO)] = np.nan
+    return a
+
+
+def _log_axes(ax, steps=None) -> None:
+    """Log-log axes with integer step counts written plainly on x."""
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    ax.set_xscale("log")
+    ys = [np.asarray(line.get_ydata(), dtype=np.float64) for line in ax.get_lines()]
+    if not any(np.any(np.isfinite(y) & (y > 0)) for y in ys):  # e.g. a product law: every KL is 0
+        ax.set_ylim(0.0, 1.0)
+        ax.text(0.5, 0.5, "every value is 0 (nothing to draw on a log scale)", ha="center", va="center",
+                transform=ax.transAxes)
+        ax.grid(alpha=0.3, which="both")
+        return
+    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    # y: 1, 2, 5 per decade written plainly (0.2, 0.5, 1, 2, ...), so every decade is labelled
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+    if steps is not None and len(steps) <= 16:  # few step counts: label each one
+        ax.set_xticks([float(t) for t in steps])
+    ax.grid(alpha=0.3, which="both")
+
+
+def profile_figure(profile: dict):
+    fig, (ax,) = _figure()
+    m = np.asarray(profile["m"])
+    ax.plot(m, profile["phi"], "o-", color="k", label="information profile φ_m (exact)")
+    ce = profile.get("cross_entropy")
+    if ce is not None:
+        lv = np.asarray(ce["levels"])
+        v = np.asarray(ce["values"])
+        err = np.asarray(ce["ci_high"]) - v
+        ax.errorbar(lv, v, yerr=err, fmt="s--", color="tab:orange", capsize=3,
+                    label="model cross-entropy c(m), 95% CI")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("m = number of revealed tokens")
+    ax.set_ylabel("nats per token")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def gain_figure(gain: dict):
+    fig, (a1, a2) = _figure(2, width=9.0)
+    a1.plot(gain["t"], gain["h"], color="tab:blue")
+    a1.set_xlabel("reveal probability t")
+    a1.set_ylabel("h(t) (nats)")
+    a1.set_title("gain h(t)")
+    a1.grid(alpha=0.3)
+    if gain["lam"]:
+        a2.plot(gain["lam"], gain["density"], color="tab:green")
+        for x in gain["canonical"]:
+            a2.axvline(x, ls="--", color="gray")
+        a2.set_xlabel("log reveal odds λ = log(t / (1 − t))")
+        a2.set_ylabel("q(λ)")
+    else:
+        a2.text(0.5, 0.5, "needs d ≥ 3", ha="center", va="center", transform=a2.transAxes)
+    a2.set_title("UGC density")
+    a2.grid(alpha=0.3)
+    return fig
+
+
+def bounds_figure(bounds: dict):
+    fig, (ax,) = _figure(height=4.4)
+    T = np.asarray(bounds["steps"], dtype=np.float64)
+    ax.plot(T, _positive(bounds["kl"]), "o-", color="k", lw=2.2, label="exact KL(p‖q)")
+    ax.plot(T, _positive(bounds["path_kl"]), "s-", color="tab:blue", lw=2.2, label="exact path KL")
+    colors = iter(["tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan"])
+    for name, s in bounds["series"].items():
+        if s["kind"] != "upper" or name == "data_processing":  # data processing = the path KL line
+            continue
+        y = _positive(s["values"])
+        if np.all(np.isnan(y)):
+            continue
+        ax.plot(T, y, "^--", color=next(colors, "gray"), label=f"{name} (≥ {s['quantity']})")
+    _log_axes(ax, T)
+    ax.set_xlabel("steps T (constant schedule)")
+    ax.set_ylabel("nats")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def frontier_figure(frontier: dict):
+    fig, (ax,) = _figure(height=4.4)
+    T = np.asarray(frontier["steps"], dtype=np.float64)
+    ax.plot(T, _positive(frontier["optimal"]), "o-", color="k", lw=2.4, label="optimal schedule (path KL)")
+    ax.plot(T, _positive(frontier["optimal_exact_kl"]), "o:", color="k", label="optimal schedule (exact KL)")
+    for name, vals in frontier["families"].items():
+        ax.plot(T, _positive(vals), ".-", label=name)
+    md = frontier.get("model_designed")
+    if md is not None:
+        ax.plot(T, _positive(md["path_kl"]), "x--", color="magenta", lw=1.6, ms=8, label="designed from model (path KL)")
+    _log_axes(ax, T)
+    ax.set_xlabel("steps T")
+    ax.set_ylabel("nats")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def planners_figure(planners: dict):
+    fig, (ax,) = _figure()
+    T = np.asarray(planners["steps"], dtype=np.float64)
+    kl = np.asarray(planners["kl"], dtype=np.float64)
+    for j, name in enumerate(planners["planners"]):
+        ax.plot(T, _positive(kl[:, j]), "o-", label=name)
+    _log_axes(ax, T)
+    ax.set_xlabel("steps T (constant schedule)")
+    ax.set_ylabel("exact KL(p‖q) (nats)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def schedule_figure(recommended: dict):
+    from matplotlib.ticker import MaxNLocator
+
+    fig, (ax,) = _figure(height=3.4)
+    sizes = np.asarray(recommended["sizes"])
+    T = sizes.size
+    d = int(sizes.sum())
+    if "constant_sizes" in recommended:
+        const = np.asarray(recommended["constant_sizes"])
+    else:
+        const = np.diff([(t * d) // T for t in range(T + 1)])  # Schedule.constant: larger steps last
+    x = np.arange(1, T + 1)
+    bars = {"recommended": ax.bar(x - 0.2, sizes, width=0.4, label="recommended"),
+            "constant": ax.bar(x + 0.2, const, width=0.4, label="constant", color="lightgray")}
+    # each step's path KL (recommended["step_costs"], nats) above its bar
+    for key, costs in (("recommended", recommended.get("step_costs")), ("constant", recommended.get("constant_step_costs"))):
+        if costs is not None:
+            ax.bar_label(bars[key], labels=[f"{c:.2g}" for c in costs], fontsize=7, padding=2)
+    ax.set_ylim(0, max(int(sizes.max()), int(const.max())) * 1.25)
+    ax.set_xlabel("step")
+    ax.set_ylabel("tokens revealed")
+    ax.set_xticks(x)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend()
+    return fig
+
+
+# -- attention (section 8; the drawing functions of mdmtheory.bridge.attention on our Axes) --
+def attention_heatmap_figure(attention: dict):
+    """Received attention, steps × positions, one column per layer: sample 0 (top, revealed
+    positions dotted) and the mean over samples (bottom); anchors circled."""
+
+    nl = attention["layers"]
+    T = len(attention["sizes"])
+    L = len(attention["received_sample"][0][0])
+    fig, axes = _figure(nl, width=min(4.2 * nl, 10.0), height=2.2 + 0.55 * T * 2, nrows=2)
+    rv = np.asarray(attention["revealed_sample"], dtype=bool)
+    for ell in range(nl):
+        top, bottom = axes[ell], axes[nl + ell]
+        plot_received(np.asarray(attention["received_sample"][ell]), eps=attention["eps"], ax=top,
+                      title=f"layer {ell}: one sample")
+        tt, jj = np.nonzero(rv)
+        top.scatter(jj, tt, marker=".", s=18, color="white")
+        plot_received(np.asarray(attention["received_mean"][ell]), eps=attention["eps"], ax=bottom,
+                      title=f"layer {ell}: mean of {attention['n']} samples")
+        for ax in (top, bottom):
+            ax.set_xlim(-0.5, L - 0.5)
+    return fig
+
+
+def absorption_figure(attention: dict):
+    """Absorption per layer: the MDM's top anchor and its key 0 vs the causal baseline's BOS,
+    with the uniform references."""
+
+    fig, (ax,) = _figure(height=3.6)
+    m = attention["mdm"]
+    series = {f"MDM: anchor (ε = {attention['eps']:g})": (m["absorption_mean"], m["absorption_std"]),
+              "MDM: position 0": (attention["mdm_position0"]["mean"], attention["mdm_position0"]["std"])}
+    b = attention.get("baseline")
+    if b is not None:
+        series["causal baseline: BOS (key 0)"] = (b["bos_mean"], b["bos_std"])
+    plot_absorption(series, ax=ax, title="share of attention absorbed, mean ± std over samples")
+    ax.axhline(attention["uniform_absorption"], ls=":", color="gray", lw=1)
+    ax.text(1.0, attention["uniform_absorption"], " uniform, 1/d", transform=ax.get_yaxis_transform(),
+            va="center", ha="left", fontsize=7, color="gray")
+    if b is not None:
+        ax.axhline(b["uniform_causal_bos"], ls="--", color="gray", lw=1)
+        ax.text(1.0, b["uniform_causal_bos"], " uniform causal BOS", transform=ax.get_yaxis_transform(),
+                va="center", ha="left", fontsize=7, color="gray")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def information_figure(attention: dict):
+    """Per layer: Spearman ρ between A_ij and the exact information of the revealed j (95%
+    CIs), and how often the most attended revealed position is a most informative one."""
+    fig, (a1, a2) = _figure(2, width=9.0, height=3.4)
+    info = attention["information"]
+    kinds = list(info)
+    nl = len(info[kinds[0]]["rho_mean"])
+    x = np.arange(nl)
+    w = 0.8 / len(kinds)
+    for k, kind in enumerate(kinds):
+        c = info[kind]
+        off = (k - (len(kinds) - 1) / 2) * w
+        a1.bar(x + off, c["rho_mean"], width=w, yerr=Z95 * np.asarray(c["rho_stderr"]), capsize=3,
+               label=f"{kind} I(X_i; X_j | ·)")
+        a2.bar(x + off, c["top_hit"], width=w, label=kind)
+    if all(n == 0 for c in info.values() for n in c["n_cases"]):
+        for ax in (a1, a2):
+            ax.text(0.5, 0.5, "no case with a defined correlation", ha="center", va="center", transform=ax.transAxes)
+    a1.axhline(0.0, color="k", lw=0.8)
+    a1.set_ylim(-1, 1)
+    a1.set_ylabel("Spearman ρ (95% CI)")
+    a1.set_title("attention vs information")
+    chance = info[kinds[0]]["top_hit_chance"]
+    a2.axhline(chance, ls="--", color="gray", label=f"chance {chance:.2f}")
+    a2.set_ylim(0, 1)
+    a2.set_ylabel("share of cases")
+    a2.set_title("top-attended = most informative")
+    for ax in (a1, a2):
+        ax.set_xticks(x, [f"layer {ell}" for ell in range(nl)])
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=7)
+    return fig
+
+
+def _check_plot_args(ax, title) -> None:
+    if ax is not None:
+        from matplotlib.axes import Axes
+
+        if not isinstance(ax, Axes):
+            raise ValueError(f"ax: expected a matplotlib Axes or None, got {type(ax).__name__}")
+    if title is not None and not isinstance(title, str):
+        raise ValueError(f"title: expected a string or None, got {_short(title)}")
+
+
+def _new_axes(width: float, height: float):
+    """A new Figure and its Axes on the Agg canvas, without pyplot (no global backend switched,
+    no figure for the caller to close)."""
+    fig, (ax,) = _figure(width=width, height=height)
+    return fig, ax
+
+
+def plot_received(s, *, eps: float | None = None, ax=None, title: str | None = None):
+    """Heatmap of received attention, steps × positions, with the anchors marked.
+
+    Parameters
+    ----------
+    s : (T, L) received attention of one sample and one layer (or averaged over layers),
+        e.g. ``trace.received()[0, :, layer]``.
+    eps : anchor threshold multiplier (:func:`mdmtheory.bridge.attention.anchors`; default
+        ``None``: its ``DEFAULT_EPS``).
+    ax : a matplotlib Axes, or None for a new figure (Agg canvas, constrained layout, not
+        registered with pyplot); with an Axes the caller's figure is drawn on as it is.
+
+    Returns
+    -------
+    The matplotlib Figure.
+    """
+    from ..bridge.attention import DEFAULT_EPS, _as_array, anchors  # torch, imported on use
+
+    eps = DEFAULT_EPS if eps is None else eps
+    s = _as_array(s, "s")
+    if s.ndim != 2 or s.size == 0:
+        raise ValueError(f"s: expected a non-empty (steps, positions) array, got shape {s.shape}")
+    if s.size > MAX_PLOT_CELLS:
+        raise ValueError(f"s: {s.size} cells; a heatmap shows at most {MAX_PLOT_CELLS} (MAX_PLOT_CELLS)")
+    _check_plot_args(ax, title)
+    if ax is None:  # 0.35 in per position, 0.3 in per step, at most 24 in
+        fig, ax = _new_axes(min(2.0 + 0.35 * s.shape[1], 24.0), min(1.5 + 0.3 * s.shape[0], 24.0))
+    else:
+        fig = ax.figure
+    im = ax.imshow(s, aspect="auto", cmap="viridis", origin="upper")
+    a = anchors(s, eps=eps)
+    tt, jj = np.nonzero(a)
+    ax.scatter(jj, tt, marker="o", s=30, facecolors="none", edgecolors="red", label="anchor")
+    if s.shape[1] <= 32:
+        ax.set_xticks(range(s.shape[1]))
+    if s.shape[0] <= 32:
+        ax.set_yticks(range(s.shape[0]), [str(t + 1) for t in range(s.shape[0])])
+    ax.set_xlabel("position j")
+    ax.set_ylabel("step t")
+    ax.set_title(title or "received attention $s_j$")
+    fig.colorbar(im, ax=ax)
+    return fig
+
+
+def plot_absorption(series: dict, *, ax=None, title: str | None = None):
+    """Absorption per layer, mean ± std, one line per model (e.g. MDM anchors vs AR BOS).
+
+    Parameters
+    ----------
+    series : name -> (mean (layers,), std (layers,)), e.g. from
+        :func:`mdmtheory.bridge.attention.absorption_stats` or
+        ``(summary.absorption_mean, summary.absorption_std)``.
+    """
+    from ..bridge.attention import _as_array  # torch, imported on use
+
+    if not isinstance(series, dict) or not series:
+        raise ValueError("series: expected a non-empty dict name -> (mean, std)")
+    _check_plot_args(ax, title)
+    checked = {}
+    for name, pair in series.items():
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(f"series: the value of {_short(name)} must be a pair (mean, std), got {_short(pair)}")
+        mean = _as_array(pair[0], "series mean").ravel()
+        std = _as_array(pair[1], "series std").ravel()
+        if mean.size == 0 or mean.size != std.size or mean.size > 4096 or np.any(std < 0):
+            raise ValueError(
+                f"series: {_short(name)} needs mean and std of the same length 1..4096 (std >= 0), "
+                f"got {mean.size} and {std.size}"
+            )
+        checked[name] = (mean, std)
+    series = checked
+    if ax is None:
+        fig, ax = _new_axes(5.0, 3.2)
+    else:
+        fig = ax.figure
+    for name, (mean, std) in series.items():
+        mean, std = _as_array(mean, f"series[{name!r}] mean"), _as_array(std, f"series[{name!r}] std")
+        layers = np.arange(mean.size)
+        ax.errorbar(layers, mean, yerr=std, marker="o", capsize=3, label=str(name))
+        ax.set_xticks(layers)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("absorption")
+    ax.set_ylim(0, 1)
+    ax.set_title(title or "attention absorbed per layer")
+    ax.legend()
+    return fig
+
+
+# -- plots ---------------------------------------------------------------------------------
+#: Largest number of cells of a received-attention heatmap (:func:`plot_received`).
+MAX_PLOT_CELLS = 1 << 16

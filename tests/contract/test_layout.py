@@ -1,0 +1,277 @@
+"""The layout rule (docs/design.md, "Layout"), read from the package's own imports.
+
+Every ``import`` and ``from ... import`` in every module (module level and inside functions:
+a lazy import is still a dependency) is an edge. The rule: no import circle, and a wing
+imports only itself and the wings below it; the private helpers (``_validate``, ``_jax``,
+``_moved``) and the shipped checkpoints are below every wing; nothing imports the top-level
+package. Old import paths keep working for one release, each with a DeprecationWarning.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pathlib
+import pkgutil
+import sys
+import warnings
+
+import pytest
+
+import mdmtheory as mt
+from mdmtheory import _moved
+
+PKG = pathlib.Path(mt.__file__).resolve().parent
+
+#: The wings from the bottom up; a wing may import the wings of a lower level only.
+LEVELS = {
+    "laws": 0, "schedules": 0,
+    "information": 1, "exports": 1,
+    "data": 2, "samplers": 2,
+    "bounds": 3, "optimal": 3,
+    "bridge": 4,
+    "design": 5, "report": 5, "symbolic": 5, "testing": 5,
+    "cli": 6, "__main__": 7,
+}
+BELOW_ALL = {"_validate", "_jax", "_moved", "checkpoints"}
+
+
+def _modules() -> dict[str, pathlib.Path]:
+    out = {}
+    for path in PKG.rglob("*.py"):
+        rel = path.relative_to(PKG.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _edges(name: str, path: pathlib.Path) -> set[str]:
+    """The package modules ``name`` imports (a ``from pkg import sub`` names the submodule)."""
+    is_pkg = path.name == "__init__.py"
+    here = name.split(".") if is_pkg else name.split(".")[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == "mdmtheory"}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "mdmtheory":
+                continue
+            for a in node.names:
+                sub = f"{target}.{a.name}"
+                out.add(sub if sub in MODULES else target)
+    return {t for t in out if t in MODULES and t != name}
+
+
+EDGES = {name: _edges(name, path) for name, path in MODULES.items()}
+
+
+def _wing(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def test_every_module_is_in_a_wing():
+    for name in MODULES:
+        wing = _wing(name)
+        assert wing is None or wing in LEVELS or wing in BELOW_ALL, f"{name}: not in a wing of docs/design.md"
+
+
+def violations(edges: dict[str, set[str]]) -> list[str]:
+    """The edges against the rule: upward or sideways between wings, or into the top level."""
+    bad = []
+    for src, targets in edges.items():
+        a = _wing(src)
+        if a is None:  # the top-level package re-exports the wings
+            continue
+        for dst in targets:
+            b = _wing(dst)
+            if b is None:
+                bad.append(f"{src} -> {dst} (the top-level package)")
+            elif a == b or b in BELOW_ALL:
+                continue
+            elif a in BELOW_ALL:
+                bad.append(f"{src} -> {dst} (a private helper imports a wing)")
+            elif LEVELS[b] >= LEVELS[a]:
+                bad.append(f"{src} -> {dst} ({a}, level {LEVELS[a]}, imports {b}, level {LEVELS[b]})")
+    return sorted(bad)
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for v in list(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_runs_upward_or_sideways():
+    bad = violations(EDGES)
+    assert not bad, "imports against the layout rule:\n" + "\n".join(bad)
+
+
+def test_no_import_circle():
+    assert not circles(EDGES)
+
+
+def test_the_checks_fail_on_a_planted_upward_import_and_circle():
+    """The two checks can fail: a lazy import planted in a law module is read as an edge and
+    reported, and so is a circle."""
+    planted = ast.parse("def f():\n    from ..design import certify\n")
+    (node,) = [n for n in ast.walk(planted) if isinstance(n, ast.ImportFrom)]
+    assert node.level == 2 and node.module == "design"
+    edges = {**EDGES, "mdmtheory.laws.joint": EDGES["mdmtheory.laws.joint"] | {"mdmtheory.design"}}
+    assert violations(edges) == ["mdmtheory.laws.joint -> mdmtheory.design (laws, level 0, imports design, level 5)"]
+    edges = {**EDGES, "mdmtheory.laws.joint": EDGES["mdmtheory.laws.joint"] | {"mdmtheory.laws.families"},
+             "mdmtheory.laws.families": EDGES["mdmtheory.laws.families"] | {"mdmtheory.laws.joint"}}
+    assert ["mdmtheory.laws.families", "mdmtheory.laws.joint"] in circles(edges)
+    assert violations({"mdmtheory.information.ugc": {"mdmtheory.exports.formats"}})  # sideways, same level
+
+
+def test_heavy_libraries_are_imported_only_where_allowed():
+    """torch, matplotlib and diffusers: only in bridge/, report/, the exports adapters and the CLI's
+    model loading (lazily there), and in the "topk" tie rule, which runs ``torch.topk`` itself
+    because the tie order is torch's (lazily: only that rule imports it)."""
+    allowed = ("mdmtheory.bridge", "mdmtheory.report", "mdmtheory.exports", "mdmtheory.cli",
+               "mdmtheory.samplers.ties", "mdmtheory.samplers.select")
+    bad = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = set(id(n) for n in tree.body)
+        for node in ast.walk(tree):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                    else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            for m in mods:
+                if m.split(".")[0] not in ("torch", "matplotlib", "diffusers"):
+                    continue
+                if not name.startswith(allowed):
+                    bad.append(f"{name} imports {m}")
+                elif id(node) in top and not name.startswith("mdmtheory.bridge"):
+                    bad.append(f"{name} imports {m} at module level (import it where it is used)")
+    assert not bad, bad
+
+
+def test_import_mdmtheory_imports_no_heavy_library():
+    import subprocess
+
+    code = ("import sys, mdmtheory; heavy = [m for m in ('torch', 'matplotlib', 'diffusers', 'transformers') "
+            "if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(PKG.parent))
+    assert out.stdout.strip() == "[]"
+
+
+def test_top_level_is_small_and_leaks_nothing():
+    assert 30 <= len(mt.__all__) <= 40
+    assert len(set(mt.__all__)) == len(mt.__all__)
+    for name in mt.__all__:
+        assert getattr(mt, name) is not None
+    extra = {n for n in vars(mt) if not n.startswith("_")} - set(mt.__all__)
+    # submodules imported by someone else become attributes of their package
+    assert extra <= {"bridge", "checkpoints", "cli", "symbolic", "testing"}, extra
+
+
+@pytest.mark.parametrize("wing", ["laws", "schedules", "information", "exports", "data", "samplers", "bounds",
+                                  "optimal", "design", "report"])
+def test_wings_export_their_modules_names_and_leak_nothing(wing):
+    pkg = importlib.import_module(f"mdmtheory.{wing}")
+    subs = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
+    for name in pkg.__all__:
+        assert hasattr(pkg, name), f"mdmtheory.{wing}.{name} is in __all__ but missing"
+    public = {n for n in vars(pkg) if not n.startswith("_")}
+    leaks = public - set(pkg.__all__) - subs - {"annotations"}
+    assert not leaks, f"mdmtheory.{wing} leaks {sorted(leaks)}"
+
+
+@pytest.fixture
+def fresh_old_paths():
+    """Old paths imported by a test are forgotten after it (module cache and package attributes)."""
+    before = set(sys.modules)
+    attrs = {m: set(vars(sys.modules[m])) for m in ("mdmtheory", "mdmtheory.bridge") if m in sys.modules}
+    for old in _moved.MODULES:
+        sys.modules.pop(old, None)
+    yield
+    for name in set(sys.modules) - before:
+        if name in _moved.MODULES:
+            del sys.modules[name]
+    for m, names in attrs.items():
+        for extra in set(vars(sys.modules[m])) - names:
+            if f"{m}.{extra}" in _moved.MODULES:
+                delattr(sys.modules[m], extra)
+
+
+@pytest.mark.parametrize("old", sorted(_moved.MODULES))
+def test_old_module_paths_work_with_a_deprecation_warning(old, fresh_old_paths):
+    parent = old.rpartition(".")[0]
+    if parent in _moved.MODULES:  # its own warning is the parent's test
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            importlib.import_module(parent)
+    with pytest.warns(DeprecationWarning, match=rf"^{old} moved to {_moved.MODULES[old][0]}"):
+        module = importlib.import_module(old)
+    new = importlib.import_module(_moved.MODULES[old][0])
+    names = getattr(new, "__all__", None) or [n for n in vars(new) if not n.startswith("_")]
+    for name in names:
+        assert getattr(module, name) is getattr(new, name)
+    with pytest.raises(AttributeError):
+        module.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize("key", sorted(_moved.NAMES))
+def test_old_attribute_paths_work_with_a_deprecation_warning(key, fresh_old_paths):
+    module, name = key
+    if module.startswith("mdmtheory.bridge"):
+        pytest.importorskip("torch")
+    new_module, new_name = _moved.NAMES[key]
+    if module in _moved.MODULES:  # read through the old module path (which warns itself)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            value = getattr(importlib.import_module(module), name)
+    else:
+        with pytest.warns(DeprecationWarning, match=f"{new_module}.{new_name}"):
+            value = getattr(importlib.import_module(module), name)
+    assert value is getattr(importlib.import_module(new_module), new_name)
+
+
+def test_old_from_import_statements_still_run(fresh_old_paths):
+    with pytest.warns(DeprecationWarning):
+        from mdmtheory.structured import MarkovChainLaw
+    with pytest.warns(DeprecationWarning, match="mdmtheory.integrations moved"), \
+            pytest.warns(DeprecationWarning, match="mdmtheory.integrations.diffusers moved"):
+        from mdmtheory.integrations.diffusers import block_refinement_scheduler
+    assert MarkovChainLaw is mt.laws.MarkovChainLaw
+    assert block_refinement_scheduler is importlib.import_module("mdmtheory.exports.diffusers").block_refinement_scheduler

@@ -1,0 +1,116 @@
+"""Text and JSONL in with a local tokenizer folder built here with ``tokenizers`` (no download)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tokenizers")
+transformers = pytest.importorskip("transformers")
+
+from mdmtheory.data import load_jsonl, load_text, load_tokenizer  # noqa: E402
+
+TEXT = ["the cat sat", "a dog ran far away", "the end"]
+
+
+@pytest.fixture(scope="module")
+def tok_dir(tmp_path_factory):
+    """A BPE tokenizer trained on the test text, saved as a Hugging Face folder."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator(TEXT * 5, trainers.BpeTrainer(vocab_size=60, special_tokens=["[PAD]", "[MASK]", "[UNK]"]))
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", mask_token="[MASK]",
+                                                unk_token="[UNK]")
+    d = tmp_path_factory.mktemp("tok")
+    fast.save_pretrained(d)
+    return d
+
+
+def test_text_rows_are_the_tokenizers_own_ids_cut_and_padded(tok_dir, tmp_path):
+    f = tmp_path / "t.txt"
+    f.write_text("\n".join(TEXT[:2]) + "\n\n" + TEXT[2] + "\n")
+    tok = load_tokenizer(tok_dir)
+    enc = [tok.encode(t, add_special_tokens=False) for t in TEXT]
+    L = 4
+    data = load_text(f, tok_dir, length=L)
+    pad = tok.pad_token_id
+    want = [(e[:L] + [pad] * (L - len(e)))[:L] for e in enc]
+    assert data.ids.tolist() == want
+    assert data.n_cut == sum(len(e) > L for e in enc) and data.n_padded == sum(len(e) < L for e in enc)
+    assert data.prompt_length == 0 and data.vocab == tuple(sorted(set(np.ravel(want).tolist())))
+    # outcomes are indices into vocab: mapping back gives the ids
+    out = data.outcomes()
+    assert (np.asarray(data.vocab)[out] == data.ids).all()
+
+
+def test_jsonl_prompt_keeps_its_end_response_its_start(tok_dir, tmp_path):
+    pairs = [("the cat sat", "a dog"), ("the", "a dog ran far away")]
+    f = tmp_path / "p.jsonl"
+    f.write_text("\n".join(json.dumps({"prompt": a, "response": b}) for a, b in pairs))
+    tok = load_tokenizer(tok_dir)
+    pad = tok.pad_token_id
+    Lp, Lr = 2, 3
+    data = load_jsonl(f, tok_dir, prompt_length=Lp, response_length=Lr)
+    for row, (a, b) in zip(data.ids.tolist(), pairs):
+        ea, eb = tok.encode(a, add_special_tokens=False), tok.encode(b, add_special_tokens=False)
+        pa = ea[-Lp:] if len(ea) >= Lp else [pad] * (Lp - len(ea)) + ea
+        rb = eb[:Lr] if len(eb) >= Lr else eb + [pad] * (Lr - len(eb))
+        assert row == pa + rb
+    assert data.prompt_length == Lp and data.d == Lp + Lr
+    s = data.summary()
+    assert s["cut_prompt"] + s["padded_prompt"] >= 1 and "left-padded" in s["rule"]
+
+
+def test_outcomes_refuse_a_token_outside_vocab(tok_dir, tmp_path):
+    f = tmp_path / "t.txt"
+    f.write_text("the cat sat\n")
+    data = load_text(f, tok_dir, length=3)
+    with pytest.raises(ValueError, match="vocab: token id"):
+        data.outcomes(vocab=[data.vocab[0]])
+
+
+@pytest.mark.parametrize("content, kw, match", [
+    ("", dict(length=3), "path: no rows"),
+    ("x\n", dict(length=0), "length: expected an integer"),
+    ("x\n", dict(length=True), "length: expected an integer"),
+    ("x\n", dict(length=3, pad_id=-1), "pad_id: expected"),
+])
+def test_bad_text_input(tok_dir, tmp_path, content, kw, match):
+    f = tmp_path / "t.txt"
+    f.write_text(content)
+    with pytest.raises(ValueError, match=match):
+        load_text(f, tok_dir, **kw)
+
+
+@pytest.mark.parametrize("line, match", [
+    ("{not json", "path: line 1 is not a JSON object"),
+    ('{"prompt": "a"}', "path: line 1 needs string fields"),
+    ('[1, 2]', "path: line 1 needs string fields"),
+    ("[" * 100000 + "]" * 100000, "path: line 1"),
+])
+def test_bad_jsonl(tok_dir, tmp_path, line, match):
+    f = tmp_path / "p.jsonl"
+    f.write_text(line + "\n")
+    with pytest.raises(ValueError, match=match):
+        load_jsonl(f, tok_dir, prompt_length=2, response_length=2)
+
+
+def test_bad_tokenizer_and_files(tmp_path):
+    with pytest.raises(ValueError, match="tokenizer: no such folder"):
+        load_tokenizer(tmp_path / "missing")
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "tokenizer.json").write_text("garbage")
+    with pytest.raises(ValueError, match="tokenizer: .* is not a tokenizer folder"):
+        load_tokenizer(tmp_path / "junk")
+    with pytest.raises(ValueError, match="tokenizer: expected a tokenizer folder"):
+        load_tokenizer(42)
+    with pytest.raises(ValueError, match="path: no such file"):
+        load_text(tmp_path / "nope.txt", object.__new__(type("T", (), {"encode": lambda s, t: [1]})), length=2)
+    (tmp_path / "bin.txt").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ValueError, match="path: .* is not UTF-8"):
+        load_text(tmp_path / "bin.txt", object.__new__(type("T", (), {"encode": lambda s, t: [1], "pad_token_id": 0})),
+                  length=2)

@@ -1,0 +1,87 @@
+"""The fuzz harness shared by tests/contract/test_fuzz.py and tests/bridge/test_fuzz_bridge.py.
+
+:func:`guarded` calls a function and asserts the contract of hostile input: the only exception
+is a ``ValueError`` whose message names the argument (``"name: ..."``), and the call answers
+within :data:`CALL_SECONDS`. :func:`twice` registers a property fast (``make test``) and
+``slow``-marked.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+#: Longest time any single generated call may take (the first calls jit-compile).
+CALL_SECONDS = 20.0
+CALLS = {"n": 0, "accepted": 0, "refused": 0}
+_ARG_NAME = re.compile(r"^[A-Za-z_][\w ,./()\[\]*'-]{0,60}: ")
+
+
+class Hang(BaseException):
+    """Raised by the alarm: a call ran past CALL_SECONDS (BaseException: not swallowed)."""
+
+
+def _alarm(signum, frame):
+    raise Hang(f"call ran longer than {CALL_SECONDS} s")
+
+
+def guarded(fn, *args, **kw):
+    """Call ``fn``; return ``(True, value)`` or ``(False, ValueError)``; anything else fails."""
+    CALLS["n"] += 1
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
+    t0 = time.perf_counter()
+    try:
+        out = fn(*args, **kw)
+    except ValueError as exc:
+        CALLS["refused"] += 1
+        msg = str(exc)
+        assert _ARG_NAME.match(msg), f"ValueError does not name an argument: {msg!r}"
+        return False, exc
+    except Hang:
+        pytest.fail(f"{getattr(fn, '__qualname__', fn)} hung (> {CALL_SECONDS} s)")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert time.perf_counter() - t0 < CALL_SECONDS
+    CALLS["accepted"] += 1
+    return True, out
+
+
+def _profiles(fast: int, slow: int):
+    common = dict(deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    return (settings(max_examples=fast, derandomize=True, **common),
+            settings(max_examples=slow, derandomize=False, **common))
+
+
+def twice(fast: int, slow: int, *strategies):
+    """Register the property twice: fast (make test) and ``slow``-marked."""
+    f_set, s_set = _profiles(fast, slow)
+
+    def deco(body):
+        fast_test = f_set(given(*strategies)(body))
+        slow_test = pytest.mark.slow(s_set(given(*strategies)(body)))
+        return fast_test, slow_test
+
+    return deco
+
+
+# -- hostile values -----------------------------------------------------------------------
+class _Deep(list):
+    """A list nested n deep (short repr: hypothesis prints failing examples)."""
+
+    def __repr__(self):
+        return f"<list nested {self.depth} deep>"
+
+
+def _deep(n, leaf=(0.5, 0.5)):
+    x = list(leaf)
+    for _ in range(n - 1):
+        x = [x]
+    out = _Deep([x])
+    out.depth = n
+    return out
