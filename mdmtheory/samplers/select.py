@@ -185,6 +185,10 @@ class SampleThenSelectPlanner:
                          "its exact law is mdmtheory.samplers.select_run(p, plan, planner) and its Monte Carlo "
                          "is mdmtheory.samplers.simulate(law, plan, planner)")
 
+    def _exact_run(self, p, plan) -> "SelectRun":
+        """The hook of ``mt.sampler_law`` (the engine does not import this module)."""
+        return select_run(p, plan, self)
+
     def draw(self, probs: np.ndarray, free: np.ndarray, size, rng) -> tuple[np.ndarray, np.ndarray]:
         """One Monte Carlo step on a batch: (committed (n, d) bool, candidates (n, d))."""
         from ..laws.oracles import _inverse_cdf
