@@ -820,7 +820,8 @@ def sampler_law(p: Joint, plan=None, planner="random", *, ties=None) -> Joint:
     if isinstance(plan, RandomSchedule):
         return _mixture(p, plan, lambda c: sampler_law(p, c, planner))
     if kind == "select":
-        return planner._exact_run(p, _select_plan(plan)).law
+        obj = resolve_planner(planner) if isinstance(planner, str) else planner
+        return obj._exact_run(p, _select_plan(plan)).law
     return exact_run(p, plan, planner).law
 
 
