@@ -247,7 +247,13 @@ def _with_ties(planner, ties):
 def _sampler_kind(planner) -> str:
     """``"revise"`` (remasking, corrector, editing: :mod:`.revise`), ``"select"``
     (sample-then-select: :mod:`.select`) or ``"position"`` (a planner of positions)."""
-    obj = resolve_planner(planner) if isinstance(planner, str) else planner
+    if isinstance(planner, str):
+        try:
+            obj = resolve_planner(planner)
+        except ValueError:  # "bernoulli" (a Grid's name) or unknown: the position path says which
+            return "position"
+    else:
+        obj = planner
     if getattr(obj, "revises", False):
         return "revise"
     if getattr(obj, "commits_values", False):
