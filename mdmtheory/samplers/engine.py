@@ -50,6 +50,12 @@ w_B \sum_{j\in B} (H(A\cup j) - H(A))]` — for the random planner the profile f
 (proofs/path_kl_identity.md); for the other planners pointwise from the exact path measure
 :math:`\pi(A \mid x_A)`; for deterministic planners it equals KL(p‖q).
 
+:func:`sampler_law` is the one entry point for the exact law of every sampler the package
+runs: the planners above with any plan (a :class:`BlockPlan` runs the planner inside each
+step's block, a :class:`RandomSchedule` is the mixture over its compositions), and, through a
+hook on their objects (this module imports neither), sample-then-select
+(:mod:`mdmtheory.samplers.select`) and the revising samplers (:mod:`mdmtheory.samplers.revise`).
+
 Ties: a scored planner with ``ties="random"`` (the default) is deterministic given
 :math:`x_A` except at states whose boundary tie cluster is split; there the chain carries one
 term per resolution with weight :math:`1/\binom{m}{r}` (:mod:`mdmtheory.samplers.ties`), so
