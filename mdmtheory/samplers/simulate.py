@@ -156,19 +156,27 @@ def _planner_setup(plan, planner, d: int, *, values_ok: bool = False):
     return planner, is_random, sizes
 
 
-def _setup(law, plan, planner, *, values_ok: bool = False):
-    oracle = as_oracle(law)
+def _oracle(p):
+    """``as_oracle(p)``, its refusal naming the argument ``p``."""
+    try:
+        return as_oracle(p)
+    except ValueError as exc:
+        raise ValueError(f"p: {str(exc).removeprefix('law: ')}") from None
+
+
+def _setup(p, plan, planner, *, values_ok: bool = False):
+    oracle = _oracle(p)
     return (oracle, *_planner_setup(plan, planner, oracle.d, values_ok=values_ok))
 
 
-def _grid_setup(law, plan: Grid, planner):
+def _grid_setup(p, plan: Grid, planner):
     """The Bernoulli-subset sampler of a Grid (as the exact engine runs it): positions with
     U_i <= t_0 drawn exactly (jointly) at the start, each masked position revealed at step j
     with probability beta_j, the rest completed exactly (jointly) when t_N < 1."""
     if not (isinstance(planner, str) and planner in ("random", "bernoulli")):
         raise ValueError(f"planner: a Grid drives the Bernoulli-subset sampler; use planner='random' "
                          f"(or 'bernoulli'), got {planner!r}")
-    return as_oracle(law), plan.betas, float(plan.times[0]), bool(plan.times[-1] < 1.0)
+    return _oracle(p), plan.betas, float(plan.times[0]), bool(plan.times[-1] < 1.0)
 
 
 def _blocks_setup(oracle, plan: BlockPlan, planner):
@@ -309,7 +317,7 @@ def simulate(p, plan=None, planner="random", *, n: int, seed: int, ties=None) ->
     kind = _sampler_kind(planner)
     if kind == "revise":
         _revising_plan(plan, planner)
-        out = planner.simulate(p, n=n, seed=seed)
+        out = planner.simulate(_oracle(p), n=n, seed=seed)
         return Simulation(samples=out[0], lost=out[1], reveal_step=None, steps=None,
                           forwards=out[2] if len(out) > 2 else None)
     if kind == "select" and not isinstance(plan, RandomSchedule):
@@ -318,7 +326,7 @@ def simulate(p, plan=None, planner="random", *, n: int, seed: int, ties=None) ->
         return _simulate_grid(p, plan, planner, n, seed)
     if isinstance(plan, RandomSchedule):
         return _simulate_random_sizes(p, plan, planner, n, seed)
-    oracle = as_oracle(p)
+    oracle = _oracle(p)
     if isinstance(plan, BlockPlan):
         planner, is_random, sizes, blocks = _blocks_setup(oracle, plan, planner)
     else:
@@ -366,7 +374,7 @@ def _by_composition(plan: RandomSchedule, d: int, n: int, seed: int):
 def _simulate_random_sizes(p, plan: RandomSchedule, planner, n: int, seed: int) -> Simulation:
     """:func:`simulate` of a RandomSchedule: one composition drawn per sample (seeded), then
     each composition's samples run as a Schedule (its own stream), rows in draw order."""
-    oracle = as_oracle(p)
+    oracle = _oracle(p)
     d = oracle.d
     samples = np.empty((n, d), dtype=np.int64)
     lost = np.zeros(n, dtype=bool)
@@ -478,7 +486,7 @@ def estimate_kl(p, plan=None, planner="random", *, n: int, seed: int, level: flo
                          "mt.kl(p, mt.sampler_law(p, None, planner)) (exact), for samples simulate")
     kind = "kl"
     if isinstance(plan, RandomSchedule):
-        oracle = as_oracle(p)
+        oracle = _oracle(p)
         parts = []
         for sched, rows, sub in _by_composition(plan, oracle.d, n, seed):
             pl, is_random, sizes = _planner_setup(sched, planner, oracle.d)
@@ -497,7 +505,7 @@ def estimate_kl(p, plan=None, planner="random", *, n: int, seed: int, level: flo
             oracle, betas, t0, complete = _grid_setup(p, plan, planner)
             planner, is_random, sizes, grid = None, True, list(betas), (t0, complete)
         elif isinstance(plan, BlockPlan):
-            oracle = as_oracle(p)
+            oracle = _oracle(p)
             planner, is_random, sizes, blocks = _blocks_setup(oracle, plan, planner)
         else:
             oracle, planner, is_random, sizes = _setup(p, plan, planner)

@@ -39,6 +39,7 @@ GRID = mt.Grid((0.0, 0.4, 0.7, 1.0))
 BLOCKS = mt.BlockPlan([(0, 2, 3), (1,)], [(2, 1), (1,)])
 BLOCKS3 = mt.BlockPlan([(0, 2), (1,)], [(2,), (1,)])
 RS = mt.RandomSchedule({(2, 2): 0.3, (1, 3): 0.5, (4,): 0.2})
+REVISERS = [RemaskingSampler.uniform(3, eta=0.4), CorrectorSampler(S, k=1), EditingSampler(mt.Schedule((2, 2)))]
 
 
 # -- references -------------------------------------------------------------------------
@@ -132,9 +133,6 @@ def test_sample_then_select_is_select_run():
                                   select_run(CHAIN, S).law.table)
 
 
-REVISERS = [RemaskingSampler.uniform(3, eta=0.4), CorrectorSampler(S, k=1), EditingSampler(mt.Schedule((2, 2)))]
-
-
 @pytest.mark.parametrize("sampler", REVISERS, ids=lambda s: type(s).__name__)
 def test_revising_samplers_are_revise_run(sampler):
     ref = revise_run(CHAIN, sampler).law
@@ -182,6 +180,11 @@ def test_ties_are_passed_through(rule):
     (lambda: mt.estimate_kl(P, S, SampleThenSelectPlanner(), n=10, seed=0), "planner"),
     (lambda: mt.estimate_kl(P, None, CorrectorSampler(S), n=10, seed=0), "planner"),
     (lambda: mt.estimate_kl(P, RS, SampleThenSelectPlanner(), n=10, seed=0), "planner"),
+    *[(lambda plan=plan, planner=planner: mt.sampler_law(P.table, plan, planner), "p")
+      for plan, planner in [(S, "random"), (RS, "random"), (S, SampleThenSelectPlanner()), (None, REVISERS[1])]],
+    *[(lambda plan=plan, planner=planner: mt.simulate("x", plan, planner, n=10, seed=0), "p")
+      for plan, planner in [(S, "random"), (GRID, "random"), (BLOCKS, "random"), (RS, "random"), (None, REVISERS[0])]],
+    (lambda: mt.estimate_kl([0.5, 0.5], RS, n=10, seed=0), "p"),
 ])
 def test_refusals_name_the_argument(call, arg):
     with pytest.raises(ValueError, match=f"^{arg}: "):
