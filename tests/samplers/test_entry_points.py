@@ -169,6 +169,7 @@ def test_ties_are_passed_through(rule):
     (lambda: mt.sampler_law(P, mt.RandomSchedule({(3,): 1.0}), "random"), "plan"),
     (lambda: mt.sampler_law(P, S, "random", ties="lowest"), "ties"),
     (lambda: mt.sampler_law(P, S, "confidence", ties="first"), "ties"),
+    (lambda: exact_run(P, RS), "plan"),
     (lambda: mt.sampler_kl(P.table, BLOCKS), "plan"),
     (lambda: mt.sampler_kl(P.table, RS), "plan"),
     (lambda: mt.sampler_kl(P.table, S, planner=SampleThenSelectPlanner()), "planner"),
