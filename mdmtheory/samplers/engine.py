@@ -50,6 +50,12 @@ w_B \sum_{j\in B} (H(A\cup j) - H(A))]` — for the random planner the profile f
 (proofs/path_kl_identity.md); for the other planners pointwise from the exact path measure
 :math:`\pi(A \mid x_A)`; for deterministic planners it equals KL(p‖q).
 
+:func:`sampler_law` is the one entry point for the exact law of every sampler the package
+runs: the planners above with any plan (a :class:`BlockPlan` runs the planner inside each
+step's block, a :class:`RandomSchedule` is the mixture over its compositions), and, through a
+hook on their objects (this module imports neither), sample-then-select
+(:mod:`mdmtheory.samplers.select`) and the revising samplers (:mod:`mdmtheory.samplers.revise`).
+
 Ties: a scored planner with ``ties="random"`` (the default) is deterministic given
 :math:`x_A` except at states whose boundary tie cluster is split; there the chain carries one
 term per resolution with weight :math:`1/\binom{m}{r}` (:mod:`mdmtheory.samplers.ties`), so
@@ -59,8 +65,10 @@ the law is the mixture and the trajectory KL an upper bound on KL(p‖q) (equal 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import partial
+from itertools import combinations
 from math import comb
 
 import jax
@@ -68,10 +76,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..laws.joint import Joint, Marginals
-from ..schedules.plans import check_schedule, Grid, Schedule
+from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
 from .._jax import x64
 from .adaptive import _Deterministic
 from .planners import RandomPlanner, resolve_planner, StepContext
+from .ties import check_ties
 from . import kernel as _k
 
 __all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "MAX_STATE_ENTRIES", "MAX_LEVEL_ENTRIES",
@@ -167,6 +176,128 @@ def _levels(plan, planner) -> bool:
         return type(resolve_planner(planner)) is RandomPlanner
     except ValueError:
         return False  # _resolve says what is wrong with the planner
+
+
+# ---- block plans: the planner's choice inside the block of each step ---------------------
+class _RandomInBlocks:
+    """Random order inside the blocks of a :class:`BlockPlan`: step t reveals a uniformly
+    random :math:`k_t`-subset of the masked positions of its block ``blocks[t]``."""
+
+    name = "random"
+    needs_schedule = True
+    allows_empty = False
+
+    def __init__(self, blocks):
+        self.blocks = blocks
+
+    def moves(self, ctx: StepContext):
+        block = set(self.blocks[ctx.step])
+        cand = [j for j in ctx.free if j in block]
+        w = 1.0 / comb(len(cand), ctx.size)
+        for B in combinations(cand, ctx.size):
+            yield sum(1 << j for j in B), w
+
+
+class _InBlocks(_Deterministic):
+    """A planner of :mod:`.adaptive` inside the blocks of a :class:`BlockPlan`: its rule
+    (scores, order, tie rule) applied to the masked positions of the step's block only, the
+    plan's sizes. Monte Carlo restricts the masked set the same way (:mod:`.simulate`)."""
+
+    needs_schedule = True
+
+    def __init__(self, inner: _Deterministic, blocks):
+        self.inner, self.blocks = inner, blocks
+        self.name, self.uses_probs, self.ties = inner.name, inner.uses_probs, inner.ties
+
+    def _in_block(self, step, free):
+        mask = np.zeros(free.shape[-1], dtype=bool)
+        mask[list(self.blocks[step])] = True
+        return np.asarray(free, dtype=bool) & mask
+
+    def _step_size(self, step, size, d):
+        self.inner._step_size(step, size, d)  # a planner that chooses its own sizes refuses a plan here
+        return size
+
+    def _choice(self, step, size, probs, free):
+        return self.inner._choice(step, size, probs, self._in_block(step, free))
+
+    def _choose(self, step, size, probs, free, rng=None):
+        return self.inner._choose(step, size, probs, self._in_block(step, free), rng)
+
+
+def _in_blocks(planner, plan: BlockPlan):
+    """The planner that runs ``planner`` inside the blocks of ``plan`` (with ``plan.schedule``)."""
+    obj = resolve_planner(planner)
+    if type(obj) is RandomPlanner:
+        return _RandomInBlocks(plan.step_blocks)
+    if isinstance(obj, _Deterministic):
+        return _InBlocks(obj, plan.step_blocks)
+    raise ValueError(f"planner: a BlockPlan runs 'random' or a planner of mdmtheory.samplers.adaptive inside its "
+                     f"blocks, got {getattr(obj, 'name', type(obj).__name__)!r}")
+
+
+# ---- which sampler: position planners, sample-then-select, revising samplers -------------
+def _with_ties(planner, ties):
+    """``planner`` with its tie rule replaced by ``ties`` (None: unchanged)."""
+    if ties is None:
+        return planner
+    check_ties(ties)
+    obj = resolve_planner(planner) if isinstance(planner, str) else planner
+    if not dataclasses.is_dataclass(obj) or "ties" not in {f.name for f in dataclasses.fields(obj)}:
+        raise ValueError(f"ties: {getattr(obj, 'name', type(obj).__name__)!r} ranks nothing, so it has no tie rule; "
+                         "ties= applies to the scored samplers (confidence, margin, entropy, semi-AR, threshold, "
+                         "entropy budget, PC-Sampler, sample-then-select, the corrector, editing)")
+    return dataclasses.replace(obj, ties=ties)
+
+
+def _sampler_kind(planner) -> str:
+    """``"revise"`` (remasking, corrector, editing: :mod:`.revise`), ``"select"``
+    (sample-then-select: :mod:`.select`) or ``"position"`` (a planner of positions)."""
+    if isinstance(planner, str):
+        try:
+            obj = resolve_planner(planner)
+        except ValueError:  # "bernoulli" (a Grid's name) or unknown: the position path says which
+            return "position"
+    else:
+        obj = planner
+    if getattr(obj, "revises", False):
+        return "revise"
+    if getattr(obj, "commits_values", False):
+        return "select"
+    return "position"
+
+
+def _revising_plan(plan, sampler):
+    """The plan a revising sampler carries (its ``_own_plan``: ReMDM's Grid of alphas, the
+    corrector's and editing's Schedule); ``plan`` must be None or that plan."""
+    own = sampler._own_plan
+    if plan is not None and not (type(plan) is type(own) and plan == own):
+        raise ValueError(f"plan: {type(sampler).__name__} carries its own plan ({own!r}); pass plan=None (or that "
+                         f"plan), got {plan!r}")
+    return own
+
+
+def _select_plan(plan):
+    if plan is None or isinstance(plan, (Grid, BlockPlan)):
+        raise ValueError(f"plan: sample-then-select runs a Schedule (counts per step) or a RandomSchedule, got "
+                         f"{type(plan).__name__}; a Grid or a BlockPlan runs the position planners")
+    return plan
+
+
+def _mixture(p: Joint, rs: RandomSchedule, law_of) -> Joint:
+    r""":math:`\sum_c \pi(c)\, q_c` over the compositions of ``rs``, lost mass included
+    (``law_of(Schedule(c))`` is :math:`q_c`)."""
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    if rs.d != p.d:
+        raise ValueError(f"plan: compositions of {rs.d}, but the law has d = {p.d}")
+    table = np.zeros(p.table.shape)
+    lost = 0.0
+    for c, w in rs.law.items():
+        q = law_of(Schedule(c))
+        table += w * q.table
+        lost += w * q.lost
+    return Joint(table, lost=lost)
 
 
 # ---- plans: what the kernel runs ----------------------------------------------------------
@@ -607,7 +738,10 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     p : the data law.
     plan : a :class:`Schedule` (sizes k_t; random or schedule-driven planners), a
         :class:`Grid` (Bernoulli-subset sampler; ``planner`` must be ``"random"`` or
-        ``"bernoulli"``), or None for planners that choose their own sizes.
+        ``"bernoulli"``), a :class:`BlockPlan` (the planner inside each step's block, the
+        plan's sizes; ``"random"`` or a planner of :mod:`.adaptive`), or None for planners
+        that choose their own sizes. (A RandomSchedule, sample-then-select and the revising
+        samplers: :func:`sampler_law`.)
     planner : a registered name (``"random"``, ...) or a planner object.
     trajectory : also compute the trajectory (path) KL and its per-step parts.
     backend : ``"auto"`` (= ``"numpy"``, see :data:`JIT_MIN_ENTRIES`), ``"numpy"``,
@@ -621,6 +755,13 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     if p.lost:
         raise ValueError("p: has lost mass; the data law must be normalized")
     d, K = p.d, p.K
+    if isinstance(plan, RandomSchedule):
+        raise ValueError("plan: exact_run follows one plan; the law of a RandomSchedule (a mixture over its "
+                         "compositions) is mt.sampler_law(p, plan, planner)")
+    if isinstance(plan, BlockPlan):
+        if plan.d != d:
+            raise ValueError(f"plan: a BlockPlan of {plan.d} positions, but the law has d = {d}")
+        planner, plan = _in_blocks(planner, plan), plan.schedule
     _check_size(d, K, isinstance(plan, Grid), jax_grid=backend in ("jax", "eager"), levels=_levels(plan, planner))
     kplan = _resolve(p.table, d, K, plan, planner)
     q, lost, reveal, finish, skl, tie = _run(p.table, kplan, K, trajectory, backend)
@@ -647,14 +788,52 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     )
 
 
-def sampler_law(p: Joint, plan=None, planner="random") -> Joint:
-    """Exact output law q of a sampler (see :func:`exact_run`).
+def sampler_law(p: Joint, plan=None, planner="random", *, ties=None) -> Joint:
+    r"""Exact output law q of any sampler the package runs: the one entry point.
+
+    Parameters
+    ----------
+    p : the data law (a :class:`Joint`).
+    plan : a :class:`Schedule`, a :class:`Grid`, a :class:`BlockPlan`, a
+        :class:`RandomSchedule`, or None (planners with their own sizes; the revising samplers,
+        which carry their plan).
+    planner : a registered name or a planner object (:mod:`.planners`, :mod:`.adaptive`), a
+        :class:`~mdmtheory.samplers.select.SampleThenSelectPlanner`, or a revising sampler
+        (:class:`~mdmtheory.samplers.revise.RemaskingSampler`, ``CorrectorSampler``,
+        ``EditingSampler``).
+    ties : None (the planner's own rule) or a tie rule (``"random"``, ``"lowest"``,
+        ``"topk"``; :mod:`mdmtheory.samplers.ties`) that replaces it, for scored samplers.
+
+    The combinations, and the run each one is (whose record has the extra fields):
+
+    * a position planner with a Schedule, a Grid (``"random"``/``"bernoulli"`` only) or None:
+      :func:`exact_run` (reveal steps, step counts, trajectory KL, tie mass);
+    * a position planner with a BlockPlan (``"random"`` or a planner of :mod:`.adaptive`): the
+      planner's choice restricted to the masked positions of each step's block, the plan's
+      sizes; :func:`exact_run` takes the BlockPlan too;
+    * a position planner or sample-then-select with a RandomSchedule: the mixture
+      :math:`\sum_c \pi(c)\, q_c` over its compositions (random order:
+      :func:`mdmtheory.samplers.randomized.random_schedule_law`);
+    * sample-then-select with a Schedule: ``select_run(p, plan, planner).law`` (expected
+      forwards, commits per step, tie mass);
+    * a revising sampler with ``plan=None`` (or the plan it carries; another is refused):
+      ``revise_run(p, planner).law`` (forwards, tie mass).
 
     >>> import mdmtheory as mt
     >>> q = mt.sampler_law(mt.families.parity(3), mt.Schedule((3,)))
     >>> round(mt.kl(mt.families.parity(3), q), 6)  # = TC = log 2
     0.693147
     """
+    planner = _with_ties(planner, ties)
+    kind = _sampler_kind(planner)
+    if kind == "revise":
+        _revising_plan(plan, planner)
+        return planner._exact_run(p).law
+    if isinstance(plan, RandomSchedule):
+        return _mixture(p, plan, lambda c: sampler_law(p, c, planner))
+    if kind == "select":
+        obj = resolve_planner(planner) if isinstance(planner, str) else planner
+        return obj._exact_run(p, _select_plan(plan)).law
     return exact_run(p, plan, planner).law
 
 
@@ -669,7 +848,8 @@ def sampler_kl(table, plan, *, planner="random"):
     ----------
     table : (K,)*d array (numpy or JAX), a normalized law. Concrete tables are checked like
         a :class:`~mdmtheory.Joint`; traced ones (inside jit/grad/vmap) cannot be.
-    plan : a :class:`Schedule` or a :class:`Grid`.
+    plan : a :class:`Schedule` or a :class:`Grid` (the domain of the JAX kernel; any other
+        plan or sampler: ``mt.kl(p, mt.sampler_law(p, plan, planner))``).
     planner : ``"random"`` (default), or any planner :func:`exact_run` accepts. A planner that
         reads the conditionals (confidence, margin, ...) needs a concrete table: its choices
         are then held fixed (they are piecewise constant in p, so the gradient is that of
@@ -693,7 +873,12 @@ def sampler_kl(table, plan, *, planner="random"):
             raise ValueError(f"table: expected a (K,)*d array with K >= 2, got shape {tuple(t.shape)}")
         d, K = t.ndim, t.shape[0]
         if not isinstance(plan, (Schedule, Grid)):
-            raise ValueError(f"plan: expected a mdmtheory.Schedule or Grid, got {type(plan).__name__}")
+            raise ValueError(f"plan: sampler_kl takes a mdmtheory.Schedule or Grid, got {type(plan).__name__}; "
+                             "for any other plan use mt.kl(p, mt.sampler_law(p, plan, planner))")
+        if _sampler_kind(planner) != "position":
+            raise ValueError(f"planner: sampler_kl runs the planners of positions, not "
+                             f"{type(resolve_planner(planner) if isinstance(planner, str) else planner).__name__}; "
+                             "use mt.kl(p, mt.sampler_law(p, plan, planner))")
         _check_size(d, K, isinstance(plan, Grid), name="table", levels=_levels(plan, planner))
         concrete = None
         if not isinstance(t, jax.core.Tracer):

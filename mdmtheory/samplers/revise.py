@@ -85,11 +85,12 @@ import numbers
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations
+from typing import ClassVar
 
 import numpy as np
 
 from ..laws.joint import Joint
-from ..schedules.plans import check_schedule, Schedule
+from ..schedules.plans import check_schedule, Grid, Schedule
 from .kernel import (
     chain_apply,
     chain_targets,
@@ -129,8 +130,23 @@ def _mc_start(law, plan, n, seed):
             np.zeros(n, dtype=bool))
 
 
+class _Revising:
+    """What ``mt.sampler_law`` and ``mt.simulate`` read of a revising sampler (the engine and
+    the simulator do not import this module): it carries its plan (``_own_plan``), its exact
+    run is :func:`revise_run`, its Monte Carlo its ``simulate`` method."""
+
+    revises: ClassVar[bool] = True
+
+    def _exact_run(self, p) -> "RevisionRun":
+        return revise_run(p, self)
+
+    @property
+    def _own_plan(self):
+        return self.plan
+
+
 @dataclass(frozen=True)
-class RemaskingSampler:
+class RemaskingSampler(_Revising):
     """ReMDM (module docstring): ``alphas`` the revealed fractions 0 = α_0 < … < α_N = 1,
     ``eta`` in [0, 1], ``schedule`` ``"cap"`` or ``"rescale"``."""
 
@@ -178,6 +194,10 @@ class RemaskingSampler:
     def forwards(self) -> int:
         return self.steps
 
+    @property
+    def _own_plan(self):
+        return Grid(self.alphas)
+
     # -- Monte Carlo -------------------------------------------------------------------------
     def simulate(self, law, *, n: int, seed: int):
         """n samples from any conditional oracle (a Joint or a structured law): returns
@@ -215,7 +235,7 @@ def _redo_mc(own, rev, k, ties, rng):
 
 
 @dataclass(frozen=True)
-class CorrectorSampler:
+class CorrectorSampler(_Revising):
     """Random order with the counts of ``plan``, and after each of the steps in ``after``
     (default: every step but the last) a corrector step redrawing the ``k`` least likely
     revealed positions, equal likelihoods (to 12 decimals) resolved by ``ties``: ``"random"``
@@ -282,7 +302,7 @@ class CorrectorSampler:
 
 
 @dataclass(frozen=True)
-class EditingSampler:
+class EditingSampler(_Revising):
     """Sample-then-select with LLaDA2.1 editing (module docstring)."""
 
     plan: Schedule

@@ -182,8 +182,12 @@ class SampleThenSelectPlanner:
     def moves(self, ctx):
         """Not a position planner: what it commits depends on the values it draws."""
         raise ValueError("planner: sample-then-select commits the values it drew, so it has no position moves; "
-                         "its exact law is mdmtheory.samplers.select_run(p, plan, planner) and its Monte Carlo "
-                         "is mdmtheory.samplers.simulate(law, plan, planner)")
+                         "its exact law is mt.sampler_law(p, plan, planner) (select_run for the run's other fields) and "
+                         "its Monte Carlo mt.simulate(p, plan, planner)")
+
+    def _exact_run(self, p, plan) -> "SelectRun":
+        """The hook of ``mt.sampler_law`` (the engine does not import this module)."""
+        return select_run(p, plan, self)
 
     def draw(self, probs: np.ndarray, free: np.ndarray, size, rng) -> tuple[np.ndarray, np.ndarray]:
         """One Monte Carlo step on a batch: (committed (n, d) bool, candidates (n, d))."""

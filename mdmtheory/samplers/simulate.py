@@ -25,23 +25,32 @@ only from ``np.random.default_rng(seed)``.
   to the KL when no tie is split, ``tie_mass == 0``). The interval is
   :math:`\bar L \pm z\, s/\sqrt n` (normal approximation).
 
-Planners: the deterministic planners of :mod:`mdmtheory.samplers.adaptive` (their ``select``
-method), :class:`~mdmtheory.samplers.planners.RandomPlanner` (``"random"``), and in
-:func:`simulate` :class:`~mdmtheory.samplers.select.SampleThenSelectPlanner`, which draws a
-candidate everywhere and commits the most confident (:mod:`mdmtheory.samplers.select`).
+Arguments: those of ``mt.sampler_law`` (:func:`mdmtheory.samplers.engine.sampler_law`), so
+that a sampler's exact law and its Monte Carlo are asked the same way. Plans: a Schedule, a
+Grid (the Bernoulli-subset sampler), a BlockPlan (the planner on the masked positions of each
+step's block), a RandomSchedule (one composition drawn per sample, each composition's samples
+on a stream of their own), or None. Planners: the deterministic planners of
+:mod:`mdmtheory.samplers.adaptive` (their ``select`` method),
+:class:`~mdmtheory.samplers.planners.RandomPlanner` (``"random"``), and in :func:`simulate`
+:class:`~mdmtheory.samplers.select.SampleThenSelectPlanner`, which draws a candidate
+everywhere and commits the most confident (:mod:`mdmtheory.samplers.select`), and the
+revising samplers of :mod:`mdmtheory.samplers.revise` (their own ``simulate``).
 """
 
 from __future__ import annotations
 
+import functools
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import norm
 
 from ..laws.oracles import as_oracle, _inverse_cdf
-from ..schedules.plans import check_schedule, Grid
+from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
 from .._validate import int_arg
+from .engine import _revising_plan, _sampler_kind, _select_plan, _with_ties
 from .planners import RandomPlanner, resolve_planner
 
 __all__ = ["Simulation", "KLEstimate", "simulate", "estimate_kl", "STDERR_FLOOR"]
@@ -59,14 +68,18 @@ class Simulation:
     samples : (n, d) int64 tokens; rows of lost samples hold -1 at positions never drawn.
     lost : (n,) bool, the sample hit a prefix with p(x_A) = 0 (its remaining steps undefined).
     reveal_step : (n, d) int64, the step (1-based) at which each position was revealed, 0 if
-        never (lost samples).
-    steps : (n,) int64, number of steps each sample took.
+        never (lost samples); None for the revising samplers (a position may be revealed,
+        masked and revealed again).
+    steps : (n,) int64, number of steps each sample took; None for the revising samplers.
+    forwards : (n,) int64, the model calls of each sample where the sampler counts them per
+        sample (``EditingSampler``), else None.
     """
 
     samples: np.ndarray
     lost: np.ndarray
-    reveal_step: np.ndarray
-    steps: np.ndarray
+    reveal_step: np.ndarray | None
+    steps: np.ndarray | None
+    forwards: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -127,7 +140,8 @@ def _planner_setup(plan, planner, d: int, *, values_ok: bool = False):
     is_random = isinstance(planner, RandomPlanner)
     if getattr(planner, "commits_values", False) and not values_ok:
         raise ValueError("planner: sample-then-select commits the values it drew, not the data's: the pointwise "
-                         "log-ratio along x's own path is not its KL; use select_run (exact) or simulate")
+                         "log-ratio along x's own path is not its KL; for a small law use "
+                         "mt.kl(p, mt.sampler_law(p, plan, planner)) (exact), for samples simulate")
     if not is_random and not hasattr(planner, "select") and not getattr(planner, "commits_values", False):
         raise ValueError(
             f"planner: {getattr(planner, 'name', planner)!r} has no Monte Carlo select(); "
@@ -142,19 +156,39 @@ def _planner_setup(plan, planner, d: int, *, values_ok: bool = False):
     return planner, is_random, sizes
 
 
-def _setup(law, plan, planner, *, values_ok: bool = False):
-    oracle = as_oracle(law)
+def _oracle(p):
+    """``as_oracle(p)``, its refusal naming the argument ``p``."""
+    try:
+        return as_oracle(p)
+    except ValueError as exc:
+        raise ValueError(f"p: {str(exc).removeprefix('law: ')}") from None
+
+
+def _setup(p, plan, planner, *, values_ok: bool = False):
+    oracle = _oracle(p)
     return (oracle, *_planner_setup(plan, planner, oracle.d, values_ok=values_ok))
 
 
-def _grid_setup(law, plan: Grid, planner):
+def _grid_setup(p, plan: Grid, planner):
     """The Bernoulli-subset sampler of a Grid (as the exact engine runs it): positions with
     U_i <= t_0 drawn exactly (jointly) at the start, each masked position revealed at step j
     with probability beta_j, the rest completed exactly (jointly) when t_N < 1."""
     if not (isinstance(planner, str) and planner in ("random", "bernoulli")):
         raise ValueError(f"planner: a Grid drives the Bernoulli-subset sampler; use planner='random' "
                          f"(or 'bernoulli'), got {planner!r}")
-    return as_oracle(law), plan.betas, float(plan.times[0]), bool(plan.times[-1] < 1.0)
+    return _oracle(p), plan.betas, float(plan.times[0]), bool(plan.times[-1] < 1.0)
+
+
+def _blocks_setup(oracle, plan: BlockPlan, planner):
+    """(planner, is_random, sizes, blocks) of a BlockPlan: the planner runs on the masked
+    positions of each step's block (``blocks[t]``, a (d,) mask), the plan's sizes."""
+    if plan.d != oracle.d:
+        raise ValueError(f"plan: a BlockPlan of {plan.d} positions, but the law has d = {oracle.d}")
+    planner, is_random, sizes = _planner_setup(plan.schedule, planner, oracle.d)
+    blocks = np.zeros((plan.steps, oracle.d), dtype=bool)
+    for t, b in enumerate(plan.step_blocks):
+        blocks[t, list(b)] = True
+    return planner, is_random, sizes, blocks
 
 
 def _reachable(oracle, rows, x, revealed, lost):
@@ -164,6 +198,42 @@ def _reachable(oracle, rows, x, revealed, lost):
     reach = oracle.log_marginal(xs, rv) > -np.inf
     lost[rows[~reach]] = True
     return rows[reach], xs[reach], rv[reach]
+
+
+class _Batch:
+    """The set-up every Monte Carlo loop of :func:`simulate` shares: n samples of the oracle,
+    all masked (or ``revealed`` with values ``x``), and what a step does to them."""
+
+    def __init__(self, oracle, n: int, x=None, revealed=None):
+        d = oracle.d
+        self.oracle = oracle
+        self.x = np.zeros((n, d), dtype=np.int64) if x is None else x
+        self.revealed = np.zeros((n, d), dtype=bool) if revealed is None else revealed
+        self.lost = np.zeros(n, dtype=bool)
+        self.reveal_step = np.zeros((n, d), dtype=np.int64)
+        self.steps = np.zeros(n, dtype=np.int64)
+
+    def unfinished(self) -> np.ndarray:
+        return np.flatnonzero(~self.lost & ~self.revealed.all(axis=1))
+
+    def live(self):
+        """(rows, x, revealed) of the unfinished samples that can go on (the others marked
+        lost), or None when every sample is finished or lost."""
+        rows = self.unfinished()
+        if rows.size == 0:
+            return None
+        return _reachable(self.oracle, rows, self.x, self.revealed, self.lost)
+
+    def commit(self, t: int, rows, xs, rv, chosen, draw):
+        """Step t reveals ``chosen`` with the values ``draw`` in the samples ``rows``."""
+        self.x[rows] = np.where(chosen, draw, xs)
+        self.revealed[rows] = rv | chosen
+        self.reveal_step[rows] = np.where(chosen, t + 1, self.reveal_step[rows])
+        self.steps[rows] = t + 1
+
+    def result(self) -> Simulation:
+        return Simulation(samples=np.where(self.revealed, self.x, -1), lost=self.lost,
+                          reveal_step=self.reveal_step, steps=self.steps)
 
 
 def _exact_draw(oracle, x, revealed, todo, rng):
@@ -204,137 +274,162 @@ def _choose(planner, is_random, step, size, probs, free, rng):
     return chosen
 
 
-def simulate(law, plan=None, planner="random", *, n: int, seed: int) -> Simulation:
-    """Draw n samples of the factorized sampler (see the module docstring).
+def _renamed_law(fn):
+    """``law=`` was renamed ``p`` (issue 27 §2): a call with ``law=`` keeps working for one
+    release and warns (a DeprecationWarning naming the new keyword)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "law" in kwargs:
+            if args or "p" in kwargs:
+                raise TypeError(f"{fn.__name__}() got the law twice (p and law=); pass p only")
+            warnings.warn(f"{fn.__name__}(law=...) is deprecated; the argument is now p", DeprecationWarning,
+                          stacklevel=2)
+            kwargs["p"] = kwargs.pop("law")
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@_renamed_law
+def simulate(p, plan=None, planner="random", *, n: int, seed: int, ties=None) -> Simulation:
+    """Draw n samples of a sampler: the Monte Carlo twin of :func:`mt.sampler_law
+    <mdmtheory.samplers.engine.sampler_law>`, with the same arguments.
 
     Parameters
     ----------
-    law : a :class:`~mdmtheory.Joint` or a conditional oracle (e.g. MarkovChainLaw).
-    plan : a Schedule, or None for planners that choose their own sizes.
-    planner : ``"random"``, a registered name, or a planner object with ``select``.
+    p : a :class:`~mdmtheory.Joint` or a conditional oracle (e.g. MarkovChainLaw). (``law=``
+        is the old name: it works for one release, with a DeprecationWarning.)
+    plan : a Schedule, a Grid (``"random"``/``"bernoulli"``: the Bernoulli-subset sampler), a
+        BlockPlan (the planner on the masked positions of each step's block), a RandomSchedule
+        (one composition drawn per sample), or None (planners with their own sizes; the
+        revising samplers, which carry their plan).
+    planner : ``"random"``, a registered name, a planner object with ``select``, a
+        ``SampleThenSelectPlanner`` (Schedule or RandomSchedule), or a revising sampler
+        (``RemaskingSampler``, ``CorrectorSampler``, ``EditingSampler``: their ``simulate``).
     n, seed : number of samples; seed of ``np.random.default_rng``.
+    ties : None (the planner's rule) or a tie rule that replaces it (as in ``sampler_law``).
+
+    The revising samplers return ``reveal_step`` and ``steps`` None (a position can be
+    revealed, masked and revealed again) and, for editing, ``forwards`` per sample.
     """
     n, seed = _check_n_seed(n, seed)
+    planner = _with_ties(planner, ties)
+    kind = _sampler_kind(planner)
+    if kind == "revise":
+        _revising_plan(plan, planner)
+        out = planner.simulate(_oracle(p), n=n, seed=seed)
+        return Simulation(samples=out[0], lost=out[1], reveal_step=None, steps=None,
+                          forwards=out[2] if len(out) > 2 else None)
+    if kind == "select" and not isinstance(plan, RandomSchedule):
+        _select_plan(plan)
     if isinstance(plan, Grid):
-        return _simulate_grid(law, plan, planner, n, seed)
-    from ..schedules.plans import RandomSchedule
-
+        return _simulate_grid(p, plan, planner, n, seed)
     if isinstance(plan, RandomSchedule):
-        return _simulate_random_sizes(law, plan, planner, n, seed)
-    oracle, planner, is_random, sizes = _setup(law, plan, planner, values_ok=True)
-    rng = np.random.default_rng(seed)
-    d = oracle.d
-    x = np.zeros((n, d), dtype=np.int64)
-    revealed = np.zeros((n, d), dtype=bool)
-    lost = np.zeros(n, dtype=bool)
-    reveal_step = np.zeros((n, d), dtype=np.int64)
-    steps = np.zeros(n, dtype=np.int64)
+        return _simulate_random_sizes(p, plan, planner, n, seed)
+    oracle = _oracle(p)
+    if isinstance(plan, BlockPlan):
+        planner, is_random, sizes, blocks = _blocks_setup(oracle, plan, planner)
+    else:
+        planner, is_random, sizes = _planner_setup(plan, planner, oracle.d, values_ok=True)
+        blocks = None
+    return _simulate_sizes(oracle, planner, is_random, sizes, blocks, n, np.random.default_rng(seed))
+
+
+def _simulate_sizes(oracle, planner, is_random, sizes, blocks, n: int, rng) -> Simulation:
+    """The factorized sampler with the step sizes ``sizes`` (None: the planner's own), the
+    candidates of step t restricted to ``blocks[t]`` when given."""
+    run = _Batch(oracle, n)
     for t, size in enumerate(sizes):
-        rows = np.flatnonzero(~lost & ~revealed.all(axis=1))
-        if rows.size == 0:
+        live = run.live()
+        if live is None:
             break
-        rows, xs, rv = _reachable(oracle, rows, x, revealed, lost)
+        rows, xs, rv = live
         if rows.size == 0:
             continue
         probs = oracle.conditionals(xs, rv)
+        free = ~rv if blocks is None else ~rv & blocks[t]
         if getattr(planner, "commits_values", False):  # sample-then-select: values first, then positions
-            chosen, draw = planner.draw(probs, ~rv, size, rng)
+            chosen, draw = planner.draw(probs, free, size, rng)
         else:
-            chosen = _choose(planner, is_random, t, size, probs, ~rv, rng)
+            chosen = _choose(planner, is_random, t, size, probs, free, rng)
             draw = _inverse_cdf(probs, rng.random(xs.shape))
-        x[rows] = np.where(chosen, draw, xs)
-        revealed[rows] = rv | chosen
-        reveal_step[rows] = np.where(chosen, t + 1, reveal_step[rows])
-        steps[rows] = t + 1
-    if not (lost | revealed.all(axis=1)).all():
+        run.commit(t, rows, xs, rv, chosen, draw)
+    if run.unfinished().size:
         raise ValueError("plan: some samples still have masked positions after the last step")
-    samples = np.where(revealed, x, -1)
-    return Simulation(samples=samples, lost=lost, reveal_step=reveal_step, steps=steps)
+    return run.result()
 
 
-def _simulate_random_sizes(law, plan, planner, n: int, seed: int) -> Simulation:
-    """:func:`simulate` of a RandomSchedule: one composition drawn per sample (seeded), then
-    each composition's samples run as a Schedule (its own stream), rows in draw order."""
-    from ..schedules.plans import Schedule
-
+def _by_composition(plan: RandomSchedule, d: int, n: int, seed: int):
+    """One composition of ``plan`` drawn per sample (seeded), then for each composition (in
+    sorted order) its rows and a seed of its own: yields (Schedule, rows, seed)."""
+    if plan.d != d:
+        raise ValueError(f"plan: compositions of {plan.d}, but the law has d = {d}")
     rng = np.random.default_rng(seed)
     comps = plan.sample(n, rng)
-    d = plan.d
+    for c in sorted(set(comps)):
+        rows = np.array([r for r, cc in enumerate(comps) if cc == c])
+        yield Schedule(c), rows, int(rng.integers(2**32))
+
+
+def _simulate_random_sizes(p, plan: RandomSchedule, planner, n: int, seed: int) -> Simulation:
+    """:func:`simulate` of a RandomSchedule: one composition drawn per sample (seeded), then
+    each composition's samples run as a Schedule (its own stream), rows in draw order."""
+    oracle = _oracle(p)
+    d = oracle.d
     samples = np.empty((n, d), dtype=np.int64)
     lost = np.zeros(n, dtype=bool)
     reveal_step = np.zeros((n, d), dtype=np.int64)
     steps = np.zeros(n, dtype=np.int64)
-    for i, c in enumerate(sorted(set(comps))):
-        rows = np.array([r for r, cc in enumerate(comps) if cc == c])
-        if rows.size < 2:  # simulate needs n >= 2; draw two and keep one
-            sim = simulate(law, Schedule(c), planner, n=2, seed=int(rng.integers(2**32)))
-            sl = slice(0, 1)
-        else:
-            sim = simulate(law, Schedule(c), planner, n=rows.size, seed=int(rng.integers(2**32)))
-            sl = slice(None)
-        samples[rows], lost[rows] = sim.samples[sl], sim.lost[sl]
-        reveal_step[rows], steps[rows] = sim.reveal_step[sl], sim.steps[sl]
+    for sched, rows, sub in _by_composition(plan, d, n, seed):
+        pl, is_random, sizes = _planner_setup(sched, planner, d, values_ok=True)
+        sim = _simulate_sizes(oracle, pl, is_random, sizes, None, rows.size, np.random.default_rng(sub))
+        samples[rows], lost[rows] = sim.samples, sim.lost
+        reveal_step[rows], steps[rows] = sim.reveal_step, sim.steps
     return Simulation(samples=samples, lost=lost, reveal_step=reveal_step, steps=steps)
 
 
-def _simulate_grid(law, plan: Grid, planner, n: int, seed: int) -> Simulation:
+def _simulate_grid(p, plan: Grid, planner, n: int, seed: int) -> Simulation:
     """:func:`simulate` of a Grid (see :func:`_grid_setup`); initialization tokens have
     reveal step 0, the exact completion step N + 1; ``steps`` counts the grid's steps taken."""
-    oracle, betas, t0, complete = _grid_setup(law, plan, planner)
+    oracle, betas, t0, complete = _grid_setup(p, plan, planner)
     rng = np.random.default_rng(seed)
     d = oracle.d
-    revealed = rng.random((n, d)) < t0 if t0 > 0 else np.zeros((n, d), dtype=bool)
-    x = np.where(revealed, oracle.sample(n, rng), 0) if t0 > 0 else np.zeros((n, d), dtype=np.int64)
-    lost = np.zeros(n, dtype=bool)
-    reveal_step = np.zeros((n, d), dtype=np.int64)
-    steps = np.zeros(n, dtype=np.int64)
+    if t0 > 0:
+        revealed = rng.random((n, d)) < t0
+        run = _Batch(oracle, n, np.where(revealed, oracle.sample(n, rng), 0), revealed)
+    else:
+        run = _Batch(oracle, n)
     for t, beta in enumerate(betas):
-        rows = np.flatnonzero(~lost & ~revealed.all(axis=1))
-        if rows.size == 0:
+        live = run.live()
+        if live is None:
             break
-        rows, xs, rv = _reachable(oracle, rows, x, revealed, lost)
+        rows, xs, rv = live
         if rows.size == 0:
             continue
         chosen = _bernoulli_chosen(~rv, beta, rng)
+        draw = xs
         if chosen.any():
-            probs = oracle.conditionals(xs, rv)
-            draw = _inverse_cdf(probs, rng.random(xs.shape))
-            x[rows] = np.where(chosen, draw, xs)
-        revealed[rows] = rv | chosen
-        reveal_step[rows] = np.where(chosen, t + 1, reveal_step[rows])
-        steps[rows] = t + 1
-    rows = np.flatnonzero(~lost & ~revealed.all(axis=1))
-    if rows.size:
+            draw = _inverse_cdf(oracle.conditionals(xs, rv), rng.random(xs.shape))
+        run.commit(t, rows, xs, rv, chosen, draw)
+    if run.unfinished().size:
         if not complete:  # t_N = 1 reveals every position with probability 1
             raise ValueError("plan: some samples still have masked positions after the last step")
-        rows, xs, rv = _reachable(oracle, rows, x, revealed, lost)
-        x[rows] = _exact_draw(oracle, xs, rv, ~rv, rng)
-        reveal_step[rows] = np.where(rv, reveal_step[rows], len(betas) + 1)
-        revealed[rows] = True
-    samples = np.where(revealed, x, -1)
-    return Simulation(samples=samples, lost=lost, reveal_step=reveal_step, steps=steps)
+        rows, xs, rv = run.live()
+        run.x[rows] = _exact_draw(oracle, xs, rv, ~rv, rng)
+        run.reveal_step[rows] = np.where(rv, run.reveal_step[rows], len(betas) + 1)
+        run.revealed[rows] = True
+    return run.result()
 
 
-def estimate_kl(law, plan=None, planner="random", *, n: int, seed: int, level: float = 0.95) -> KLEstimate:
-    r"""Monte Carlo estimate of KL(p‖q) (deterministic planner) or of the path KL (random).
-
-    See the module docstring: x ~ p exactly, then the pointwise per-step TC summed along the
-    planner's path for x. Returns a :class:`KLEstimate` with a normal confidence interval.
-    """
-    n, seed = _check_n_seed(n, seed)
-    if not (isinstance(level, numbers.Real) and 0 < level < 1):
-        raise ValueError(f"level: expected a confidence level in (0, 1), got {level!r}")
-    grid = isinstance(plan, Grid)
-    if grid:
-        oracle, betas, t0, complete = _grid_setup(law, plan, planner)
-        planner, is_random, sizes = None, True, list(betas)
-    else:
-        oracle, planner, is_random, sizes = _setup(law, plan, planner)
-    rng = np.random.default_rng(seed)
+def _path_terms(oracle, planner, is_random, sizes, blocks, grid, n: int, rng):
+    """x ~ p and the per-step terms of L(x) along the planner's path for x: returns (terms
+    (steps, n), reveal_step, steps). ``grid`` = (t0, complete) for a Grid (``sizes`` its
+    betas), else None."""
     d = oracle.d
     x = oracle.sample(n, rng)
+    t0 = grid[0] if grid else 0.0
     # a grid's initialization (U_i <= t_0) and completion are exact: they add nothing to L
-    revealed = (rng.random((n, d)) < t0) if grid and t0 > 0 else np.zeros((n, d), dtype=bool)
+    revealed = (rng.random((n, d)) < t0) if t0 > 0 else np.zeros((n, d), dtype=bool)
     reveal_step = np.zeros((n, d), dtype=np.int64)
     steps = np.zeros(n, dtype=np.int64)
     terms = np.zeros((len(sizes), n))
@@ -350,7 +445,8 @@ def estimate_kl(law, plan=None, planner="random", *, n: int, seed: int, level: f
         if grid:
             chosen = _bernoulli_chosen(~rv, size, rng)  # size: this step's beta
         else:
-            chosen = _choose(planner, is_random, t, size, probs, ~rv, rng)
+            free = ~rv if blocks is None else ~rv & blocks[t]
+            chosen = _choose(planner, is_random, t, size, probs, free, rng)
         own = probs[ar[: rows.size, None], np.arange(d)[None, :], xs]  # p(x_j | x_A) at the true x_j
         with np.errstate(divide="ignore"):
             log_single = np.where(chosen, np.log(np.where(chosen, own, 1.0)), 0.0).sum(axis=1)
@@ -361,11 +457,65 @@ def estimate_kl(law, plan=None, planner="random", *, n: int, seed: int, level: f
         revealed[rows] = new
         reveal_step[rows] = np.where(chosen, t + 1, reveal_step[rows])
         steps[rows] = t + 1
-    if not revealed.all() and not (grid and complete):
+    if not revealed.all() and not (grid and grid[1]):
         raise ValueError("plan: some paths still have masked positions after the last step")
+    return terms, reveal_step, steps
+
+
+@_renamed_law
+def estimate_kl(p, plan=None, planner="random", *, n: int, seed: int, level: float = 0.95,
+                ties=None) -> KLEstimate:
+    r"""Monte Carlo estimate of KL(p‖q) (deterministic planner) or of the path KL (random).
+
+    See the module docstring: x ~ p exactly, then the pointwise per-step TC summed along the
+    planner's path for x. Returns a :class:`KLEstimate` with a normal confidence interval.
+    The arguments are those of :func:`simulate` (``law=``: the old name of ``p``). A
+    RandomSchedule draws one composition per sample (the path KL of the mixture,
+    :math:`\sum_c \pi(c)\,\mathrm{KL}_{\text{path}}(c)`); a BlockPlan restricts each step to
+    its block. Sample-then-select and the revising samplers have no pointwise log-ratio along
+    the data's path (they commit values they drew, or revise them): refused; their exact KL
+    is ``mt.kl(p, mt.sampler_law(p, plan, planner))``.
+    """
+    n, seed = _check_n_seed(n, seed)
+    if not (isinstance(level, numbers.Real) and 0 < level < 1):
+        raise ValueError(f"level: expected a confidence level in (0, 1), got {level!r}")
+    planner = _with_ties(planner, ties)
+    if _sampler_kind(planner) == "revise":
+        raise ValueError(f"planner: {type(planner).__name__} revises what it revealed: the pointwise log-ratio "
+                         "along x's own path is not its KL; for a small law use "
+                         "mt.kl(p, mt.sampler_law(p, None, planner)) (exact), for samples simulate")
+    kind = "kl"
+    if isinstance(plan, RandomSchedule):
+        oracle = _oracle(p)
+        parts = []
+        for sched, rows, sub in _by_composition(plan, oracle.d, n, seed):
+            pl, is_random, sizes = _planner_setup(sched, planner, oracle.d)
+            parts.append((rows, _path_terms(oracle, pl, is_random, sizes, None, None, rows.size,
+                                            np.random.default_rng(sub))))
+        T = max(t.shape[0] for _, (t, _r, _s) in parts)
+        terms = np.zeros((T, n))
+        reveal_step = np.zeros((n, oracle.d), dtype=np.int64)
+        steps = np.zeros(n, dtype=np.int64)
+        for rows, (t, r, s) in parts:
+            terms[: t.shape[0], rows], reveal_step[rows], steps[rows] = t, r, s
+        kind = "path_kl"  # the composition is drawn: part of the trajectory
+    else:
+        grid = blocks = None
+        if isinstance(plan, Grid):
+            oracle, betas, t0, complete = _grid_setup(p, plan, planner)
+            planner, is_random, sizes, grid = None, True, list(betas), (t0, complete)
+        elif isinstance(plan, BlockPlan):
+            oracle = _oracle(p)
+            planner, is_random, sizes, blocks = _blocks_setup(oracle, plan, planner)
+        else:
+            oracle, planner, is_random, sizes = _setup(p, plan, planner)
+        terms, reveal_step, steps = _path_terms(oracle, planner, is_random, sizes, blocks, grid, n,
+                                                np.random.default_rng(seed))
+        if is_random or not getattr(planner, "deterministic", False):
+            kind = "path_kl"
     L = terms.sum(axis=0)
     if not np.all(np.isfinite(L)):  # x ~ p exactly: every factor along its own path is positive
-        raise ValueError("law: a sample x ~ p has a zero conditional along its path (inconsistent oracle)")
+        raise ValueError("p: a sample x ~ p has a zero conditional along its path (inconsistent oracle)")
     value = float(L.mean())
     stderr = float(L.std(ddof=1) / np.sqrt(n))
     z = float(norm.ppf(0.5 + level / 2))
@@ -375,7 +525,7 @@ def estimate_kl(law, plan=None, planner="random", *, n: int, seed: int, level: f
         ci=(value - z * stderr, value + z * stderr),
         level=float(level),
         n=n,
-        kind="path_kl" if is_random or not getattr(planner, "deterministic", False) else "kl",
+        kind=kind,
         log_ratios=L,
         step_means=terms.mean(axis=1),
         reveal_step=reveal_step,

@@ -226,8 +226,8 @@ def test_bad_input_names_the_argument():
     p = mt.families.dirichlet(3, 2, seed=0)
     with pytest.raises(ValueError, match=r"^plan:"):
         select_run(p, mt.Schedule((2, 2)))
-    with pytest.raises(ValueError, match=r"^planner: sample-then-select commits"):
-        mt.samplers.sampler_law(p, mt.Schedule((1, 2)), "sample_then_select")
+    with pytest.raises(ValueError, match=r"^planner: sample-then-select commits"):  # sampler_law dispatches it
+        mt.samplers.exact_run(p, mt.Schedule((1, 2)), "sample_then_select")
     with pytest.raises(ValueError, match=r"^planner: sample-then-select commits"):
         mt.samplers.estimate_kl(p, mt.Schedule((1, 2)), SampleThenSelectPlanner(), n=10, seed=0)
     big = mt.families.dirichlet(12, 3, seed=0)
