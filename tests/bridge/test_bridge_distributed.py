@@ -99,7 +99,7 @@ def test_group_from_env_closes_the_group_it_creates(monkeypatch, fail):
     assert not torch.distributed.is_initialized()
 
 
-def test_estimate_command_under_torchrun_equals_one_process(tmp_path):
+def test_estimate_command_under_torchrun_equals_one_process(tmp_path, monkeypatch, capsys):
     """The user's path: ``torchrun --nproc_per_node 2 -m mdmtheory estimate ...`` (gloo on CPU)."""
     import json
     import os
@@ -120,12 +120,16 @@ def test_estimate_command_under_torchrun_equals_one_process(tmp_path):
     args = ["-m", "mdmtheory", "estimate", "--checkpoint", str(ckpt), "--data", str(data),
             "--n-per-level", "30", "--sizes", "2,2", "--n-path", "20", "--seed", "3", "--json"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(sys.path)}
-    one = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300, env=env)
-    assert one.returncode == 0, one.stderr
+    for key in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(key, raising=False)
+    from mdmtheory.cli import main  # one process, in this one (a subprocess costs ~4 s of imports)
+
+    assert main(args[2:]) == 0
+    one_stdout = capsys.readouterr().out
     two = subprocess.run([torchrun, "--nproc_per_node", "2", "--master_port", str(_free_port()), *args],
                          capture_output=True, text=True, timeout=300, env=env)
     assert two.returncode == 0, two.stderr[-2000:]
-    a, b = json.loads(one.stdout), json.loads(two.stdout)  # rank 0 alone prints: one JSON object
+    a, b = json.loads(one_stdout), json.loads(two.stdout)  # rank 0 alone prints: one JSON object
     assert (a["world_size"], b["world_size"]) == (1, 2)
     np.testing.assert_allclose(b["values"], a["values"], rtol=1e-12)
     np.testing.assert_allclose(b["stderr"], a["stderr"], rtol=1e-9)

@@ -107,6 +107,7 @@ def test_word_schedule(capsys):
         assert r["path_designed"] >= best - 1e-10
 
 
+@pytest.mark.slow  # ~18 s (it trains two tiny models); its quantities are tested in tests/bridge/test_attention*.py
 def test_attention_floating(capsys):
     pytest.importorskip("torch")
     pytest.importorskip("wordfreq")

@@ -129,15 +129,28 @@ PLANNERS = [SampleThenSelectPlanner(ties=r, **kw) for r in ("random", "lowest", 
              dict(threshold=0.6), dict(threshold=0.0, temperature=0.7))]
 
 
-@settings(max_examples=150, deadline=None)
-@given(joints(d=(2, 4), K=(2, 3)), st.integers(0, len(PLANNERS) - 1), st.data())
-def test_exact_law_is_the_enumeration_of_every_candidate_vector(p, which, data):
+def _law_is_the_enumeration(p, which, data):
     sizes = data.draw(st.sampled_from(list(compositions(p.d))))
     planner = PLANNERS[which]
     run = select_run(p, mt.Schedule(sizes), planner)
     ref = _brute_law(p.table, sizes, planner)
     np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
     assert run.law.lost == pytest.approx(1 - ref.sum(), abs=1e-12)
+
+
+@pytest.mark.parametrize("which", range(len(PLANNERS)))
+@settings(max_examples=3, deadline=None)
+@given(p=joints(d=(2, 4), K=(2, 3)), data=st.data())
+def test_exact_law_is_the_enumeration_of_every_candidate_vector(which, p, data):
+    """Three derandomized laws per planner in make test; 300 under -m slow (below)."""
+    _law_is_the_enumeration(p, which, data)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(joints(d=(2, 4), K=(2, 3)), st.integers(0, len(PLANNERS) - 1), st.data())
+def test_exact_law_is_the_enumeration_many_cases(p, which, data):
+    _law_is_the_enumeration(p, which, data)
 
 
 @settings(max_examples=8, deadline=None)
