@@ -1,4 +1,4 @@
-"""Every number in docs/findings.md and in the README's summary of it, computed here.
+"""Every number in the generated regions of README.md and docs/*.md, computed here.
 
 A Markdown file holds generated text between two comment lines::
 
@@ -838,7 +838,7 @@ def memorization_example() -> str:
         ({'not memorized' if small.memorized_from is None else 'memorized'}).""", bullet=False)
 
 
-# -- the README's demo paragraph ---------------------------------------------------------------
+# -- the demo paragraph (docs/guide.md) -------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)
 def demo_numbers(T: int = 3):
@@ -860,8 +860,8 @@ def demo_numbers(T: int = 3):
     return d, T, best.sizes, opt, pk, need, kl_best, kl_const
 
 
-@region("readme-demo")
-def readme_demo() -> str:
+@region("demo")
+def demo_paragraph() -> str:
     d, T, sizes, opt, pk, need, kl_best, kl_const = demo_numbers()
     same = abs(pk["constant"] - pk["cosine"]) < 5e-4
     cc = (f"{pk['constant']:.3f} for the constant and cosine schedules ({_pct(opt, pk['constant'])} less)" if same else

@@ -1,6 +1,6 @@
 """The new user's path of issue 18, end to end: a local Hugging Face masked-diffusion folder,
 its tokenizer and a JSONL of prompt/response pairs → one ``mdmtheory design`` command (the
-README's, run as written with the paths of this test) → a block design with forwards and KL
+one docs/guide.md prints, run as written with the paths of this test) → a block design with forwards and KL
 per candidate and a saved scheduler → diffusers' own ``LLaDA2Pipeline`` commits exactly the
 designed counts. Everything is built here (``tokenizers``, a random-config BERT): no download.
 """
@@ -24,7 +24,7 @@ tokenizers = pytest.importorskip("tokenizers")
 from mdmtheory.cli import main  # noqa: E402
 from mdmtheory.exports.diffusers import load_scheduler  # noqa: E402
 
-README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = pathlib.Path(__file__).resolve().parents[2] / "docs" / "guide.md"
 WORDS = list("abcdefgh")
 
 
@@ -55,8 +55,8 @@ def _pairs(path: pathlib.Path, n: int = 40) -> None:
             fh.write(json.dumps({"prompt": " ".join(p), "response": " ".join(r)}) + "\n")
 
 
-def _readme_command() -> list[str]:
-    text = README.read_text()
+def _guide_command() -> list[str]:
+    text = GUIDE.read_text()
     block = next(b for b in re.findall(r"```bash\n(.*?)```", text, re.S) if "--jsonl" in b)
     return shlex.split(block.replace("\\\n", " "))
 
@@ -81,11 +81,11 @@ class _Adapter(torch.nn.Module):
         return SimpleNamespace(logits=self.bert(input_ids=x).logits)
 
 
-def test_readme_command_designs_blocks_and_the_pipeline_commits_the_design(tmp_path, capsys):
+def test_guide_command_designs_blocks_and_the_pipeline_commits_the_design(tmp_path, capsys):
     hf = tmp_path / "my-mdm"
     tok = _folder(hf)
     _pairs(tmp_path / "pairs.jsonl")
-    argv = _readme_command()
+    argv = _guide_command()
     assert argv[:2] == ["mdmtheory", "design"]
     subst = {"pairs.jsonl": str(tmp_path / "pairs.jsonl"), "./my-mdm": str(hf),
              "./designed-scheduler": str(tmp_path / "designed-scheduler")}

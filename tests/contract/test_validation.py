@@ -412,7 +412,7 @@ def test_every_documented_limit_is_enforced_and_named(name):
     assert _validate.int_arg(limit, name, 0) == limit
     with pytest.raises(ValueError, match=rf"^{name}: .*documented limit of '{name}' is {limit}"):
         _validate.int_arg(limit + 1, name, 0)
-    # the table in the module docstring and in README lists every limit
+    # the table in the module docstring (and in docs/guide.md) lists every limit
     assert f"``{name}``" in _validate.__doc__
 
 
