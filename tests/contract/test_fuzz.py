@@ -205,7 +205,7 @@ def _targets():
         ("pareto_frontier", mt.pareto_frontier, st.tuples(st.tuples(prof_like, ints), st.just({}))),
         ("penalized_schedule", optimal.penalized_schedule, st.tuples(st.tuples(prof_like, reals), st.just({}))),
         ("optimal_grid", mt.optimal_grid,
-         st.tuples(st.tuples(prof_like, ints), st.fixed_dictionaries({"maxiter": maybe(st.just(50)), "start": st.one_of(st.none(), reals)}))),
+         st.tuples(st.tuples(prof_like, ints), st.fixed_dictionaries({"max_iter": maybe(st.just(50)), "start": st.one_of(st.none(), reals)}))),
         ("equal_mass_grid", optimal.equal_mass_grid, st.tuples(st.tuples(prof_like, ints), st.just({}))),
         ("compare", mt.compare, st.tuples(st.tuples(maybe(st.just(p2)), st.one_of(st.just(sched), st.just(grid), hostile)), st.just({}))),
         ("ugc", ugc.ugc, st.tuples(st.tuples(prof_like, reals, reals), st.just({}))),
