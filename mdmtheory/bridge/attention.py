@@ -58,6 +58,7 @@ import numpy as np
 from scipy.special import entr, xlogy
 from scipy.stats import rankdata
 
+from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, real_arg, _short
 
 #: Largest ``batch_size`` of the extraction functions (sequences per forward).
@@ -958,7 +959,8 @@ def conditional_mutual_information(joint, i: int, j: int, given=()) -> float:
     return float(max(np.sum(xlogy(pijc, ratio)), 0.0))
 
 
-def revealed_information(law, x, revealed, *, kind: str = "pointwise") -> np.ndarray:
+@renamed_keywords(law="p")
+def revealed_information(p, x, revealed, *, kind: str = "pointwise") -> np.ndarray:
     r"""Information of each revealed position j about each masked position i at one state.
 
     For a state :math:`(A, x_A)` of the sampler (A the revealed set), ``out[i, j]`` for masked
@@ -973,13 +975,13 @@ def revealed_information(law, x, revealed, *, kind: str = "pointwise") -> np.nda
 
       its average over :math:`x_C \sim p` is the conditional mutual information;
     * ``kind="average"``: :math:`I(X_i; X_j \mid X_{A\setminus j})` averaged over the law
-      (depends on A only; :func:`conditional_mutual_information`; ``law`` must be a Joint).
+      (depends on A only; :func:`conditional_mutual_information`; ``p`` must be a Joint).
 
     Entries with i revealed or j masked are 0.
 
     Parameters
     ----------
-    law : a :class:`~mdmtheory.Joint` or a conditional oracle (``MarkovChainLaw``, ...);
+    p : a :class:`~mdmtheory.Joint` or a conditional oracle (``MarkovChainLaw``, ...);
         ``kind="average"`` needs a Joint.
     x : (d,) outcome indices (values at masked positions are ignored).
     revealed : (d,) bool.
@@ -995,7 +997,7 @@ def revealed_information(law, x, revealed, *, kind: str = "pointwise") -> np.nda
     from ..laws.joint import Joint
     from ..laws.oracles import as_oracle
 
-    oracle = as_oracle(law)
+    oracle = as_oracle(p)
     d, K = oracle.d, oracle.K
     if not isinstance(kind, str) or kind not in ("pointwise", "average"):
         raise ValueError(f'kind: expected "pointwise" or "average", got {_short(kind)}')
@@ -1014,11 +1016,11 @@ def revealed_information(law, x, revealed, *, kind: str = "pointwise") -> np.nda
     A = np.flatnonzero(rv)
     masked = ~rv
     if kind == "average":
-        if not isinstance(law, Joint):
+        if not isinstance(p, Joint):
             raise ValueError('kind: "average" needs the law as a Joint; use kind="pointwise" for oracles')
         for i in np.flatnonzero(masked):
             for j in A:
-                out[i, j] = conditional_mutual_information(law, int(i), int(j), [int(k) for k in A if k != j])
+                out[i, j] = conditional_mutual_information(p, int(i), int(j), [int(k) for k in A if k != j])
         return out
     if kind != "pointwise":
         raise ValueError(f'kind: expected "pointwise" or "average", got {kind!r}')

@@ -698,11 +698,12 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
 
 
 # -- learning error ------------------------------------------------------------------------
-def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None,
+@renamed_keywords(law="p")
+def estimate_learning_error(model, p, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None,
                             prompt_length: int = 0) -> ProfileEstimate:
     r"""The learning error :math:`\varepsilon(i) = c(i) - \varphi_i` where the data law is known.
 
-    Draw g = (level, r): :math:`x \sim p` (``law.sample`` with ``numpy.random.default_rng(seed)``,
+    Draw g = (level, r): :math:`x \sim p` (``p.sample`` with ``numpy.random.default_rng(seed)``,
     the same on every rank), A uniform with |A| = i, one forward, and the exact KL of the
     two conditionals averaged over the masked positions,
 
@@ -711,7 +712,7 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
               \qquad \mathbb E\, Y_g = \varepsilon(i)
 
     (docs/design.md §2; the expectation over :math:`x_j` is done exactly, so this has less
-    variance than :math:`\hat c(i) - \varphi_i`). ``law``: a Joint or a conditional oracle.
+    variance than :math:`\hat c(i) - \varphi_i`). ``p``: a Joint or a conditional oracle.
 
     ``prompt_length = g``: the first g positions are a prompt, always visible, never masked
     or counted; levels refer to the d − g response positions and the estimate is the
@@ -721,11 +722,11 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
     ``mt.information_profile(p, given=range(g))``).
     """
     model = as_masked_model(model)
-    oracle = as_oracle(law)
+    oracle = as_oracle(p)
     D = int(oracle.d)
     model.resolve(D)
     if model.K != oracle.K:
-        raise ValueError(f"law: has K={oracle.K} outcomes but the model has K={model.K}")
+        raise ValueError(f"p: has K={oracle.K} outcomes but the model has K={model.K}")
     seed = _check_seed(seed)
     gp = _check_prompt_length(prompt_length, D)
     d = D - gp

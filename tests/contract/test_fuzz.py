@@ -562,7 +562,7 @@ def test_revealed_masks_are_not_cast_from_floats():
     law = structured.MarkovChainLaw([[0.9, 0.1], [0.2, 0.8]], 4)
     _refused(structured.loo_conditionals, law, [[0, 1, 1, 0]], np.array([[0.5, 0, 1, 0]]), name="revealed")
     _refused(law.conditionals, [[0, 1, 1, 0]], np.array([[0.5, 0, 1, 0]]), name="revealed")
-    _refused(structured.loo_conditionals, "law", [[0, 1, 1, 0]], [[True] * 4], name="law")
+    _refused(structured.loo_conditionals, "law", [[0, 1, 1, 0]], [[True] * 4], name="p")
     out = structured.loo_conditionals(law, [[0, 1, 1, 0]], np.array([[1, 0, 1, 0]]))
     ref = structured.loo_conditionals(law, [[0, 1, 1, 0]], np.array([[True, False, True, False]]))
     assert np.array_equal(out, ref)
