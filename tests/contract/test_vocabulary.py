@@ -116,8 +116,13 @@ def _cases():
     from mdmtheory.laws import oracles
     from mdmtheory.optimal import grid
 
+    from fractions import Fraction as R
+
+    from mdmtheory import symbolic
+
     law, p = _law(), _joint()
     prof = mt.information_profile(p)
+    sym = symbolic.noisy_repeated_bit(R(1, 10), 3)
     xs = np.array([[0, 1, 1, 0], [1, 1, 0, 0]])
     rv = np.array([[True, False, True, False], [False, False, False, True]])
     U = np.array([[0.1, 0.5, 0.9, 0.3], [0.7, 0.2, 0.4, 0.6]])
@@ -150,6 +155,10 @@ def _cases():
         ("CorrectorSampler.simulate",
          lambda **k: mt.samplers.CorrectorSampler(mt.Schedule((2, 1, 1)), k=1).simulate(n=8, seed=1, **k),
          {"p": law}, {"law": law}),
+        ("symbolic.ugc", lambda **k: symbolic.ugc(sym, **k), {"start": R(1, 5), "stop": R(4, 5)},
+         {"a": R(1, 5), "b": R(4, 5)}),
+        ("symbolic.gamma_umask", lambda **k: symbolic.gamma_umask(sym, **k), {"start": R(1, 5), "stop": R(4, 5)},
+         {"a": R(1, 5), "b": R(4, 5)}),
         ("EditingSampler.simulate",
          lambda **k: mt.samplers.EditingSampler(mt.Schedule((2, 2))).simulate(n=8, seed=1, **k), {"p": law},
          {"law": law}),
