@@ -916,7 +916,8 @@ def floating_summary(trace: AttentionTrace, *, eps: float = DEFAULT_EPS, queries
 
 
 # -- information ---------------------------------------------------------------------------
-def conditional_mutual_information(joint, i: int, j: int, given=()) -> float:
+@renamed_keywords(joint="p")
+def conditional_mutual_information(p, i: int, j: int, given=()) -> float:
     r"""Exact :math:`I(X_i; X_j \mid X_C)` of a :class:`~mdmtheory.Joint` (nats), averaged over :math:`x_C`.
 
     .. math:: I(X_i;X_j\mid X_C) = \sum p(x_i,x_j,x_C)\log\frac{p(x_i,x_j,x_C)\,p(x_C)}{p(x_i,x_C)\,p(x_j,x_C)}.
@@ -931,9 +932,9 @@ def conditional_mutual_information(joint, i: int, j: int, given=()) -> float:
     """
     from ..laws.joint import Joint, positions_to_mask
 
-    if not isinstance(joint, Joint):
-        raise ValueError(f"joint: expected a mdmtheory.Joint, got {type(joint).__name__}")
-    d = joint.d
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    d = p.d
     i = int_arg(i, "i", 0, d - 1)
     j = int_arg(j, "j", 0, d - 1)
     if i == j:
@@ -946,7 +947,7 @@ def conditional_mutual_information(joint, i: int, j: int, given=()) -> float:
         raise ValueError(f"given: expected a sequence of positions in 0..{d - 1}, got {_short(given)}") from None
     if C >> i & 1 or C >> j & 1:
         raise ValueError("given: must not contain i or j")
-    t = joint.table
+    t = p.table
     drop = tuple(k for k in range(d) if not (k in (i, j) or C >> k & 1))
     pijc = t.sum(axis=drop, keepdims=True)
     pic = pijc.sum(axis=j, keepdims=True)
@@ -1091,9 +1092,10 @@ class InformationCorrelation:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
 
 
+@renamed_keywords(law="p")
 def attention_information_correlation(
     trace: AttentionTrace,
-    law,
+    p,
     *,
     kind: str = "pointwise",
     min_revealed: int = 2,
@@ -1111,8 +1113,8 @@ def attention_information_correlation(
 
     Parameters
     ----------
-    trace : a ``keep="full"`` :class:`AttentionTrace` whose samples are outcome indices of law.
-    law : a Joint or conditional oracle with the trace's d.
+    trace : a ``keep="full"`` :class:`AttentionTrace` whose samples are outcome indices of p.
+    p : a Joint or conditional oracle with the trace's d.
     kind : ``"pointwise"`` or ``"average"`` (see :func:`revealed_information`).
     min_revealed : least |A| (>= 2) for a state to count.
     max_states : use at most this many states (in sample-major order), None for all.
@@ -1150,7 +1152,7 @@ def attention_information_correlation(
                 if kind == "average" and key in memo:
                     info = memo[key]
                 else:
-                    info = revealed_information(law, trace.samples[a], rv, kind=kind)
+                    info = revealed_information(p, trace.samples[a], rv, kind=kind)
                     if kind == "average":
                         memo[key] = info
             except ValueError as exc:

@@ -202,6 +202,7 @@ def test_bridge_old_keywords_same_result_with_a_warning():
         (lambda **k: bridge.optimal_schedule_estimate(est, 2, n_resamples=5, seed=1, **k), {"confidence": 0.9},
          {"level": 0.9}),
         (lambda **k: attention.revealed_information(x=x, revealed=rv, **k), {"p": p}, {"law": p}),
+        (lambda **k: attention.conditional_mutual_information(i=0, j=2, given=[1], **k), {"p": p}, {"joint": p}),
     ]
     for call, new, old in cases:
         with warnings.catch_warnings():
@@ -228,11 +229,13 @@ STILL = {
     ("mdmtheory.report.report", "build_report", "law"): "the report's arguments (law, target) are not renamed yet",
     ("mdmtheory.samplers.diagnostics", "ComparisonTable.value", "law"): "a row's name (a string), not a law",
     ("mdmtheory.schedules.plans", "RandomSchedule", "law"): "the law of the step sizes, not the data law",
+    ("mdmtheory.samplers.kernel", "bernoulli_start", "t0"): "one time t_0 of the JAX kernel, not an interval",
 }
 
 
 def _public_parameters():
-    """(module, qualified name, parameter) of every public function, method and constructor."""
+    """(module, qualified name, parameter) of every public function, method and constructor:
+    the ``__all__`` of the top level, of each wing and of each wing's modules."""
     import dataclasses
     import importlib
     import importlib.util
@@ -241,10 +244,17 @@ def _public_parameters():
              ".bridge", ".design", ".report"]
     if importlib.util.find_spec("torch") is None:
         wings.remove(".bridge")
+    import pkgutil
+
+    import mdmtheory
+
+    modules = ["mdmtheory" + w for w in wings] + [
+        m.name for m in pkgutil.walk_packages(mdmtheory.__path__, "mdmtheory.")
+        if m.name.split(".")[1] in {w.strip(".") for w in wings} and "._" not in m.name]
     seen, out = set(), set()
-    for w in wings:
-        mod = importlib.import_module("mdmtheory" + w)
-        for name in mod.__all__:
+    for modname in modules:
+        mod = importlib.import_module(modname)
+        for name in getattr(mod, "__all__", ()):
             obj = getattr(mod, name)
             if not callable(obj) or id(obj) in seen:
                 continue
