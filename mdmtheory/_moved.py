@@ -6,13 +6,18 @@ attribute (``mt.ConfidencePlanner``, ``mt.schedules.sqrt_rule_schedule``) still 
 warn with a :class:`DeprecationWarning` naming the new place (a module path when it is
 first imported). Nothing else in
 the package refers to the old paths.
+
+Old keyword names (docs/design.md, "Vocabulary": one name per concept) are kept the same way
+by :func:`renamed_keywords` on the function that renamed them.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.abc
 import importlib.util
+import inspect
 import sys
 import types
 import warnings
@@ -139,3 +144,45 @@ def module_getattr(module: str, name: str):
     if old in MODULES:
         return importlib.import_module(old)  # its loader warns
     raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+
+def renamed_keywords(**old_to_new: str):
+    """Decorator: the old keyword names of a function still work for one release, warning.
+
+    ``@renamed_keywords(law="p")`` on ``f(p, ...)``: ``f(law=x)`` calls ``f(p=x)`` and warns
+    with a :class:`DeprecationWarning` ("f(law=...) is now f(p=...)"); passing both ``law``
+    and ``p`` is a :class:`TypeError` naming both. Positional calls are untouched. Each new
+    name must be a parameter of the function (checked when the decorator is applied).
+    """
+    for old, new in old_to_new.items():
+        if not isinstance(new, str) or not new.isidentifier() or old == new:
+            raise ValueError(f"renamed_keywords: {old}={new!r} must name a different parameter")
+
+    def decorate(func):
+        params = inspect.signature(func).parameters
+        for old, new in old_to_new.items():
+            if new not in params:
+                raise ValueError(f"renamed_keywords: {func.__qualname__} has no parameter {new!r} "
+                                 f"(the new name of {old!r})")
+            if old in params:
+                raise ValueError(f"renamed_keywords: {func.__qualname__} still has the old parameter {old!r}")
+
+        name = func.__qualname__.rsplit("<locals>.", 1)[-1].removesuffix(".__init__")
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            for old, new in old_to_new.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{name}() got both {old!r} (the old name) and {new!r}; "
+                                        f"pass only {new!r}")
+                    warnings.warn(f"{name}({old}=...) is now {name}({new}=...); the old "
+                                  "keyword works for one release (docs/design.md, 'Vocabulary')",
+                                  DeprecationWarning, stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+
+        wrapper.__renamed_keywords__ = dict(old_to_new)
+        return wrapper
+
+    return decorate

@@ -53,6 +53,7 @@ from sympy.calculus.euler import euler_equations
 from .information.profile import Profile
 from .laws.joint import Joint, NORMALIZATION_TOL, positions_to_mask
 from .schedules.plans import check_schedule, Grid, Schedule
+from ._moved import renamed_keywords
 from ._validate import int_arg as _int_arg
 
 __all__ = [
@@ -944,26 +945,28 @@ def info(p, t=TIME) -> sp.Expr:
     return sp.Add(*[_bernstein(d, m, t) * e[m] for m in range(d + 1)])
 
 
-def _interval(a, b):
-    a, b = _exact(a, "a"), _exact(b, "b")
-    _check_interval(a, "a", 0, 1)
-    _check_interval(b, "b", 0, 1)
+def _interval(start, stop):
+    a, b = _exact(start, "start"), _exact(stop, "stop")
+    _check_interval(a, "start", 0, 1)
+    _check_interval(b, "stop", 0, 1)
     if (b < a) is sp.true:
-        raise ValueError(f"a, b: need a <= b, got a={a}, b={b}")
+        raise ValueError(f"start, stop: need start <= stop, got start={a}, stop={b}")
     return a, b
 
 
 _U = sp.Symbol("u", real=True)
 
 
-def ugc(p, a, b) -> sp.Expr:
+@renamed_keywords(a="start", b="stop")
+def ugc(p, start, stop) -> sp.Expr:
     r"""Unmasking growth complexity :math:`H(a, b) = \int_a^b t(1-t)\, h'(t)\, dt` (W26 §2.2 eq. (2c)).
 
     Exact: :math:`\sum_j h^{card}_j \int_a^b t(1-t) B_j'(t)\,dt` with the rational
-    polynomial integrals done by ``sympy.Poly``. ``a``, ``b`` numbers in [0, 1] or symbols.
+    polynomial integrals done by ``sympy.Poly``. a = ``start``, b = ``stop``: numbers in
+    [0, 1] or symbols.
     """
     hc = card_gain_coefficients(p)
-    a, b = _interval(a, b)
+    a, b = _interval(start, stop)
     n = len(hc) - 1
     out = []
     for j in range(n + 1):
@@ -989,14 +992,16 @@ def ugc_card(p, a: int, b: int) -> sp.Expr:
     ])
 
 
-def gamma_umask(p, a, b) -> sp.Expr:
-    r"""One-step defect of the Bernoulli sampler :math:`\Gamma(a, b) = \int_a^b (h(u) - h(a))\,du`.
+@renamed_keywords(a="start", b="stop")
+def gamma_umask(p, start, stop) -> sp.Expr:
+    r"""One-step defect of the Bernoulli sampler :math:`\Gamma(a, b) = \int_a^b (h(u) - h(a))\,du`,
+    a = ``start``, b = ``stop``.
 
     Exact (rational polynomial integrals times :math:`h^{card}_j`). Numeric twin:
     :func:`mdmtheory.information.gamma_umask`.
     """
     hc = card_gain_coefficients(p)
-    a, b = _interval(a, b)
+    a, b = _interval(start, stop)
     n = len(hc) - 1
     out = []
     for j in range(n + 1):

@@ -29,6 +29,7 @@ from ..information.ugc import (
     ugc_card,
 )
 from ..schedules.plans import Grid
+from .._moved import renamed_keywords
 from .._validate import int_arg, LIMITS as _LIMITS
 from ._core import (
     ASYMPTOTIC,
@@ -48,15 +49,17 @@ from ._core import (
 
 
 # -- W26: one-step lemmas -----------------------------------------------------------------
-def w26_lemma4(p, a: float, b: float) -> Bound:
+@renamed_keywords(a="start", b="stop")
+def w26_lemma4(p, start: float, stop: float) -> Bound:
     r"""W26 Lemma 4: :math:`\Gamma_{umask}(a, b) \le (\psi(b)/\psi(a) - 1)\, H(a, b)`
-    (W26 §6.1.1, eq. (49), for 0 < a < b < 1; verified here, docs/theory.md §3).
+    (W26 §6.1.1, eq. (49), for 0 < a < b < 1; verified here, docs/theory.md §3);
+    a = ``start``, b = ``stop``.
 
     ``inf`` when a = 0 or b = 1 (:math:`\psi(0) = 0`, :math:`\psi(1) = \infty`) unless
     H(a, b) = 0 (then :math:`h' \equiv 0` on [a, b] and the defect is 0).
     """
     prof = as_profile(p)
-    a, b = _interval(a, b)
+    a, b = _interval(start, stop, "start, stop")
     H = _ugc(prof, a, b)
     factor = 0.0 if a == b else (math.inf if a == 0.0 or b == 1.0 else _psi(b) / _psi(a) - 1.0)
     return Bound(

@@ -58,6 +58,7 @@ import numpy as np
 from scipy.special import entr, xlogy
 from scipy.stats import rankdata
 
+from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, real_arg, _short
 
 #: Largest ``batch_size`` of the extraction functions (sequences per forward).
@@ -915,7 +916,8 @@ def floating_summary(trace: AttentionTrace, *, eps: float = DEFAULT_EPS, queries
 
 
 # -- information ---------------------------------------------------------------------------
-def conditional_mutual_information(joint, i: int, j: int, given=()) -> float:
+@renamed_keywords(joint="p")
+def conditional_mutual_information(p, i: int, j: int, given=()) -> float:
     r"""Exact :math:`I(X_i; X_j \mid X_C)` of a :class:`~mdmtheory.Joint` (nats), averaged over :math:`x_C`.
 
     .. math:: I(X_i;X_j\mid X_C) = \sum p(x_i,x_j,x_C)\log\frac{p(x_i,x_j,x_C)\,p(x_C)}{p(x_i,x_C)\,p(x_j,x_C)}.
@@ -930,9 +932,9 @@ def conditional_mutual_information(joint, i: int, j: int, given=()) -> float:
     """
     from ..laws.joint import Joint, positions_to_mask
 
-    if not isinstance(joint, Joint):
-        raise ValueError(f"joint: expected a mdmtheory.Joint, got {type(joint).__name__}")
-    d = joint.d
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    d = p.d
     i = int_arg(i, "i", 0, d - 1)
     j = int_arg(j, "j", 0, d - 1)
     if i == j:
@@ -945,7 +947,7 @@ def conditional_mutual_information(joint, i: int, j: int, given=()) -> float:
         raise ValueError(f"given: expected a sequence of positions in 0..{d - 1}, got {_short(given)}") from None
     if C >> i & 1 or C >> j & 1:
         raise ValueError("given: must not contain i or j")
-    t = joint.table
+    t = p.table
     drop = tuple(k for k in range(d) if not (k in (i, j) or C >> k & 1))
     pijc = t.sum(axis=drop, keepdims=True)
     pic = pijc.sum(axis=j, keepdims=True)
@@ -958,7 +960,8 @@ def conditional_mutual_information(joint, i: int, j: int, given=()) -> float:
     return float(max(np.sum(xlogy(pijc, ratio)), 0.0))
 
 
-def revealed_information(law, x, revealed, *, kind: str = "pointwise") -> np.ndarray:
+@renamed_keywords(law="p")
+def revealed_information(p, x, revealed, *, kind: str = "pointwise") -> np.ndarray:
     r"""Information of each revealed position j about each masked position i at one state.
 
     For a state :math:`(A, x_A)` of the sampler (A the revealed set), ``out[i, j]`` for masked
@@ -973,13 +976,13 @@ def revealed_information(law, x, revealed, *, kind: str = "pointwise") -> np.nda
 
       its average over :math:`x_C \sim p` is the conditional mutual information;
     * ``kind="average"``: :math:`I(X_i; X_j \mid X_{A\setminus j})` averaged over the law
-      (depends on A only; :func:`conditional_mutual_information`; ``law`` must be a Joint).
+      (depends on A only; :func:`conditional_mutual_information`; ``p`` must be a Joint).
 
     Entries with i revealed or j masked are 0.
 
     Parameters
     ----------
-    law : a :class:`~mdmtheory.Joint` or a conditional oracle (``MarkovChainLaw``, ...);
+    p : a :class:`~mdmtheory.Joint` or a conditional oracle (``MarkovChainLaw``, ...);
         ``kind="average"`` needs a Joint.
     x : (d,) outcome indices (values at masked positions are ignored).
     revealed : (d,) bool.
@@ -995,7 +998,7 @@ def revealed_information(law, x, revealed, *, kind: str = "pointwise") -> np.nda
     from ..laws.joint import Joint
     from ..laws.oracles import as_oracle
 
-    oracle = as_oracle(law)
+    oracle = as_oracle(p)
     d, K = oracle.d, oracle.K
     if not isinstance(kind, str) or kind not in ("pointwise", "average"):
         raise ValueError(f'kind: expected "pointwise" or "average", got {_short(kind)}')
@@ -1014,11 +1017,11 @@ def revealed_information(law, x, revealed, *, kind: str = "pointwise") -> np.nda
     A = np.flatnonzero(rv)
     masked = ~rv
     if kind == "average":
-        if not isinstance(law, Joint):
+        if not isinstance(p, Joint):
             raise ValueError('kind: "average" needs the law as a Joint; use kind="pointwise" for oracles')
         for i in np.flatnonzero(masked):
             for j in A:
-                out[i, j] = conditional_mutual_information(law, int(i), int(j), [int(k) for k in A if k != j])
+                out[i, j] = conditional_mutual_information(p, int(i), int(j), [int(k) for k in A if k != j])
         return out
     if kind != "pointwise":
         raise ValueError(f'kind: expected "pointwise" or "average", got {kind!r}')
@@ -1089,9 +1092,10 @@ class InformationCorrelation:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
 
 
+@renamed_keywords(law="p")
 def attention_information_correlation(
     trace: AttentionTrace,
-    law,
+    p,
     *,
     kind: str = "pointwise",
     min_revealed: int = 2,
@@ -1109,8 +1113,8 @@ def attention_information_correlation(
 
     Parameters
     ----------
-    trace : a ``keep="full"`` :class:`AttentionTrace` whose samples are outcome indices of law.
-    law : a Joint or conditional oracle with the trace's d.
+    trace : a ``keep="full"`` :class:`AttentionTrace` whose samples are outcome indices of p.
+    p : a Joint or conditional oracle with the trace's d.
     kind : ``"pointwise"`` or ``"average"`` (see :func:`revealed_information`).
     min_revealed : least |A| (>= 2) for a state to count.
     max_states : use at most this many states (in sample-major order), None for all.
@@ -1148,7 +1152,7 @@ def attention_information_correlation(
                 if kind == "average" and key in memo:
                     info = memo[key]
                 else:
-                    info = revealed_information(law, trace.samples[a], rv, kind=kind)
+                    info = revealed_information(p, trace.samples[a], rv, kind=kind)
                     if kind == "average":
                         memo[key] = info
             except ValueError as exc:

@@ -22,7 +22,7 @@ Conventions shared by every estimator
   several processes (:mod:`mdmtheory.bridge.distributed`) reproduce one process.
 * Accumulation in float64 of sufficient statistics (counts, sums, sums of squares or of
   outer products); ``forwards`` counts the sequences the model evaluated (all ranks).
-* Standard errors are :math:`s/\sqrt n` (ddof = 1); ``ci(level)`` is the normal interval.
+* Standard errors are :math:`s/\sqrt n` (ddof = 1); ``ci(confidence)`` is the normal interval.
 * Limits (checked before any forward; :mod:`mdmtheory.bridge._checks`): at most
   :data:`~mdmtheory.bridge._checks.MAX_DRAWS` = 2**24 draws per estimate (levels ×
   ``n_per_level``; ``n`` × levels for :func:`compare_plans`; ``n`` elsewhere) and
@@ -43,6 +43,7 @@ from ..information.profile import Profile
 from ..laws.oracles import as_oracle
 from ..samplers.simulate import _choose, _planner_setup
 from ..schedules.plans import check_schedule, Grid, Schedule
+from .._moved import renamed_keywords
 from .._validate import int_arg, real_arg
 from ._checks import check_choice, int_array, MAX_DRAWS, MAX_RESAMPLES, short
 from ._dist import all_reduce_sum, world
@@ -151,7 +152,7 @@ def _prepare(model, samples, seed):
 
 def _check_level(level) -> float:
     if isinstance(level, (bool, np.bool_)) or not (isinstance(level, numbers.Real) and 0 < level < 1):
-        raise ValueError(f"level: expected a confidence level in (0, 1), got {short(level)}")
+        raise ValueError(f"confidence: expected a confidence level in (0, 1), e.g. 0.95, got {short(level)}")
     return float(level)
 
 
@@ -233,9 +234,10 @@ class ProfileEstimate:
     quantity: str
     d: int
 
-    def ci(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    @renamed_keywords(level="confidence")
+    def ci(self, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Normal confidence intervals (low, high) per level."""
-        z = _z(_check_level(level))
+        z = _z(_check_level(confidence))
         return self.values - z * self.stderr, self.values + z * self.stderr
 
     @property
@@ -296,8 +298,9 @@ class PathEstimate:
     plan: Schedule
     step_values: np.ndarray
 
-    def ci(self, level: float = 0.95) -> tuple[float, float]:
-        z = _z(_check_level(level))
+    @renamed_keywords(level="confidence")
+    def ci(self, confidence: float = 0.95) -> tuple[float, float]:
+        z = _z(_check_level(confidence))
         return self.value - z * self.stderr, self.value + z * self.stderr
 
 
@@ -310,7 +313,7 @@ class ScheduleEstimate:
     schedule : the T-step schedule minimizing :math:`\sum_t k_t \hat c(s_t)`.
     value, stderr : its estimated path cross-entropy and standard error
         (:math:`\sqrt{\sum_t k_t^2 \mathrm{se}(s_t)^2}`, levels independent).
-    ci : normal interval at ``level``.
+    ci : normal interval at ``level`` (the ``confidence`` asked for).
     stability : fraction of resampled profiles whose optimum is ``schedule``.
     alternatives : {sizes: count} of the optima over the resamples (most frequent first).
     n_resamples : number of resampled profiles.
@@ -343,8 +346,9 @@ class FactorizationEstimate:
     step_means: np.ndarray
     mean_steps: float
 
-    def ci(self, level: float = 0.95) -> tuple[float, float]:
-        z = _z(_check_level(level))
+    @renamed_keywords(level="confidence")
+    def ci(self, confidence: float = 0.95) -> tuple[float, float]:
+        z = _z(_check_level(confidence))
         return self.value - z * self.stderr, self.value + z * self.stderr
 
 
@@ -365,8 +369,9 @@ class DyadicModelEstimate:
     weights: np.ndarray
     kind: str
 
-    def ci(self, level: float = 0.95) -> tuple[float, float]:
-        z = _z(_check_level(level))
+    @renamed_keywords(level="confidence")
+    def ci(self, confidence: float = 0.95) -> tuple[float, float]:
+        z = _z(_check_level(confidence))
         return self.value - z * self.stderr, self.value + z * self.stderr
 
 
@@ -543,7 +548,9 @@ def estimate_path_cross_entropy(model, samples, plan, *, n: int = 1000, seed: in
 
 
 # -- optimal schedule with its uncertainty ----------------------------------------------------
-def optimal_schedule_estimate(estimate: ProfileEstimate, steps: int, *, n_resamples: int = 200, seed: int = 0, level: float = 0.95) -> ScheduleEstimate:
+@renamed_keywords(level="confidence")
+def optimal_schedule_estimate(estimate: ProfileEstimate, steps: int, *, n_resamples: int = 200, seed: int = 0,
+                              confidence: float = 0.95) -> ScheduleEstimate:
     r"""The T-step schedule optimal for an estimated profile, and how sure that is.
 
     The schedule minimizes :math:`\sum_t k_t \hat c(s_t)` (:func:`mdmtheory.optimal_schedule`,
@@ -564,7 +571,7 @@ def optimal_schedule_estimate(estimate: ProfileEstimate, steps: int, *, n_resamp
     steps = int_arg(steps, "steps", 1, d)
     n_resamples = int_arg(n_resamples, "n_resamples", 1, MAX_RESAMPLES)
     seed = _check_seed(seed)
-    level = _check_level(level)
+    level = _check_level(confidence)
     sched = optimal_schedule(prof, steps)
     start_of = np.asarray(sched.starts)
     k = np.asarray(sched.sizes)
@@ -691,11 +698,12 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
 
 
 # -- learning error ------------------------------------------------------------------------
-def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None,
+@renamed_keywords(law="p")
+def estimate_learning_error(model, p, *, levels=None, n_per_level: int = 1000, seed: int = 0, distributed=None,
                             prompt_length: int = 0) -> ProfileEstimate:
     r"""The learning error :math:`\varepsilon(i) = c(i) - \varphi_i` where the data law is known.
 
-    Draw g = (level, r): :math:`x \sim p` (``law.sample`` with ``numpy.random.default_rng(seed)``,
+    Draw g = (level, r): :math:`x \sim p` (``p.sample`` with ``numpy.random.default_rng(seed)``,
     the same on every rank), A uniform with |A| = i, one forward, and the exact KL of the
     two conditionals averaged over the masked positions,
 
@@ -704,7 +712,7 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
               \qquad \mathbb E\, Y_g = \varepsilon(i)
 
     (docs/design.md §2; the expectation over :math:`x_j` is done exactly, so this has less
-    variance than :math:`\hat c(i) - \varphi_i`). ``law``: a Joint or a conditional oracle.
+    variance than :math:`\hat c(i) - \varphi_i`). ``p``: a Joint or a conditional oracle.
 
     ``prompt_length = g``: the first g positions are a prompt, always visible, never masked
     or counted; levels refer to the d − g response positions and the estimate is the
@@ -714,11 +722,11 @@ def estimate_learning_error(model, law, *, levels=None, n_per_level: int = 1000,
     ``mt.information_profile(p, given=range(g))``).
     """
     model = as_masked_model(model)
-    oracle = as_oracle(law)
+    oracle = as_oracle(p)
     D = int(oracle.d)
     model.resolve(D)
     if model.K != oracle.K:
-        raise ValueError(f"law: has K={oracle.K} outcomes but the model has K={model.K}")
+        raise ValueError(f"p: has K={oracle.K} outcomes but the model has K={model.K}")
     seed = _check_seed(seed)
     gp = _check_prompt_length(prompt_length, D)
     d = D - gp
@@ -783,9 +791,11 @@ class _PromptedOracle:
         return out
 
 
-def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corrected", n: int | None = None, seed: int = 0,
-                    distributed=None, prompt_length: int = 0) -> DyadicModelEstimate:
-    r"""W26 §4's dyadic estimator Q of the UGC H(a, b), with the model's conditionals.
+@renamed_keywords(a="start", b="stop")
+def estimate_dyadic(model, samples, start: float, stop: float, *, weights: str = "corrected", n: int | None = None,
+                    seed: int = 0, distributed=None, prompt_length: int = 0) -> DyadicModelEstimate:
+    r"""W26 §4's dyadic estimator Q of the UGC H(a, b) (a = ``start``, b = ``stop``), with the
+    model's conditionals.
 
     As :func:`mdmtheory.information.dyadic_estimate` (the coupling of its module docstring), with
     :math:`\hat p` in place of p: draw g has a clean sample x and iid uniform reveal times U
@@ -812,7 +822,7 @@ def estimate_dyadic(model, samples, a: float, b: float, *, weights: str = "corre
     gp = _check_prompt_length(prompt_length, D)
     d = D - gp
     n = _check_count(n_s if n is None else n, "n")
-    a, b = real_arg(a, "a"), real_arg(b, "b")
+    a, b = real_arg(start, "start"), real_arg(stop, "stop")
     weights = check_choice(weights, "weights", WEIGHTS)
     v = dyadic_grid(a, b)
     wts = dyadic_weights(v, weights)

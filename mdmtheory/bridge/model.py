@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from ..laws.oracles import as_oracle, _check_batch
+from .._moved import renamed_keywords
 from .._validate import int_arg
 from ._checks import check_bool, check_device, check_dtype, int_array, MAX_BATCH, MAX_TOKEN_ID, short
 
@@ -466,13 +467,14 @@ class ExactModel(torch.nn.Module):
 
     Parameters
     ----------
-    law : Joint or conditional oracle (``d``, ``K``, ``conditionals``, ``log_marginal``,
-        ``sample``: what :func:`mdmtheory.laws.as_oracle` accepts).
+    p : Joint or conditional oracle (``d``, ``K``, ``conditionals``, ``log_marginal``,
+        ``sample``: what :func:`mdmtheory.laws.as_oracle` accepts); kept as ``.law``.
     """
 
-    def __init__(self, law):
+    @renamed_keywords(law="p")
+    def __init__(self, p):
         super().__init__()
-        self.law = as_oracle(law)
+        self.law = as_oracle(p)
         self.d = int(self.law.d)
         self.K = int(self.law.K)
         self.mask_id = self.K

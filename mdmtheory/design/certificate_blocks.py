@@ -81,6 +81,7 @@ from ..information.dyadic import _check_oracle, dyadic_weights, FORMS, oracle_sa
 from ..laws.joint import Joint
 from ..laws.oracles import empirical_oracle, loo_conditionals, MixtureOfProductsLaw
 from ..schedules.plans import Grid
+from .._moved import renamed_keywords
 from .._validate import int_arg as _int_arg, LIMITS, real_arg as _real_arg
 from .certificate import _confidence, empirical_bernstein_radius, _interval, _range_entropy
 
@@ -101,8 +102,10 @@ def _from_lam(lam):
     return 1.0 / (1.0 + np.exp(-np.asarray(lam, dtype=np.float64)))
 
 
-def candidate_grid(t0: float, T: float, resolution: int = 4) -> tuple[np.ndarray, int]:
-    r"""Candidate boundaries :math:`\tau_0 = t_0 < \dots < \tau_J = T` for W26's DP (§4.4.2).
+@renamed_keywords(t0="start", T="stop")
+def candidate_grid(start: float, stop: float, resolution: int = 4) -> tuple[np.ndarray, int]:
+    r"""Candidate boundaries :math:`\tau_0 = t_0 < \dots < \tau_J = T` for W26's DP (§4.4.2),
+    :math:`t_0` = ``start``, T = ``stop``.
 
     Equally spaced in log reveal odds with ``resolution`` = r points per doubling
     (spacing :math:`\log 2 / r`), the last cell possibly shorter (a cell under 1e-9 of the
@@ -117,6 +120,7 @@ def candidate_grid(t0: float, T: float, resolution: int = 4) -> tuple[np.ndarray
     (9, 2)
     """
     r = _int_arg(resolution, "resolution", 1, 64)
+    t0, T = start, stop
     l0, l1 = float(_lam(t0)), float(_lam(T))
     h = math.log(2.0) / r
     n = int(math.floor((l1 - l0) / h + 1e-9))

@@ -62,6 +62,7 @@ from scipy.special import rel_entr, xlogy
 
 from ..laws.joint import Joint, Marginals
 from ..laws.oracles import as_oracle, loo_conditionals
+from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, real_arg
 from .ugc import gain
 
@@ -110,23 +111,24 @@ def psi_inverse(s):
     return np.where(np.isinf(s), 1.0, out)
 
 
-def _check_interval(a, b) -> tuple[float, float]:
-    a, b = real_arg(a, "a"), real_arg(b, "b")
+def _check_interval(start, stop) -> tuple[float, float]:
+    a, b = real_arg(start, "start"), real_arg(stop, "stop")
     if not (0.0 < a < b < 1.0):
         raise ValueError(
-            f"a, b: the dyadic grid needs 0 < a < b < 1 (psi(0) = 0 never doubles, psi(1) = inf), "
-            f"got a={a}, b={b}"
+            f"start, stop: the dyadic grid needs 0 < start < stop < 1 (psi(0) = 0 never doubles, "
+            f"psi(1) = inf), got start={a}, stop={b}"
         )
     return a, b
 
 
-def dyadic_grid(a: float, b: float) -> np.ndarray:
+@renamed_keywords(a="start", b="stop")
+def dyadic_grid(start: float, stop: float) -> np.ndarray:
     r"""The dyadic grid :math:`v_0 = a < \dots < v_J = b`, :math:`\psi(v_j) = \min\{2^j\psi(a), \psi(b)\}`.
 
     Parameters
     ----------
-    a, b : float
-        Reveal times, ``0 < a < b < 1``.
+    start, stop : float
+        The reveal times a and b, ``0 < a < b < 1``.
 
     Returns
     -------
@@ -142,7 +144,7 @@ def dyadic_grid(a: float, b: float) -> np.ndarray:
     >>> dyadic_grid(0.3, 0.31).round(2)  # a single, partial interval
     array([0.3 , 0.31])
     """
-    a, b = _check_interval(a, b)
+    a, b = _check_interval(start, stop)
     pa, pb = float(psi(a)), float(psi(b))
     v = [a]
     s = pa
@@ -196,7 +198,8 @@ class Lemma1(NamedTuple):
     c: float
 
 
-def w26_lemma1(p, a: float, b: float) -> Lemma1:
+@renamed_keywords(a="start", b="stop")
+def w26_lemma1(p, start: float, stop: float) -> Lemma1:
     r"""W26 Lemma 1 (§4.3.1, eqs. 31a–b): :math:`D/c \le H(a, b) \le ((1+c)/c)\, D` for :math:`0 < a < b < 1`.
 
     With :math:`c = \psi(b)/\psi(a) - 1 = (b-a)/(a(1-b))` and
@@ -208,8 +211,8 @@ def w26_lemma1(p, a: float, b: float) -> Lemma1:
     Parameters
     ----------
     p : Joint or Profile
-    a, b : float
-        ``0 < a < b < 1``.
+    start, stop : float
+        a and b, ``0 < a < b < 1``.
 
     Examples
     --------
@@ -219,7 +222,7 @@ def w26_lemma1(p, a: float, b: float) -> Lemma1:
     >>> bool(lem.lower <= mt.information.ugc.ugc(p, 0.2, 0.6) <= lem.upper)
     True
     """
-    a, b = _check_interval(a, b)
+    a, b = _check_interval(start, stop)
     ha, hb = (float(x) for x in gain(p, np.array([a, b])))
     dh = hb - ha
     # c overflows to inf when a (1 - b) is below the float64 range (a = 1e-308, b = 1 - 1e-16)
@@ -272,7 +275,8 @@ def _check_law(p) -> Joint:
     return p
 
 
-def expected_dyadic_estimate(p: Joint, a: float, b: float, *, weights: str = "corrected") -> float:
+@renamed_keywords(a="start", b="stop")
+def expected_dyadic_estimate(p: Joint, start: float, stop: float, *, weights: str = "corrected") -> float:
     r"""Exact :math:`\mathbb E Q` by enumerating the nested reveal sets.
 
     For each position i and interval j, every pair :math:`A \subseteq A' \subseteq
@@ -294,8 +298,8 @@ def expected_dyadic_estimate(p: Joint, a: float, b: float, *, weights: str = "co
     ----------
     p : Joint
         The data law (normalized).
-    a, b : float
-        ``0 < a < b < 1``.
+    start, stop : float
+        a and b, ``0 < a < b < 1``.
     weights : {"corrected", "stated"}
 
     Returns
@@ -312,7 +316,7 @@ def expected_dyadic_estimate(p: Joint, a: float, b: float, *, weights: str = "co
     True
     """
     p = _check_law(p)
-    a, b = _check_interval(a, b)
+    a, b = _check_interval(start, stop)
     v = dyadic_grid(a, b)
     w = dyadic_weights(v, weights)
     d, K = p.d, p.K
@@ -373,10 +377,11 @@ def _check_samples(p: Joint, samples) -> np.ndarray:
     return xs
 
 
+@renamed_keywords(a="start", b="stop")
 def dyadic_estimate(
     p,
-    a: float,
-    b: float,
+    start: float,
+    stop: float,
     *,
     n: int = 1000,
     seed: int = 0,
@@ -406,8 +411,8 @@ def dyadic_estimate(
     ----------
     p : Joint
         The data law; supplies the conditionals (and the samples when ``samples`` is None).
-    a, b : float
-        ``0 < a < b < 1``.
+    start, stop : float
+        a and b, ``0 < a < b < 1``.
     n : int
         Number of clean samples drawn from p when ``samples`` is None.
     seed : int
@@ -438,9 +443,10 @@ def dyadic_estimate(
     True
     """
     if not isinstance(p, Joint) or form != "kl":
-        return _oracle_estimate(p, a, b, n=n, seed=seed, samples=samples, weights=weights, form=form, batch=batch)
+        return _oracle_estimate(p, start, stop, n=n, seed=seed, samples=samples, weights=weights, form=form,
+                                batch=batch)
     p = _check_law(p)
-    a, b = _check_interval(a, b)
+    a, b = _check_interval(start, stop)
     seed = int_arg(seed, "seed", 0)
     rng = np.random.default_rng(seed)
     d, K = p.d, p.K
@@ -477,7 +483,8 @@ def _entropy_rows(c: np.ndarray) -> np.ndarray:
     return -np.sum(xlogy(c, c), axis=-1)
 
 
-def dyadic_terms(law, xs: np.ndarray, U: np.ndarray, grid, *, form: str = "kl") -> tuple[np.ndarray, np.ndarray]:
+@renamed_keywords(law="p")
+def dyadic_terms(p, xs: np.ndarray, U: np.ndarray, grid, *, form: str = "kl") -> tuple[np.ndarray, np.ndarray]:
     r"""Per-sample, per-interval dyadic terms :math:`\sum_i T_{ij}` and the reveal counts.
 
     With :math:`C_j = ` :func:`~mdmtheory.laws.loo_conditionals` at the reveal set
@@ -499,7 +506,7 @@ def dyadic_terms(law, xs: np.ndarray, U: np.ndarray, grid, *, form: str = "kl") 
     prev = None
     T = np.zeros((xs.shape[0], v.shape[0] - 1))
     for j, vj in enumerate(v):
-        C = loo_conditionals(law, xs, U <= vj)
+        C = loo_conditionals(p, xs, U <= vj)
         if prev is not None:
             if form == "kl":
                 T[:, j - 1] = rel_entr(C, prev).sum(axis=(1, 2))
@@ -510,26 +517,27 @@ def dyadic_terms(law, xs: np.ndarray, U: np.ndarray, grid, *, form: str = "kl") 
     return T, counts
 
 
-def _check_oracle(law):
+def _check_oracle(law, name: str = "law"):
     if isinstance(law, Joint):
         _check_law(law)
         return as_oracle(law)
     if not all(hasattr(law, a) for a in ("d", "K", "conditionals")):
         raise ValueError(
-            f"law: expected a mdmtheory.Joint or a conditional oracle (d, K, conditionals(x, revealed)), "
+            f"{name}: expected a mdmtheory.Joint or a conditional oracle (d, K, conditionals(x, revealed)), "
             f"got {type(law).__name__}"
         )
     return law
 
 
-def oracle_samples(law, samples, n, rng: np.random.Generator) -> np.ndarray:
-    """Validated clean samples (n, d): the given ones, or n drawn by ``law.sample(n, rng)``."""
-    d, K = int(law.d), int(law.K)
+@renamed_keywords(law="p")
+def oracle_samples(p, samples, n, rng: np.random.Generator) -> np.ndarray:
+    """Validated clean samples (n, d): the given ones, or n drawn by ``p.sample(n, rng)``."""
+    d, K = int(p.d), int(p.K)
     if samples is None:
         n = int_arg(n, "n", 2)
-        if not hasattr(law, "sample"):
+        if not hasattr(p, "sample"):
             raise ValueError("samples: this oracle cannot sample (no .sample); pass clean samples (n, d)")
-        return np.asarray(law.sample(n, rng), dtype=np.intp)
+        return np.asarray(p.sample(n, rng), dtype=np.intp)
     try:
         xs = np.asarray(samples)
     except (TypeError, ValueError) as exc:
@@ -541,14 +549,14 @@ def oracle_samples(law, samples, n, rng: np.random.Generator) -> np.ndarray:
     if xs.dtype.kind not in "iu" or xs.min() < 0 or xs.max() >= K:
         raise ValueError(f"samples: tokens must be integers in 0..{K - 1}")
     xs = xs.astype(np.intp)
-    if hasattr(law, "log_marginal") and np.any(np.isneginf(law.log_marginal(xs, np.ones(xs.shape, bool)))):
+    if hasattr(p, "log_marginal") and np.any(np.isneginf(p.log_marginal(xs, np.ones(xs.shape, bool)))):
         raise ValueError("samples: contain a sequence with p(x) = 0; clean samples must come from p")
     return xs
 
 
-def _oracle_estimate(law, a, b, *, n, seed, samples, weights, form, batch) -> DyadicEstimate:
-    law = _check_oracle(law)
-    a, b = _check_interval(a, b)
+def _oracle_estimate(law, start, stop, *, n, seed, samples, weights, form, batch) -> DyadicEstimate:
+    law = _check_oracle(law, "p")
+    a, b = _check_interval(start, stop)
     seed = int_arg(seed, "seed", 0)
     batch = int_arg(batch, "batch", 1)
     rng = np.random.default_rng(seed)

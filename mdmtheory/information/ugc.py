@@ -43,6 +43,7 @@ from scipy import integrate
 from scipy.special import gammaln, xlog1py, xlogy
 
 from ..laws.joint import Joint
+from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, real_arg, _short
 from .profile import information_profile, Profile
 
@@ -102,12 +103,13 @@ def _times(t, name: str = "t") -> np.ndarray:
 
 
 def _interval(a, b, name: str = "a, b") -> tuple[float, float]:
+    lo, hi = name.split(", ") if ", " in name else ("a", "b")
     try:
-        a, b = real_arg(a, "a"), real_arg(b, "b")
+        a, b = real_arg(a, lo), real_arg(b, hi)
     except ValueError as exc:
-        raise ValueError(f"{name}: expected reveal times 0 <= a <= b <= 1 ({exc})") from None
+        raise ValueError(f"{name}: expected reveal times 0 <= {lo} <= {hi} <= 1 ({exc})") from None
     if not (0.0 <= a <= b <= 1.0):
-        raise ValueError(f"{name}: need 0 <= a <= b <= 1, got a={a}, b={b}")
+        raise ValueError(f"{name}: need 0 <= {lo} <= {hi} <= 1, got {lo}={a}, {hi}={b}")
     return a, b
 
 
@@ -240,15 +242,17 @@ def _ugc(prof: Profile, a: float, b: float) -> float:
     return val
 
 
-def ugc(p, a: float, b: float) -> float:
-    r"""UGC :math:`H(a, b) = \int_a^b t(1-t) h'(t)\, dt` (W26, eq. of the UGC; docs/theory.md §3).
+@renamed_keywords(a="start", b="stop")
+def ugc(p, start: float, stop: float) -> float:
+    r"""UGC :math:`H(a, b) = \int_a^b t(1-t) h'(t)\, dt` (W26, eq. of the UGC; docs/theory.md §3),
+    on the interval [a, b] = [``start``, ``stop``] of reveal times.
 
     Exact: Gauss–Legendre with :math:`\lfloor d/2 \rfloor + 2` nodes integrates the
     degree-d polynomial integrand exactly, and the integrand is non-negative for an exact
     profile (nothing cancels). Additive over intervals; equals
     :math:`\int_{\log\psi(a)}^{\log\psi(b)} q(\lambda)\, d\lambda`.
     """
-    a, b = _interval(a, b)
+    a, b = _interval(start, stop, "start, stop")
     return _ugc(as_profile(p), a, b)
 
 
@@ -421,13 +425,15 @@ def tse(p) -> float:
 
 
 # -- one-step defects -----------------------------------------------------------------
-def gamma_umask(p, a: float, b: float) -> float:
-    r"""One-step defect :math:`\Gamma_{umask}(a, b) = \int_a^b (h(u) - h(a))\,du`, exact.
+@renamed_keywords(a="start", b="stop")
+def gamma_umask(p, start: float, stop: float) -> float:
+    r"""One-step defect :math:`\Gamma_{umask}(a, b) = \int_a^b (h(u) - h(a))\,du`, exact, of
+    the step from a = ``start`` to b = ``stop``.
 
     Gauss–Legendre quadrature with enough nodes to integrate the degree-(d-1) polynomial
     exactly; the integrand is non-negative (h is non-decreasing), so nothing cancels.
     """
-    a, b = _interval(a, b)
+    a, b = _interval(start, stop, "start, stop")
     prof = as_profile(p)
     if b == a:
         return 0.0

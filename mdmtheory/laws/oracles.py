@@ -32,6 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
+from .._moved import renamed_keywords
 from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS
 from .families import _initial_law, markov_chain, markov_chain_entropy_coefficients, _transition
 from .joint import Joint, Marginals
@@ -276,20 +277,22 @@ class MarkovChainLaw:
         return x
 
 
-def as_oracle(law) -> ConditionalOracle:
+@renamed_keywords(law="p")
+def as_oracle(p) -> ConditionalOracle:
     """A conditional oracle from a :class:`~mdmtheory.Joint` or an object with the oracle methods."""
-    if isinstance(law, Joint):
-        return TableLaw(law)
-    if all(hasattr(law, a) for a in ("d", "K", "conditionals", "log_marginal", "sample")):
-        return law
+    if isinstance(p, Joint):
+        return TableLaw(p)
+    if all(hasattr(p, a) for a in ("d", "K", "conditionals", "log_marginal", "sample")):
+        return p
     raise ValueError(
-        f"law: expected a mdmtheory.Joint or a conditional oracle (d, K, conditionals, "
-        f"log_marginal, sample), got {type(law).__name__}"
+        f"p: expected a mdmtheory.Joint or a conditional oracle (d, K, conditionals, "
+        f"log_marginal, sample), got {type(p).__name__}"
     )
 
 
 # -- leave-one-out conditionals: what the dyadic estimator needs --------------------------------
-def loo_conditionals(law, x, revealed, *, max_rows: int = 1 << 16) -> np.ndarray:
+@renamed_keywords(law="p")
+def loo_conditionals(p, x, revealed, *, max_rows: int = 1 << 16) -> np.ndarray:
     r"""Row j is :math:`p(x_j = \cdot \mid x_{A \setminus \{j\}})` for *every* position j.
 
     For a masked j this is the ordinary conditional; for a revealed j it is the conditional
@@ -303,7 +306,7 @@ def loo_conditionals(law, x, revealed, *, max_rows: int = 1 << 16) -> np.ndarray
 
     Parameters
     ----------
-    law : conditional oracle (anything with ``d``, ``K`` and ``conditionals``)
+    p : conditional oracle (anything with ``d``, ``K`` and ``conditionals``)
     x : (n, d) int array; values at unrevealed positions are ignored
     revealed : (n, d) bool array
 
@@ -311,28 +314,28 @@ def loo_conditionals(law, x, revealed, *, max_rows: int = 1 << 16) -> np.ndarray
     -------
     numpy.ndarray, shape (n, d, K)
     """
-    if not all(hasattr(law, a) for a in ("d", "K", "conditionals")):
-        raise ValueError(f"law: expected a conditional oracle (d, K, conditionals), got {type(law).__name__}")
+    if not all(hasattr(p, a) for a in ("d", "K", "conditionals")):
+        raise ValueError(f"p: expected a conditional oracle (d, K, conditionals), got {type(p).__name__}")
     max_rows = _int_arg(max_rows, "max_rows", 1)
-    own = getattr(law, "loo_conditionals", None)
+    own = getattr(p, "loo_conditionals", None)
     if own is not None:
         return own(x, revealed)
     x = _token_array(x)
     revealed = _revealed_mask(revealed)
-    d = int(law.d)
+    d = int(p.d)
     if x.ndim != 2 or x.shape[1] != d or revealed.shape != x.shape:
         raise ValueError(f"x, revealed: expected two (n, d={d}) arrays, got {x.shape} and {revealed.shape}")
     n = x.shape[0]
-    out = np.array(law.conditionals(x, revealed), dtype=np.float64, copy=True)
+    out = np.array(p.conditionals(x, revealed), dtype=np.float64, copy=True)
     rows, cols = np.nonzero(revealed)
     for s in range(0, rows.size, max_rows):
         r, c = rows[s : s + max_rows], cols[s : s + max_rows]
         rev = revealed[r].copy()
         rev[np.arange(r.size), c] = False
-        cond = np.asarray(law.conditionals(x[r], rev), dtype=np.float64)
+        cond = np.asarray(p.conditionals(x[r], rev), dtype=np.float64)
         out[r, c] = cond[np.arange(r.size), c]
     if out.shape[:2] != (n, d):
-        raise ValueError(f"law: conditionals returned shape {out.shape}, expected (n={n}, d={d}, K)")
+        raise ValueError(f"p: conditionals returned shape {out.shape}, expected (n={n}, d={d}, K)")
     return out
 
 
@@ -702,7 +705,8 @@ class InformationProfileEstimate:
         return diff.mean(axis=0), diff.std(axis=0, ddof=1) / np.sqrt(self.n)
 
 
-def estimate_information_profile(law, n: int, *, seed: int = 0, batch: int = 4096) -> InformationProfileEstimate:
+@renamed_keywords(law="p")
+def estimate_information_profile(p, n: int, *, seed: int = 0, batch: int = 4096) -> InformationProfileEstimate:
     r"""Monte Carlo :math:`\varphi_j = \text{mean}_{|A| = j,\, i \notin A} H(X_i \mid X_A)` from the conditionals.
 
     Per clean sample :math:`X \sim p` one uniform random order π; for every level j,
@@ -715,19 +719,19 @@ def estimate_information_profile(law, n: int, *, seed: int = 0, batch: int = 409
 
     Parameters
     ----------
-    law : conditional oracle with ``sample`` (or a Joint)
+    p : conditional oracle with ``sample`` (or a Joint)
     n : int
         Number of clean samples (>= 2).
     seed : int
     batch : int
         Rows per ``conditionals`` call.
     """
-    law = as_oracle(law)
+    p = as_oracle(p)
     n = _int_arg(n, "n", 2)
     batch = _int_arg(batch, "batch", 1)
     rng = np.random.default_rng(_int_arg(seed, "seed", 0))
-    d = int(law.d)
-    xs = np.asarray(law.sample(n, rng))
+    d = int(p.d)
+    xs = np.asarray(p.sample(n, rng))
     order = np.argsort(rng.random((n, d)), axis=1)
     rank = np.argsort(order, axis=1)  # rank[r, k]: position of k in the order
     rows_x = np.repeat(xs, d, axis=0)
@@ -735,7 +739,7 @@ def estimate_information_profile(law, n: int, *, seed: int = 0, batch: int = 409
     rev_all = np.repeat(rank, d, axis=0) < levels[:, None]  # A = the first j of the order
     vals = np.empty(n * d)
     for s in range(0, n * d, batch):
-        c = law.conditionals(rows_x[s : s + batch], rev_all[s : s + batch])
+        c = p.conditionals(rows_x[s : s + batch], rev_all[s : s + batch])
         ent = -np.sum(np.where(c > 0, c * np.log(np.where(c > 0, c, 1.0)), 0.0), axis=-1)
         ent[rev_all[s : s + batch]] = 0.0
         vals[s : s + batch] = ent.sum(axis=1) / (d - levels[s : s + batch])

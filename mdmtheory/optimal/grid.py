@@ -11,7 +11,8 @@ from scipy import optimize
 from ..information.profile import Profile
 from ..information.ugc import gain, gain_derivative
 from ..schedules.plans import Grid
-from .._validate import int_arg as _int_arg, real_arg as _real_arg
+from .._moved import renamed_keywords
+from .._validate import int_arg as _int_arg, LIMITS as _LIMITS, real_arg as _real_arg
 from .card import _as_profile, MAX_BLOCK_RESOLUTION
 
 __all__ = [
@@ -104,6 +105,7 @@ def equal_mass_grid(profile, steps: int, *, start: float | None = None, stop: fl
     return Grid(t)
 
 
+@renamed_keywords(maxiter="max_iter")
 def optimal_grid(
     profile,
     steps: int,
@@ -112,7 +114,7 @@ def optimal_grid(
     stop: float | None = None,
     init: Grid | None = None,
     gtol: float = 1e-13,
-    maxiter: int = 20000,
+    max_iter: int = 20000,
 ) -> Grid:
     r"""The N-step Bernoulli grid on [``start``, ``stop``] of least path KL (W26).
 
@@ -140,7 +142,7 @@ def optimal_grid(
             init = equal_mass_grid(prof, steps, start=start, stop=stop)
         except ValueError:
             init = Grid.uniform(steps, start, stop)
-    maxiter = _int_arg(maxiter, "maxiter", 1)
+    max_iter = _int_arg(max_iter, "max_iter", 1, _LIMITS["maxiter"], " (the documented limit of optimizer iterations)")
     gtol = _real_arg(gtol, "gtol")
     if gtol < 0:
         raise ValueError(f"gtol: expected a tolerance >= 0, got {gtol}")
@@ -181,7 +183,7 @@ def optimal_grid(
         return J * scale, grad * scale
 
     res = optimize.minimize(
-        fun, z0, jac=True, method="L-BFGS-B", options={"maxiter": maxiter, "gtol": gtol, "ftol": 1e-16}
+        fun, z0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-16}
     )
     t, _ = times(res.x)
     return Grid(t)

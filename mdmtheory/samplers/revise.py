@@ -90,6 +90,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..laws.joint import Joint
+from .._moved import renamed_keywords
 from ..schedules.plans import check_schedule, Grid, Schedule
 from .kernel import (
     chain_apply,
@@ -199,12 +200,13 @@ class RemaskingSampler(_Revising):
         return Grid(self.alphas)
 
     # -- Monte Carlo -------------------------------------------------------------------------
-    def simulate(self, law, *, n: int, seed: int):
+    @renamed_keywords(law="p")
+    def simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle (a Joint or a structured law): returns
         (samples (n, d), lost (n,)); lost: a state p never produces was reached."""
         from ..laws.oracles import _inverse_cdf
 
-        oracle, d, rng, x, rv, lost = _mc_start(law, None, n, seed)
+        oracle, d, rng, x, rv, lost = _mc_start(p, None, n, seed)
         for i in range(self.steps):
             sigma, beta = self.rates(i)
             rows = np.flatnonzero(~lost)
@@ -263,11 +265,12 @@ class CorrectorSampler(_Revising):
     def forwards(self) -> int:
         return self.plan.steps + len(self.after)
 
-    def simulate(self, law, *, n: int, seed: int):
+    @renamed_keywords(law="p")
+    def simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle: (samples (n, d), lost (n,))."""
         from ..laws.oracles import _inverse_cdf, loo_conditionals
 
-        oracle, d, rng, x, rv, lost = _mc_start(law, self.plan, n, seed)
+        oracle, d, rng, x, rv, lost = _mc_start(p, self.plan, n, seed)
 
         def live():
             rows = np.flatnonzero(~lost)
@@ -327,12 +330,13 @@ class EditingSampler(_Revising):
             raise ValueError(f"max_post_steps: expected an integer >= 0, got {m!r}")
         object.__setattr__(self, "editing_threshold", float(e))
 
-    def simulate(self, law, *, n: int, seed: int):
+    @renamed_keywords(law="p")
+    def simulate(self, p, *, n: int, seed: int):
         """n samples: (samples (n, d), lost (n,), forwards (n,))."""
         from ..laws.oracles import _inverse_cdf, loo_conditionals
         from .select import _round, confidence_rows, select_commits, tempered
 
-        oracle, d, rng, x, rv, lost = _mc_start(law, self.plan, n, seed)
+        oracle, d, rng, x, rv, lost = _mc_start(p, self.plan, n, seed)
         n = x.shape[0]
         forwards = np.zeros(n, dtype=np.int64)
         active = np.ones(n, dtype=bool)

@@ -39,14 +39,13 @@ revising samplers of :mod:`mdmtheory.samplers.revise` (their own ``simulate``).
 
 from __future__ import annotations
 
-import functools
 import numbers
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import norm
 
+from .._moved import renamed_keywords
 from ..laws.oracles import as_oracle, _inverse_cdf
 from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
 from .._validate import int_arg
@@ -274,23 +273,7 @@ def _choose(planner, is_random, step, size, probs, free, rng):
     return chosen
 
 
-def _renamed_law(fn):
-    """``law=`` was renamed ``p`` (issue 27 §2): a call with ``law=`` keeps working for one
-    release and warns (a DeprecationWarning naming the new keyword)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if "law" in kwargs:
-            if args or "p" in kwargs:
-                raise TypeError(f"{fn.__name__}() got the law twice (p and law=); pass p only")
-            warnings.warn(f"{fn.__name__}(law=...) is deprecated; the argument is now p", DeprecationWarning,
-                          stacklevel=2)
-            kwargs["p"] = kwargs.pop("law")
-        return fn(*args, **kwargs)
-
-    return wrapper
-
-
-@_renamed_law
+@renamed_keywords(law="p")
 def simulate(p, plan=None, planner="random", *, n: int, seed: int, ties=None) -> Simulation:
     """Draw n samples of a sampler: the Monte Carlo twin of :func:`mt.sampler_law
     <mdmtheory.samplers.engine.sampler_law>`, with the same arguments.
@@ -462,14 +445,15 @@ def _path_terms(oracle, planner, is_random, sizes, blocks, grid, n: int, rng):
     return terms, reveal_step, steps
 
 
-@_renamed_law
-def estimate_kl(p, plan=None, planner="random", *, n: int, seed: int, level: float = 0.95,
+@renamed_keywords(law="p", level="confidence")
+def estimate_kl(p, plan=None, planner="random", *, n: int, seed: int, confidence: float = 0.95,
                 ties=None) -> KLEstimate:
     r"""Monte Carlo estimate of KL(p‖q) (deterministic planner) or of the path KL (random).
 
     See the module docstring: x ~ p exactly, then the pointwise per-step TC summed along the
     planner's path for x. Returns a :class:`KLEstimate` with a normal confidence interval.
-    The arguments are those of :func:`simulate` (``law=``: the old name of ``p``). A
+    The arguments are those of :func:`simulate` (``law=``: the old name of ``p``; ``level=``: of
+    ``confidence``). A
     RandomSchedule draws one composition per sample (the path KL of the mixture,
     :math:`\sum_c \pi(c)\,\mathrm{KL}_{\text{path}}(c)`); a BlockPlan restricts each step to
     its block. Sample-then-select and the revising samplers have no pointwise log-ratio along
@@ -477,8 +461,8 @@ def estimate_kl(p, plan=None, planner="random", *, n: int, seed: int, level: flo
     is ``mt.kl(p, mt.sampler_law(p, plan, planner))``.
     """
     n, seed = _check_n_seed(n, seed)
-    if not (isinstance(level, numbers.Real) and 0 < level < 1):
-        raise ValueError(f"level: expected a confidence level in (0, 1), got {level!r}")
+    if not (isinstance(confidence, numbers.Real) and 0 < confidence < 1):
+        raise ValueError(f"confidence: expected a confidence level in (0, 1), got {confidence!r}")
     planner = _with_ties(planner, ties)
     if _sampler_kind(planner) == "revise":
         raise ValueError(f"planner: {type(planner).__name__} revises what it revealed: the pointwise log-ratio "
@@ -518,12 +502,12 @@ def estimate_kl(p, plan=None, planner="random", *, n: int, seed: int, level: flo
         raise ValueError("p: a sample x ~ p has a zero conditional along its path (inconsistent oracle)")
     value = float(L.mean())
     stderr = float(L.std(ddof=1) / np.sqrt(n))
-    z = float(norm.ppf(0.5 + level / 2))
+    z = float(norm.ppf(0.5 + confidence / 2))
     return KLEstimate(
         value=value,
         stderr=stderr,
         ci=(value - z * stderr, value + z * stderr),
-        level=float(level),
+        level=float(confidence),
         n=n,
         kind=kind,
         log_ratios=L,

@@ -583,8 +583,8 @@ def test_vacuous_factors_are_infinite_not_nan():
 def test_bad_scalars_raise_value_errors_naming_the_argument():
     p = mt.families.parity(3)
     cases = [
-        (lambda: U.gamma_umask(p, None, 0.5), "^a, b:"),
-        (lambda: U.ugc(p, "a", 0.5), "^a, b:"),
+        (lambda: U.gamma_umask(p, None, 0.5), "^start, stop:"),
+        (lambda: U.ugc(p, "a", 0.5), "^start, stop:"),
         (lambda: U.gain(p, "x"), "^t:"),
         (lambda: U.ugc_density(p, "x"), "^lam:"),
         (lambda: B.w26_lemma5(p, None, 3), "^a:"),

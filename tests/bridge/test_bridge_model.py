@@ -221,11 +221,11 @@ def test_other_arguments_are_named():
         bridge.as_masked_model(bridge.as_masked_model(m), shift=True)
     with pytest.raises(ValueError, match=r"^weights:"):
         bridge.estimate_dyadic(m, xs, 0.2, 0.6, weights="other")
-    with pytest.raises(ValueError, match=r"^law: expected a mdmtheory.Joint or a conditional oracle"):
+    with pytest.raises(ValueError, match=r"^p: expected a mdmtheory.Joint or a conditional oracle"):
         bridge.ExactModel(np.ones((2, 2)) / 4)
-    with pytest.raises(ValueError, match=r"^law: expected a mdmtheory.Joint or a conditional oracle"):
+    with pytest.raises(ValueError, match=r"^p: expected a mdmtheory.Joint or a conditional oracle"):
         bridge.estimate_learning_error(m, "p")
-    with pytest.raises(ValueError, match=r"^law: has K=2"):
+    with pytest.raises(ValueError, match=r"^p: has K=2"):
         bridge.estimate_learning_error(m, mt.families.dirichlet(4, 2, seed=0))
     with pytest.raises(ValueError, match=r"^estimate:"):
         bridge.optimal_schedule_estimate(bridge.estimate_learning_error(m, P, n_per_level=2), 2)

@@ -158,7 +158,7 @@ def bridge_calls(draw):
         est = bridge.estimate_profile(EXACT, XE, n_per_level=3, seed=0)
         return "optimal_schedule_estimate", lambda: bridge.optimal_schedule_estimate(
             draw(maybe(st.just(est))), draw(maybe(st.integers(1, 3))), n_resamples=draw(maybe(st.integers(1, 5))),
-            seed=seed, level=draw(maybe(st.floats(0.01, 0.99))))
+            seed=seed, confidence=draw(maybe(st.floats(0.01, 0.99))))
     if k == 8:
         mm = bridge.as_masked_model(EXACT)
         return "MaskedModel.log_probs/score", lambda: (

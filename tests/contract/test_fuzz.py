@@ -205,7 +205,7 @@ def _targets():
         ("pareto_frontier", mt.pareto_frontier, st.tuples(st.tuples(prof_like, ints), st.just({}))),
         ("penalized_schedule", optimal.penalized_schedule, st.tuples(st.tuples(prof_like, reals), st.just({}))),
         ("optimal_grid", mt.optimal_grid,
-         st.tuples(st.tuples(prof_like, ints), st.fixed_dictionaries({"maxiter": maybe(st.just(50)), "start": st.one_of(st.none(), reals)}))),
+         st.tuples(st.tuples(prof_like, ints), st.fixed_dictionaries({"max_iter": maybe(st.just(50)), "start": st.one_of(st.none(), reals)}))),
         ("equal_mass_grid", optimal.equal_mass_grid, st.tuples(st.tuples(prof_like, ints), st.just({}))),
         ("compare", mt.compare, st.tuples(st.tuples(maybe(st.just(p2)), st.one_of(st.just(sched), st.just(grid), hostile)), st.just({}))),
         ("ugc", ugc.ugc, st.tuples(st.tuples(prof_like, reals, reals), st.just({}))),
@@ -562,7 +562,7 @@ def test_revealed_masks_are_not_cast_from_floats():
     law = structured.MarkovChainLaw([[0.9, 0.1], [0.2, 0.8]], 4)
     _refused(structured.loo_conditionals, law, [[0, 1, 1, 0]], np.array([[0.5, 0, 1, 0]]), name="revealed")
     _refused(law.conditionals, [[0, 1, 1, 0]], np.array([[0.5, 0, 1, 0]]), name="revealed")
-    _refused(structured.loo_conditionals, "law", [[0, 1, 1, 0]], [[True] * 4], name="law")
+    _refused(structured.loo_conditionals, "law", [[0, 1, 1, 0]], [[True] * 4], name="p")
     out = structured.loo_conditionals(law, [[0, 1, 1, 0]], np.array([[1, 0, 1, 0]]))
     ref = structured.loo_conditionals(law, [[0, 1, 1, 0]], np.array([[True, False, True, False]]))
     assert np.array_equal(out, ref)

@@ -346,7 +346,7 @@ def test_errors():
     p = mt.families.repeated(3)
     with pytest.raises(ValueError, match="t"):
         U.gain(p, 1.5)
-    with pytest.raises(ValueError, match="a, b"):
+    with pytest.raises(ValueError, match="^start, stop: "):
         U.ugc(p, 0.6, 0.2)
     with pytest.raises(ValueError, match="a, b"):
         U.ugc_card(p, 2, 4)

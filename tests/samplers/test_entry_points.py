@@ -292,11 +292,11 @@ def test_estimate_kl_of_a_random_schedule_is_the_mixture_path_kl():
 # -- the law argument is p; law= warns for one release --------------------------------------
 def test_law_keyword_is_deprecated():
     a = mt.simulate(P, S, n=20, seed=0)
-    with pytest.warns(DeprecationWarning, match="now p"):
+    with pytest.warns(DeprecationWarning, match=r"simulate\(law=\.\.\.\) is now simulate\(p=\.\.\.\)"):
         b = mt.simulate(law=P, plan=S, n=20, seed=0)
     np.testing.assert_array_equal(a.samples, b.samples)
-    with pytest.warns(DeprecationWarning, match="now p"):
+    with pytest.warns(DeprecationWarning, match=r"estimate_kl\(law=\.\.\.\) is now estimate_kl\(p=\.\.\.\)"):
         e = mt.estimate_kl(law=P, plan=S, n=20, seed=0)
     assert e.value == mt.estimate_kl(p=P, plan=S, n=20, seed=0).value
-    with pytest.raises(TypeError, match="twice"):
+    with pytest.raises(TypeError, match="'p'"), pytest.warns(DeprecationWarning):  # positionally and as law=
         mt.simulate(P, law=P, n=20, seed=0)

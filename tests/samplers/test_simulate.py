@@ -94,7 +94,7 @@ def test_oracle_sampling_matches_law(law):
 
 
 def test_as_oracle_errors():
-    with pytest.raises(ValueError, match="law"):
+    with pytest.raises(ValueError, match="^p: "):
         as_oracle(np.ones((2, 2)) / 4)
     with pytest.raises(ValueError, match="x, revealed"):
         TableLaw(families.parity(3)).conditionals(np.zeros((2, 4), int), np.zeros((2, 4), bool))
@@ -282,8 +282,8 @@ def test_bad_input():
         estimate_kl(p, None, "confidence", n=10, seed=0)
     with pytest.raises(ValueError, match="planner"):
         simulate(p, None, BernoulliPlanner((0.5, 1.0)), n=10, seed=0)
-    with pytest.raises(ValueError, match="level"):
-        estimate_kl(p, mt.Schedule((3,)), n=10, seed=0, level=1.5)
+    with pytest.raises(ValueError, match="^confidence:"):
+        estimate_kl(p, mt.Schedule((3,)), n=10, seed=0, confidence=1.5)
 
 
 def test_markov_chain_law_to_joint_and_entropy_coefficients():
