@@ -82,10 +82,6 @@ def _grid(grid) -> Grid:
     return Grid(grid)
 
 
-def _psi(t: float) -> float:
-    return math.inf if t >= 1.0 else t / (1.0 - t)
-
-
 def _times_product(factor: float, H: float) -> float:
     """factor * H with the convention 0 where H = 0 (then the defect is 0 too: an
     identically zero integrand), and inf for an infinite factor."""

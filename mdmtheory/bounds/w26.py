@@ -28,6 +28,7 @@ from ..information.ugc import (
     _ugc,
     ugc_card,
 )
+from ..schedules.odds import psi_scalar
 from ..schedules.plans import Grid
 from .._validate import int_arg, LIMITS as _LIMITS
 from ._core import (
@@ -39,7 +40,6 @@ from ._core import (
     _is_geometric,
     LOWER,
     PAPER,
-    _psi,
     _schedule,
     _steps_arg,
     _tc_dtc,
@@ -58,7 +58,7 @@ def w26_lemma4(p, a: float, b: float) -> Bound:
     prof = as_profile(p)
     a, b = _interval(a, b)
     H = _ugc(prof, a, b)
-    factor = 0.0 if a == b else (math.inf if a == 0.0 or b == 1.0 else _psi(b) / _psi(a) - 1.0)
+    factor = 0.0 if a == b else (math.inf if a == 0.0 or b == 1.0 else psi_scalar(b) / psi_scalar(a) - 1.0)
     return Bound(
         name="w26_lemma4",
         value=_times_product(factor, H),
@@ -89,7 +89,7 @@ def w26_lemma5(p, a: int, b: int) -> Bound:
     if b - a <= 1:
         factor = 0.0
     else:
-        factor = math.inf if b == d else _psi(b / d) / _psi((a + 1) / d) - 1.0
+        factor = math.inf if b == d else psi_scalar(b / d) / psi_scalar((a + 1) / d) - 1.0
     return Bound(
         name="w26_lemma5",
         value=_times_product(factor, H),

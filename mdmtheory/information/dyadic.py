@@ -63,6 +63,7 @@ from scipy.special import rel_entr, xlogy
 from ..laws.joint import Joint, Marginals
 from ..laws.oracles import as_oracle, loo_conditionals
 from .._validate import float_array, int_arg, real_arg
+from ..schedules.odds import psi, psi_inverse  # noqa: F401 (public here too: the same functions)
 from .ugc import gain
 
 __all__ = [
@@ -89,25 +90,6 @@ FORMS = ("kl", "entropy")
 WEIGHTS = ("stated", "corrected")
 #: Largest ``d * 3**(d-1) * K**d`` (nested reveal-set pairs times table size) for the exact expectation.
 MAX_EXACT_PAIRS = 1 << 24
-
-
-def psi(t):
-    r"""Reveal odds :math:`\psi(t) = t/(1-t)` (vectorized; ``inf`` at t = 1)."""
-    t = float_array(t, "t", what="reveal times in [0, 1]")
-    if np.any(t < 0) or np.any(t > 1):
-        raise ValueError("t: reveal times must lie in [0, 1]")
-    with np.errstate(divide="ignore"):
-        return t / (1.0 - t)
-
-
-def psi_inverse(s):
-    r""":math:`\psi^{-1}(s) = s/(1+s)`."""
-    s = float_array(s, "s", what="reveal odds in [0, inf]", finite=False)
-    if np.any(np.isnan(s)) or np.any(s < 0):
-        raise ValueError("s: reveal odds must lie in [0, inf] (no NaN)")
-    with np.errstate(invalid="ignore"):
-        out = s / (1.0 + s)
-    return np.where(np.isinf(s), 1.0, out)
 
 
 def _check_interval(a, b) -> tuple[float, float]:

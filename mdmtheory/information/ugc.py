@@ -44,6 +44,7 @@ from scipy.special import gammaln, xlog1py, xlogy
 
 from ..laws.joint import Joint
 from .._validate import float_array, int_arg, real_arg, _short
+from ..schedules.odds import psi
 from .profile import information_profile, Profile
 
 __all__ = [
@@ -112,12 +113,9 @@ def _interval(a, b, name: str = "a, b") -> tuple[float, float]:
 
 
 # -- reveal odds --------------------------------------------------------------------------
-def reveal_odds(t):
-    r""":math:`\psi(t) = t/(1-t)` (``inf`` at t = 1), vectorized."""
-    t = _times(t)
-    with np.errstate(divide="ignore"):
-        out = np.where(t < 1.0, t / np.where(t < 1.0, 1.0 - t, 1.0), np.inf)
-    return out if out.ndim else float(out)
+#: :math:`\psi(t) = t/(1-t)` (``inf`` at t = 1), vectorized: the same function as
+#: :func:`mdmtheory.schedules.odds.psi` (and :func:`mdmtheory.information.dyadic.psi`).
+reveal_odds = psi
 
 
 def log_odds(t):
