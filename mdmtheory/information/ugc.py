@@ -45,6 +45,7 @@ from scipy.special import gammaln, xlog1py, xlogy
 from ..laws.joint import Joint
 from .._validate import float_array, int_arg, real_arg, _short
 from ..schedules.odds import psi
+from .entropies import _tse_from_coefficients
 from .profile import information_profile, Profile
 
 __all__ = [
@@ -408,14 +409,13 @@ def effective_total_correlation(p) -> float:
 
 def tse(p) -> float:
     r"""Tononi–Sporns–Edelman complexity :math:`\sum_{k=1}^d (e_k - \frac{k}{d} e_d)`
-    (= :func:`mdmtheory.tse_complexity` for a Joint; also accepts a Profile).
+    of the profile's :math:`e_m`: :func:`mdmtheory.information.entropies.tse_complexity`'s
+    formula (equal up to rounding for a Joint, whose :math:`e_m` it reads through φ); also
+    accepts a Profile.
 
     :math:`H(0, 1) = 2\,\mathrm{TSE}/(d+1)`.
     """
-    e = as_profile(p).entropy_coefficients
-    d = e.shape[0] - 1
-    k = np.arange(1, d + 1)
-    return float(np.sum(e[1:] - k / d * e[d]))
+    return _tse_from_coefficients(as_profile(p).entropy_coefficients)
 
 
 # -- one-step defects -----------------------------------------------------------------
