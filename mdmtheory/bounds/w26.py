@@ -46,6 +46,20 @@ from ._core import (
     _times_product,
 )
 
+__all__ = [
+    "w26_lemma4",
+    "w26_lemma5",
+    "w26_theorem1",
+    "w26_theorem1_card",
+    "w26_corollary1",
+    "w26_proposition1",
+    "BlockAllocation",
+    "w26_block_objective_min",
+    "w26_proposition1_dp_lower",
+    "w26_theorem3",
+    "ugc_total_bound",
+]
+
 
 # -- W26: one-step lemmas -----------------------------------------------------------------
 def w26_lemma4(p, a: float, b: float) -> Bound:
