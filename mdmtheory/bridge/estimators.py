@@ -51,7 +51,7 @@ from ..information.profile import Profile
 from ..laws.oracles import as_oracle
 from ..samplers.simulate import _choose, _planner_setup
 from ..schedules.plans import check_schedule, Grid, Schedule
-from .._validate import int_arg, real_arg
+from .._validate import int_arg, real_arg, samples_array
 from ._checks import check_choice, int_array, MAX_DRAWS, MAX_RESAMPLES, short
 from ._dist import all_reduce_sum, world
 from .model import as_masked_model
@@ -96,9 +96,7 @@ def _check_seed(seed) -> int:
 
 
 def _check_samples(samples, model, name: str = "samples") -> np.ndarray:
-    xs = int_array(samples, name, "outcome indices (n, d)")
-    if xs.ndim != 2 or xs.shape[0] < 1 or xs.shape[1] < 1:
-        raise ValueError(f"{name}: expected a non-empty integer array of shape (n, d), got shape {xs.shape}")
+    xs = samples_array(int_array(samples, name, "outcome indices (n, d)"), name)  # int_array: torch tensors too
     model.check_length(xs.shape[1], name)
     model.resolve(xs.shape[1])
     if xs.min() < 0 or xs.max() >= model.K:

@@ -11,7 +11,7 @@ import numpy as np
 from ..information._montecarlo import cross_entropy_sums, mean_se
 from ..laws.joint import MAX_OUTCOMES
 from ..schedules.plans import Schedule
-from .._validate import int_arg as _int_arg, real_arg as _real_arg
+from .._validate import int_arg as _int_arg, real_arg as _real_arg, samples_array as _samples_array
 
 __all__ = [
     "Memorization",
@@ -113,9 +113,7 @@ def memorization(samples, *, subsets: int = MEMORIZATION_SUBSETS, seed: int = 0,
     ``prompt_length = g``: the context is the prompt (positions 0..g−1, always revealed)
     and m response positions; levels m = 0..d−g−1.
     """
-    x = np.asarray(samples)
-    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
-        raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
+    x = _samples_array(samples, "samples")
     S = _int_arg(subsets, "subsets", 2)
     threshold = _real_arg(threshold, "threshold")
     if not 0 <= threshold < 1:
@@ -247,8 +245,8 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
     Positions g + L.. are always masked and never scored (the later blocks of a
     semi-autoregressive sampler; :func:`mdmtheory.design.estimate_block_profiles`).
     """
-    x_all = np.asarray(samples)
-    n_all, d = x_all.shape
+    x_all = _samples_array(samples, "samples")
+    d = x_all.shape[1]
     n = _int_arg(n_per_level, "n_per_level", 2)
     seed = _int_arg(seed, "seed", 0)
     g, L = _window(prompt_length, response_length, d)
@@ -262,7 +260,7 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
         return ProfileEstimate(np.asarray(est.levels), np.asarray(est.values, float),
                                np.asarray(est.stderr, float), int(est.forwards))
     batch = _int_arg(batch, "batch", 1)
-    xs = x_all.astype(np.int64)
+    xs = _samples_array(x_all, "samples", K=int(model.K))
 
     def nll(x_in, x):  # -log q(x_j | x_A) summed over the masked response positions
         rev = x_in >= 0

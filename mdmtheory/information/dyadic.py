@@ -62,7 +62,7 @@ from scipy.special import rel_entr, xlogy
 
 from ..laws.joint import Joint, Marginals
 from ..laws.oracles import as_oracle, loo_conditionals
-from .._validate import float_array, int_arg, real_arg
+from .._validate import float_array, int_arg, real_arg, samples_array
 from ..schedules.odds import psi, psi_inverse  # noqa: F401 (public here too: the same functions)
 from .ugc import gain
 
@@ -339,17 +339,7 @@ def _conditional_rows(marg: Marginals, i: int, A: int, xs: np.ndarray) -> np.nda
 
 
 def _check_samples(p: Joint, samples) -> np.ndarray:
-    try:
-        xs = np.asarray(samples)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"samples: cannot be read as an integer array of shape (n, d) ({exc})") from None
-    if xs.ndim != 2 or xs.shape[1] != p.d or xs.shape[0] < 2:
-        raise ValueError(f"samples: expected shape (n, d={p.d}) with n >= 2, got {xs.shape}")
-    if xs.dtype.kind == "f" and np.all(np.isfinite(xs)) and np.all(xs == np.round(xs)):
-        xs = xs.astype(np.intp)
-    if xs.dtype.kind not in "iu" or xs.min() < 0 or xs.max() >= p.K:
-        raise ValueError(f"samples: tokens must be integers in 0..{p.K - 1}")
-    xs = xs.astype(np.intp)
+    xs = samples_array(samples, "samples", d=p.d, K=p.K, min_rows=2, integral_floats=True, tokens="tokens").astype(np.intp)
     if np.any(p.table[tuple(xs.T)] <= 0):
         raise ValueError("samples: contain a sequence with p(x) = 0; clean samples must come from p")
     return xs
@@ -512,17 +502,7 @@ def oracle_samples(law, samples, n, rng: np.random.Generator) -> np.ndarray:
         if not hasattr(law, "sample"):
             raise ValueError("samples: this oracle cannot sample (no .sample); pass clean samples (n, d)")
         return np.asarray(law.sample(n, rng), dtype=np.intp)
-    try:
-        xs = np.asarray(samples)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"samples: cannot be read as an integer array of shape (n, d) ({exc})") from None
-    if xs.ndim != 2 or xs.shape[1] != d or xs.shape[0] < 2:
-        raise ValueError(f"samples: expected shape (n, d={d}) with n >= 2, got {xs.shape}")
-    if xs.dtype.kind == "f" and np.all(np.isfinite(xs)) and np.all(xs == np.round(xs)):
-        xs = xs.astype(np.intp)
-    if xs.dtype.kind not in "iu" or xs.min() < 0 or xs.max() >= K:
-        raise ValueError(f"samples: tokens must be integers in 0..{K - 1}")
-    xs = xs.astype(np.intp)
+    xs = samples_array(samples, "samples", d=d, K=K, min_rows=2, integral_floats=True, tokens="tokens").astype(np.intp)
     if hasattr(law, "log_marginal") and np.any(np.isneginf(law.log_marginal(xs, np.ones(xs.shape, bool)))):
         raise ValueError("samples: contain a sequence with p(x) = 0; clean samples must come from p")
     return xs
