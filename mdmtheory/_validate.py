@@ -48,7 +48,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "real_arg", "float_array"]
+__all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "real_arg", "float_array", "samples_array"]
 
 #: Largest integer accepted for an argument without its own entry in :data:`LIMITS`.
 INT_MAX = 2**63 - 1
@@ -137,6 +137,45 @@ def float_array(value, name: str, *, ndim: int | None = None, what: str = "", fi
     if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name}: contains NaN or infinite entries")
     return arr
+
+
+def samples_array(value, name: str = "samples", *, d: int | None = None, K: int | None = None, min_rows: int = 1,
+                  min_cols: int = 1, integral_floats: bool = False, tokens: str = "outcome indices") -> np.ndarray:
+    """Samples as an (n, d) int64 array of tokens: the one check of integer samples.
+
+    Refused (``ValueError`` starting with ``name``): None, text, bools, what numpy cannot
+    read, arrays of another number of axes, fewer than ``min_rows`` rows or ``min_cols``
+    columns, a row length other than ``d`` (when given), non-integer dtypes (floats are
+    refused: ``0.7`` is not token 0; with ``integral_floats`` a float array whose entries are
+    all finite integers is read as integers), and with ``K`` tokens outside 0..K−1
+    (``tokens`` names them in the message). Without ``K`` negative tokens are not checked
+    (callers that use −1 for a lost sample).
+    """
+    shape = "(n, d)" if d is None else f"(n, d={d})"
+    if value is None or isinstance(value, (str, bytes, bytearray, dict, set)) or _is_bool(value):
+        raise ValueError(f"{name}: expected an integer array {shape}, got {_short(value)}")
+    try:
+        x = np.asarray(value)
+    except (TypeError, ValueError, OverflowError, RecursionError, MemoryError) as exc:
+        msg = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
+        raise ValueError(f"{name}: cannot be read as an integer array {shape} ({msg})") from None
+    if integral_floats and x.dtype.kind == "f" and np.all(np.isfinite(x)) and np.all(x == np.round(x)):
+        x = x.astype(np.int64)
+    sizes = [f"n >= {min_rows}" if min_rows > 0 else "", f"d >= {min_cols}" if d is None and min_cols > 0 else ""]
+    if min_rows == min_cols and d is None and min_rows > 0:
+        sizes = [f"n, d >= {min_rows}"]
+    need = " and ".join(t for t in sizes if t)
+    if (x.ndim != 2 or x.shape[0] < min_rows or x.shape[1] < min_cols or (d is not None and x.shape[1] != d)
+            or x.dtype.kind not in "iu"):
+        nonempty = min_rows > 0 and min_cols > 0
+        raise ValueError(f"{name}: expected a{' non-empty' if nonempty else 'n'} integer array {shape}"
+                         f"{' with ' + need if need else ''}, got shape {x.shape}, dtype {x.dtype}")
+    if x.dtype.kind == "u" and x.size and int(x.max()) > INT_MAX:
+        raise ValueError(f"{name}: token {int(x.max())} out of range (tokens must be < 2**63)")
+    x = x.astype(np.int64)
+    if K is not None and x.size and (int(x.min()) < 0 or int(x.max()) >= K):
+        raise ValueError(f"{name}: {tokens} must lie in 0..{K - 1}, got {int(x.min())}..{int(x.max())}")
+    return x
 
 
 def _short(value) -> str:

@@ -36,8 +36,14 @@ def brute_profile(table) -> np.ndarray:
     )
 
 
-def compositions(d: int):
-    """Every composition of d (every schedule), as tuples."""
+def compositions(d: int, parts: int | None = None):
+    """Every composition of d (every schedule), as tuples; with ``parts = T`` only those of T
+    parts, in lexicographic order of their cut points."""
+    if parts is not None:
+        for cuts in itertools.combinations(range(1, d), parts - 1):
+            bounds = (0, *cuts, d)
+            yield tuple(b - a for a, b in zip(bounds, bounds[1:]))
+        return
     for cuts in itertools.product((0, 1), repeat=d - 1):
         out, k = [], 1
         for c in cuts:
@@ -48,6 +54,17 @@ def compositions(d: int):
                 k += 1
         out.append(k)
         yield tuple(out)
+
+
+def profile_path_kl(phi, sizes) -> float:
+    """Path KL of the schedule ``sizes`` from a profile phi (or a cross-entropy profile c):
+    sum over steps t and the positions m of step t of phi(s_t) - phi(m), term by term
+    (docs/theory.md §2), s_t the tokens revealed before step t."""
+    s, out = 0, 0.0
+    for k in sizes:
+        out += sum(phi[s] - phi[m] for m in range(s, s + k))
+        s += k
+    return out
 
 
 def random_table(K, d, seed, *, zeros=0.0, tiny=0.0, alpha=1.0):

@@ -13,6 +13,20 @@ from ..information.ugc import from_log_odds, _interval, log_odds
 from ..schedules.plans import check_schedule, Grid, Schedule
 from .._validate import int_arg
 
+__all__ = [
+    "Bound",
+    "UPPER",
+    "LOWER",
+    "ASYMPTOTIC",
+    "PAPER",
+    "SUMMARY",
+    "OUR_READING",
+    "DERIVED",
+    "STATUSES",
+    "HOLD_RTOL",
+]
+
+
 UPPER, LOWER, ASYMPTOTIC = "upper", "lower", "asymptotic"
 #: Status of a bound's statement (:attr:`Bound.status`, the ``status`` column of tables).
 PAPER, SUMMARY, OUR_READING, DERIVED = "paper", "paper, via summary", "our reading", "derived here"
@@ -80,10 +94,6 @@ def _grid(grid) -> Grid:
     if isinstance(grid, Grid):
         return grid
     return Grid(grid)
-
-
-def _psi(t: float) -> float:
-    return math.inf if t >= 1.0 else t / (1.0 - t)
 
 
 def _times_product(factor: float, H: float) -> float:

@@ -29,6 +29,12 @@ from .w26 import (
 )
 from .zyb26 import rejection_cost, _reverse_kl, zyb26_verification_lower
 
+__all__ = [
+    "ComparisonRow",
+    "Comparison",
+    "compare",
+]
+
 
 @dataclass(frozen=True)
 class ComparisonRow:

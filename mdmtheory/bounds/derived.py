@@ -9,6 +9,11 @@ import numpy as np
 from ..information.ugc import as_profile, _edges, _increments
 from ._core import Bound, DERIVED, LOWER, _schedule, _steps_arg
 
+__all__ = [
+    "riemann_bound",
+    "optimal_grid_error_lower",
+]
+
 
 def riemann_bound(p, schedule) -> Bound:
     r"""Riemann bound (derived here; docs/theory.md §2):

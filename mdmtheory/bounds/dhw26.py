@@ -19,6 +19,12 @@ import math
 from ..information.ugc import as_profile, _ugc
 from ._core import Bound, DERIVED, LOWER, PAPER, _tc_dtc
 
+__all__ = [
+    "dhw_sandwich",
+    "dhw_tc_bound",
+    "dhw26_dimension_bound",
+]
+
 
 def dhw_sandwich(p) -> tuple[Bound, Bound]:
     r"""DHW26 effective TC against the UGC, W26 App. A, Proposition 3, eq. (62c), verified

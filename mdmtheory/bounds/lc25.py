@@ -22,6 +22,12 @@ from ..information.ugc import as_profile, gain_coefficients, _increments
 from .._validate import _short
 from ._core import Bound, LOWER, OUR_READING, _schedule, SUMMARY
 
+__all__ = [
+    "lc25_bound",
+    "worst_path_kl",
+    "lc25_lower_our_reading",
+]
+
 
 def lc25_bound(p, schedule) -> Bound:
     r"""LC25 Theorem 1 (Li & Cai 2025, arXiv 2505.21400), exact predictor:

@@ -49,6 +49,15 @@ from ..laws.joint import Joint, positions_to_mask
 from .._validate import int_arg
 from ._core import Bound, DERIVED, LOWER, PAPER, _schedule
 
+__all__ = [
+    "conditional_total_correlation",
+    "pb25_partition_lower",
+    "pb25_schedule_lower",
+    "pb25_optimal_lower",
+    "pb25_input_dependent_lower",
+]
+
+
 #: Largest d for the subset dynamic programs (up to 3^d work); :func:`~mdmtheory.bounds.compare`
 #: lists :func:`pb25_schedule_lower` up to :data:`COMPARE_MAX_D`.
 MAX_D = 12

@@ -41,6 +41,7 @@ from ..information.divergence import path_kl as _path_kl
 from ..information.profile import information_profile
 from ..laws.joint import Joint
 from ..samplers.engine import sampler_kl
+from ..schedules.odds import psi_raw
 from ..schedules.plans import Grid, Schedule
 from .._jax import x64
 from ..information import ugc as _u
@@ -241,10 +242,6 @@ def _upper_card_target(name, bound_fn, np_bound, d, K, description, scheds=None)
     return TightnessTarget(name, _b.UPPER, description, d, K, pairs, exact_pairs)
 
 
-def _jpsi(t: float) -> float:
-    return t / (1.0 - t)
-
-
 def targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
     """The standard targets for laws on [K]^d (d <= 8): every bound of
     :mod:`mdmtheory.bounds` that is a function of the profile, each over a small plan family.
@@ -289,7 +286,7 @@ def targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
     def lemma5(phi, a, b):
         if b - a <= 1:
             return 0.0
-        return (_jpsi(b / d) / _jpsi((a + 1) / d) - 1.0) * hcard_card(phi, a, b)
+        return (psi_raw(b / d) / psi_raw((a + 1) / d) - 1.0) * hcard_card(phi, a, b)
 
     def thm1card(phi, s):
         total, a = 0.0, 0
@@ -327,7 +324,7 @@ def targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
         "w26_lemma4", _b.UPPER, "W26 Lemma 4 vs Gamma_umask(a, b), a, b in {0.1, ..., 0.9}", d, K,
         lambda phi: (
             jnp.stack([jax_gamma_umask(phi, a, b) for a, b in pairs4]),
-            jnp.stack([(_jpsi(b) / _jpsi(a) - 1.0) * jax_ugc(phi, a, b) for a, b in pairs4]),
+            jnp.stack([(psi_raw(b) / psi_raw(a) - 1.0) * jax_ugc(phi, a, b) for a, b in pairs4]),
         ),
         lambda p: (
             np.array([_u.gamma_umask(information_profile(p), a, b) for a, b in pairs4]),
@@ -339,7 +336,7 @@ def targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
         "w26_theorem1", _b.UPPER, "W26 Theorem 1 vs path KL, uniform grids on [0.1, 0.9], 1..4 steps", d, K,
         lambda phi: (
             jnp.stack([jax_path_kl(phi, g) for g in grids1]),
-            jnp.stack([sum((_jpsi(g.times[j + 1]) / _jpsi(g.times[j]) - 1.0) * jax_ugc(phi, g.times[j], g.times[j + 1]) for j in range(g.steps)) for g in grids1]),
+            jnp.stack([sum((psi_raw(g.times[j + 1]) / psi_raw(g.times[j]) - 1.0) * jax_ugc(phi, g.times[j], g.times[j + 1]) for j in range(g.steps)) for g in grids1]),
         ),
         lambda p: (
             np.array([_path_kl(information_profile(p), g) for g in grids1]),
@@ -348,7 +345,7 @@ def targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
     )
     if d >= 3:
         lo, hi = 1.0 / d, 1.0 - 1.0 / d
-        L = math.log(_jpsi(hi) / _jpsi(lo))
+        L = math.log(psi_raw(hi) / psi_raw(lo))
         geo = [_b._geo_grid(lo, hi, n) for n in range(math.ceil(L), math.ceil(L) + 4)]
         out["w26_corollary1"] = TightnessTarget(
             "w26_corollary1", _b.UPPER, "W26 Corollary 1 vs path KL of Geo(rho) grids on [1/d, 1-1/d]", d, K,

@@ -28,6 +28,7 @@ from ..information.ugc import (
     _ugc,
     ugc_card,
 )
+from ..schedules.odds import psi_scalar
 from ..schedules.plans import Grid
 from .._moved import renamed_keywords
 from .._validate import int_arg, LIMITS as _LIMITS
@@ -40,12 +41,25 @@ from ._core import (
     _is_geometric,
     LOWER,
     PAPER,
-    _psi,
     _schedule,
     _steps_arg,
     _tc_dtc,
     _times_product,
 )
+
+__all__ = [
+    "w26_lemma4",
+    "w26_lemma5",
+    "w26_theorem1",
+    "w26_theorem1_card",
+    "w26_corollary1",
+    "w26_proposition1",
+    "BlockAllocation",
+    "w26_block_objective_min",
+    "w26_proposition1_dp_lower",
+    "w26_theorem3",
+    "ugc_total_bound",
+]
 
 
 # -- W26: one-step lemmas -----------------------------------------------------------------
@@ -61,7 +75,7 @@ def w26_lemma4(p, start: float, stop: float) -> Bound:
     prof = as_profile(p)
     a, b = _interval(start, stop, "start, stop")
     H = _ugc(prof, a, b)
-    factor = 0.0 if a == b else (math.inf if a == 0.0 or b == 1.0 else _psi(b) / _psi(a) - 1.0)
+    factor = 0.0 if a == b else (math.inf if a == 0.0 or b == 1.0 else psi_scalar(b) / psi_scalar(a) - 1.0)
     return Bound(
         name="w26_lemma4",
         value=_times_product(factor, H),
@@ -92,7 +106,7 @@ def w26_lemma5(p, a: int, b: int) -> Bound:
     if b - a <= 1:
         factor = 0.0
     else:
-        factor = math.inf if b == d else _psi(b / d) / _psi((a + 1) / d) - 1.0
+        factor = math.inf if b == d else psi_scalar(b / d) / psi_scalar((a + 1) / d) - 1.0
     return Bound(
         name="w26_lemma5",
         value=_times_product(factor, H),

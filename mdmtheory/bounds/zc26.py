@@ -35,6 +35,13 @@ from ..information.ugc import as_profile
 from .._validate import int_arg
 from ._core import ASYMPTOTIC, Bound, OUR_READING, _tc_dtc
 
+__all__ = [
+    "zc26_rates",
+    "zc26_check",
+    "ZC26Check",
+]
+
+
 _SOURCE = "Zhao & Cai 2026 (arXiv 2602.20126v1), abstract (our reading: rates at constant 1, no log factors)"
 
 

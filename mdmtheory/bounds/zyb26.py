@@ -31,6 +31,12 @@ from ..laws.joint import Joint, positions_to_mask
 from ._core import Bound, LOWER, OUR_READING
 from .pb25 import conditional_total_correlation
 
+__all__ = [
+    "rejection_cost",
+    "zyb26_verification_lower",
+]
+
+
 _SOURCE = "Zhang et al. 2026 (arXiv 2602.00286), abstract, claim (3) (our reading: rejection sampling from the factorized proposal)"
 
 

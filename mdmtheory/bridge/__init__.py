@@ -29,24 +29,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
         f"(Hugging Face models also need 'mdmtheory[hf]'); import failed with: {exc}"
     ) from None
 
-from .estimators import (
-    FactorizationEstimate,
-    DyadicModelEstimate,
-    PathEstimate,
-    PlanComparison,
-    ProfileEstimate,
-    ScheduleEstimate,
-    compare_plans,
-    estimate_dyadic,
-    estimate_factorization_error,
-    estimate_learning_error,
-    estimate_path_cross_entropy,
-    estimate_profile,
-    optimal_schedule_estimate,
-)
-from .hf import from_pretrained
-from .model import ExactModel, MaskedModel, ModelOracle, as_masked_model
-from .sampling import model_law, sample
+from . import estimators, hf, model, sampling
+from .estimators import *  # noqa: F401,F403
+from .hf import *  # noqa: F401,F403
+from .model import *  # noqa: F401,F403
+from .sampling import *  # noqa: F401,F403
 
 _LAZY = ("tiny", "train", "attention", "distributed")
 
@@ -57,25 +44,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'mdmtheory.bridge' has no attribute {name!r}")
 
 
-__all__ = [
-    "MaskedModel",
-    "as_masked_model",
-    "ExactModel",
-    "ModelOracle",
-    "from_pretrained",
-    "ProfileEstimate",
-    "PathEstimate",
-    "PlanComparison",
-    "ScheduleEstimate",
-    "FactorizationEstimate",
-    "DyadicModelEstimate",
-    "estimate_profile",
-    "estimate_path_cross_entropy",
-    "compare_plans",
-    "optimal_schedule_estimate",
-    "estimate_factorization_error",
-    "estimate_learning_error",
-    "estimate_dyadic",
-    "model_law",
-    "sample",
-]
+__all__ = [*model.__all__, *hf.__all__, *estimators.__all__, *sampling.__all__]

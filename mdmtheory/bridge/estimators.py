@@ -38,13 +38,21 @@ import numpy as np
 import torch
 from scipy.stats import norm
 
+from ..information._montecarlo import (
+    _PROFILE,  # noqa: F401 (the profile stream, read here by benchmarks)
+    chunks as _chunks,
+    cross_entropy_sums,
+    mean_se as _mean_se,
+    reveal as _reveal,
+    uniforms,
+)
 from ..information.dyadic import dyadic_grid, dyadic_terms, dyadic_weights, WEIGHTS
 from ..information.profile import Profile
 from ..laws.oracles import as_oracle
 from ..samplers.simulate import _choose, _planner_setup
 from ..schedules.plans import check_schedule, Grid, Schedule
 from .._moved import renamed_keywords
-from .._validate import int_arg, real_arg
+from .._validate import int_arg, real_arg, samples_array
 from ._checks import check_choice, int_array, MAX_DRAWS, MAX_RESAMPLES, short
 from ._dist import all_reduce_sum, world
 from .model import as_masked_model
@@ -67,30 +75,10 @@ __all__ = [
 ]
 
 # streams of the counter-based generator (one per estimator, so estimators never share draws)
-_PROFILE, _PATH, _FACTOR, _LEARN, _DYADIC, _TIES = 1, 2, 3, 4, 5, 6
+_PATH, _FACTOR, _LEARN, _DYADIC, _TIES = 2, 3, 4, 5, 6  # _PROFILE = 1: information._montecarlo
 
 
-# -- counter-based randomness --------------------------------------------------------------
-def _splitmix(z: np.ndarray) -> np.ndarray:
-    z = z + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
-def uniforms(seed: int, stream: int, index, width: int) -> np.ndarray:
-    """Uniforms in [0, 1), shape (len(index), width), a pure function of (seed, stream, g, column).
-
-    splitmix64 (Steele, Lea & Flood 2014) of the counter; 53 random bits per value.
-    """
-    with np.errstate(over="ignore"):
-        key = _splitmix(_splitmix(np.array([seed], dtype=np.uint64)) ^ np.array([stream], dtype=np.uint64))
-        g = _splitmix(key ^ _splitmix(np.asarray(index, dtype=np.uint64)))
-        cols = np.arange(width, dtype=np.uint64) * np.uint64(0xD1B54A32D192ED03)
-        h = _splitmix(g[:, None] ^ cols[None, :])
-    return (h >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
-
-
+# -- counter-based randomness (uniforms: information._montecarlo) ----------------------------
 class _CounterDraws:
     """The ``rng.random((n, w))`` a planner with ``ties="random"`` asks for (its split ties),
     as uniforms of (seed, stream, draw index, step): independent of batching and sharding like
@@ -109,9 +97,7 @@ def _check_seed(seed) -> int:
 
 
 def _check_samples(samples, model, name: str = "samples") -> np.ndarray:
-    xs = int_array(samples, name, "outcome indices (n, d)")
-    if xs.ndim != 2 or xs.shape[0] < 1 or xs.shape[1] < 1:
-        raise ValueError(f"{name}: expected a non-empty integer array of shape (n, d), got shape {xs.shape}")
+    xs = samples_array(int_array(samples, name, "outcome indices (n, d)"), name)  # int_array: torch tensors too
     model.check_length(xs.shape[1], name)
     model.resolve(xs.shape[1])
     if xs.min() < 0 or xs.max() >= model.K:
@@ -156,13 +142,6 @@ def _check_level(level) -> float:
     return float(level)
 
 
-def _mean_se(count, total, sumsq):
-    count = np.asarray(count, dtype=np.float64)
-    mean = total / count
-    var = (sumsq - total * mean) / np.maximum(count - 1, 1)
-    return mean, np.sqrt(np.maximum(var, 0.0) / count)  # max: rounding of a zero variance
-
-
 def _z(level: float) -> float:
     return float(norm.ppf(0.5 + level / 2))
 
@@ -192,23 +171,6 @@ def _check_response_length(response_length, D: int, g: int) -> int:
                          f"1..{D - g} (positions prompt_length..prompt_length + response_length - 1 are the response, "
                          f"later ones stay masked; rows have {D} positions, prompt_length={g}), got {response_length!r}")
     return int(response_length)
-
-
-def _reveal(x: np.ndarray, u: np.ndarray, counts, g: int, L: int | None = None) -> np.ndarray:
-    """Rows with the prompt (first g positions) visible and, of the response (the next L
-    positions), the ``counts`` positions of lowest uniform ``u`` revealed; every other
-    response position and every position after the response masked (-1)."""
-    L = x.shape[1] - g if L is None else L
-    rank = np.argsort(np.argsort(u, axis=1), axis=1)
-    resp = np.where(rank < np.reshape(counts, (-1, 1)), x[:, g : g + L], -1)
-    if g == 0 and L == x.shape[1]:
-        return resp
-    return np.concatenate([x[:, :g], resp, np.full((x.shape[0], x.shape[1] - g - L), -1, dtype=resp.dtype)], axis=1)
-
-
-def _chunks(idx: np.ndarray, size: int):
-    for lo in range(0, idx.shape[0], size):
-        yield idx[lo : lo + size]
 
 
 # -- records ---------------------------------------------------------------------------
@@ -427,7 +389,7 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
     ProfileEstimate
     """
     model, xs, seed = _prepare(model, samples, seed)
-    n_s, D = xs.shape
+    D = xs.shape[1]
     gp = _check_prompt_length(prompt_length, D)
     d = _check_response_length(response_length, D, gp)  # only response positions are revealed, scored or counted
     lv = _check_levels(levels, d)
@@ -435,16 +397,8 @@ def estimate_profile(model, samples, *, levels=None, n_per_level: int = 1000, se
     n_per_level = _check_count(n_per_level, "n_per_level", per=L)
     w = world(distributed)
     f0 = model.forwards
-    total, sumsq = np.zeros(L), np.zeros(L)
-    mine = w.shard(L * n_per_level)
-    for g in _chunks(mine, 4 * model.max_batch):
-        ell = g // n_per_level
-        i = lv[ell]
-        x = xs[g % n_s]
-        x_in = _reveal(x, uniforms(seed, _PROFILE, g, d), i, gp, d)
-        Y = _masked_nll(model, x_in, x, gp, gp + d) / (d - i)
-        np.add.at(total, ell, Y)
-        np.add.at(sumsq, ell, Y * Y)
+    total, sumsq = cross_entropy_sums(lambda x_in, x: _masked_nll(model, x_in, x, gp, gp + d), xs, lv, n_per_level,
+                                      seed, w.shard(L * n_per_level), 4 * model.max_batch, gp, d)
     return _level_estimate(w, model, f0, lv, n_per_level, total, sumsq, "cross_entropy", d)
 
 

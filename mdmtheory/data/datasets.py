@@ -30,7 +30,7 @@ import numpy as np
 
 from ..information.profile import information_profile, Profile
 from ..laws.joint import Joint
-from .._validate import int_arg as _int_arg, real_arg as _real_arg
+from .._validate import int_arg as _int_arg, real_arg as _real_arg, samples_array as _samples_array
 
 __all__ = [
     "Dataset", "words", "phonemes", "markov", "load_sequences", "read_npy", "WORDS_MIN_FREQUENCY",
@@ -126,8 +126,7 @@ class Dataset:
             x = np.atleast_2d(np.asarray(x))
         except (TypeError, ValueError, OverflowError, RecursionError):
             raise ValueError(f"x: cannot be read as an integer array of outcome indices 0..{self.K - 1}") from None
-        if x.dtype.kind not in "iu" or x.ndim != 2:
-            raise ValueError(f"x: expected an integer array (n, d) of outcome indices, got dtype {x.dtype} shape {x.shape}")
+        x = _samples_array(x, "x", min_rows=0, min_cols=0)
         if x.size and (int(x.min()) < 0 or int(x.max()) >= len(self.alphabet)):
             raise ValueError(f"x: outcome indices must lie in 0..{len(self.alphabet) - 1} (no -1: nothing wraps)")
         sep = "" if all(isinstance(a, str) and len(a) == 1 for a in self.alphabet) else " "
@@ -364,9 +363,7 @@ def load_sequences(path, *, chars: bool = False, K: int | None = None) -> tuple[
     if path.endswith(".npy"):
         if chars:
             raise ValueError("chars: only for text files; a .npy file holds integer tokens already")
-        arr = read_npy(path, "DATA", ndim=2)
-        if arr.shape[0] < 1 or arr.shape[1] < 1:
-            raise ValueError(f"DATA: expected an integer array of shape (n, d) with n, d >= 1, got shape {arr.shape}")
+        arr = _samples_array(read_npy(path, "DATA", ndim=2), "DATA")
         return _check_tokens(arr, K, path)
     size = os.path.getsize(path)
     if size > MAX_TEXT_BYTES:

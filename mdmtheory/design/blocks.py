@@ -7,6 +7,7 @@ import numpy as np
 from ..information.profile import Profile
 from ..optimal.blocks import _block_length, BlockDesign, _check_ask, _check_lengths, _choose
 from ..optimal.card import optimal_schedule
+from .._validate import samples_array
 
 __all__ = [
     "estimate_block_profiles",
@@ -31,9 +32,7 @@ def estimate_block_profiles(model, samples, block_length: int, *, prompt_length:
 
     from .profile import _window
 
-    x = np.asarray(samples)
-    if x.ndim != 2 or x.shape[1] < 1:
-        raise ValueError(f"samples: expected an integer array (n, d), got shape {x.shape}")
+    x = samples_array(samples, "samples")
     g, n = _window(prompt_length, None, x.shape[1])
     B = _block_length(block_length, n)
     return tuple(estimate_profile(model, x, n_per_level=n_per_level, seed=seed + b, prompt_length=g + b * B,
@@ -60,9 +59,7 @@ def estimate_block_design(model, samples, *, forwards: int | None = None, budget
     from .._validate import real_arg
     from .profile import _window, defect_weights
 
-    x = np.asarray(samples)
-    if x.ndim != 2 or x.shape[1] < 1:
-        raise ValueError(f"samples: expected an integer array (n, d), got shape {x.shape}")
+    x = samples_array(samples, "samples")
     g, n = _window(prompt_length, None, x.shape[1])
     _check_ask(forwards, budget, n)
     Bs = _check_lengths(block_lengths, n)

@@ -122,7 +122,7 @@ from ..information.dyadic import (
 from ..laws.oracles import empirical_oracle
 from ..schedules.families import geometric_grid
 from ..schedules.plans import Grid
-from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS, real_arg as _real_arg
+from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS, real_arg as _real_arg, samples_array as _samples_array
 
 __all__ = [
     "Certificate",
@@ -457,12 +457,7 @@ def certify_data(
     (Certificate, str)
         The certificate and a sentence saying which law it is about.
     """
-    try:
-        x = np.asarray(samples)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"samples: cannot be read as an integer array (n, d) ({str(exc)[:80]})") from None
-    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1 or x.dtype.kind not in "iu":
-        raise ValueError(f"samples: expected an integer array (n, d) with n >= 2, got shape {x.shape}, dtype {x.dtype}")
+    x = _samples_array(samples, "samples", min_rows=2)
     n, d = x.shape
     seed = _int_arg(seed, "seed", 0)
     if model is None:

@@ -47,7 +47,7 @@ from ..information.profile import information_profile, Profile
 from ..laws.joint import MAX_OUTCOMES
 from ..optimal.card import optimal_schedule, pareto_frontier, schedule_path_kl
 from ..schedules.plans import Schedule
-from .._validate import int_arg as _int_arg, real_arg as _real_arg
+from .._validate import int_arg as _int_arg, real_arg as _real_arg, samples_array as _samples_array
 from .profile import (
     _check_model,
     defect_weights,
@@ -116,13 +116,9 @@ class Design:
 def _samples_and_K(samples, K):
     """The samples as an (n, d) integer array of outcome indices and the alphabet size K
     (default max + 1, at least 2), checked."""
-    x = np.asarray(samples)
-    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
-        raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
+    x = _samples_array(samples, "samples")
     K = max(int(x.max()) + 1, 2) if K is None else _int_arg(K, "K", 2)
-    if x.min() < 0 or x.max() >= K:
-        raise ValueError(f"samples: outcome indices must lie in 0..{K - 1}")
-    return x, K
+    return _samples_array(x, "samples", K=K), K
 
 
 def design(

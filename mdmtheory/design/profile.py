@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..information._montecarlo import cross_entropy_sums, mean_se
 from ..laws.joint import MAX_OUTCOMES
 from ..schedules.plans import Schedule
-from .._validate import int_arg as _int_arg, real_arg as _real_arg
+from .._validate import int_arg as _int_arg, real_arg as _real_arg, samples_array as _samples_array
 
 __all__ = [
     "Memorization",
@@ -112,9 +113,7 @@ def memorization(samples, *, subsets: int = MEMORIZATION_SUBSETS, seed: int = 0,
     ``prompt_length = g``: the context is the prompt (positions 0..g−1, always revealed)
     and m response positions; levels m = 0..d−g−1.
     """
-    x = np.asarray(samples)
-    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
-        raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
+    x = _samples_array(samples, "samples")
     S = _int_arg(subsets, "subsets", 2)
     threshold = _real_arg(threshold, "threshold")
     if not 0 <= threshold < 1:
@@ -226,11 +225,15 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
                      prompt_length: int = 0, response_length: int | None = None) -> ProfileEstimate:
     r"""Cross-entropy profile of ``model`` on ``samples``, with standard errors.
 
-    For each level m = 0..d−1: ``n_per_level`` sequences drawn from ``samples`` with
-    replacement and a uniformly random revealed set of size m each (seeded); the value of
-    one draw is the mean of :math:`-\log q(x_j \mid x_A)` over its d − m masked positions
-    (an unbiased draw of c(m)); the estimate is the mean of the draws and its standard
-    error their standard deviation over √n.
+    For each level m = 0..d−1: ``n_per_level`` draws; draw r of level m takes row
+    ``(m·n_per_level + r) mod n`` of ``samples`` and a uniformly random revealed set of size m
+    (counter-based, seeded); the value of one draw is the mean of
+    :math:`-\log q(x_j \mid x_A)` over its d − m masked positions (an unbiased draw of
+    c(m)); the estimate is the mean of the draws and its standard error their standard
+    deviation over √n. The same draws as :func:`mdmtheory.bridge.estimate_profile` with the
+    same seed (one implementation, :mod:`mdmtheory.information._montecarlo`), so an oracle
+    and a torch model of the same conditionals give the same estimate up to rounding;
+    ``batch`` (rows per ``conditionals`` call) does not change the result.
 
     Torch models (a TinyMDM, an ``nn.Module`` with ``mask_id``, a ``bridge.MaskedModel``) go
     through :func:`mdmtheory.bridge.estimate_profile` (batched, seeded per draw,
@@ -242,8 +245,8 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
     Positions g + L.. are always masked and never scored (the later blocks of a
     semi-autoregressive sampler; :func:`mdmtheory.design.estimate_block_profiles`).
     """
-    x_all = np.asarray(samples)
-    n_all, d = x_all.shape
+    x_all = _samples_array(samples, "samples")
+    d = x_all.shape[1]
     n = _int_arg(n_per_level, "n_per_level", 2)
     seed = _int_arg(seed, "seed", 0)
     g, L = _window(prompt_length, response_length, d)
@@ -256,28 +259,21 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
         est = bridge.estimate_profile(bridge.as_masked_model(model), x_all, n_per_level=n, seed=seed, **kw)
         return ProfileEstimate(np.asarray(est.levels), np.asarray(est.values, float),
                                np.asarray(est.stderr, float), int(est.forwards))
-    rng = np.random.default_rng(seed)
-    vals, ses, forwards = np.empty(L), np.empty(L), 0
-    for m in range(L):
-        draws = []
-        for lo in range(0, n, batch):
-            b = min(batch, n - lo)
-            x = x_all[rng.integers(0, n_all, size=b)]
-            order = np.argsort(rng.random((b, L)), axis=1)
-            win = np.zeros((b, L), bool)
-            np.put_along_axis(win, order[:, :m], True, axis=1)
-            rev = np.zeros((b, d), bool)
-            rev[:, :g] = True
-            rev[:, g:g + L] = win
-            with np.errstate(divide="ignore"):
-                lq = np.log(model.conditionals(x, rev))
-            forwards += b
-            ll = np.take_along_axis(lq, x[..., None], axis=-1)[..., 0][:, g:g + L]
-            ce = np.where(win, 0.0, -ll)
-            draws.append(ce.sum(1) / (L - m))
-        v = np.concatenate(draws)
-        vals[m] = v.mean()
-        ses[m] = v.std(ddof=1) / math.sqrt(n)
+    batch = _int_arg(batch, "batch", 1)
+    xs = _samples_array(x_all, "samples", K=int(model.K))
+
+    def nll(x_in, x):  # -log q(x_j | x_A) summed over the masked response positions
+        rev = x_in >= 0
+        with np.errstate(divide="ignore"):
+            lq = np.log(model.conditionals(x, rev))
+        ll = np.take_along_axis(lq, x[..., None], axis=-1)[..., 0][:, g:g + L]
+        return np.where(rev[:, g:g + L], 0.0, -ll).sum(1)
+
+    levels = np.arange(L, dtype=np.int64)
+    total, sumsq = cross_entropy_sums(nll, xs, levels, n, seed, np.arange(L * n, dtype=np.int64), batch, g, L)
+    with np.errstate(invalid="ignore"):  # inf - inf in the variance of an infinite level: refused below
+        vals, ses = mean_se(np.full(L, n), total, sumsq)
+    forwards = L * n
     if not np.all(np.isfinite(vals)):
         bad = int(np.argmin(np.isfinite(vals)))
         raise ValueError(

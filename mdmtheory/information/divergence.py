@@ -109,10 +109,20 @@ def step_path_kl(p, plan) -> np.ndarray:
         t = plan.times
         return np.array([gamma_umask(prof, t[j], t[j + 1]) for j in range(plan.steps)])
     sched = check_schedule(plan, prof.d, name="plan")
-    phi = prof.values
-    return np.array(
-        [float(np.sum(phi[s] - phi[s : s + k])) for s, k in zip(sched.starts, sched.sizes)]
-    )
+    terms = _card_terms(prof.values, sched)
+    return np.array([float(np.sum(terms[s : s + k])) for s, k in zip(sched.starts, sched.sizes)])
+
+
+def _card_terms(phi: np.ndarray, sched) -> np.ndarray:
+    r"""The path KL of a card schedule term by term: :math:`\varphi_{s(m)} - \varphi_m`,
+    m = 0..d-1, with :math:`s(m)` the start of the step revealing the (m+1)-th token.
+
+    The one place of the formula: :func:`step_path_kl` sums it step by step,
+    :func:`mdmtheory.optimal.card.schedule_path_kl` all at once (never as
+    :math:`J(k) - \sum_i \varphi_i`: no cancellation). ``sched`` is a checked Schedule of
+    length ``phi.shape[0]``.
+    """
+    return phi[np.repeat(np.asarray(sched.starts), sched.sizes)] - phi
 
 
 def path_kl(p, plan) -> float:

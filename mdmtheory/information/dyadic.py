@@ -63,7 +63,8 @@ from scipy.special import rel_entr, xlogy
 from ..laws.joint import Joint, Marginals
 from ..laws.oracles import as_oracle, loo_conditionals
 from .._moved import renamed_keywords
-from .._validate import float_array, int_arg, real_arg
+from .._validate import float_array, int_arg, real_arg, samples_array
+from ..schedules.odds import psi, psi_inverse  # noqa: F401 (public here too: the same functions)
 from .ugc import gain
 
 __all__ = [
@@ -90,25 +91,6 @@ FORMS = ("kl", "entropy")
 WEIGHTS = ("stated", "corrected")
 #: Largest ``d * 3**(d-1) * K**d`` (nested reveal-set pairs times table size) for the exact expectation.
 MAX_EXACT_PAIRS = 1 << 24
-
-
-def psi(t):
-    r"""Reveal odds :math:`\psi(t) = t/(1-t)` (vectorized; ``inf`` at t = 1)."""
-    t = float_array(t, "t", what="reveal times in [0, 1]")
-    if np.any(t < 0) or np.any(t > 1):
-        raise ValueError("t: reveal times must lie in [0, 1]")
-    with np.errstate(divide="ignore"):
-        return t / (1.0 - t)
-
-
-def psi_inverse(s):
-    r""":math:`\psi^{-1}(s) = s/(1+s)`."""
-    s = float_array(s, "s", what="reveal odds in [0, inf]", finite=False)
-    if np.any(np.isnan(s)) or np.any(s < 0):
-        raise ValueError("s: reveal odds must lie in [0, inf] (no NaN)")
-    with np.errstate(invalid="ignore"):
-        out = s / (1.0 + s)
-    return np.where(np.isinf(s), 1.0, out)
 
 
 def _check_interval(start, stop) -> tuple[float, float]:
@@ -361,17 +343,7 @@ def _conditional_rows(marg: Marginals, i: int, A: int, xs: np.ndarray) -> np.nda
 
 
 def _check_samples(p: Joint, samples) -> np.ndarray:
-    try:
-        xs = np.asarray(samples)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"samples: cannot be read as an integer array of shape (n, d) ({exc})") from None
-    if xs.ndim != 2 or xs.shape[1] != p.d or xs.shape[0] < 2:
-        raise ValueError(f"samples: expected shape (n, d={p.d}) with n >= 2, got {xs.shape}")
-    if xs.dtype.kind == "f" and np.all(np.isfinite(xs)) and np.all(xs == np.round(xs)):
-        xs = xs.astype(np.intp)
-    if xs.dtype.kind not in "iu" or xs.min() < 0 or xs.max() >= p.K:
-        raise ValueError(f"samples: tokens must be integers in 0..{p.K - 1}")
-    xs = xs.astype(np.intp)
+    xs = samples_array(samples, "samples", d=p.d, K=p.K, min_rows=2, integral_floats=True, tokens="tokens").astype(np.intp)
     if np.any(p.table[tuple(xs.T)] <= 0):
         raise ValueError("samples: contain a sequence with p(x) = 0; clean samples must come from p")
     return xs
@@ -538,17 +510,7 @@ def oracle_samples(p, samples, n, rng: np.random.Generator) -> np.ndarray:
         if not hasattr(p, "sample"):
             raise ValueError("samples: this oracle cannot sample (no .sample); pass clean samples (n, d)")
         return np.asarray(p.sample(n, rng), dtype=np.intp)
-    try:
-        xs = np.asarray(samples)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"samples: cannot be read as an integer array of shape (n, d) ({exc})") from None
-    if xs.ndim != 2 or xs.shape[1] != d or xs.shape[0] < 2:
-        raise ValueError(f"samples: expected shape (n, d={d}) with n >= 2, got {xs.shape}")
-    if xs.dtype.kind == "f" and np.all(np.isfinite(xs)) and np.all(xs == np.round(xs)):
-        xs = xs.astype(np.intp)
-    if xs.dtype.kind not in "iu" or xs.min() < 0 or xs.max() >= K:
-        raise ValueError(f"samples: tokens must be integers in 0..{K - 1}")
-    xs = xs.astype(np.intp)
+    xs = samples_array(samples, "samples", d=d, K=K, min_rows=2, integral_floats=True, tokens="tokens").astype(np.intp)
     if hasattr(p, "log_marginal") and np.any(np.isneginf(p.log_marginal(xs, np.ones(xs.shape, bool)))):
         raise ValueError("samples: contain a sequence with p(x) = 0; clean samples must come from p")
     return xs

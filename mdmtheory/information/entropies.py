@@ -342,8 +342,16 @@ def sum_mutual_information(p) -> float:
 
 
 def tse_complexity(p) -> float:
-    r"""Tononi–Sporns–Edelman complexity :math:`\sum_{k=1}^d (e_k - (k/d) e_d)`."""
-    e = entropy_coefficients(p)
+    r"""Tononi–Sporns–Edelman complexity :math:`\sum_{k=1}^d (e_k - (k/d) e_d)`.
+
+    :func:`mdmtheory.information.ugc.tse` is the same formula on a Joint's or a Profile's
+    :math:`e_m` (the profile's, rounded through φ, for a Joint).
+    """
+    return _tse_from_coefficients(entropy_coefficients(p))
+
+
+def _tse_from_coefficients(e: np.ndarray) -> float:
+    r""":math:`\sum_{k=1}^d (e_k - (k/d) e_d)` of :math:`e_0, \dots, e_d` (the one place of the formula)."""
     d = e.shape[0] - 1
     k = np.arange(1, d + 1)
     return float(np.sum(e[1:] - k / d * e[d]))

@@ -45,6 +45,8 @@ from scipy.special import gammaln, xlog1py, xlogy
 from ..laws.joint import Joint
 from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, real_arg, _short
+from ..schedules.odds import psi
+from .entropies import _tse_from_coefficients
 from .profile import information_profile, Profile
 
 __all__ = [
@@ -114,12 +116,9 @@ def _interval(a, b, name: str = "a, b") -> tuple[float, float]:
 
 
 # -- reveal odds --------------------------------------------------------------------------
-def reveal_odds(t):
-    r""":math:`\psi(t) = t/(1-t)` (``inf`` at t = 1), vectorized."""
-    t = _times(t)
-    with np.errstate(divide="ignore"):
-        out = np.where(t < 1.0, t / np.where(t < 1.0, 1.0 - t, 1.0), np.inf)
-    return out if out.ndim else float(out)
+#: :math:`\psi(t) = t/(1-t)` (``inf`` at t = 1), vectorized: the same function as
+#: :func:`mdmtheory.schedules.odds.psi` (and :func:`mdmtheory.information.dyadic.psi`).
+reveal_odds = psi
 
 
 def log_odds(t):
@@ -414,14 +413,13 @@ def effective_total_correlation(p) -> float:
 
 def tse(p) -> float:
     r"""Tononi–Sporns–Edelman complexity :math:`\sum_{k=1}^d (e_k - \frac{k}{d} e_d)`
-    (= :func:`mdmtheory.tse_complexity` for a Joint; also accepts a Profile).
+    of the profile's :math:`e_m`: :func:`mdmtheory.information.entropies.tse_complexity`'s
+    formula (equal up to rounding for a Joint, whose :math:`e_m` it reads through φ); also
+    accepts a Profile.
 
     :math:`H(0, 1) = 2\,\mathrm{TSE}/(d+1)`.
     """
-    e = as_profile(p).entropy_coefficients
-    d = e.shape[0] - 1
-    k = np.arange(1, d + 1)
-    return float(np.sum(e[1:] - k / d * e[d]))
+    return _tse_from_coefficients(as_profile(p).entropy_coefficients)
 
 
 # -- one-step defects -----------------------------------------------------------------

@@ -23,7 +23,7 @@ import math
 import numpy as np
 from scipy.special import entr
 
-from .._validate import float_array as _float_array_checked, int_arg as _int_arg, real_arg as _real_arg
+from .._validate import float_array as _float_array_checked, int_arg as _int_arg, real_arg as _real_arg, samples_array
 from .joint import Joint, MAX_OUTCOMES, NORMALIZATION_TOL
 
 __all__ = [
@@ -524,16 +524,7 @@ def empirical(sequences, K: int | None = None) -> Joint:
     K : int, optional
         Alphabet size; default ``max(token) + 1`` and at least 2.
     """
-    try:
-        seq = np.array(sequences)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"sequences: cannot be read as an integer array of shape (n, d) ({exc})") from None
-    if seq.ndim != 2 or seq.shape[0] < 1 or seq.shape[1] < 1:
-        raise ValueError(f"sequences: expected an integer array of shape (n, d), n, d >= 1, got shape {seq.shape}")
-    if seq.dtype.kind == "f" and np.all(np.isfinite(seq)) and np.all(seq == np.round(seq)):
-        seq = seq.astype(np.int64)
-    if seq.dtype.kind not in "iu":
-        raise ValueError(f"sequences: tokens must be integers, got dtype {seq.dtype} with non-integer values")
+    seq = samples_array(sequences, "sequences", integral_floats=True)
     n, d = seq.shape
     if seq.min() < 0:
         raise ValueError(f"sequences: tokens must be >= 0, found {seq.min()}")

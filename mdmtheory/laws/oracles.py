@@ -33,7 +33,7 @@ from typing import Protocol
 import numpy as np
 
 from .._moved import renamed_keywords
-from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS
+from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS, samples_array as _samples_array
 from .families import _initial_law, markov_chain, markov_chain_entropy_coefficients, _transition
 from .joint import Joint, Marginals
 
@@ -762,12 +762,7 @@ def empirical_oracle(samples, K: int | None = None) -> MixtureOfProductsLaw:
     >>> law.conditionals(np.array([[0, 1]]), np.array([[False, True]]))[0, 0].round(4).tolist()
     [0.6667, 0.3333]
     """
-    try:
-        x = np.asarray(samples)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"samples: cannot be read as an integer array (n, d) ({exc})") from None
-    if x.ndim != 2 or x.shape[0] < 1 or x.shape[1] < 1 or x.dtype.kind not in "iu":
-        raise ValueError(f"samples: expected an integer array (n, d) with n, d >= 1, got shape {x.shape}, dtype {x.dtype}")
+    x = _samples_array(samples, "samples")
     if x.shape[1] > LIMITS["d"]:
         raise ValueError(f"samples: {x.shape[1]} positions exceed the documented limit d <= {LIMITS['d']}")
     if x.min() < 0:

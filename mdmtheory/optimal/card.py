@@ -59,6 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..information.profile import monotone_gap, MONOTONE_TOL as _PROFILE_MONOTONE_TOL, Profile, _tol_arg
+from ..information.divergence import _card_terms
 from ..information.ugc import as_profile
 from ..schedules.plans import round_cumulative, Schedule
 from .._validate import int_arg as _int_arg, real_arg as _real_arg
@@ -272,14 +273,14 @@ def schedule_path_kl(profile, schedule) -> float:
     r"""Path KL of a card schedule, :math:`\sum_t \sum_{m \in \text{step } t} (c(s_t) - c(m))`.
 
     Summed term by term (never as :math:`J(k) - \sum_i c(i)`: no cancellation); the same
-    quantity as :func:`mdmtheory.path_kl`, vectorized.
+    terms as :func:`mdmtheory.information.divergence.path_kl`, summed at once instead of
+    step by step (so the two may differ in the last bits).
     """
     c = _as_profile(profile).values
     sched = schedule if isinstance(schedule, Schedule) else Schedule(schedule)
     if sched.d != c.shape[0]:
         raise ValueError(f"schedule: sizes sum to {sched.d}, expected d={c.shape[0]}")
-    start_of = np.repeat(np.asarray(sched.starts), sched.sizes)
-    return float(np.sum(c[start_of] - c))
+    return float(np.sum(_card_terms(c, sched)))
 
 
 def _unit_exponent(c: np.ndarray) -> int:

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._validate import samples_array
+
 __all__ = ["TransitionRates", "transition_rates", "transition_rate", "path_kl_per_transition"]
 
 
@@ -80,9 +82,7 @@ def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -
 
     P = _transition(transition)
     K = P.shape[0]
-    x = np.asarray(samples)
-    if x.ndim != 2 or x.shape[1] < 2 or x.dtype.kind not in "iu":
-        raise ValueError(f"samples: expected an integer array (n, d) with d >= 2, got shape {x.shape}")
+    x = samples_array(samples, "samples", min_rows=0, min_cols=2)  # -1 rows (lost samples) are dropped next
     x = x[(x >= 0).all(axis=1)]
     if x.shape[0] < 2:
         raise ValueError("samples: fewer than 2 complete samples")

@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS as _LIMITS, real_arg as _real_arg
+from .odds import psi_raw, psi_inverse_raw
 from .plans import BlockPlan, Grid, grid_to_schedule, round_cumulative, Schedule
 
 __all__ = [
@@ -93,14 +94,6 @@ def loglinear_grid(steps: int, eps: float = 1e-3) -> Grid:
     return Grid(t)
 
 
-def _psi(t):
-    return t / (1.0 - t)
-
-
-def _psi_inv(y):
-    return y / (1.0 + y)
-
-
 def geometric_grid(start: float, stop: float, *, steps: int | None = None, rho: float | None = None) -> Grid:
     r"""W26's geometric grid Geo(ρ) on :math:`[t_0, T]` = ``[start, stop]`` (Corollary 1).
 
@@ -124,10 +117,10 @@ def geometric_grid(start: float, stop: float, *, steps: int | None = None, rho: 
         )
     if (steps is None) == (rho is None):
         raise ValueError("steps, rho: give exactly one of them")
-    span = math.log(_psi(stop) / _psi(start))
+    span = math.log(psi_raw(stop) / psi_raw(start))
     if steps is not None:
         steps = _int_arg(steps, "steps", 1)
-        lam = math.log(_psi(start)) + span * np.arange(steps + 1) / steps
+        lam = math.log(psi_raw(start)) + span * np.arange(steps + 1) / steps
     else:
         rho = _real_arg(rho, "rho")
         if rho <= 0:
@@ -139,8 +132,8 @@ def geometric_grid(start: float, stop: float, *, steps: int | None = None, rho: 
                 f"rho: {rho} needs {n} steps on [{start}, {stop}], above the documented limit "
                 f"steps <= {_LIMITS['steps']}; use a larger rho"
             )
-        lam = math.log(_psi(start)) + np.minimum(step * np.arange(n + 1), span)
-    t = _psi_inv(np.exp(lam))
+        lam = math.log(psi_raw(start)) + np.minimum(step * np.arange(n + 1), span)
+    t = psi_inverse_raw(np.exp(lam))
     t[0], t[-1] = start, stop
     return Grid(t)
 

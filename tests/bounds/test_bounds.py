@@ -25,6 +25,7 @@ from scipy.special import xlogy
 
 import mdmtheory as mt
 from mdmtheory import bounds as B
+from mdmtheory.testing import schedules
 from mdmtheory.information import ugc as U
 from reference import compositions, make_table
 
@@ -39,20 +40,6 @@ def joints(draw, min_d=2, max_d=4):
     mode = draw(st.sampled_from(["dirichlet", "sparse", "near_independent", "peaked"]))
     seed = draw(st.integers(0, 2**32 - 1))
     return mt.Joint(make_table(d, K, seed, mode))
-
-
-@st.composite
-def schedules(draw, d):
-    cuts = draw(st.lists(st.booleans(), min_size=d - 1, max_size=d - 1))
-    sizes, k = [], 1
-    for c in cuts:
-        if c:
-            sizes.append(k)
-            k = 1
-        else:
-            k += 1
-    sizes.append(k)
-    return mt.Schedule(sizes)
 
 
 @st.composite

@@ -24,7 +24,7 @@ from scipy.special import comb, xlogy
 import mdmtheory as mt
 from mdmtheory import bounds as B
 from mdmtheory.testing import joints
-from reference import brute_profile, compositions, subset_entropy
+from reference import brute_profile, compositions, profile_path_kl, subset_entropy
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -400,14 +400,6 @@ def test_rejection_cost_beyond_float64_is_inf_without_warnings():
 
 
 # -- ZC26: randomized sizes --------------------------------------------------------------
-def path_kl_ref(phi, sizes):
-    s, out = 0, 0.0
-    for k in sizes:
-        out += k * phi[s] - phi[s : s + k].sum()
-        s += k
-    return out
-
-
 @SETTINGS
 @given(joints(d=(2, 5), K=2, max_outcomes=32))
 def test_zc26_rates_and_the_uniform_random_size_law(p):
@@ -420,7 +412,7 @@ def test_zc26_rates_and_the_uniform_random_size_law(p):
         assert a.value == pytest.approx(tc / K, abs=1e-10) and b.value == pytest.approx(dtc / K, abs=1e-10)
         assert a.kind == b.kind == B.ASYMPTOTIC and a.holds(0.0) is None and a.status == B.OUR_READING
         comps = [c for c in compositions(p.d) if len(c) == K]  # uniform law on compositions into K parts
-        expected = float(np.mean([path_kl_ref(phi, c) for c in comps]))
+        expected = float(np.mean([profile_path_kl(phi, c) for c in comps]))
         assert expected >= -1e-12
         if K == 1:  # one step: every law on sizes gives KL = path KL = TC = the TC rate
             assert expected == pytest.approx(a.value, abs=1e-10)
@@ -455,7 +447,7 @@ def test_zc26_check_against_enumeration(p, data):
     Hx = subset_entropy(p.table, tuple(range(d)))
     assert c.steps == K and c.tc == pytest.approx(S - Hx, abs=1e-10) and c.dtc == pytest.approx(Hx - d * phi[-1], abs=1e-10)
     assert c.kl == pytest.approx(kl_ref(p.table, mix), abs=1e-9)
-    assert c.path_kl == pytest.approx(sum(law[cc] * path_kl_ref(phi, cc) for cc in law), abs=1e-9)
+    assert c.path_kl == pytest.approx(sum(law[cc] * profile_path_kl(phi, cc) for cc in law), abs=1e-9)
     assert c.kl <= c.path_kl + 1e-9
 
 

@@ -390,3 +390,22 @@ def test_a_torch_model_with_more_outcomes_than_the_data_is_refused_like_an_oracl
         with pytest.raises(ValueError, match="model: has K=4 outcomes, the data have K=3; pass K=4"):
             certify_data(x, 0.5, model=model)
     assert design(x, K=4, model=m, steps=2, n_per_level=4).K == 4
+
+
+def test_oracle_estimate_is_the_bridge_estimate_on_the_same_draws():
+    """design.estimate_profile on an oracle and bridge.estimate_profile on a torch model of the
+    same conditionals share the estimator (information._montecarlo): same draws for the same
+    seed, so the same numbers up to rounding of the scores; the oracle's ``batch`` changes
+    nothing (counter-based draws)."""
+    pytest.importorskip("torch")
+    from mdmtheory import bridge
+
+    p, x = _markov_samples(n=300)
+    for kw in ({}, {"prompt_length": 1}, {"prompt_length": 1, "response_length": 2}):
+        a = estimate_profile(as_oracle(p), x, n_per_level=200, seed=7, **kw)
+        b = bridge.estimate_profile(bridge.ExactModel(p), x, n_per_level=200, seed=7, **kw)
+        np.testing.assert_allclose(a.values, b.values, rtol=1e-13, atol=0)
+        np.testing.assert_allclose(a.stderr, b.stderr, rtol=1e-9, atol=1e-15)
+        assert a.forwards == b.forwards == int(np.sum(b.counts)) and np.array_equal(a.levels, b.levels)
+        c = estimate_profile(as_oracle(p), x, n_per_level=200, seed=7, batch=37, **kw)
+        assert np.array_equal(c.values, a.values) and np.array_equal(c.stderr, a.stderr)

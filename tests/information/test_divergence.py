@@ -21,7 +21,7 @@ from mdmtheory.laws import Joint
 from mdmtheory.information import Profile, information_profile
 from mdmtheory.samplers.engine import exact_run
 from mdmtheory.schedules import Grid, Schedule
-from reference import random_table
+from reference import compositions, random_table
 
 LOG2 = math.log(2.0)
 TOL = 1e-12
@@ -141,7 +141,7 @@ def test_repeated_symbol_schedules(K, d):
     KL(p||q) = (k_1 - 1) log K = path KL.
     """
     p = Joint(repeated_table(K, d))
-    for sizes in {c for n in range(1, d + 1) for c in _compositions(d, n)}:
+    for sizes in {c for n in range(1, d + 1) for c in compositions(d, n)}:
         k1 = sizes[0]
         run = exact_run(p, Schedule(sizes), trajectory=True)
         assert path_kl(p, Schedule(sizes)) == pytest.approx((k1 - 1) * math.log(K), abs=TOL)
@@ -164,18 +164,13 @@ def test_parity_schedules(d):
     """
     p = Joint(parity_table(d))
     for n in range(1, d + 1):
-        for sizes in _compositions(d, n):
+        for sizes in compositions(d, n):
             expect = LOG2 if sizes[-1] >= 2 else 0.0
             run = exact_run(p, Schedule(sizes), trajectory=True)
             assert path_kl(p, Schedule(sizes)) == pytest.approx(expect, abs=TOL)
             assert run.path_kl == pytest.approx(expect, abs=TOL)
             assert kl(p, run.law) == pytest.approx(expect, abs=TOL)
             assert run.lost == 0.0
-
-
-def _compositions(d, n):
-    for cuts in itertools.combinations(range(1, d), n - 1):
-        yield tuple(np.diff((0,) + cuts + (d,)).tolist())
 
 
 @pytest.mark.parametrize("K,d", [(2, 3), (3, 4), (2, 5)])

@@ -34,6 +34,7 @@ from mdmtheory.optimal import (
 from mdmtheory.information import Profile
 from mdmtheory.schedules import Grid, Schedule
 from mdmtheory.information import gain, gamma_umask
+from reference import compositions, profile_path_kl
 
 
 # -- references ----------------------------------------------------------------------------
@@ -51,21 +52,8 @@ def brute_force(c):
     d = len(c)
     best = {}
     for T in range(1, d + 1):
-        vals = []
-        for cuts in itertools.combinations(range(1, d), T - 1):
-            pts = (0, *cuts, d)
-            vals.append(objective(c, np.diff(pts)))
-        best[T] = min(vals)
+        best[T] = min(objective(c, sizes) for sizes in compositions(d, T))
     return best
-
-
-def brute_path_kl(c, sizes):
-    """sum_t sum_{m in step t} (c(s_t) - c(m))."""
-    s, total = 0, 0.0
-    for k in sizes:
-        total += sum(c[s] - c[m] for m in range(s, s + k))
-        s += k
-    return total
 
 
 def check_all_T(c, *, methods=("auto", "dp")):
@@ -105,7 +93,7 @@ def test_optimal_schedule_equals_brute_force_nonincreasing(c):
         sched = fr.schedule(T)
         assert sched.steps == T
         assert objective(c, sched.sizes) == pytest.approx(ref[T], abs=1e-11)
-        assert fr.path_kl[T - 1] == pytest.approx(brute_path_kl(c, sched.sizes), abs=1e-12)
+        assert fr.path_kl[T - 1] == pytest.approx(profile_path_kl(c, sched.sizes), abs=1e-12)
         assert fr.path_kl[T - 1] == pytest.approx(ref[T] - total, abs=1e-11)
 
 

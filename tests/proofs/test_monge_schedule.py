@@ -15,14 +15,9 @@ from hypothesis import strategies as st
 import mdmtheory as mt
 from mdmtheory.optimal import optimal_schedule
 from mdmtheory.testing import profiles
+from reference import compositions
 
 INF = float("inf")
-
-
-def compositions(d, T):
-    for cuts in itertools.combinations(range(1, d), T - 1):
-        bounds = (0, *cuts, d)
-        yield tuple(b - a for a, b in zip(bounds, bounds[1:]))
 
 
 def cost(c, sizes):

@@ -20,6 +20,7 @@ import mdmtheory as mt
 from mdmtheory.laws import families
 from mdmtheory.report import EXPORT_CONVENTIONS, SECTIONS, Report, build_report, render_html, step_counts, write_html
 from mdmtheory.schedules import cosine_schedule, loglinear_grid
+from reference import compositions, profile_path_kl
 
 
 def _entropy(t):
@@ -40,20 +41,6 @@ def _brute_profile(p):
         vals = [H(set(A) | {j}) - H(set(A)) for A in itertools.combinations(range(d), m) for j in range(d) if j not in A]
         phi.append(np.mean(vals))
     return np.array(phi)
-
-
-def _path_kl(phi, sizes):
-    s, out = 0, 0.0
-    for k in sizes:
-        out += k * phi[s]
-        s += k
-    return out - phi.sum()
-
-
-def _compositions(d, T):
-    for cuts in itertools.combinations(range(1, d), T - 1):
-        b = (0,) + cuts + (d,)
-        yield [b[i + 1] - b[i] for i in range(T)]
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +86,7 @@ def test_bounds_section_orders_exact_below_every_upper_bound(law, report):
     phi = np.array(report.profile["phi"])
     for i, T in enumerate(b["steps"]):
         sizes = list(mt.Schedule.constant(5, T).sizes)
-        assert b["path_kl"][i] == pytest.approx(_path_kl(phi, sizes), abs=1e-12)
+        assert b["path_kl"][i] == pytest.approx(profile_path_kl(phi, sizes), abs=1e-12)
         assert b["kl"][i] <= b["path_kl"][i] + 1e-12
         for s in b["series"].values():
             exact = b["kl"][i] if s["quantity"] == "kl" else b["path_kl"][i]
@@ -114,9 +101,9 @@ def test_frontier_is_the_brute_force_optimum_and_below_card_families(report):
     f = report.frontier
     phi = np.array(report.profile["phi"])
     for i, T in enumerate(f["steps"]):
-        best = min(_path_kl(phi, c) for c in _compositions(5, T))
+        best = min(profile_path_kl(phi, c) for c in compositions(5, T))
         assert f["optimal"][i] == pytest.approx(best, abs=1e-12)
-        assert _path_kl(phi, f["optimal_schedules"][i]) == pytest.approx(best, abs=1e-12)
+        assert profile_path_kl(phi, f["optimal_schedules"][i]) == pytest.approx(best, abs=1e-12)
         for name in ("constant", "cosine", "geometric"):
             v = f["families"][name][i]
             assert np.isnan(v) or v >= best - 1e-12
@@ -133,7 +120,7 @@ def test_planners_section_random_column_is_the_bounds_exact_kl(report):
 def test_recommended_is_the_fewest_steps_meeting_the_target(report):
     rec = report.recommended
     phi = np.array(report.profile["phi"])
-    best = {T: min(_path_kl(phi, c) for c in _compositions(5, T)) for T in range(1, 6)}
+    best = {T: min(profile_path_kl(phi, c) for c in compositions(5, T)) for T in range(1, 6)}
     expected = min(T for T in best if best[T] <= 0.05)
     assert rec["steps"] == expected and sum(rec["sizes"]) == 5
     assert rec["path_kl"] == pytest.approx(best[expected], abs=1e-12)
@@ -215,12 +202,12 @@ def test_cross_entropy_section_and_model_designed_schedule(law):
     for i, T in enumerate([2, 3]):
         assert sum(md["schedules"][i]) == 5 and len(md["schedules"][i]) == T
         assert md["path_kl"][i] >= r.frontier["optimal"][i] - 1e-12
-        assert md["path_kl"][i] == pytest.approx(_path_kl(phi, md["schedules"][i]), abs=1e-12)
+        assert md["path_kl"][i] == pytest.approx(profile_path_kl(phi, md["schedules"][i]), abs=1e-12)
     rec = r.recommended  # the law is known: the exact optimum is recommended, the model's design beside it
     assert rec["sizes"] == list(mt.optimal_schedule(mt.information_profile(law), rec["steps"]).sizes)
     mdr = rec["model_designed"]
     assert sum(mdr["sizes"]) == 5 and len(mdr["sizes"]) == rec["steps"]
-    assert mdr["path_kl"] == pytest.approx(_path_kl(phi, mdr["sizes"]), abs=1e-12)
+    assert mdr["path_kl"] == pytest.approx(profile_path_kl(phi, mdr["sizes"]), abs=1e-12)
     assert mdr["regret"] == pytest.approx(mdr["path_kl"] - rec["path_kl"], abs=1e-12) and mdr["regret"] >= 0
 
 
@@ -456,26 +443,26 @@ def test_default_demo_budget_beats_every_family_by_brute_force():
     law = default_law(model=False)[0]
     T, d = DEFAULT_RECOMMEND_STEPS, law.d
     phi = _sparse_brute_profile(law)
-    best = min(_compositions(d, T), key=lambda s: _path_kl(phi, s))
-    best_kl = _path_kl(phi, best)
+    best = list(min(compositions(d, T), key=lambda s: profile_path_kl(phi, s)))
+    best_kl = profile_path_kl(phi, best)
     const = list(mt.Schedule.constant(d, T).sizes)
     assert best != const
     prof = mt.Profile(phi)
-    for name, other in [("constant", _path_kl(phi, const)), ("cosine", _path_kl(phi, cosine_schedule(d, T).sizes)),
+    for name, other in [("constant", profile_path_kl(phi, const)), ("cosine", profile_path_kl(phi, cosine_schedule(d, T).sizes)),
                         ("log-linear", mt.path_kl(prof, loglinear_grid(T)))]:
         assert best_kl < 0.85 * other, (name, best_kl, other)
     # the first-screen numbers docs/guide.md quotes (the demo paragraph) are these
     from pathlib import Path
 
     guide = " ".join((Path(__file__).parents[2] / "docs" / "guide.md").read_text().split())
-    assert f"optimal schedule {best} has path KL {best_kl:.3f} nats against {_path_kl(phi, const):.3f}" in guide
+    assert f"optimal schedule {best} has path KL {best_kl:.3f} nats against {profile_path_kl(phi, const):.3f}" in guide
     assert f"{mt.path_kl(prof, loglinear_grid(T)):.3f} for the log-linear MDLM grid" in guide
     # the report's record and caption, on the same law and budget (exact KL not needed here)
     cache = _KLCache(law)
     cache.values = type("NoKL", (dict,), {"__missing__": lambda self, k: float("nan")})()
     rec = _recommended_section(prof, mt.pareto_frontier(prof, d), 0.3, T, None, cache)
     assert rec["sizes"] == best and rec["differs_from_constant"] and rec["path_kl"] == pytest.approx(best_kl, abs=1e-9)
-    assert rec["gains"]["constant"]["saved"] == pytest.approx(_path_kl(phi, const) - best_kl, abs=1e-9)
+    assert rec["gains"]["constant"]["saved"] == pytest.approx(profile_path_kl(phi, const) - best_kl, abs=1e-9)
     np.testing.assert_allclose(rec["step_costs"], _brute_step_costs(phi, best), atol=1e-9)
     assert rec["constant_steps_to_match"] > T  # constant needs more steps for the same path KL
     cap = schedule_caption(rec, phi)
@@ -520,7 +507,7 @@ def test_first_screen_states_the_gain_and_the_target(law, report):
     assert "Target" in first and "path KL of at most" in first and f"T = {rec['steps']}" in first
     phi = _brute_profile(law)
     for name in ("constant", "cosine"):
-        other = _path_kl(phi, rec["family_sizes"][name])
+        other = profile_path_kl(phi, rec["family_sizes"][name])
         assert rec["gains"][name]["path_kl"] == pytest.approx(other, abs=1e-9)
         saved = other - rec["path_kl"]
         assert (f"{saved:.3g} nats" in first) if saved > 1e-12 else ("0 (the same)" in first)

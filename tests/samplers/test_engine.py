@@ -32,6 +32,7 @@ from mdmtheory.information import total_correlation
 from mdmtheory.laws import Joint
 from mdmtheory.samplers.engine import exact_run, sampler_law
 from mdmtheory.schedules import Grid, Schedule
+from mdmtheory.testing import schedules
 from reference import random_table
 
 TOL = 1e-12
@@ -291,13 +292,6 @@ def joints(draw, max_d=5, max_K=3, max_outcomes=243):
     zeros = {"dense": 0.0, "zeros": 0.5, "peaked": 0.0}[kind]
     alpha = 0.02 if kind == "peaked" else draw(st.sampled_from([0.3, 1.0, 5.0]))
     return random_table(K, d, seed, zeros=zeros, alpha=alpha)
-
-
-@st.composite
-def schedules(draw, d):
-    """A random composition of d."""
-    cuts = sorted(draw(st.sets(st.integers(1, d - 1), max_size=d - 1))) if d > 1 else []
-    return Schedule(np.diff([0] + cuts + [d]))
 
 
 @st.composite

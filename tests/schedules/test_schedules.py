@@ -34,6 +34,7 @@ from mdmtheory.schedules import (
     semi_autoregressive_plan,
 )
 from mdmtheory.optimal import sqrt_rule_schedule
+from mdmtheory.testing import schedules
 
 
 def _valid(sched, d, T=None):
@@ -50,11 +51,9 @@ def d_and_steps(draw, d_max=60, d_min=1):
     return d, draw(st.integers(1, d))
 
 
-@st.composite
-def compositions(draw, d_max=25):
-    d = draw(st.integers(1, d_max))
-    cuts = sorted(draw(st.sets(st.integers(1, d - 1), max_size=d - 1))) if d > 1 else []
-    return Schedule(np.diff([0, *cuts, d]))
+def compositions(d_max=25):
+    """Schedules of any d in 1..d_max (mdmtheory.testing.schedules of a drawn d)."""
+    return st.integers(1, d_max).flatmap(schedules)
 
 
 # -- existing behaviour is kept ----------------------------------------------------------------
