@@ -58,6 +58,7 @@ import numpy as np
 from scipy.special import entr, xlogy
 from scipy.stats import rankdata
 
+from .._estimate import Record, record_dict
 from .._validate import float_array, int_arg, real_arg, _short
 
 #: Largest ``batch_size`` of the extraction functions (sequences per forward).
@@ -329,6 +330,10 @@ class Drift(NamedTuple):
     def mean_shift(self) -> np.ndarray:
         return self.shift.mean(axis=-1)
 
+    def to_dict(self) -> dict:
+        """Every field by name, JSON-ready (numpy arrays as lists, non-finite floats as strings)."""
+        return record_dict(self)
+
 
 def drift(s, *, eps: float = DEFAULT_EPS) -> Drift:
     r"""Anchor drift along the step axis of received attention s (..., T, L), T >= 2.
@@ -408,7 +413,7 @@ def masked_share(A, masked, *, queries: str = "all") -> np.ndarray:
 
 # -- traces ------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class AttentionTrace:
+class AttentionTrace(Record):
     r"""Attention recorded at every step and layer of sampling runs.
 
     n samples, T steps, ``n_layers`` layers, L positions. Steps at which a sample had
@@ -798,7 +803,7 @@ def trace_sampling(
 
 # -- per-layer summary -------------------------------------------------------------------
 @dataclass(frozen=True)
-class FloatingSummary:
+class FloatingSummary(Record):
     r"""Per-layer floating-anchor statistics of a trace (:func:`floating_summary`).
 
     Every field is an array over layers (first axis); means are over samples of per-sample
@@ -1058,7 +1063,7 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
 
 
 @dataclass(frozen=True)
-class InformationCorrelation:
+class InformationCorrelation(Record):
     r"""Attention vs information over (sample, step, masked query) cases, per layer.
 
     Attributes

@@ -109,6 +109,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._estimate import Record
 from ..information.dyadic import (
     _check_oracle,
     dyadic_grid,
@@ -173,7 +174,7 @@ def _confidence(confidence) -> float:
 
 
 @dataclass(frozen=True)
-class Certificate:
+class Certificate(Record):
     r"""A certified schedule (see the module docstring for every symbol).
 
     Attributes

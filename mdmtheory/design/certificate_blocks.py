@@ -77,6 +77,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import rel_entr, xlogy
 
+from .._estimate import Record
 from ..information.dyadic import _check_oracle, dyadic_weights, FORMS, oracle_samples, WEIGHTS
 from ..laws.joint import Joint
 from ..laws.oracles import empirical_oracle, loo_conditionals, MixtureOfProductsLaw
@@ -136,7 +137,7 @@ def _dyadic_path(i: int, j: int, r: int) -> list[int]:
 
 
 @dataclass(frozen=True)
-class IntervalStatistics:
+class IntervalStatistics(Record):
     r"""Per-sample dyadic statistics Q of every candidate interval (see :func:`interval_statistics`).
 
     ``Q[:, i, j]`` (i < j) is Q of :math:`[\tau_i, \tau_j]` for each sample (truncated for
@@ -274,7 +275,7 @@ def _greedy(S: np.ndarray, U: np.ndarray, eps: float) -> list[int]:
 
 
 @dataclass(frozen=True)
-class BlockCertificate:
+class BlockCertificate(Record):
     r"""A certified multi-block schedule (module docstring for every symbol).
 
     Attributes

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from .._estimate import Record
 from ..information.profile import information_profile, Profile
 from ..laws.joint import MAX_OUTCOMES
 from ..optimal.card import optimal_schedule, pareto_frontier, schedule_path_kl
@@ -67,7 +68,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Design:
+class Design(Record):
     r"""Result of :func:`design`.
 
     ``method`` is ``"exact"`` (empirical law used exactly) or ``"estimated"``; ``path_kl`` is

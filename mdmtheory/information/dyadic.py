@@ -60,6 +60,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import rel_entr, xlogy
 
+from .._estimate import Estimate, record_dict
 from ..laws.joint import Joint, Marginals
 from ..laws.oracles import as_oracle, loo_conditionals
 from .._validate import float_array, int_arg, real_arg
@@ -195,6 +196,10 @@ class Lemma1(NamedTuple):
     D: float
     c: float
 
+    def to_dict(self) -> dict:
+        """Every field by name, JSON-ready (numpy arrays as lists, non-finite floats as strings)."""
+        return record_dict(self)
+
 
 def w26_lemma1(p, a: float, b: float) -> Lemma1:
     r"""W26 Lemma 1 (§4.3.1, eqs. 31a–b): :math:`D/c \le H(a, b) \le ((1+c)/c)\, D` for :math:`0 < a < b < 1`.
@@ -229,7 +234,7 @@ def w26_lemma1(p, a: float, b: float) -> Lemma1:
 
 
 @dataclass(frozen=True)
-class DyadicEstimate:
+class DyadicEstimate(Estimate):
     r"""A Monte Carlo dyadic estimate of :math:`H(a, b)` (see the module docstring).
 
     Attributes
@@ -248,6 +253,8 @@ class DyadicEstimate:
     grid: np.ndarray
     weights: np.ndarray
     kind: str
+
+    point = "mean"
 
     @property
     def n(self) -> int:

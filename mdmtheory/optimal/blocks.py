@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._estimate import Record
 from ..information.profile import information_profile, Profile
 from ..laws.joint import Joint
 from ..laws.prompts import check_given
@@ -49,7 +50,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class BlockCandidate:
+class BlockCandidate(Record):
     """One candidate: ``block_length``, the counts of each block, its forwards and path KL
     (``path_kl`` is None and ``reason`` says why when the candidate cannot meet the ask).
     Estimated designs (:func:`estimate_block_design`) also carry ``ci``, the two-sided
@@ -71,7 +72,7 @@ class BlockCandidate:
 
 
 @dataclass(frozen=True)
-class BlockDesign:
+class BlockDesign(Record):
     """Every candidate block length (``candidates``) and the pick (``best``); ``method`` is
     ``"exact"`` (:func:`design_blocks`) or ``"estimated"`` (:func:`estimate_block_design`),
     ``note`` says on what."""

@@ -45,6 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._estimate import Record
 from .. import bounds as _bounds
 from ..exports import formats as _export
 from ..information import ugc as _ugc
@@ -86,7 +87,7 @@ ATTENTION_EPS = 3.0
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(Record):
     """Every number of the report, one JSON-able dict per section (see :data:`SECTIONS`)."""
 
     law: dict

@@ -88,6 +88,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .._estimate import Record
 from ..laws.joint import Joint
 from ..schedules.plans import check_schedule, Schedule
 from .kernel import (
@@ -130,7 +131,7 @@ def _mc_start(law, plan, n, seed):
 
 
 @dataclass(frozen=True)
-class RemaskingSampler:
+class RemaskingSampler(Record):
     """ReMDM (module docstring): ``alphas`` the revealed fractions 0 = α_0 < … < α_N = 1,
     ``eta`` in [0, 1], ``schedule`` ``"cap"`` or ``"rescale"``."""
 
@@ -215,7 +216,7 @@ def _redo_mc(own, rev, k, ties, rng):
 
 
 @dataclass(frozen=True)
-class CorrectorSampler:
+class CorrectorSampler(Record):
     """Random order with the counts of ``plan``, and after each of the steps in ``after``
     (default: every step but the last) a corrector step redrawing the ``k`` least likely
     revealed positions, equal likelihoods (to 12 decimals) resolved by ``ties``: ``"random"``
@@ -282,7 +283,7 @@ class CorrectorSampler:
 
 
 @dataclass(frozen=True)
-class EditingSampler:
+class EditingSampler(Record):
     """Sample-then-select with LLaDA2.1 editing (module docstring)."""
 
     plan: Schedule
@@ -371,7 +372,7 @@ EDITING_PIPELINE = "diffusers 0.42 LLaDA2Pipeline (one block, editing_threshold)
 
 
 @dataclass(frozen=True)
-class RevisionRun:
+class RevisionRun(Record):
     """Exact law of a revising sampler (``law``, with lost mass), its forwards and the
     pipeline they are counted for (``pipeline``; None where the sampler is ours, not a
     pipeline's loop).

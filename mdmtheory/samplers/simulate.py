@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from .._estimate import Estimate, Record
 from ..laws.oracles import as_oracle, _inverse_cdf
 from ..schedules.plans import check_schedule, Grid
 from .._validate import int_arg
@@ -51,7 +52,7 @@ STDERR_FLOOR = 1e-12
 
 
 @dataclass(frozen=True)
-class Simulation:
+class Simulation(Record):
     """Samples of a sampler and where each position was revealed.
 
     Attributes
@@ -70,7 +71,7 @@ class Simulation:
 
 
 @dataclass(frozen=True)
-class KLEstimate:
+class KLEstimate(Estimate):
     r"""Monte Carlo estimate of KL(p‖q) (deterministic planners) or of the path KL (random).
 
     Attributes
