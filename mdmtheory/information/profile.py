@@ -48,7 +48,7 @@ def _tol_arg(tol) -> float:
 
 
 @dataclass(frozen=True, eq=False, init=False)
-class Profile:
+class Profile(Record):
     r"""Values :math:`\varphi_0, \dots, \varphi_{d-1}` (nats), an immutable record.
 
     Parameters
