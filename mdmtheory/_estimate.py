@@ -121,3 +121,46 @@ class Estimate(Record):
             v, se = np.asarray(v, dtype=np.float64), np.asarray(se, dtype=np.float64)
             return v - z * se, v + z * se
         return float(v) - z * float(se), float(v) + z * float(se)
+
+
+# -- options records and renamed keywords (one release of the old spellings) ------------------
+def options_from(cls, options, old: dict, *, where: str, name: str = "options", defaults: dict | None = None):
+    """The options record of ``where``: ``options`` (a ``cls`` or None for the defaults), or
+    one built from the old keyword arguments ``old`` (each a field of ``cls``), which warn
+    with a :class:`DeprecationWarning` for one release. ``defaults`` fills fields left None
+    in the record (a function's own default for a shared record)."""
+    import warnings
+
+    if options is not None and not isinstance(options, cls):
+        raise ValueError(f"{name}: expected a {cls.__module__.split('.')[1]}.{cls.__name__}, got {type(options).__name__}")
+    fields = {f.name for f in dataclasses.fields(cls)}
+    for key in old:
+        if key not in fields:
+            raise TypeError(f"{where}() got an unexpected keyword argument {key!r}")
+    out = cls() if options is None else options
+    if old:
+        if options is not None:
+            raise ValueError(f"{name}: give either {name}={cls.__name__}(...) or the old keywords "
+                             f"{', '.join(sorted(old))}, not both")
+        warnings.warn(f"{where}({', '.join(f'{k}=' for k in sorted(old))}): deprecated, pass "
+                      f"{name}={cls.__name__}({', '.join(f'{k}=...' for k in sorted(old))}) instead",
+                      DeprecationWarning, stacklevel=3)
+        out = dataclasses.replace(out, **old)
+    if defaults:
+        out = dataclasses.replace(out, **{k: v for k, v in defaults.items() if getattr(out, k) is None})
+    return out
+
+
+def renamed_keyword(old: dict, old_name: str, new_name: str, value, default, *, where: str):
+    """The value of the keyword ``new_name`` (``value``; ``default`` when not given), or of
+    its old spelling ``old_name`` popped from ``old``, which warns with a
+    :class:`DeprecationWarning` for one release (both given: a ValueError)."""
+    import warnings
+
+    if old_name not in old:
+        return value
+    given = old.pop(old_name)
+    if value is not default:
+        raise ValueError(f"{new_name}: give either {new_name} or its old name {old_name}, not both")
+    warnings.warn(f"{where}({old_name}=): deprecated, renamed {new_name}=", DeprecationWarning, stacklevel=3)
+    return given

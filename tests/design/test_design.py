@@ -14,6 +14,7 @@ from mdmtheory import exports
 from mdmtheory.laws import families, oracles as structured
 from mdmtheory.cli import main
 from mdmtheory.design import defect_weights, design, estimate_profile, memorization
+from mdmtheory.design import CertificateOptions
 from mdmtheory.laws import as_oracle
 
 
@@ -252,9 +253,9 @@ def test_empirical_oracle_is_the_empirical_table():
             want[r, j] = np.bincount(x[agree, j], minlength=3) / agree.sum()
     np.testing.assert_allclose(law.conditionals(q, rev), want, atol=1e-12)
     np.testing.assert_allclose(law.conditionals(q, rev), as_oracle(pe).conditionals(q, rev), atol=1e-12)
-    cert, note = certify_data(x, 0.05, K=3, seed=2, form="entropy")
+    cert, note = certify_data(x, 0.05, K=3, seed=2, options=CertificateOptions(form="entropy"))
     draws = x[np.random.default_rng([2, 1]).integers(0, 80, size=80)]
-    ref = certify(pe, draws, 0.05, seed=2, form="entropy")
+    ref = certify(pe, draws, 0.05, seed=2, options=CertificateOptions(form="entropy"))
     assert cert.steps == ref.steps and cert.upper == pytest.approx(ref.upper, rel=1e-10, abs=1e-12)
 
 
