@@ -124,18 +124,19 @@ class Estimate(Record):
 
 
 # -- options records and renamed keywords (one release of the old spellings) ------------------
-def options_from(cls, options, old: dict, *, where: str, name: str = "options", defaults: dict | None = None):
+def options_from(cls, options, old: dict, *, where: str, name: str = "options", defaults: dict | None = None,
+                 prefix: str = ""):
     """The options record of ``where``: ``options`` (a ``cls`` or None for the defaults), or
-    one built from the old keyword arguments ``old`` (each a field of ``cls``), which warn
-    with a :class:`DeprecationWarning` for one release. ``defaults`` fills fields left None
-    in the record (a function's own default for a shared record)."""
+    one built from the old keyword arguments ``old`` (each ``prefix`` + a field of ``cls``),
+    which warn with a :class:`DeprecationWarning` for one release. ``defaults`` fills fields
+    left None in the record (a function's own default for a shared record)."""
     import warnings
 
     if options is not None and not isinstance(options, cls):
         raise ValueError(f"{name}: expected a {cls.__module__.split('.')[1]}.{cls.__name__}, got {type(options).__name__}")
     fields = {f.name for f in dataclasses.fields(cls)}
     for key in old:
-        if key not in fields:
+        if not key.startswith(prefix) or key[len(prefix):] not in fields:
             raise TypeError(f"{where}() got an unexpected keyword argument {key!r}")
     out = cls() if options is None else options
     if old:
@@ -143,9 +144,9 @@ def options_from(cls, options, old: dict, *, where: str, name: str = "options", 
             raise ValueError(f"{name}: give either {name}={cls.__name__}(...) or the old keywords "
                              f"{', '.join(sorted(old))}, not both")
         warnings.warn(f"{where}({', '.join(f'{k}=' for k in sorted(old))}): deprecated, pass "
-                      f"{name}={cls.__name__}({', '.join(f'{k}=...' for k in sorted(old))}) instead",
+                      f"{name}={cls.__name__}({', '.join(f'{k[len(prefix):]}=...' for k in sorted(old))}) instead",
                       DeprecationWarning, stacklevel=3)
-        out = dataclasses.replace(out, **old)
+        out = dataclasses.replace(out, **{k[len(prefix):]: v for k, v in old.items()})
     if defaults:
         out = dataclasses.replace(out, **{k: v for k, v in defaults.items() if getattr(out, k) is None})
     return out

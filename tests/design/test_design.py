@@ -180,11 +180,13 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
 def test_design_function_argument_errors():
     _, x = _markov_samples(n=20)
     with pytest.raises(ValueError, match="exactly one"):
-        design(x, steps=2, budget=0.1)
+        design(x, steps=2, target_kl=0.1)
     with pytest.raises(ValueError, match="steps"):
         design(x, steps=6)
-    with pytest.raises(ValueError, match="budget"):
-        design(x, budget=0.0)
+    with pytest.raises(ValueError, match="^target_kl: "):
+        design(x, target_kl=0.0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        design(x, steps=2, colour=1)
     with pytest.raises(ValueError, match="exact_limit"):
         design(x, steps=2, exact_limit=0)
 
@@ -391,3 +393,24 @@ def test_a_torch_model_with_more_outcomes_than_the_data_is_refused_like_an_oracl
         with pytest.raises(ValueError, match="model: has K=4 outcomes, the data have K=3; pass K=4"):
             certify_data(x, 0.5, model=model)
     assert design(x, K=4, model=m, steps=2, n_per_level=4).K == 4
+
+
+def test_budget_keyword_is_target_kl_for_one_release():
+    """design/block_design(budget=EPS) (a path-KL target, not a number of steps): a DeprecationWarning and
+    the same design as target_kl=EPS; Design.budget reads .target_kl with a warning."""
+    _, x = _markov_samples(n=200)
+    from mdmtheory.design import block_design
+
+    new = design(x, target_kl=0.05)
+    with pytest.warns(DeprecationWarning, match=r"design\(budget=\): deprecated, renamed target_kl="):
+        old = design(x, budget=0.05)
+    assert old.schedule == new.schedule and old.target_kl == new.target_kl == 0.05 and old.path_kl == new.path_kl
+    with pytest.warns(DeprecationWarning, match="Design.budget"):
+        assert new.budget == 0.05
+    assert design(x, steps=2).target_kl is None
+    bnew = block_design(x, target_kl=0.05)
+    with pytest.warns(DeprecationWarning, match="block_design"):
+        bold = block_design(x, budget=0.05)
+    assert bold == bnew
+    with pytest.raises(ValueError, match="^target_kl: give either"):
+        design(x, target_kl=0.05, budget=0.05)
