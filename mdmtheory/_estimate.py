@@ -6,6 +6,10 @@ r"""The records every wing shares: JSON-ready results and the one base of every 
   ``PathEstimate``, ``ProfileEstimate``, …): a point value (``value``, or ``values`` per
   level), its standard error ``stderr`` and the number of draws ``n``, with the normal
   interval :meth:`Estimate.confidence_interval`.
+* :func:`options_from` and :func:`renamed_keyword`: the options records of functions with
+  many parameters (``CertificateOptions``, ``AttentionOptions``) and renamed keywords
+  (``budget`` -> ``target_kl``, ``K`` -> ``blocks``), the old spellings kept for one
+  release with a :class:`DeprecationWarning`.
 
 Below every wing (docs/design.md, "Layout"): numpy and the standard library only.
 """
