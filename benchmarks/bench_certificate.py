@@ -21,6 +21,7 @@ import numpy as np
 
 import mdmtheory as mt
 from mdmtheory.design import certify
+from mdmtheory.design import CertificateOptions
 
 
 def n_opt(p, eps, lo, hi, n_max=400):
@@ -56,7 +57,7 @@ def main(argv=None):
             No = n_opt(p, eps, lo, hi)
             for form in ("kl", "entropy"):
                 for rule in ("w26", "tight"):
-                    c = certify(p, 4000, eps, seed=0, form=form, rule=rule)
+                    c = certify(p, 4000, eps, seed=0, options=CertificateOptions(form=form, rule=rule))
                     kl = mt.kl(p, mt.sampler_law(p, c.grid))
                     print(f"{name:<14} {eps:>6} {No:>5} | {form:<7} {rule:<5} {c.steps:>6} {c.steps / No:>6.1f} "
                           f"{kl:>9.2e} {c.bound:>9.2e}")
@@ -84,14 +85,14 @@ def blocks(quick: bool = False):
         t = time.perf_counter()
         d = p.d
         No = n_opt(p, eps, 1 / d, 1 - 1 / d)
-        c1 = certify(p, n, eps, seed=0, form="entropy")
-        c1t = certify(p, n, eps, seed=0, form="entropy", rule="tight")
+        c1 = certify(p, n, eps, seed=0, options=CertificateOptions(form="entropy"))
+        c1t = certify(p, n, eps, seed=0, options=CertificateOptions(form="entropy", rule="tight"))
         ks, kls = {}, [mt.kl(p, mt.sampler_law(p, c.grid)) for c in (c1, c1t)]
         for K in (1, 2, 3, 4):
-            c = mt.design.certify_blocks(n, eps, K=K, law=p, seed=0, rule="tight")
+            c = mt.design.certify_blocks(n, eps, blocks=K, law=p, seed=0, options=CertificateOptions(rule="tight"))
             ks[K] = c
             kls.append(mt.kl(p, mt.sampler_law(p, c.grid)))
-        w = mt.design.certify_blocks(n, eps, K=3, law=p, seed=0, rule="w26")
+        w = mt.design.certify_blocks(n, eps, blocks=3, law=p, seed=0, options=CertificateOptions(rule="w26"))
         kls.append(mt.kl(p, mt.sampler_law(p, w.grid)))
         e = ks[3].edges
         Htrue = np.array([mt.information.ugc.ugc(p, a, b) for a, b in zip(e[:-1], e[1:])])

@@ -202,7 +202,7 @@ def certificate_numbers():
     eps = 1e-6
     out = {}
     for w in ("stated", "corrected"):
-        c = certify(p, 20000, eps, seed=1, form="entropy", weights=w, interval=(0.3, 0.302), rule="w26")
+        c = certify(p, 20000, eps, seed=1, options=mt.design.CertificateOptions(form="entropy", weights=w, interval=(0.3, 0.302), rule="w26"))
         out[w] = (c.steps, mt.kl(p, mt.sampler_law(p, c.grid)))
     return eps, out
 
@@ -215,7 +215,7 @@ def w26_certificate() -> str:
         f"""**W26's certificate inherits the dyadic gap** (W26 §4.4.1, Theorem 2, via Proposition 2
         §4.3.2 and (32c); W26 read in full, places and statuses in `docs/theory.md`). With the
         stated weights the certificate can fail: repeated bit, d = 3, interval [0.3, 0.302],
-        ε = 10⁻⁶, 20,000 exact samples (seed 1, `certify(..., form="entropy", rule="w26")`)
+        ε = 10⁻⁶, 20,000 exact samples (seed 1, `certify(..., options=CertificateOptions(form="entropy", rule="w26"))`)
         certifies {n_s} step{'s' if n_s != 1 else ''} whose exact KL is {kl_s:.2g}, {'above' if kl_s > eps else 'within'} ε (a strict
         xfail in `tests/design/test_certificate.py` and `tests/design/test_certificate_blocks.py`); with the
         corrected weights the same samples certify {n_c} steps with exact KL {kl_c:.2g}

@@ -20,6 +20,7 @@ use. Old import paths work for one release with a DeprecationWarning (:mod:`._mo
 import importlib as _importlib
 
 from . import _moved
+from ._estimate import Estimate
 from . import bounds, data, design, exports, information, laws, optimal, report, samplers, schedules
 from .bounds import Bound, compare
 from .design import Certificate, certify
@@ -66,6 +67,7 @@ __all__ = [
     "ExactRun",
     "Bound",
     "Certificate",
+    "Estimate",
     # verbs
     "information_profile",
     "entropy",

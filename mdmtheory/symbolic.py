@@ -50,6 +50,7 @@ import numpy as np
 import sympy as sp
 from sympy.calculus.euler import euler_equations
 
+from ._estimate import Record, record_dict
 from .information.profile import Profile
 from .laws.joint import Joint, NORMALIZATION_TOL, positions_to_mask
 from .schedules.plans import check_schedule, Grid, Schedule
@@ -211,7 +212,7 @@ class _StationaryChain(NamedTuple):
 
 
 @dataclass(frozen=True, eq=False, init=False)
-class SymbolicJoint:
+class SymbolicJoint(Record):
     r"""A law on :math:`[K]^d` whose table entries are sympy expressions.
 
     Parameters
@@ -1048,6 +1049,10 @@ class ClosedForms(NamedTuple):
     dtc_from_gain: sp.Expr | None = None
     ugc_density: sp.Expr | None = None
 
+    def to_dict(self) -> dict:
+        """Every field by name, JSON-ready (numpy arrays as lists, non-finite floats as strings)."""
+        return record_dict(self)
+
 
 #: Symbols of the derivations (public names so users can substitute into the results).
 D_SYMBOL = sp.Symbol("d", integer=True, positive=True)
@@ -1360,6 +1365,10 @@ class ContinuumSchedule(NamedTuple):
     error: sp.Expr
     steps: sp.Expr
 
+    def to_dict(self) -> dict:
+        """Every field by name, JSON-ready (numpy arrays as lists, non-finite floats as strings)."""
+        return record_dict(self)
+
 
 S_SYMBOL = sp.Symbol("s", nonnegative=True)
 STEPS_SYMBOL = sp.Symbol("T", positive=True)
@@ -1453,6 +1462,10 @@ class PowerLawSchedule(NamedTuple):
     growth: sp.Expr
     error: sp.Expr
 
+    def to_dict(self) -> dict:
+        """Every field by name, JSON-ready (numpy arrays as lists, non-finite floats as strings)."""
+        return record_dict(self)
+
 
 TAU_SYMBOL = sp.Symbol("tau", nonnegative=True)
 
@@ -1538,6 +1551,10 @@ class RiemannCertificate(NamedTuple):
     slack: sp.Expr
     coefficients: tuple
     holds: bool
+
+    def to_dict(self) -> dict:
+        """Every field by name, JSON-ready (numpy arrays as lists, non-finite floats as strings)."""
+        return record_dict(self)
 
 
 def riemann_bound_certificate(schedule) -> RiemannCertificate:

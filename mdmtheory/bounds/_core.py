@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from .._estimate import Record
 from ..information.ugc import from_log_odds, _interval, log_odds
 from ..schedules.plans import check_schedule, Grid, Schedule
 from .._validate import int_arg
@@ -36,7 +37,7 @@ HOLD_RTOL = 1e-12
 
 
 @dataclass(frozen=True)
-class Bound:
+class Bound(Record):
     """A bound's value and where it comes from.
 
     Attributes

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._estimate import Record
 from ..information.divergence import kl as _kl
 from ..information.ugc import as_profile, effective_total_correlation, log_odds, _ugc
 from ..laws.joint import Joint
@@ -37,7 +38,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class ComparisonRow:
+class ComparisonRow(Record):
     """One row of :func:`compare`: an exact quantity (kind ``"exact"``) or a bound.
 
     ``slack`` = bound / exact (1 when they are equal, including 0 = 0 and inf = inf; inf when
@@ -59,7 +60,7 @@ class ComparisonRow:
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Record):
     """Immutable table returned by :func:`compare`; ``str()`` prints aligned columns."""
 
     rows: tuple[ComparisonRow, ...]

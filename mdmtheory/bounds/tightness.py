@@ -37,6 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy.special import comb
 
+from .._estimate import Record
 from ..information.divergence import path_kl as _path_kl
 from ..information.profile import information_profile
 from ..laws.joint import Joint
@@ -189,7 +190,7 @@ def compositions(d: int):
 
 # -- targets ------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class TightnessTarget:
+class TightnessTarget(Record):
     """A bound family to probe: its JAX ratio and its exact (numpy, package) ratio.
 
     ``pairs(phi)`` (JAX) returns two vectors (numerator, denominator) over the plans of the
@@ -548,7 +549,7 @@ def kl_targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
 
 # -- search -------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class TightnessResult:
+class TightnessResult(Record):
     """Outcome of :func:`tightness_search` for one target.
 
     ``ratio``: best ratio found, recomputed with the package's exact numpy functions on

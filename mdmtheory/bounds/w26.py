@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._estimate import record_dict
 from ..information.ugc import (
     as_profile,
     _card_pair,
@@ -280,6 +281,10 @@ class BlockAllocation(NamedTuple):
 
     value: float
     steps: tuple[int, ...]
+
+    def to_dict(self) -> dict:
+        """Every field by name, JSON-ready (numpy arrays as lists, non-finite floats as strings)."""
+        return record_dict(self)
 
 
 def _block_terms(S: np.ndarray, H: np.ndarray, n: np.ndarray) -> np.ndarray:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .._estimate import Record
 from ..information.ugc import as_profile
 from .._validate import int_arg
 from ._core import ASYMPTOTIC, Bound, OUR_READING, _tc_dtc
@@ -73,7 +74,7 @@ def zc26_rates(p, steps: int) -> tuple[Bound, Bound]:
 
 
 @dataclass(frozen=True)
-class ZC26Check:
+class ZC26Check(Record):
     r"""Exact errors of a random-size schedule with K iterations beside ZC26's two rates at
     constant 1 (:func:`zc26_check`). ``kl``: KL(p ‖ q_π) of the output law (the mixture over
     compositions of the fixed-schedule laws); ``path_kl``: :math:`\sum_c \pi(c)\,\mathrm{KL}_{\text{path}}(c)`;

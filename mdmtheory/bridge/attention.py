@@ -58,6 +58,7 @@ import numpy as np
 from scipy.special import entr, xlogy
 from scipy.stats import rankdata
 
+from .._estimate import Record, record_dict
 from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, real_arg, _short
 
@@ -330,6 +331,10 @@ class Drift(NamedTuple):
     def mean_shift(self) -> np.ndarray:
         return self.shift.mean(axis=-1)
 
+    def to_dict(self) -> dict:
+        """Every field by name, JSON-ready (numpy arrays as lists, non-finite floats as strings)."""
+        return record_dict(self)
+
 
 def drift(s, *, eps: float = DEFAULT_EPS) -> Drift:
     r"""Anchor drift along the step axis of received attention s (..., T, L), T >= 2.
@@ -409,7 +414,7 @@ def masked_share(A, masked, *, queries: str = "all") -> np.ndarray:
 
 # -- traces ------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class AttentionTrace:
+class AttentionTrace(Record):
     r"""Attention recorded at every step and layer of sampling runs.
 
     n samples, T steps, ``n_layers`` layers, L positions. Steps at which a sample had
@@ -631,11 +636,9 @@ def trace_sampling(
     n: int,
     seed: int,
     keep: str = "summary",
-    mask_id: int | None = None,
-    vocab=None,
-    shift: bool = False,
     batch_size: int = 64,
     targets=None,
+    **old,
 ) -> AttentionTrace:
     r"""Sample n sequences of length d from a model and record its attention at every step.
 
@@ -648,9 +651,13 @@ def trace_sampling(
     Parameters
     ----------
     model : an ``nn.Module`` (or callable) as in :func:`attention_maps`; it must accept the
-        (B, d) ids and return logits (B, d, V) and per-layer (B, H, d, d) attentions; or a
-        :class:`~mdmtheory.bridge.MaskedModel` wrapping one (its mask id, vocab and shift
-        are used).
+        (B, d) ids and return logits (B, d, V) and per-layer (B, H, d, d) attentions, with
+        a ``mask_id`` attribute; or a :class:`~mdmtheory.bridge.MaskedModel` wrapping one,
+        which carries the mask id, the ``vocab`` (token ids of the K outcomes: outcome k is
+        ``vocab[k]``; default every id of the logits except the mask id) and ``shift``
+        (True for models whose logits at i-1 predict position i, Dream). The keywords
+        ``mask_id=``, ``vocab=``, ``shift=`` work for one release with a DeprecationWarning
+        (they belong to the model: ``MaskedModel(model, mask_id=..., vocab=..., shift=...)``).
     d : sequence length.
     plan : a :class:`~mdmtheory.Schedule` (sizes :math:`k_t`), or None for planners that
         choose their own sizes (ThresholdPlanner, EntropyBudgetPlanner, ...).
@@ -659,10 +666,6 @@ def trace_sampling(
     n, seed : number of samples and the seed.
     keep : ``"summary"`` (memory-bounded: column sums and row entropies per step and layer)
         or ``"full"`` (also every head-averaged map).
-    mask_id : the mask token id; default ``model.mask_id``.
-    vocab : token ids of the K outcomes (outcome k is ``vocab[k]``); default every id of
-        the logits except ``mask_id``.
-    shift : True for models whose logits at i-1 predict position i (Dream).
     batch_size : largest forward batch.
     targets : optional (n, d) outcome indices, e.g. data x ~ p: *teacher forcing*, the
         chosen positions are revealed with these values instead of the model's draws (the
@@ -679,6 +682,17 @@ def trace_sampling(
     from ..laws.oracles import _inverse_cdf
     from ._checks import MAX_TOKEN_ID, check_bool, int_array
 
+    for key in old:
+        if key not in ("mask_id", "vocab", "shift"):
+            raise TypeError(f"trace_sampling() got an unexpected keyword argument {key!r}")
+    if old:
+        import warnings
+
+        warnings.warn(f"trace_sampling({', '.join(f'{k}=' for k in sorted(old))}) is now trace_sampling(bridge.MaskedModel("
+                      f"model, {', '.join(f'{k}=...' for k in sorted(old))})); the old keyword works for one release "
+                      "(docs/design.md, 'Vocabulary')",
+                      DeprecationWarning, stacklevel=2)
+    mask_id, vocab, shift = old.get("mask_id"), old.get("vocab"), old.get("shift", False)
     torch = _torch()
     d = int_arg(d, "d", 1)
     n = int_arg(n, "n", 1)
@@ -696,7 +710,7 @@ def trace_sampling(
     if mask_id is None:
         mask_id = getattr(model, "mask_id", None)
         if mask_id is None:
-            raise ValueError("mask_id: the model has no mask_id attribute; pass mask_id=...")
+            raise ValueError("mask_id: the model has no mask_id attribute; pass bridge.MaskedModel(model, mask_id=...)")
     mask_id = int_arg(mask_id, "mask_id", 0, MAX_TOKEN_ID)
     if vocab is not None:
         v = int_array(list(vocab) if isinstance(vocab, range) else vocab, "vocab", "token ids")
@@ -799,7 +813,7 @@ def trace_sampling(
 
 # -- per-layer summary -------------------------------------------------------------------
 @dataclass(frozen=True)
-class FloatingSummary:
+class FloatingSummary(Record):
     r"""Per-layer floating-anchor statistics of a trace (:func:`floating_summary`).
 
     Every field is an array over layers (first axis); means are over samples of per-sample
@@ -1061,7 +1075,7 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> float | None:
 
 
 @dataclass(frozen=True)
-class InformationCorrelation:
+class InformationCorrelation(Record):
     r"""Attention vs information over (sample, step, masked query) cases, per layer.
 
     Attributes

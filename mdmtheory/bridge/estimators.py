@@ -47,10 +47,11 @@ from ..information._montecarlo import (
     uniforms,
 )
 from ..information.dyadic import dyadic_grid, dyadic_terms, dyadic_weights, WEIGHTS
-from ..information.profile import Profile
+from ..information.profile import Profile, ProfileEstimate
 from ..laws.oracles import as_oracle
 from ..samplers.simulate import _choose, _planner_setup
 from ..schedules.plans import check_schedule, Grid, Schedule
+from .._estimate import Estimate
 from .._moved import renamed_keywords
 from .._validate import int_arg, real_arg, samples_array
 from ._checks import check_choice, int_array, MAX_DRAWS, MAX_RESAMPLES, short
@@ -175,43 +176,7 @@ def _check_response_length(response_length, D: int, g: int) -> int:
 
 # -- records ---------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class ProfileEstimate:
-    r"""Per-level estimates (nats): the cross-entropy profile c(i) or the learning error ε(i).
-
-    Attributes
-    ----------
-    levels : (L,) numbers of revealed tokens i.
-    values, stderr : (L,) estimates and standard errors.
-    counts : (L,) number of draws per level.
-    forwards : sequences evaluated by the model (all ranks).
-    quantity : ``"cross_entropy"`` or ``"learning_error"``.
-    d : sequence length.
-    """
-
-    levels: np.ndarray
-    values: np.ndarray
-    stderr: np.ndarray
-    counts: np.ndarray
-    forwards: int
-    quantity: str
-    d: int
-
-    @renamed_keywords(level="confidence")
-    def ci(self, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """Normal confidence intervals (low, high) per level."""
-        z = _z(_check_level(confidence))
-        return self.values - z * self.stderr, self.values + z * self.stderr
-
-    @property
-    def profile(self) -> Profile:
-        """The values as a :class:`~mdmtheory.Profile` (needs every level 0..d−1)."""
-        if not np.array_equal(self.levels, np.arange(self.d)):
-            raise ValueError("levels: a Profile needs every level 0..d-1 (estimate with levels=None)")
-        return Profile(self.values)
-
-
-@dataclass(frozen=True, eq=False)
-class PlanComparison:
+class PlanComparison(Estimate):
     r"""Path cross-entropies :math:`\sum_t k_t c(s_t)` of several plans on the same draws.
 
     Attributes
@@ -234,6 +199,8 @@ class PlanComparison:
     levels: np.ndarray
     level_values: np.ndarray
 
+    point = "values"
+
     @property
     def best(self) -> int:
         """Index of the plan with the least estimated path cross-entropy."""
@@ -246,7 +213,7 @@ class PlanComparison:
 
 
 @dataclass(frozen=True, eq=False)
-class PathEstimate:
+class PathEstimate(Estimate):
     r""":math:`\sum_t k_t c(s_t)` of one schedule (nats per sequence).
 
     With an exact model it is :math:`\mathrm{KL}_{\text{path}}(k) + H(X)`.
@@ -267,7 +234,7 @@ class PathEstimate:
 
 
 @dataclass(frozen=True, eq=False)
-class ScheduleEstimate:
+class ScheduleEstimate(Estimate):
     r"""The optimal schedule of an estimated profile, with its uncertainty.
 
     Attributes
@@ -292,7 +259,7 @@ class ScheduleEstimate:
 
 
 @dataclass(frozen=True, eq=False)
-class FactorizationEstimate:
+class FactorizationEstimate(Estimate):
     r"""Factorization error of a sampler along its own path (nats).
 
     ``kind = "kl"`` (deterministic planner: estimates KL(p‖q) for an exact model) or
@@ -315,7 +282,7 @@ class FactorizationEstimate:
 
 
 @dataclass(frozen=True, eq=False)
-class DyadicModelEstimate:
+class DyadicModelEstimate(Estimate):
     r"""W26's dyadic estimate Q of the UGC H(a, b) with the model's conditionals.
 
     ``value`` estimates :math:`\mathbb E Q` (with the exact model:

@@ -35,6 +35,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .._estimate import Record, record_dict
 from .._validate import int_arg as _int_arg
 
 __all__ = [
@@ -67,7 +68,7 @@ MAX_JSON_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
-class TinyConfig:
+class TinyConfig(Record):
     """Shape of a :class:`TinyMDM`. ``vocab_size`` is K (outcomes); ``seq_len`` is d.
 
     Limits (``ValueError`` naming the field, before anything is allocated): ``vocab_size``
@@ -113,6 +114,10 @@ class TinyOutput(NamedTuple):
 
     logits: torch.Tensor
     attentions: tuple | None
+
+    def to_dict(self) -> dict:
+        """Every field by name, JSON-ready (numpy arrays as lists, non-finite floats as strings)."""
+        return record_dict(self)
 
 
 class _Block(nn.Module):

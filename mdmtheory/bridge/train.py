@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from .._estimate import Record
 from .._validate import int_arg as _int_arg, real_arg as _real_arg
 from ._checks import check_bool as _check_bool, check_choice as _check_choice, int_array as _int_array
 from .tiny import TinyMDM
@@ -43,7 +44,7 @@ MAX_LR = 1e3
 
 
 @dataclass(frozen=True)
-class TrainResult:
+class TrainResult(Record):
     """``losses``: the training loss every ``log_every`` steps (mean over those steps)."""
 
     steps: int

@@ -42,7 +42,7 @@ FORMATS = exports.FORMATS + ("diffusers",)
 BLOCK_FORMATS = ("json", "llada", "diffusers")
 
 #: Library argument names -> the options (or DATA) that gave them.
-_OPTIONS = {"steps": "--steps", "budget": "--budget", "n_per_level": "--n-per-level", "seed": "--seed",
+_OPTIONS = {"steps": "--steps", "budget": "--budget", "target_kl": "--budget", "n_per_level": "--n-per-level", "seed": "--seed",
             "exact_limit": "--exact-limit", "samples": "DATA", "x": "DATA", "model": "--model", "eps": "--certify",
             "confidence": "--confidence", "K": "DATA", "forwards": "--forwards", "block_lengths": "--block-lengths",
             "block_length": "--block-length", "prompt_length": "--prompt-length"}
@@ -169,7 +169,7 @@ def run(args) -> dict:
     r_len = x.shape[1] - g
     if blocks:
         with options_for(_BLOCK_OPTIONS):
-            res = block_design(x, K=K, model=model, forwards=args.forwards, budget=args.budget,
+            res = block_design(x, K=K, model=model, forwards=args.forwards, target_kl=args.budget,
                                block_lengths=args.block_lengths, prompt_length=g, exact_limit=args.exact_limit,
                                n_per_level=args.n_per_level, seed=args.seed, confidence=conf)
         best = res.best
@@ -182,7 +182,7 @@ def run(args) -> dict:
         if args.steps is not None and not 1 <= args.steps <= r_len:
             raise UsageError(f"--steps: expected 1 <= T <= {r_len} (the response length), got {args.steps}")
         with options_for(_OPTIONS):
-            res = design(x, K=K, model=model, steps=args.steps, budget=args.budget, exact_limit=args.exact_limit,
+            res = design(x, K=K, model=model, steps=args.steps, target_kl=args.budget, exact_limit=args.exact_limit,
                          n_per_level=args.n_per_level, seed=args.seed, confidence=conf, prompt_length=g)
         out = {
             "method": res.method,
@@ -193,7 +193,7 @@ def run(args) -> dict:
             "prompt_length": g,
             "steps": res.steps,
             "sizes": list(res.sizes),
-            "budget": res.budget,
+            "budget": res.target_kl,
             "path_kl": res.path_kl,
             "path_kl_ci": list(res.ci) if res.ci else None,
             "path_cross_entropy": res.path_cross_entropy,

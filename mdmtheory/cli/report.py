@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import functools
 
-from ..report.report import build_report, DEFAULT_PLANNERS, write_html
+from ..report.report import AttentionOptions, build_report, DEFAULT_PLANNERS, write_html
 from ._common import check_output, options_for, progress, UsageError
 from ._inputs import add_law_arguments, check_law_options, int_list, law_given, load_law
 from ._models import load_model, LoadedModel
@@ -219,9 +219,10 @@ def run(args) -> dict:
             law, name=name, source=source, steps=args.steps, planners=planners, target=args.target,
             recommend_steps=(DEFAULT_RECOMMEND_STEPS if not given and args.target is None and args.recommend_steps is None
                              else args.recommend_steps), cross_entropy=cross_entropy,
-            attention_model=masked if use_attention else None, attention_baseline=baseline if use_attention else None,
-            attention_steps=args.attention_steps, attention_samples=args.attention_samples,
-            attention_info_samples=args.attention_info_samples, attention_seed=args.seed,
+            attention=AttentionOptions(model=masked if use_attention else None,
+                                       baseline=baseline if use_attention else None, steps=args.attention_steps,
+                                       samples=args.attention_samples, info_samples=args.attention_info_samples,
+                                       seed=args.seed),
             progress=functools.partial(progress, quiet=args.quiet, leave=False),
         )
     path = write_html(report, out_path)

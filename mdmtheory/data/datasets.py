@@ -28,6 +28,7 @@ from typing import Callable
 
 import numpy as np
 
+from .._estimate import Record
 from ..information.profile import information_profile, Profile
 from ..laws.joint import Joint
 from .._validate import int_arg as _int_arg, real_arg as _real_arg, samples_array as _samples_array
@@ -72,7 +73,7 @@ def _licence(dist: str) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class Dataset:
+class Dataset(Record):
     r"""A dataset: sequences of d tokens from an alphabet of K outcomes.
 
     Attributes

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._estimate import Record
+
 __all__ = ["TokenizedData", "load_tokenizer", "load_text", "load_jsonl", "MAX_ROWS", "MAX_LENGTH"]
 
 #: Largest number of rows read (checked while reading, before tokenizing more).
@@ -47,7 +49,7 @@ MAX_LENGTH = 1 << 16
 
 
 @dataclass(frozen=True, eq=False)
-class TokenizedData:
+class TokenizedData(Record):
     """Rows of token ids (n, prompt_length + response length), immutable.
 
     Attributes: ``ids`` (int64, read-only), ``prompt_length``, ``pad_id``, ``vocab`` (sorted

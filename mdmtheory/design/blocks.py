@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._estimate import renamed_keyword
 from ..information.profile import Profile
 from ..optimal.blocks import _block_length, BlockDesign, _check_ask, _check_lengths, _choose
 from ..optimal.card import optimal_schedule
@@ -39,9 +40,9 @@ def estimate_block_profiles(model, samples, block_length: int, *, prompt_length:
                                   response_length=B) for b in range(n // B))
 
 
-def estimate_block_design(model, samples, *, forwards: int | None = None, budget: float | None = None,
+def estimate_block_design(model, samples, *, forwards: int | None = None, target_kl: float | None = None,
                           block_lengths=None, prompt_length: int = 0, n_per_level: int = 1000, seed: int = 0,
-                          confidence: float = 0.95) -> BlockDesign:
+                          confidence: float = 0.95, **old) -> BlockDesign:
     r""":func:`design_blocks` from a model's estimated block profiles, with confidence intervals.
 
     For each candidate B, :func:`estimate_block_profiles`; the counts of each block are the
@@ -50,8 +51,9 @@ def estimate_block_design(model, samples, *, forwards: int | None = None, budget
     :math:`\sum_m w_m c^{(b)}(m)` (:func:`mdmtheory.design.defect_weights`): the model's
     path KL up to a learning error that does not depend on the counts. Blocks and levels
     are estimated independently, so the variance is :math:`\sum_{b,m} w_{b,m}^2
-    \mathrm{se}_{b,m}^2`; the CI is normal at ``confidence``. With ``budget``: the fewest
-    forwards whose CI upper end is <= budget. Selection on the same estimate makes the CI
+    \mathrm{se}_{b,m}^2`; the CI is normal at ``confidence``. With ``target_kl``: the fewest
+    forwards whose CI upper end is <= target_kl (``budget=`` for one release, with a
+    DeprecationWarning). Selection on the same estimate makes the CI
     optimistic; confirm on fresh samples (``compare_plans``).
     """
     from scipy.stats import norm
@@ -59,9 +61,12 @@ def estimate_block_design(model, samples, *, forwards: int | None = None, budget
     from .._validate import real_arg
     from .profile import _window, defect_weights
 
+    target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="estimate_block_design")
+    if old:
+        raise TypeError(f"estimate_block_design() got an unexpected keyword argument {next(iter(old))!r}")
     x = samples_array(samples, "samples")
     g, n = _window(prompt_length, None, x.shape[1])
-    _check_ask(forwards, budget, n)
+    _check_ask(forwards, target_kl, n)
     Bs = _check_lengths(block_lengths, n)
     confidence = real_arg(confidence, "confidence")
     if not 0 < confidence < 1:
@@ -84,7 +89,7 @@ def estimate_block_design(model, samples, *, forwards: int | None = None, budget
         sd = float(np.sqrt(var))
         return tuple(counts), kl, (kl - z * sd, kl + z * sd)
 
-    cands, best = _choose(Bs, n, forwards, budget, plan_for)
+    cands, best = _choose(Bs, n, forwards, target_kl, plan_for)
     note = (f"estimated: block cross-entropy profiles of the model on {x.shape[0]} rows, prompt length "
             f"{g}, {n_per_level} draws per level ({total} forward rows); "
             f"{int(round(confidence * 100))}% normal CIs")

@@ -109,6 +109,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._estimate import options_from, Record
 from ..information.dyadic import (
     _check_oracle,
     dyadic_grid,
@@ -126,6 +127,7 @@ from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS
 
 __all__ = [
     "Certificate",
+    "CertificateOptions",
     "certify",
     "certify_data",
     "empirical_bernstein_radius",
@@ -173,7 +175,35 @@ def _confidence(confidence) -> float:
 
 
 @dataclass(frozen=True)
-class Certificate:
+class CertificateOptions(Record):
+    r"""How a certificate estimates H and rounds the steps (module docstring, steps 1–3);
+    ``options=`` of :func:`certify`, :func:`certify_data` and
+    :func:`~mdmtheory.design.certify_blocks`.
+
+    Attributes
+    ----------
+    weights : {"corrected", "stated"}
+        Dyadic weights (step 1).
+    form : {"kl", "entropy"} or None
+        Per-sample form of Q (step 2); None: the function's default (``"kl"`` for
+        :func:`certify`, ``"entropy"`` for :func:`~mdmtheory.design.certify_blocks`).
+    rule : {"w26", "tight"}
+        Step-count rule (step 3).
+    interval : (t0, T) or None
+        Default ``(1/d, 1 - 1/d)``.
+    tail : float
+        ``form="kl"`` only: the truncation bias allowance in nats (step 2).
+    """
+
+    weights: str = "corrected"
+    form: str | None = None
+    rule: str = "w26"
+    interval: tuple | None = None
+    tail: float = 1e-3
+
+
+@dataclass(frozen=True)
+class Certificate(Record):
     r"""A certified schedule (see the module docstring for every symbol).
 
     Attributes
@@ -282,13 +312,10 @@ def certify(
     eps: float,
     *,
     confidence: float = 0.95,
-    weights: str = "corrected",
-    form: str = "kl",
-    rule: str = "w26",
-    interval=None,
-    tail: float = 1e-3,
+    options: CertificateOptions | None = None,
     seed: int = 0,
     batch: int = 256,
+    **old,
 ) -> Certificate:
     r"""A certified step count and grid with KL ≤ ``eps`` w.p. ≥ ``confidence`` (W26 Theorem 2, K = 1).
 
@@ -305,16 +332,14 @@ def certify(
         Target KL in nats (> 0).
     confidence : float
         :math:`1 - \alpha` in (0, 1).
-    weights : {"corrected", "stated"}
-    form : {"kl", "entropy"}
-        Per-sample form of Q (module docstring, step 2).
-    rule : {"w26", "tight"}
-        Step-count rule (module docstring, step 3).
-    interval : (t0, T), optional
-        Default ``(1/d, 1 - 1/d)``.
-    tail : float
-        ``form="kl"`` only: the truncation bias allowance in nats added to
-        :math:`B_\alpha` (sets :math:`\tau = \log(d\sum_j w_j/\mathrm{tail})`).
+    options : CertificateOptions, optional
+        ``weights`` ({"corrected", "stated"}), ``form`` ({"kl", "entropy"}, module
+        docstring step 2; default ``"kl"``), ``rule`` ({"w26", "tight"}, step 3),
+        ``interval`` ((t0, T), default ``(1/d, 1 - 1/d)``) and ``tail`` (``form="kl"``
+        only: the truncation bias allowance in nats added to :math:`B_\alpha`, sets
+        :math:`\tau = \log(d\sum_j w_j/\mathrm{tail})`). The old keywords ``weights=``,
+        ``form=``, ``rule=``, ``interval=``, ``tail=`` work for one release with a
+        DeprecationWarning.
     seed : int
         Seeds the reveal times U (and the samples when drawn).
     batch : int
@@ -330,12 +355,14 @@ def certify(
     --------
     >>> import mdmtheory as mt
     >>> p = mt.families.repeated(4)
-    >>> cert = certify(p, 4000, 0.05, seed=1, form="entropy")
+    >>> cert = certify(p, 4000, 0.05, seed=1, options=CertificateOptions(form="entropy"))
     >>> cert.steps, cert.budget, round(cert.bound, 4)
     (35, 133, 0.0244)
     >>> bool(mt.kl(p, mt.sampler_law(p, mt.Grid(cert.to_dict()["times"]))) <= 0.05)
     True
     """
+    opts = options_from(CertificateOptions, options, old, where="certify", defaults={"form": "kl"})
+    weights, form, rule, interval, tail = opts.weights, opts.form, opts.rule, opts.interval, opts.tail
     law = _check_oracle(law)
     d, K = int(law.d), int(law.K)
     eps = _real_arg(eps, "eps")
@@ -450,7 +477,7 @@ def certify_data(
     K : alphabet size (default max + 1, at least 2; the model's with ``model``).
     model : optional; a torch MDM (a TinyMDM, an ``nn.Module`` with ``mask_id``, a
         ``MaskedModel``) or a ``mdmtheory.bridge.ModelOracle``.
-    **kw : passed to :func:`certify` (``weights``, ``form``, ``rule``, ``interval``, …).
+    **kw : passed to :func:`certify` (``options=CertificateOptions(...)``, ``batch``).
 
     Returns
     -------

@@ -77,13 +77,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import rel_entr, xlogy
 
+from .._estimate import options_from, Record, renamed_keyword
 from ..information.dyadic import _check_oracle, dyadic_weights, FORMS, oracle_samples, WEIGHTS
 from ..laws.joint import Joint
 from ..laws.oracles import empirical_oracle, loo_conditionals, MixtureOfProductsLaw
 from ..schedules.plans import Grid
 from .._moved import renamed_keywords
 from .._validate import int_arg as _int_arg, LIMITS, real_arg as _real_arg
-from .certificate import _confidence, empirical_bernstein_radius, _interval, _range_entropy
+from .certificate import CertificateOptions, _confidence, empirical_bernstein_radius, _interval, _range_entropy
 
 __all__ = ["BlockCertificate", "certify_blocks", "BLOCK_RULES", "BOUNDARIES", "candidate_grid", "interval_statistics"]
 
@@ -140,7 +141,7 @@ def _dyadic_path(i: int, j: int, r: int) -> list[int]:
 
 
 @dataclass(frozen=True)
-class IntervalStatistics:
+class IntervalStatistics(Record):
     r"""Per-sample dyadic statistics Q of every candidate interval (see :func:`interval_statistics`).
 
     ``Q[:, i, j]`` (i < j) is Q of :math:`[\tau_i, \tau_j]` for each sample (truncated for
@@ -278,7 +279,7 @@ def _greedy(S: np.ndarray, U: np.ndarray, eps: float) -> list[int]:
 
 
 @dataclass(frozen=True)
-class BlockCertificate:
+class BlockCertificate(Record):
     r"""A certified multi-block schedule (module docstring for every symbol).
 
     Attributes
@@ -305,7 +306,8 @@ class BlockCertificate:
         :math:`\hat C = (\sum_k\sqrt{S_k U_k})^2` (W26 eq. 36b).
     budget : int or None
         ``rule="w26"``: W26's N (eq. 38 and Theorem 2's condition); None for ``"tight"``.
-    K, n_select, n_certify : int
+    blocks, n_select, n_certify : int
+        ``blocks`` is the number of blocks (W26's K; ``.K`` reads it for one release).
     confidence, eps : float
     weights, form, rule, boundaries : str
     """
@@ -321,7 +323,7 @@ class BlockCertificate:
     radius: tuple
     complexity: float
     budget: int | None
-    K: int
+    blocks: int
     n_select: int
     n_certify: int
     confidence: float
@@ -335,14 +337,26 @@ class BlockCertificate:
     def times(self) -> tuple[float, ...]:
         return self.grid.times
 
+    @property
+    def K(self) -> int:
+        """The number of blocks, under its old name (``blocks``; ``K`` is the alphabet size)."""
+        import warnings
+
+        warnings.warn("BlockCertificate.K is now BlockCertificate.blocks (K is the alphabet size everywhere else); "
+                      "the old keyword works for one release (docs/design.md, 'Vocabulary')",
+                      DeprecationWarning, stacklevel=2)
+        return self.blocks
+
     def to_dict(self) -> dict:
-        """JSON-ready: ``"times"`` (readable by ``mt.Grid``), ``"steps"``, ``"bound"``, ``"edges"``, …"""
+        """JSON-ready: ``"times"`` (readable by ``mt.Grid``), ``"steps"``, ``"bound"``, ``"edges"``, …
+        (``"K"`` repeats ``"blocks"`` for one release)."""
         out = {"times": list(self.grid.times)}
-        for k in ("steps", "bound", "K", "budget", "complexity", "n_select", "n_certify", "confidence", "eps",
+        for k in ("steps", "bound", "blocks", "budget", "complexity", "n_select", "n_certify", "confidence", "eps",
                   "weights", "form", "rule", "boundaries"):
             out[k] = getattr(self, k)
         for k in ("edges", "block_steps", "S", "upper", "estimate", "radius"):
             out[k] = list(getattr(self, k))
+        out["K"] = self.blocks
         return out
 
     def to_json(self) -> str:
@@ -377,20 +391,17 @@ def certify_blocks(
     samples,
     eps: float,
     *,
-    K: int = 3,
+    blocks: int = 3,
     law=None,
     edges=None,
     confidence: float = 0.95,
-    weights: str = "corrected",
-    form: str = "entropy",
-    rule: str = "w26",
+    options: CertificateOptions | None = None,
     boundaries: str = "split",
     split: float = 0.5,
     resolution: int = 4,
-    interval=None,
-    tail: float = 1e-3,
     seed: int = 0,
     batch: int = 256,
+    **old,
 ) -> BlockCertificate:
     r"""A certified K-block schedule with KL ≤ ``eps`` w.p. ≥ ``confidence`` (W26 Theorem 2, §4.4).
 
@@ -401,32 +412,32 @@ def certify_blocks(
         ``law.sample``.
     eps : float
         Target KL in nats (> 0).
-    K : int
-        Number of blocks (W26's K; ≥ 1). ``K=1`` is Theorem 2 with a single block.
+    blocks : int
+        Number of blocks (W26's K; ≥ 1). ``blocks=1`` is Theorem 2 with a single block.
+        (``K=`` for one release, with a DeprecationWarning: ``K`` is the alphabet size
+        everywhere else.)
     law : Joint or conditional oracle, optional
         Supplies the conditionals (a :class:`~mdmtheory.Joint`, a law from
         :mod:`mdmtheory.laws.oracles`, ``mdmtheory.bridge.ModelOracle``). Default: the
         empirical law of ``samples`` (:func:`mdmtheory.laws.empirical_oracle`; the
         certificate is then about sampling the empirical law).
     edges : sequence of float, optional
-        Fixed block boundaries :math:`t_0 = b_0 < \dots < b_K = T` (then no DP, and ``K``
-        and ``interval`` are taken from them).
+        Fixed block boundaries :math:`t_0 = b_0 < \dots < b_K = T` (then no DP, and
+        ``blocks`` and the interval are taken from them).
     confidence : float
         :math:`1 - \alpha`.
-    weights : {"corrected", "stated"}
-    form : {"entropy", "kl"}
-        Per-sample form of Q (:func:`mdmtheory.design.certify`).
-    rule : {"w26", "tight"}
-        Step allocation (module docstring, step 3).
+    options : CertificateOptions, optional
+        ``weights``, ``form`` (default here ``"entropy"``), ``rule`` (step allocation,
+        module docstring step 3), ``interval`` ((t0, T), default ``(1/d, 1 - 1/d)``) and
+        ``tail``, as in :func:`mdmtheory.design.certify`; the old keywords work for one
+        release with a DeprecationWarning.
     boundaries : {"split", "union"}
         How the DP's data and the certificate's data relate (module docstring, step 4).
     split : float
         ``boundaries="split"``: fraction of the samples that choose the boundaries.
     resolution : int
         Candidate boundaries per doubling of the reveal odds.
-    interval : (t0, T), optional
-        Default ``(1/d, 1 - 1/d)``.
-    tail, seed, batch
+    seed, batch
         As in :func:`mdmtheory.design.certify`.
 
     Returns
@@ -438,12 +449,15 @@ def certify_blocks(
     --------
     >>> import mdmtheory as mt
     >>> p = mt.families.repeated(6)
-    >>> cert = certify_blocks(3000, 0.05, K=3, law=p, seed=1)
-    >>> cert.K, cert.bound <= 0.025
+    >>> cert = certify_blocks(3000, 0.05, blocks=3, law=p, seed=1)
+    >>> cert.blocks, cert.bound <= 0.025
     (3, True)
     >>> bool(mt.kl(p, mt.sampler_law(p, cert.grid)) <= 0.05)
     True
     """
+    K = renamed_keyword(old, "K", "blocks", blocks, 3, where="certify_blocks")
+    opts = options_from(CertificateOptions, options, old, where="certify_blocks", defaults={"form": "entropy"})
+    weights, form, rule, interval, tail = opts.weights, opts.form, opts.rule, opts.interval, opts.tail
     eps = _real_arg(eps, "eps")
     if not eps > 0:
         raise ValueError(f"eps: expected a target KL > 0 (nats), got {eps}")
@@ -488,13 +502,13 @@ def certify_blocks(
         chosen = list(range(Kb + 1))
         stats = None
     else:
-        Kb = _int_arg(K, "K", 1)
+        Kb = _int_arg(K, "blocks", 1)
         t0, T = _interval(interval, d)
         tau, r = candidate_grid(t0, T, resolution)
         J = tau.shape[0] - 1
         if Kb > J:
-            raise ValueError(f"K: {Kb} blocks need at least {Kb} candidate cells, the grid has {J}; "
-                             "raise resolution or lower K")
+            raise ValueError(f"blocks: {Kb} blocks need at least {Kb} candidate cells, the grid has {J}; "
+                             "raise resolution or lower blocks")
         if Kb == 1:
             sel, cert_rows, chosen, stats = np.arange(0), np.arange(n), [0, J], None
         else:
@@ -558,7 +572,7 @@ def certify_blocks(
         radius=tuple(float(x) for x in rad),
         complexity=Chat,
         budget=budget,
-        K=Kb,
+        blocks=Kb,
         n_select=int(sel.shape[0]) if boundaries == "split" else (n if stats is not None else 0),
         n_certify=int(cert_rows.shape[0]),
         confidence=conf,

@@ -18,8 +18,8 @@ Two routes (docs/design-from-data.md):
   confidence interval (levels are estimated independently, so the variance is
   :math:`\sum_m w_m^2 \mathrm{se}_m^2` with the defect's weights :math:`w_m`).
 
-With ``budget`` instead of ``steps``: the fewest steps whose path KL (exact) or whose upper
-confidence bound (estimated) is ``<= budget``. The interval does not account for choosing
+With ``target_kl`` instead of ``steps``: the fewest steps whose path KL (exact) or whose upper
+confidence bound (estimated) is ``<= target_kl``. The interval does not account for choosing
 the schedule on the same estimate (selection optimism); use fresh samples to confirm.
 
 **Memorization** (:func:`memorization`). Both routes without a model design for the
@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from .._estimate import Record, renamed_keyword
 from ..information.profile import information_profile, Profile
 from ..laws.joint import MAX_OUTCOMES
 from ..optimal.card import optimal_schedule, pareto_frontier, schedule_path_kl
@@ -67,7 +68,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Design:
+class Design(Record):
     r"""Result of :func:`design`.
 
     ``method`` is ``"exact"`` (empirical law used exactly) or ``"estimated"``; ``path_kl`` is
@@ -78,6 +79,8 @@ class Design:
     :func:`memorization` of the samples; ``warning`` is set when it flags the profile as
     memorized (then the schedule is an artefact of the rows; see the module docstring).
     ``prompt_length`` g: the schedule and profile are of the d − g response positions.
+    ``target_kl`` is the path-KL target asked for (None when ``steps`` was given; ``.budget``
+    reads it for one release).
     """
 
     schedule: Schedule
@@ -91,7 +94,7 @@ class Design:
     n: int
     d: int
     K: int
-    budget: float | None
+    target_kl: float | None
     confidence: float
     note: str
     memorization: Memorization | None = None
@@ -102,6 +105,16 @@ class Design:
     def memorized(self) -> bool:
         """Whether the empirical profile is memorized (:func:`memorization`); False with a model."""
         return self.memorization is not None and self.memorization.memorized
+
+    @property
+    def budget(self) -> float | None:
+        """The path-KL target under its old name (``target_kl``; a budget is a number of steps)."""
+        import warnings
+
+        warnings.warn("Design.budget is now Design.target_kl (a budget is a number of steps or forwards); the old "
+                      "keyword works for one release (docs/design.md, 'Vocabulary')",
+                      DeprecationWarning, stacklevel=2)
+        return self.target_kl
 
     @property
     def steps(self) -> int:
@@ -127,12 +140,13 @@ def design(
     K: int | None = None,
     model=None,
     steps: int | None = None,
-    budget: float | None = None,
+    target_kl: float | None = None,
     exact_limit: int = EXACT_LIMIT,
     n_per_level: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
     prompt_length: int = 0,
+    **old,
 ) -> Design:
     r"""The optimal schedule for data (module docstring): exactly on the empirical law when
     it is small enough and no model is given, else from an estimated profile.
@@ -145,7 +159,8 @@ def design(
     model : optional; a TinyMDM (or an ``nn.Module`` with ``mask_id``) or a conditional oracle.
         Without one, a table over ``exact_limit`` is estimated on the empirical law's own
         conditionals (the profile's estimate then targets the empirical law's profile).
-    steps, budget : exactly one: T in 1..d, or a path-KL budget > 0 (nats).
+    steps, target_kl : exactly one: T in 1..d, or a path-KL target > 0 (nats): the fewest
+        steps within it (``budget=`` for one release, with a DeprecationWarning).
     exact_limit : largest K**d designed on exactly (at most ``MAX_OUTCOMES``).
     n_per_level, seed, confidence : the estimator's draws per level, seed, CI level.
     prompt_length : the first g positions of every row are a prompt (always visible): the
@@ -153,18 +168,21 @@ def design(
         prompt averaged over the data's prompts (exact: ``information_profile(p̂, given=
         range(g))``; estimated: ``estimate_profile(..., prompt_length=g)``).
     """
+    target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="design")
+    if old:
+        raise TypeError(f"design() got an unexpected keyword argument {next(iter(old))!r}")
     x, K = _samples_and_K(samples, K)
     n, d = x.shape
-    if (steps is None) == (budget is None):
-        raise ValueError("steps/budget: give exactly one of steps (T) or budget (EPS)")
+    if (steps is None) == (target_kl is None):
+        raise ValueError("steps/target_kl: give exactly one of steps (T) or target_kl (EPS)")
     g, r = _window(prompt_length, None, d)
     if steps is not None:
         steps = _int_arg(steps, "steps", 1, r, f" (T must be <= {r}, the response length: each step reveals at "
                          "least one token)")
-    if budget is not None:
-        budget = _real_arg(budget, "budget")
-        if budget <= 0:
-            raise ValueError(f"budget: expected EPS > 0 nats, got {budget}")
+    if target_kl is not None:
+        target_kl = _real_arg(target_kl, "target_kl")
+        if target_kl <= 0:
+            raise ValueError(f"target_kl: expected EPS > 0 nats, got {target_kl}")
     exact_limit = _int_arg(exact_limit, "exact_limit", 1, MAX_OUTCOMES)
     n_per_level = _int_arg(n_per_level, "n_per_level", 2)  # documented limit: _validate.LIMITS
     confidence = _real_arg(confidence, "confidence")
@@ -186,10 +204,10 @@ def design(
             sched = optimal_schedule(prof, steps)
         else:
             front = pareto_frontier(prof, r)
-            sched = next(front.schedule(T) for T in range(1, r + 1) if schedule_path_kl(prof, front.schedule(T)) <= budget)
+            sched = next(front.schedule(T) for T in range(1, r + 1) if schedule_path_kl(prof, front.schedule(T)) <= target_kl)
         note = f"exact: the empirical law of the {n} sequences ({K}^{d} = {K**d} cells) is used exactly{given}"
         return Design(sched, "exact", prof, None, schedule_path_kl(prof, sched), None, None, None,
-                      n, d, K, budget, confidence, note, mem, warning, g)
+                      n, d, K, target_kl, confidence, note, mem, warning, g)
 
     if model is None:
         # too large for a dense table: the empirical law's own conditionals (a mixture of point
@@ -217,13 +235,13 @@ def design(
         sched = optimal_schedule(prof, steps)
     else:
         front = pareto_frontier(prof, r)
-        sched = next(front.schedule(T) for T in range(1, r + 1) if stats(front.schedule(T))[1][1] <= budget)
+        sched = next(front.schedule(T) for T in range(1, r + 1) if stats(front.schedule(T))[1][1] <= target_kl)
     kl, ci, ce, ci_ce = stats(sched)
     note = (
         f"estimated: cross-entropy profile of {what} on {n} sequences{given}, {n_per_level} draws per level "
         f"({est.forwards} forward rows); {int(round(confidence * 100))}% normal CIs"
     )
-    return Design(sched, "estimated", prof, se, kl, ci, ce, ci_ce, n, d, K, budget, confidence, note, mem, warning, g)
+    return Design(sched, "estimated", prof, se, kl, ci, ce, ci_ce, n, d, K, target_kl, confidence, note, mem, warning, g)
 
 
 def block_design(
@@ -232,13 +250,14 @@ def block_design(
     K: int | None = None,
     model=None,
     forwards: int | None = None,
-    budget: float | None = None,
+    target_kl: float | None = None,
     block_lengths=None,
     prompt_length: int = 0,
     exact_limit: int = EXACT_LIMIT,
     n_per_level: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    **old,
 ):
     r"""Block (semi-autoregressive) design for data: the routes of :func:`design`, with
     blocks (:mod:`mdmtheory.optimal.blocks`).
@@ -249,11 +268,16 @@ def block_design(
     own conditionals when the table is too large), each candidate with its CI. Returns a
     :class:`mdmtheory.optimal.BlockDesign`. Without a model the data's memorization is checked
     as in :func:`design` (with the prompt as context) and a memorized empirical law is
-    flagged in ``note`` with the honest routes.
+    flagged in ``note`` with the honest routes. ``forwards`` or ``target_kl`` (a path-KL
+    target in nats; ``budget=`` for one release, with a DeprecationWarning), as in
+    :func:`mdmtheory.optimal.design_blocks`.
     """
     from ..optimal import blocks
     from .blocks import estimate_block_design
 
+    target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="block_design")
+    if old:
+        raise TypeError(f"block_design() got an unexpected keyword argument {next(iter(old))!r}")
     x, K = _samples_and_K(samples, K)
     n, d = x.shape
     g, _ = _window(prompt_length, None, d)
@@ -265,7 +289,7 @@ def block_design(
         if d * math.log(K) <= math.log(exact_limit) + 1e-12:
             from ..laws.families import empirical
 
-            res = blocks.design_blocks(empirical(x, K), forwards=forwards, budget=budget,
+            res = blocks.design_blocks(empirical(x, K), forwards=forwards, target_kl=target_kl,
                                        block_lengths=block_lengths, given=range(g))
             note = f"exact: block profiles of the empirical law of the {n} sequences ({K}^{d} cells) given the prompt"
             return blocks.BlockDesign(res.candidates, res.best, "exact", note + warn)
@@ -275,6 +299,6 @@ def block_design(
     else:
         _check_model(model, K)
         law = model
-    res = estimate_block_design(law, x, forwards=forwards, budget=budget, block_lengths=block_lengths,
+    res = estimate_block_design(law, x, forwards=forwards, target_kl=target_kl, block_lengths=block_lengths,
                                        prompt_length=g, n_per_level=n_per_level, seed=seed, confidence=confidence)
     return blocks.BlockDesign(res.candidates, res.best, "estimated", res.note + warn)

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..information._montecarlo import cross_entropy_sums, mean_se
+from ..information.profile import ProfileEstimate
 from ..laws.joint import MAX_OUTCOMES
 from ..schedules.plans import Schedule
+from .._estimate import Record
 from .._validate import int_arg as _int_arg, real_arg as _real_arg, samples_array as _samples_array
 
 __all__ = [
@@ -37,17 +39,7 @@ MEMORIZATION_SUBSETS = 64
 
 
 @dataclass(frozen=True)
-class ProfileEstimate:
-    """Estimated cross-entropy profile: ``values[m]`` ± ``stderr[m]`` at ``levels[m]`` revealed."""
-
-    levels: np.ndarray
-    values: np.ndarray
-    stderr: np.ndarray
-    forwards: int
-
-
-@dataclass(frozen=True)
-class Memorization:
+class Memorization(Record):
     r"""Result of :func:`memorization`: how much of the empirical profile is memorized rows.
 
     ``unique[m]`` is u(m), the fraction of (row, revealed set A with |A| = m) pairs whose
@@ -257,8 +249,7 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
         if g + L < d:
             kw["response_length"] = L
         est = bridge.estimate_profile(bridge.as_masked_model(model), x_all, n_per_level=n, seed=seed, **kw)
-        return ProfileEstimate(np.asarray(est.levels), np.asarray(est.values, float),
-                               np.asarray(est.stderr, float), int(est.forwards))
+        return est
     batch = _int_arg(batch, "batch", 1)
     xs = _samples_array(x_all, "samples", K=int(model.K))
 
@@ -280,4 +271,4 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
             f"model: gives probability 0 to an observed token at level {bad}: the cross-entropy is infinite "
             "(the data are outside the model's support)"
         )
-    return ProfileEstimate(np.arange(L), vals, ses, forwards)
+    return ProfileEstimate(np.arange(L), vals, ses, np.full(L, n, dtype=np.int64), forwards, "cross_entropy", d)

@@ -60,6 +60,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import rel_entr, xlogy
 
+from .._estimate import Estimate, record_dict
 from ..laws.joint import Joint, Marginals
 from ..laws.oracles import as_oracle, loo_conditionals
 from .._moved import renamed_keywords
@@ -179,6 +180,10 @@ class Lemma1(NamedTuple):
     D: float
     c: float
 
+    def to_dict(self) -> dict:
+        """Every field by name, JSON-ready (numpy arrays as lists, non-finite floats as strings)."""
+        return record_dict(self)
+
 
 @renamed_keywords(a="start", b="stop")
 def w26_lemma1(p, start: float, stop: float) -> Lemma1:
@@ -214,7 +219,7 @@ def w26_lemma1(p, start: float, stop: float) -> Lemma1:
 
 
 @dataclass(frozen=True)
-class DyadicEstimate:
+class DyadicEstimate(Estimate):
     r"""A Monte Carlo dyadic estimate of :math:`H(a, b)` (see the module docstring).
 
     Attributes
@@ -233,6 +238,8 @@ class DyadicEstimate:
     grid: np.ndarray
     weights: np.ndarray
     kind: str
+
+    point = "mean"
 
     @property
     def n(self) -> int:

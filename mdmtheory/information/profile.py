@@ -23,10 +23,12 @@ import numpy as np
 from scipy.special import comb
 
 from ..laws.joint import Joint, positions_to_mask, prompt_positions
+from .._moved import renamed_keywords
+from .._estimate import Estimate, Record
 from .._validate import float_array, LIMITS, real_arg
 from .entropies import entropy_coefficients, popcounts, subset_entropies
 
-__all__ = ["Profile", "information_profile", "MONOTONE_TOL", "monotone_gap"]
+__all__ = ["Profile", "ProfileEstimate", "information_profile", "MONOTONE_TOL", "monotone_gap"]
 
 #: Relative rise (to max |φ|) above the running minimum that still counts as rounding: the
 #: one monotonicity tolerance of the package (:meth:`Profile.is_nonincreasing`).
@@ -47,7 +49,7 @@ def _tol_arg(tol) -> float:
 
 
 @dataclass(frozen=True, eq=False, init=False)
-class Profile:
+class Profile(Record):
     r"""Values :math:`\varphi_0, \dots, \varphi_{d-1}` (nats), an immutable record.
 
     Parameters
@@ -113,6 +115,52 @@ class Profile:
 
     def __repr__(self) -> str:
         return f"Profile(d={self.d}, values={np.array2string(self.values, precision=4)})"
+
+
+@dataclass(frozen=True, eq=False)
+class ProfileEstimate(Estimate):
+    r"""Per-level estimates (nats): the cross-entropy profile c(i) or the learning error ε(i).
+
+    One record for :func:`mdmtheory.design.estimate_profile` (numpy oracles, or a torch model
+    through the bridge) and :func:`mdmtheory.bridge.estimate_profile` (it was two namesakes,
+    the design one with four of these fields). An :class:`~mdmtheory.Estimate`.
+
+    Attributes
+    ----------
+    levels : (L,) numbers of revealed tokens i.
+    values, stderr : (L,) estimates and standard errors.
+    counts : (L,) number of draws per level (also ``n``).
+    forwards : sequences evaluated by the model (all ranks).
+    quantity : ``"cross_entropy"`` or ``"learning_error"``.
+    d : sequence length.
+    """
+
+    levels: np.ndarray
+    values: np.ndarray
+    stderr: np.ndarray
+    counts: np.ndarray
+    forwards: int
+    quantity: str = "cross_entropy"
+    d: int | None = None
+
+    point = "values"
+
+    @property
+    def n(self) -> np.ndarray:
+        """Draws per level (``counts``)."""
+        return self.counts
+
+    @renamed_keywords(level="confidence")
+    def ci(self, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Normal confidence intervals (low, high) per level (:meth:`confidence_interval`)."""
+        return self.confidence_interval(confidence)
+
+    @property
+    def profile(self):
+        """The values as a :class:`~mdmtheory.Profile` (needs every level 0..d−1)."""
+        if self.d is None or not np.array_equal(self.levels, np.arange(self.d)):
+            raise ValueError("levels: a Profile needs every level 0..d-1 (estimate with levels=None)")
+        return Profile(self.values)
 
 
 def _nonincreasing(v: np.ndarray) -> np.ndarray:

@@ -31,6 +31,7 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from .._estimate import Record
 from .._validate import float_array, int_arg, real_arg, _short
 
 __all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "RESCALE_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions", "prompt_positions"]
@@ -84,7 +85,7 @@ def mask_to_positions(mask: int, d: int) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True, eq=False, init=False)
-class Joint:
+class Joint(Record):
     r"""A probability law :math:`p` on :math:`[K]^d` as a dense float64 table.
 
     Parameters

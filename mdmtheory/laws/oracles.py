@@ -32,6 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
+from .._estimate import Estimate, Record
 from .._moved import renamed_keywords
 from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS, samples_array as _samples_array
 from .families import _initial_law, markov_chain, markov_chain_entropy_coefficients, _transition
@@ -104,7 +105,7 @@ def _inverse_cdf(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class TableLaw:
+class TableLaw(Record):
     """Conditional oracle of a dense :class:`~mdmtheory.Joint` (marginals cached per subset)."""
 
     joint: Joint
@@ -170,7 +171,7 @@ class TableLaw:
 
 
 @dataclass(frozen=True, eq=False, init=False)
-class MarkovChainLaw:
+class MarkovChainLaw(Record):
     r"""Markov chain :math:`X_0 \to \dots \to X_{d-1}` given by its transition matrix, any d.
 
     Parameters
@@ -403,7 +404,7 @@ def _logsumexp(a: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False, init=False)
-class MixtureOfProductsLaw:
+class MixtureOfProductsLaw(Record):
     r"""Mixture of M product laws: :math:`p(x) = \sum_m w_m \prod_k \pi_{m,k}(x_k)`, any d.
 
     The posterior over components given the revealed tokens,
@@ -565,7 +566,7 @@ class MixtureOfProductsLaw:
 
 
 @dataclass(frozen=True, eq=False, init=False)
-class HiddenMarkovLaw:
+class HiddenMarkovLaw(Record):
     r"""Hidden Markov model :math:`Z_0 \to \dots \to Z_{d-1}` (S states), :math:`X_j \mid Z_j \sim E(Z_j, \cdot)`.
 
     Conditionals by forward–backward restricted to the revealed positions (an unrevealed
@@ -683,7 +684,7 @@ class HiddenMarkovLaw:
 
 # -- the information profile of a law given by its conditionals (Monte Carlo) -----------------
 @dataclass(frozen=True)
-class InformationProfileEstimate:
+class InformationProfileEstimate(Estimate):
     r"""Monte Carlo information profile :math:`\hat\varphi_j` with standard errors (nats).
 
     ``values[j]`` estimates :math:`\varphi_j` (j = 0..d-1), ``stderr[j]`` its standard
@@ -693,6 +694,8 @@ class InformationProfileEstimate:
     values: np.ndarray
     stderr: np.ndarray
     per_sample: np.ndarray
+
+    point = "values"
 
     @property
     def n(self) -> int:

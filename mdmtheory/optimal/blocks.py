@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._estimate import Record, renamed_keyword
 from ..information.profile import information_profile, Profile
 from ..laws.joint import Joint
 from ..laws.prompts import check_given
@@ -49,7 +50,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class BlockCandidate:
+class BlockCandidate(Record):
     """One candidate: ``block_length``, the counts of each block, its forwards and path KL
     (``path_kl`` is None and ``reason`` says why when the candidate cannot meet the ask).
     Estimated designs (:func:`estimate_block_design`) also carry ``ci``, the two-sided
@@ -71,7 +72,7 @@ class BlockCandidate:
 
 
 @dataclass(frozen=True)
-class BlockDesign:
+class BlockDesign(Record):
     """Every candidate block length (``candidates``) and the pick (``best``); ``method`` is
     ``"exact"`` (:func:`design_blocks`) or ``"estimated"`` (:func:`estimate_block_design`),
     ``note`` says on what."""
@@ -160,15 +161,15 @@ def _plan_for(profs, B: int, S: int) -> tuple[tuple[tuple[int, ...], ...], float
     return tuple(s.sizes for s in scheds), float(sum(path_kl(f, s) for f, s in zip(profs, scheds)))
 
 
-def _check_ask(forwards, budget, n: int):
-    if (forwards is None) == (budget is None):
-        raise ValueError("forwards/budget: give exactly one (forwards=F, or budget=EPS nats)")
+def _check_ask(forwards, target_kl, n: int):
+    if (forwards is None) == (target_kl is None):
+        raise ValueError("forwards/target_kl: give exactly one (forwards=F, or target_kl=EPS nats)")
     if forwards is not None and (isinstance(forwards, (bool, np.bool_)) or not isinstance(forwards, (int, np.integer))
                                  or not 1 <= forwards <= n):
         raise ValueError(f"forwards: expected an integer in 1..{n} (the response length), got {forwards!r}")
-    if budget is not None and not (isinstance(budget, (int, float, np.floating)) and not isinstance(budget, bool)
-                                   and budget >= 0 and np.isfinite(budget)):
-        raise ValueError(f"budget: expected a finite path-KL budget >= 0 nats, got {budget!r}")
+    if target_kl is not None and not (isinstance(target_kl, (int, float, np.floating))
+                                      and not isinstance(target_kl, bool) and target_kl >= 0 and np.isfinite(target_kl)):
+        raise ValueError(f"target_kl: expected a finite path-KL target >= 0 nats, got {target_kl!r}")
 
 
 def _check_lengths(block_lengths, n: int) -> list[int]:
@@ -185,10 +186,10 @@ def _check_lengths(block_lengths, n: int) -> list[int]:
     return Bs
 
 
-def _choose(Bs, n: int, forwards, budget, plan_for) -> tuple[tuple[BlockCandidate, ...], BlockCandidate]:
+def _choose(Bs, n: int, forwards, target_kl, plan_for) -> tuple[tuple[BlockCandidate, ...], BlockCandidate]:
     """The candidate loop shared by the exact and the estimated route. ``plan_for(B, S)``
-    returns (counts, path KL, CI or None); with a budget, a plan qualifies when its path KL
-    (exact) or the upper end of its CI (estimated) is <= budget."""
+    returns (counts, path KL, CI or None); with a path-KL target, a plan qualifies when its path KL
+    (exact) or the upper end of its CI (estimated) is <= target_kl."""
     cands = []
     for B in Bs:
         nb = n // B
@@ -203,11 +204,11 @@ def _choose(Bs, n: int, forwards, budget, plan_for) -> tuple[tuple[BlockCandidat
         else:
             for S in range(1, B + 1):
                 counts, v, ci = plan_for(B, S)
-                if (v if ci is None else ci[1]) <= budget:
+                if (v if ci is None else ci[1]) <= target_kl:
                     cands.append(BlockCandidate(B, S, counts, S * nb, v, ci=ci))
                     break
             else:  # unreachable: S = B (one token per step) has path KL 0, exactly and in the estimate
-                cands.append(BlockCandidate(B, None, None, None, None, "no plan within the budget"))
+                cands.append(BlockCandidate(B, None, None, None, None, "no plan within target_kl"))
     ok = [c for c in cands if c.path_kl is not None]
     if not ok:
         raise ValueError(f"forwards: no candidate block length can run {forwards} forwards "
@@ -219,26 +220,30 @@ def _choose(Bs, n: int, forwards, budget, plan_for) -> tuple[tuple[BlockCandidat
     return tuple(cands), best
 
 
-def design_blocks(p: Joint, *, forwards: int | None = None, budget: float | None = None,
-                  block_lengths=None, given=()) -> BlockDesign:
+def design_blocks(p: Joint, *, forwards: int | None = None, target_kl: float | None = None,
+                  block_lengths=None, given=(), **old) -> BlockDesign:
     r"""The block plan of least path KL for ``forwards`` forwards, or the fewest forwards
-    whose path KL is ≤ ``budget`` nats (give exactly one).
+    whose path KL is ≤ ``target_kl`` nats (give exactly one; ``budget=`` for one release,
+    with a DeprecationWarning: a budget is a number of forwards or steps).
 
     Every block length in ``block_lengths`` (default: every divisor of the response length
     n) is a candidate; with n_b = n / B blocks, a candidate needs F divisible by n_b
     (else it is listed with the reason; S = F / n_b ≤ B follows from F ≤ n). Inside each block the counts are
     the exact optimum for its profile (:func:`block_profiles`). Ties go to the larger block.
     """
+    target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="design_blocks")
+    if old:
+        raise TypeError(f"design_blocks() got an unexpected keyword argument {next(iter(old))!r}")
     G = _given(p, given)
     n = p.d - len(G)
-    _check_ask(forwards, budget, n)
+    _check_ask(forwards, target_kl, n)
     Bs = _check_lengths(block_lengths, n)
     profs = {B: block_profiles(p, B, given=G) for B in Bs}
 
     def plan_for(B, S):
         return (*_plan_for(profs[B], B, S), None)
 
-    cands, best = _choose(Bs, n, forwards, budget, plan_for)
+    cands, best = _choose(Bs, n, forwards, target_kl, plan_for)
     return BlockDesign(cands, best, "exact", f"exact: block profiles of the law given {len(G)} prompt positions")
 
 

@@ -58,6 +58,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._estimate import Record
 from ..information.profile import monotone_gap, MONOTONE_TOL as _PROFILE_MONOTONE_TOL, Profile, _tol_arg
 from ..information.divergence import _card_terms
 from ..information.ugc import as_profile
@@ -425,7 +426,7 @@ def _frontier_kls(c: np.ndarray, cuts: np.ndarray) -> tuple[np.ndarray, bool]:
 
 
 @dataclass(frozen=True, eq=False)
-class Frontier:
+class Frontier(Record):
     r"""Optimal path KL for every step count T = 1..T_max (the steps / path-KL frontier).
 
     ``path_kl[T-1]`` is the least path KL with T steps and :meth:`schedule` (T) an optimal
@@ -571,7 +572,7 @@ def penalized_schedule(profile, penalty: float) -> Schedule:
 
 
 @dataclass(frozen=True)
-class LagrangianFrontier:
+class LagrangianFrontier(Record):
     """Frontier from the Lagrangian search: path KL for every T, schedules at the hull vertices."""
 
     steps: np.ndarray

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from .._estimate import Record
 from ..information.profile import Profile
 from ..information.ugc import gain, gain_derivative
 from ..schedules.plans import Grid
@@ -191,7 +192,7 @@ def optimal_grid(
 
 # -- W26 block-boundary DP (Proposition 1) --------------------------------------------------
 @dataclass(frozen=True)
-class BlockPartition:
+class BlockPartition(Record):
     r"""A partition of a reveal-time interval into blocks, with W26's partition complexity.
 
     ``edges``: block boundaries :math:`\tau_0 < \dots < \tau_K` (reveal times);

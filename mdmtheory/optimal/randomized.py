@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._estimate import Record
 from ..laws.joint import Joint
 from ..samplers.randomized import random_path_kl, random_schedule_law
 from ..schedules.plans import compositions, RandomSchedule, Schedule
@@ -25,7 +26,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class RandomizedOptimum:
+class RandomizedOptimum(Record):
     """The best randomized schedule (``schedule``, ``value``) against the best deterministic
     one with the same steps or expected forwards (``deterministic``, ``deterministic_value``);
     ``objective`` is ``"kl"`` (output law) or ``"path_kl"``; ``gain`` = deterministic − randomized;

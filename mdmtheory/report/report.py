@@ -45,6 +45,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._estimate import options_from, Record
 from .. import bounds as _bounds
 from ..exports import formats as _export
 from ..information import ugc as _ugc
@@ -59,7 +60,7 @@ from ..samplers import exact_run
 from ..schedules.plans import Schedule
 from ..schedules.families import cosine_schedule, geometric_schedule, loglinear_grid
 
-__all__ = ["Report", "build_report", "write_html", "render_html", "step_counts", "step_costs", "DEFAULT_PLANNERS",
+__all__ = ["Report", "AttentionOptions", "build_report", "write_html", "render_html", "step_counts", "step_costs", "DEFAULT_PLANNERS",
            "SECTIONS", "EXPORT_CONVENTIONS"]
 
 #: Planners compared in section 6 (registered names of :mod:`mdmtheory.samplers`).
@@ -84,9 +85,36 @@ ATTENTION_INFO_SAMPLES = 48
 ATTENTION_EPS = 3.0
 
 
+@dataclass(frozen=True)
+class AttentionOptions(Record):
+    """Section 8 of the report: ``attention=`` of :func:`build_report`.
+
+    Attributes
+    ----------
+    model : torch MDM returning attention maps (the tiny MDM, a Hugging Face model loaded
+        with eager attention, a bridge ``MaskedModel``) whose outcomes are the law's (needs
+        the ``bridge`` extra); None: no section 8.
+    baseline : optional causal model trained on the same data (the tiny AR model, BOS as
+        key 0): its BOS absorption per layer beside the MDM's anchors.
+    steps : trace with the constant schedule of this many steps instead of the recommended
+        schedule.
+    samples, info_samples, seed : free-running samples, teacher-forced samples (data x ~
+        law) for the information correlation, and the seed.
+    eps : anchor threshold ε of :func:`mdmtheory.bridge.attention.anchors`.
+    """
+
+    model: Any = None
+    baseline: Any = None
+    steps: int | None = None
+    samples: int = ATTENTION_SAMPLES
+    info_samples: int = ATTENTION_INFO_SAMPLES
+    seed: int = 0
+    eps: float = ATTENTION_EPS
+
+
 
 @dataclass(frozen=True)
-class Report:
+class Report(Record):
     """Every number of the report, one JSON-able dict per section (see :data:`SECTIONS`)."""
 
     law: dict
@@ -609,14 +637,9 @@ def build_report(
     target: float | None = None,
     recommend_steps: int | None = None,
     cross_entropy=None,
-    attention_model=None,
-    attention_baseline=None,
-    attention_steps: int | None = None,
-    attention_samples: int = ATTENTION_SAMPLES,
-    attention_info_samples: int = ATTENTION_INFO_SAMPLES,
-    attention_seed: int = 0,
-    attention_eps: float = ATTENTION_EPS,
+    attention: AttentionOptions | None = None,
     progress: Callable | None = None,
+    **old,
 ) -> Report:
     r"""Every number of the report for the exact law ``law`` (see the module docstring).
 
@@ -633,16 +656,10 @@ def build_report(
         as returned by ``mdmtheory.bridge.estimate_profile``: shown beside φ with 95% CIs,
         and — when it covers every level 0..d−1 — used to design the recommended schedule
         (the exact profile then judges it).
-    attention_model : optional torch MDM returning attention maps (the tiny MDM, a Hugging
-        Face model loaded with eager attention, a bridge ``MaskedModel``) whose outcomes are
-        the law's: section 8 (needs the ``bridge`` extra).
-    attention_baseline : optional causal model trained on the same data (the tiny AR model,
-        BOS as key 0): its BOS absorption per layer beside the MDM's anchors.
-    attention_steps : trace with the constant schedule of this many steps instead of the
-        recommended schedule.
-    attention_samples, attention_info_samples, attention_seed : free-running samples,
-        teacher-forced samples (data x ~ law) for the information correlation, and the seed.
-    attention_eps : anchor threshold ε of :func:`mdmtheory.bridge.attention.anchors`.
+    attention : optional :class:`AttentionOptions` (``model``, ``baseline``, ``steps``,
+        ``samples``, ``info_samples``, ``seed``, ``eps``): section 8, the attention of a torch
+        MDM (needs the ``bridge`` extra). The old keywords ``attention_model=``,
+        ``attention_steps=``, … work for one release with a DeprecationWarning.
     progress : optional wrapper ``progress(iterable, desc=..., unit=...)`` (e.g.
         :func:`mdmtheory.cli._common.progress`).
 
@@ -663,6 +680,10 @@ def build_report(
         raise ValueError(f"target: expected a KL target >= 0 nats, got {target}")
     if recommend_steps is not None:
         recommend_steps = int_arg(recommend_steps, "recommend_steps", 1, d)
+    att = options_from(AttentionOptions, attention, old, where="build_report", name="attention", prefix="attention_")
+    attention_model, attention_baseline, attention_steps = att.model, att.baseline, att.steps
+    attention_samples, attention_info_samples, attention_seed, attention_eps = (att.samples, att.info_samples,
+                                                                                att.seed, att.eps)
     if attention_steps is not None:
         attention_steps = int_arg(attention_steps, "attention_steps", 1, d)
     attention_samples = int_arg(attention_samples, "attention_samples", 1)
@@ -672,7 +693,7 @@ def build_report(
     if attention_eps < 0:
         raise ValueError(f"attention_eps: expected a threshold multiplier >= 0, got {attention_eps}")
     if attention_baseline is not None and attention_model is None:
-        raise ValueError("attention_baseline: the baseline is compared with an MDM; pass attention_model too")
+        raise ValueError("attention_baseline: the baseline is compared with an MDM; give AttentionOptions(model=...) too")
     if isinstance(planners, str):
         planners = (planners,)
     if not planners:

@@ -70,6 +70,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import entr
 
+from .._estimate import Record
 from ..laws.joint import Joint, NORMALIZATION_TOL
 from ..schedules.plans import Schedule
 from .._validate import int_arg, real_arg
@@ -174,7 +175,7 @@ def _check_layout(layout):
 
 
 # -- base class --------------------------------------------------------------------------
-class _Deterministic:
+class _Deterministic(Record):
     """Shared machinery: ``moves`` (exact engine), ``_choice`` (the engine's sparse chain) and
     ``select`` (Monte Carlo), all over ``_rank``.
 

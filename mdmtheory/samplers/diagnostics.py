@@ -27,6 +27,7 @@ from typing import Iterable, Mapping
 import numpy as np
 from scipy.stats import rankdata
 
+from .._estimate import Record
 from ..information.divergence import kl
 from ..laws.joint import Joint
 from ..schedules.plans import Schedule
@@ -47,7 +48,7 @@ _ROUND = 9
 
 
 @dataclass(frozen=True)
-class RevealDiagnostics:
+class RevealDiagnostics(Record):
     """Position × step reveal law of a planner and its summary statistics.
 
     Attributes
@@ -147,7 +148,7 @@ def empirical_reveal_matrix(reveal_step, *, n_cols: int | None = None) -> np.nda
 
 
 @dataclass(frozen=True)
-class ComparisonTable:
+class ComparisonTable(Record):
     """Exact KL(p‖q) per (law, T, planner) on the constant schedule of T steps.
 
     Attributes

@@ -75,6 +75,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._estimate import Record
 from ..laws.joint import Joint, Marginals
 from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
 from .._jax import x64
@@ -102,7 +103,7 @@ _WEIGHT_TOL = 1e-9
 
 
 @dataclass(frozen=True)
-class ExactRun:
+class ExactRun(Record):
     r"""Everything the exact engine computes in one pass.
 
     Attributes

@@ -46,6 +46,8 @@ from math import comb
 import jax.numpy as jnp
 import numpy as np
 
+from .._estimate import Record
+
 __all__ = [
     "marginal_lattice",
     "lattice_entropies",
@@ -463,7 +465,7 @@ def state_conditionals(Pf: np.ndarray, idx: np.ndarray, d: int, K: int) -> np.nd
 
 
 @dataclass(frozen=True)
-class ChainStep:
+class ChainStep(Record):
     r"""The terms of one chain step (structure only, no mass).
 
     Term i moves the mass of live state ``src[i]`` (a position in the step's live states)

@@ -35,13 +35,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._estimate import Record
 from .._validate import samples_array
 
 __all__ = ["TransitionRates", "transition_rates", "transition_rate", "path_kl_per_transition"]
 
 
 @dataclass(frozen=True)
-class TransitionRates:
+class TransitionRates(Record):
     """KL-rate and TV-rate (nats; module docstring) with bootstrap intervals (``*_ci``,
     level 95%), over ``bigrams`` bigrams of ``n`` samples (lost samples excluded)."""
 

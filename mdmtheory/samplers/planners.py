@@ -27,6 +27,8 @@ from typing import Callable, Iterable, Protocol
 
 import numpy as np
 
+from .._estimate import Record
+
 __all__ = [
     "StepContext",
     "Planner",
@@ -39,7 +41,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class StepContext:
+class StepContext(Record):
     """What a planner sees at one state of one step.
 
     Attributes
@@ -78,7 +80,7 @@ class Planner(Protocol):
 
 
 @dataclass(frozen=True)
-class RandomPlanner:
+class RandomPlanner(Record):
     """Uniformly random ``size``-subset of the masked positions (the main sampler)."""
 
     name: str = "random"
@@ -92,7 +94,7 @@ class RandomPlanner:
 
 
 @dataclass(frozen=True)
-class BernoulliPlanner:
+class BernoulliPlanner(Record):
     r"""Each masked position revealed independently with probability :math:`\beta_t`."""
 
     betas: tuple[float, ...]

@@ -89,6 +89,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._estimate import Record
 from ..laws.joint import Joint
 from .._moved import renamed_keywords
 from ..schedules.plans import check_schedule, Grid, Schedule
@@ -147,7 +148,7 @@ class _Revising:
 
 
 @dataclass(frozen=True)
-class RemaskingSampler(_Revising):
+class RemaskingSampler(_Revising, Record):
     """ReMDM (module docstring): ``alphas`` the revealed fractions 0 = α_0 < … < α_N = 1,
     ``eta`` in [0, 1], ``schedule`` ``"cap"`` or ``"rescale"``."""
 
@@ -237,7 +238,7 @@ def _redo_mc(own, rev, k, ties, rng):
 
 
 @dataclass(frozen=True)
-class CorrectorSampler(_Revising):
+class CorrectorSampler(_Revising, Record):
     """Random order with the counts of ``plan``, and after each of the steps in ``after``
     (default: every step but the last) a corrector step redrawing the ``k`` least likely
     revealed positions, equal likelihoods (to 12 decimals) resolved by ``ties``: ``"random"``
@@ -305,7 +306,7 @@ class CorrectorSampler(_Revising):
 
 
 @dataclass(frozen=True)
-class EditingSampler(_Revising):
+class EditingSampler(_Revising, Record):
     """Sample-then-select with LLaDA2.1 editing (module docstring)."""
 
     plan: Schedule
@@ -395,7 +396,7 @@ EDITING_PIPELINE = "diffusers 0.42 LLaDA2Pipeline (one block, editing_threshold)
 
 
 @dataclass(frozen=True)
-class RevisionRun:
+class RevisionRun(Record):
     """Exact law of a revising sampler (``law``, with lost mass), its forwards and the
     pipeline they are counted for (``pipeline``; None where the sampler is ours, not a
     pipeline's loop).

@@ -116,6 +116,7 @@ from itertools import combinations
 
 import numpy as np
 
+from .._estimate import Record
 from ..laws.joint import Joint
 from ..schedules.plans import check_schedule, Schedule
 from .ties import check_ties, DEFAULT_TIES, tie_choices
@@ -146,7 +147,7 @@ def _round(c):
 
 
 @dataclass(frozen=True)
-class SampleThenSelectPlanner:
+class SampleThenSelectPlanner(Record):
     """Sample-then-select (module docstring): ``threshold`` None (exact top-k) or in [0, 1);
     ``temperature`` ≥ 0 (0: greedy arg max); ``confidence`` ``"untempered"`` (LLaDA) or
     ``"tempered"`` (diffusers); ``ties`` how equal confidences at the boundary of the top k
@@ -330,7 +331,7 @@ SELECT_PIPELINE = "diffusers 0.42 LLaDA2Pipeline (one block, editing_threshold=N
 
 
 @dataclass(frozen=True)
-class SelectRun:
+class SelectRun(Record):
     r"""Exact law of a sample-then-select run: ``law`` (a Joint; its ``lost`` is the mass of
     runs that committed, in one step, values whose combination p never produces, so that no
     conditional exists after it — as for any factorized step), ``expected_forwards`` (the
@@ -685,7 +686,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
 
 # -- the bias of the committed values ---------------------------------------------------------
 @dataclass(frozen=True)
-class SelectionBias:
+class SelectionBias(Record):
     """One sample-then-select step from the empty state (or from ``given`` values):
     ``commit_prob[j]`` the probability that j is committed, ``committed[j]`` the law of its
     committed value given that it is (NaN rows where it never is), ``conditional[j]`` the

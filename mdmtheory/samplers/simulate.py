@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from .._estimate import Estimate, Record
 from .._moved import renamed_keywords
 from ..laws.oracles import as_oracle, _inverse_cdf
 from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
@@ -59,7 +60,7 @@ STDERR_FLOOR = 1e-12
 
 
 @dataclass(frozen=True)
-class Simulation:
+class Simulation(Record):
     """Samples of a sampler and where each position was revealed.
 
     Attributes
@@ -82,7 +83,7 @@ class Simulation:
 
 
 @dataclass(frozen=True)
-class KLEstimate:
+class KLEstimate(Estimate):
     r"""Monte Carlo estimate of KL(p‖q) (deterministic planners) or of the path KL (random).
 
     Attributes

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._estimate import Record
 from ..information.divergence import kl
 from ..laws.joint import Joint
 from .engine import exact_run
@@ -28,7 +29,7 @@ TIE_SPREAD_TOL = 1e-9
 
 
 @dataclass(frozen=True)
-class TieSpread:
+class TieSpread(Record):
     r"""KL(p‖q) of one sampler under each tie rule (:mod:`mdmtheory.samplers.ties`).
 
     Attributes

@@ -47,6 +47,8 @@ from itertools import combinations
 
 import numpy as np
 
+from .._estimate import Record
+
 __all__ = ["TIE_RULES", "DEFAULT_TIES", "TIE_TOL", "MAX_TIE_BRANCHES", "TOPK_LAYOUTS", "check_ties", "Choice", "clusters",
            "tie_choices", "sample_choice", "topk_positions"]
 
@@ -70,7 +72,7 @@ def check_ties(ties, name: str = "ties") -> str:
 
 
 @dataclass(frozen=True)
-class Choice:
+class Choice(Record):
     """The reveal sets a ranked rule chooses for N rows, one output row per resolution.
 
     ``rows[i]`` is the input row of output row i, ``chosen[i]`` its (d,) bool reveal set and

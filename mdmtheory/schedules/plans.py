@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._estimate import Record
 from .._validate import (
     float_array as _float_array,
     int_arg as _int_arg,
@@ -80,7 +81,7 @@ def _loads(text, name: str, key: str):
 
 
 @dataclass(frozen=True, init=False)
-class Schedule:
+class Schedule(Record):
     """Step sizes of the fixed-cardinality sampler, an immutable record.
 
     >>> Schedule((2, 1, 1)).starts
@@ -188,7 +189,7 @@ def check_schedule(schedule, d: int, *, name: str = "schedule") -> Schedule:
 
 
 @dataclass(frozen=True, init=False)
-class Grid:
+class Grid(Record):
     r"""Reveal-time grid :math:`0 \le t_0 < t_1 < \dots < t_N \le 1` (N >= 1 steps)."""
 
     times: tuple[float, ...]
@@ -244,7 +245,7 @@ class Grid:
 
 # -- block plans: order as well as sizes ---------------------------------------------------
 @dataclass(frozen=True, init=False)
-class BlockPlan:
+class BlockPlan(Record):
     r"""Blocks of positions revealed in order, each with its own step sizes.
 
     ``blocks[b]`` is a set of positions (a tuple, increasing) and ``sizes[b]`` a

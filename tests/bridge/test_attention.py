@@ -17,6 +17,7 @@ from torch import nn  # noqa: E402
 
 from mdmtheory import Schedule  # noqa: E402
 from mdmtheory.bridge import attention as att  # noqa: E402
+from mdmtheory.bridge import MaskedModel  # noqa: E402
 from mdmtheory.report import plots  # noqa: E402
 from mdmtheory.samplers import ConfidencePlanner, ThresholdPlanner  # noqa: E402
 
@@ -381,8 +382,23 @@ def test_vocab_maps_outcomes_to_token_ids():
             A = torch.full((B, 1, L, L), 1.0 / L)
             return logits, (A,)
 
-    tr = att.trace_sampling(Fixed(), 4, Schedule([2, 2]), n=2, seed=0, vocab=[5, 2])
+    tr = att.trace_sampling(MaskedModel(Fixed(), mask_id=0, vocab=[5, 2]), 4, Schedule([2, 2]), n=2, seed=0)
     np.testing.assert_array_equal(tr.samples, 1)
+
+
+def test_model_keywords_warn_and_match_the_masked_model():
+    """mask_id=, vocab=, shift= belong to the model (MaskedModel); as keywords of trace_sampling they work for
+    one release with a DeprecationWarning and give the same trace."""
+    torch.manual_seed(0)
+    model = tiny.TinyMDM(tiny.TinyConfig(vocab_size=3, seq_len=4, n_layers=1)).eval()
+    new = att.trace_sampling(MaskedModel(model, mask_id=3, vocab=[2, 0, 1]), 4, Schedule([2, 2]), n=3, seed=1,
+                             keep="full")
+    with pytest.warns(DeprecationWarning, match=r"bridge.MaskedModel\(model, mask_id=..., vocab=...\)\)"):
+        old = att.trace_sampling(model, 4, Schedule([2, 2]), n=3, seed=1, keep="full", mask_id=3, vocab=[2, 0, 1])
+    np.testing.assert_array_equal(old.samples, new.samples)
+    np.testing.assert_array_equal(old.maps, new.maps)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'mask'"):
+        att.trace_sampling(model, 4, Schedule([2, 2]), n=3, seed=1, mask=3)
 
 
 def test_adaptive_planners_drive_the_loop():
@@ -532,7 +548,7 @@ def test_hugging_face_model_through_eager_attention():
     )
     cfg._attn_implementation = "eager"
     model = transformers.BertForMaskedLM(cfg).eval()
-    tr = att.trace_sampling(model, 6, Schedule([2, 2, 2]), n=3, seed=0, mask_id=7, keep="full")
+    tr = att.trace_sampling(MaskedModel(model, mask_id=7), 6, Schedule([2, 2, 2]), n=3, seed=0, keep="full")
     assert tr.maps.shape == (3, 3, 2, 6, 6)
     for t in range(3):
         ids = torch.as_tensor(np.where(tr.revealed[:, t], tr.samples, 7))

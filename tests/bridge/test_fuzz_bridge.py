@@ -301,12 +301,18 @@ def attention_calls(draw):
             AR, draw(maybe(st.just(np.zeros((2, 4), int)))), revealed=draw(st.one_of(st.none(), maybe(st.just(np.ones((2, 4), bool))))),
             keep=draw(maybe(st.sampled_from(["full", "summary"]))), batch_size=draw(maybe(st.integers(1, 3))))
     if k == 10:
+        base = draw(maybe(st.sampled_from([MDM, bridge.as_masked_model(MDM)])))
+        wrap = draw(st.one_of(st.none(), st.fixed_dictionaries(
+            {"mask_id": mask_ids, "vocab": vocabs, "shift": maybe(st.booleans())})))  # the model's own options
+
+        def model():
+            return base if wrap is None else bridge.MaskedModel(MDM, **wrap)
+
         return "trace_sampling", lambda: att.trace_sampling(
-            draw(maybe(st.sampled_from([MDM, bridge.as_masked_model(MDM)]))), draw(maybe(st.just(4))),
+            model(), draw(maybe(st.just(4))),
             draw(maybe(st.sampled_from([mt.Schedule([2, 2]), None, [1, 3]]))),
             draw(maybe(st.sampled_from(["random", "confidence", "threshold"]))),
             n=draw(maybe(st.integers(1, 3))), seed=draw(seeds), keep=draw(maybe(st.sampled_from(["full", "summary"]))),
-            mask_id=draw(st.one_of(st.none(), mask_ids)), vocab=draw(vocabs), shift=draw(maybe(st.booleans())),
             batch_size=draw(maybe(st.integers(1, 3))), targets=draw(st.one_of(st.none(), maybe(st.just(XS[:2])))))
     if k == 11:
         trace = att.trace_forward(AR, np.zeros((2, 4), int))

@@ -526,7 +526,7 @@ def test_card_counts_beyond_float64_refused(v):
     with pytest.raises(ValueError, match=r"^lam: "):
         ugc.ugc_density(prof, v) if not isinstance(v, Decimal) else ugc.ugc_density(prof, [v])
     with pytest.raises(ValueError, match=r"^interval: "):
-        mt.certify(families.parity(3), 10, 0.5, interval=(v, 0.9))
+        mt.certify(families.parity(3), 10, 0.5, options=mt.design.CertificateOptions(interval=(v, 0.9)))
 
 
 def test_card_counts_accept_integral_numbers():

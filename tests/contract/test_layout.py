@@ -33,7 +33,7 @@ LEVELS = {
     "design": 5, "report": 5, "symbolic": 5, "testing": 5,
     "cli": 6, "__main__": 7,
 }
-BELOW_ALL = {"_validate", "_jax", "_moved", "checkpoints"}
+BELOW_ALL = {"_validate", "_jax", "_moved", "_estimate", "checkpoints"}
 
 
 def _modules() -> dict[str, pathlib.Path]:

@@ -69,9 +69,9 @@ def test_estimated_block_design_ci_covers_the_exact_path_kl_of_its_counts():
 def test_estimated_budget_uses_the_upper_end_and_one_token_steps_cost_nothing():
     p = _law(d=4)
     x = _rows(p, 2000, seed=8)
-    res = estimate_block_design(as_oracle(p), x, budget=0.0, block_lengths=[4], n_per_level=200, seed=1)
+    res = estimate_block_design(as_oracle(p), x, target_kl=0.0, block_lengths=[4], n_per_level=200, seed=1)
     assert res.best.forwards == 4 and res.best.path_kl == 0 and res.best.ci == (0.0, 0.0)
-    loose = estimate_block_design(as_oracle(p), x, budget=1e9, block_lengths=[4, 2], n_per_level=200, seed=1)
+    loose = estimate_block_design(as_oracle(p), x, target_kl=1e9, block_lengths=[4, 2], n_per_level=200, seed=1)
     assert loose.best.forwards == 1 and loose.best.block_length == 4
     for c in loose.candidates:
         assert c.ci[1] <= 1e9
@@ -94,7 +94,7 @@ def test_data_block_design_estimated_route_and_bad_input():
         block_design(x, forwards=2, prompt_length=6)
     with pytest.raises(ValueError, match=r"^block_length: must divide the response length 4"):
         block_design(x, forwards=2, block_lengths=[3], prompt_length=2)
-    with pytest.raises(ValueError, match=r"^forwards/budget: give exactly one"):
+    with pytest.raises(ValueError, match=r"^forwards/target_kl: give exactly one"):
         block_design(x, prompt_length=2)
     with pytest.raises(ValueError, match=r"^block_lengths: expected a list"):
         block_design(x, forwards=2, block_lengths="4", prompt_length=2)
@@ -134,3 +134,12 @@ def test_prompted_memorization_counts_contexts_with_the_prompt():
             fr.append(np.mean([keys.count(k) == 1 for k in keys]))
         assert mem.unique[m] == pytest.approx(np.mean(fr), abs=1e-12)
     assert mem.unique.shape == (3,)
+
+
+def test_estimated_budget_keyword_is_target_kl_for_one_release():
+    p = mt.families.markov_chain([[0.9, 0.1], [0.2, 0.8]], d=4)
+    x = as_oracle(p).sample(300, np.random.default_rng(0))
+    new = estimate_block_design(as_oracle(p), x, target_kl=0.5, block_lengths=[4, 2], n_per_level=50, seed=1)
+    with pytest.warns(DeprecationWarning, match=r"estimate_block_design\(budget=\.\.\.\) is now"):
+        old = estimate_block_design(as_oracle(p), x, budget=0.5, block_lengths=[4, 2], n_per_level=50, seed=1)
+    assert old == new

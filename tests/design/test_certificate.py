@@ -16,6 +16,7 @@ from scipy.stats import binom
 
 import mdmtheory as mt
 from mdmtheory.design import certify, empirical_bernstein_radius
+from mdmtheory.design import CertificateOptions
 from mdmtheory.information import dyadic_grid, dyadic_weights, expected_dyadic_estimate
 from mdmtheory.laws import MixtureOfProductsLaw
 
@@ -38,7 +39,7 @@ def coverage(name, repeats, form, rule, eps=0.02, n=600, confidence=0.9):
     H = mt.information.ugc.ugc(p, a, b)
     fails = covered = 0
     for seed in range(repeats):
-        cert = certify(law, n, eps, confidence=confidence, form=form, rule=rule, seed=seed)
+        cert = certify(law, n, eps, confidence=confidence, seed=seed, options=CertificateOptions(form=form, rule=rule))
         kl = mt.kl(p, mt.sampler_law(p, mt.Grid(cert.to_dict()["times"])))
         fails += kl > eps
         if cert.upper >= EQ:
@@ -69,13 +70,13 @@ def test_coverage_slow(name, form, rule):
                    "(docs/theory.md §5): repeated bit d=3 on [0.3, 0.302] certifies N=2 for eps=1e-6, exact KL 2.1e-6")
 def test_stated_weights_certificate_fails():
     p = mt.families.repeated(3)
-    cert = certify(p, 20000, 1e-6, seed=1, form="entropy", weights="stated", interval=(0.3, 0.302))
+    cert = certify(p, 20000, 1e-6, seed=1, options=CertificateOptions(form="entropy", weights="stated", interval=(0.3, 0.302)))
     assert mt.kl(p, mt.sampler_law(p, cert.grid)) <= 1e-6
 
 
 def test_corrected_weights_same_case_holds():
     p = mt.families.repeated(3)
-    cert = certify(p, 20000, 1e-6, seed=1, form="entropy", interval=(0.3, 0.302))
+    cert = certify(p, 20000, 1e-6, seed=1, options=CertificateOptions(form="entropy", interval=(0.3, 0.302)))
     assert mt.kl(p, mt.sampler_law(p, cert.grid)) <= 1e-6
 
 
@@ -104,7 +105,7 @@ def test_certificate_record_and_rules():
     p = mt.families.markov_chain([[0.9, 0.1], [0.25, 0.75]], d=5)
     xs = mt.laws.as_oracle(p).sample(500, np.random.default_rng(2))
     w26 = certify(p, xs, 0.05, seed=3)
-    tight = certify(p, xs, 0.05, seed=3, rule="tight")
+    tight = certify(p, xs, 0.05, seed=3, options=CertificateOptions(rule="tight"))
     # W26 Theorem 2 with K = 1 (eqs. 37a, 38): budget, multiplier, rounds
     L = w26.span
     assert w26.budget == math.ceil(max(8 * 2 * w26.complexity_upper / 0.05, 2 * (1 + 2 * L)))
@@ -120,15 +121,17 @@ def test_certificate_record_and_rules():
 
 def test_independent_positions_need_one_step():
     p = mt.Joint(np.outer([0.3, 0.7], [0.6, 0.4])[..., None] * np.array([0.5, 0.5]))
-    cert = certify(p, 200, 1e-3, seed=0, form="entropy")
+    cert = certify(p, 200, 1e-3, seed=0, options=CertificateOptions(form="entropy"))
     assert cert.estimate == 0.0 and cert.bound <= 1e-3
 
 
 def test_bad_input_raises():
     p = mt.families.repeated(3)
-    for kw, word in [({"eps": 0.0}, "eps"), ({"confidence": 1.0}, "confidence"), ({"weights": "x"}, "weights"),
-                     ({"rule": "x"}, "rule"), ({"form": "x"}, "form"), ({"interval": (0.5, 0.4)}, "interval"),
-                     ({"tail": -1.0}, "tail")]:
+    opt = CertificateOptions
+    for kw, word in [({"eps": 0.0}, "eps"), ({"confidence": 1.0}, "confidence"),
+                     ({"options": opt(weights="x")}, "weights"), ({"options": opt(rule="x")}, "rule"),
+                     ({"options": opt(form="x")}, "form"), ({"options": opt(interval=(0.5, 0.4))}, "interval"),
+                     ({"options": opt(tail=-1.0)}, "tail")]:
         args = {"eps": 0.1, **kw}
         with pytest.raises(ValueError, match=word):
             certify(p, 100, args.pop("eps"), **args)
@@ -143,7 +146,7 @@ def test_bad_input_raises():
 def test_tiny_eps_names_eps(rule, eps):
     """A step count beyond any grid (inf for a subnormal eps) is refused naming eps, not OverflowError."""
     with pytest.raises(ValueError, match="eps"):
-        certify(mt.families.repeated(3), 100, eps, rule=rule, form="entropy")
+        certify(mt.families.repeated(3), 100, eps, options=CertificateOptions(rule=rule, form="entropy"))
 
 
 def test_bernstein_radius_refuses_nan():
@@ -164,8 +167,8 @@ def test_certificate_through_the_bridge_equals_the_joints():
     p = mt.families.markov_chain([[0.9, 0.1], [0.25, 0.75]], d=5)
     xs = mt.laws.as_oracle(p).sample(150, np.random.default_rng(7))
     for form in ("kl", "entropy"):
-        ref = certify(p, xs, 0.05, seed=4, form=form)
-        got = certify(ModelOracle(ExactModel(p), d=5), xs, 0.05, seed=4, form=form)
+        ref = certify(p, xs, 0.05, seed=4, options=CertificateOptions(form=form))
+        got = certify(ModelOracle(ExactModel(p), d=5), xs, 0.05, seed=4, options=CertificateOptions(form=form))
         assert got.steps == ref.steps and got.times == ref.times
         for k in ("estimate", "stderr", "upper", "radius", "bound"):
             assert getattr(got, k) == pytest.approx(getattr(ref, k), rel=1e-9, abs=1e-12), k
@@ -181,7 +184,7 @@ def test_certificate_of_a_tiny_mdm_runs():
     m = TinyMDM(TinyConfig(vocab_size=3, seq_len=6, d_model=8, n_layers=1, n_heads=2, d_ff=8))
     xs = np.random.default_rng(0).integers(0, 3, (64, 6))
     for form in ("kl", "entropy"):
-        cert = certify(ModelOracle(m, d=6), xs, 0.1, seed=1, form=form)
+        cert = certify(ModelOracle(m, d=6), xs, 0.1, seed=1, options=CertificateOptions(form=form))
         assert cert.steps >= 1 and math.isfinite(cert.upper) and cert.bound <= 0.1
         assert mt.Grid(cert.to_dict()["times"]).steps == cert.steps
 
@@ -196,8 +199,25 @@ def test_w26_proposition2_A_fails_with_stated_weights():
     stated weights on an interval with a partial last dyadic cell the upper bound 2B (W26's
     H_hat + r_hat) falls below H: repeated bit d=3 on [0.3, 0.31], where H > 10 * 2 E Q."""
     p = mt.families.repeated(3)
-    cert = certify(p, 20000, 1e-3, seed=1, form="entropy", weights="stated", interval=(0.3, 0.31))
+    cert = certify(p, 20000, 1e-3, seed=1, options=CertificateOptions(form="entropy", weights="stated", interval=(0.3, 0.31)))
     H = mt.information.ugc.ugc(p, 0.3, 0.31)
     assert 2 * cert.upper < H
-    good = certify(p, 20000, 1e-3, seed=1, form="entropy", interval=(0.3, 0.31))
+    good = certify(p, 20000, 1e-3, seed=1, options=CertificateOptions(form="entropy", interval=(0.3, 0.31)))
     assert 2 * good.upper >= H
+
+
+def test_old_keywords_warn_and_match_the_options_record():
+    """weights/form/rule/interval/tail as keywords: one release, a DeprecationWarning, the same certificate."""
+    p = mt.families.repeated(4)
+    kw = {"weights": "stated", "form": "entropy", "rule": "tight", "interval": (0.2, 0.8), "tail": 1e-2}
+    new = certify(p, 300, 0.05, seed=2, options=CertificateOptions(**kw))
+    with pytest.warns(DeprecationWarning, match="options=CertificateOptions"):
+        old = certify(p, 300, 0.05, seed=2, **kw)
+    assert old == new and (new.weights, new.form, new.rule, new.interval) == ("stated", "entropy", "tight", (0.2, 0.8))
+    assert certify(p, 300, 0.05, seed=2).form == "kl"  # the record's form=None: certify's own default
+    with pytest.raises(ValueError, match="not both"):
+        certify(p, 300, 0.05, options=CertificateOptions(), form="kl")
+    with pytest.raises(ValueError, match="^options: "):
+        certify(p, 300, 0.05, options={"form": "kl"})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        certify(p, 300, 0.05, colour="red")

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import mdmtheory as mt
 from mdmtheory.design.certificate_blocks import _dp, _greedy, _lam
 from mdmtheory.design import candidate_grid, certify_blocks, interval_statistics
+from mdmtheory.design import CertificateOptions
 from mdmtheory.information import dyadic_grid, dyadic_terms, dyadic_weights
 from mdmtheory.laws import MixtureOfProductsLaw, as_oracle
 from mdmtheory.testing import joints
@@ -41,9 +42,9 @@ def _check_chain(p, cert):
 @given(p=joints(d=(3, 4), K=2, near_degenerate=False), K=st.integers(2, 3),
        rule=st.sampled_from(["w26", "tight"]), boundaries=st.sampled_from(["split", "union"]))
 def test_coverage_on_drawn_laws(p, K, rule, boundaries):
-    cert = certify_blocks(400, 0.02, K=K, law=p, rule=rule, boundaries=boundaries, resolution=2, seed=3,
-                          confidence=0.9)
-    assert cert.K == K and len(cert.block_steps) == K and cert.grid.steps == cert.steps == sum(cert.block_steps)
+    cert = certify_blocks(400, 0.02, blocks=K, law=p, boundaries=boundaries, resolution=2, seed=3,
+                          confidence=0.9, options=CertificateOptions(rule=rule))
+    assert cert.blocks == K and len(cert.block_steps) == K and cert.grid.steps == cert.steps == sum(cert.block_steps)
     _, covered = _check_chain(p, cert)
     assert covered  # U_k >= H_k: the estimator's event (prob >= 0.9; derandomized, so a fixed outcome)
 
@@ -92,7 +93,7 @@ def test_greedy_is_the_least_total_meeting_eps():
 def test_w26_rule_follows_theorem2():
     """(37a) multipliers, budget N >= 8 C/eps and >= 2(K + 2L), steps per block ceil(S/log(1+rho))."""
     p = mt.families.markov_chain([[0.9, 0.1], [0.2, 0.8]], d=5)
-    cert = certify_blocks(600, 0.05, K=2, law=p, seed=2, resolution=2)
+    cert = certify_blocks(600, 0.05, blocks=2, law=p, seed=2, resolution=2)
     S, U, N = np.array(cert.S), np.array(cert.upper), cert.budget
     L = S.sum()
     assert N >= 8 * cert.complexity / 0.05 and N >= 2 * (2 + 2 * L)
@@ -110,10 +111,10 @@ def test_w26_rule_follows_theorem2():
 
 def test_one_block_and_fixed_edges():
     p = mt.families.repeated(4)
-    one = certify_blocks(500, 0.05, K=1, law=p, seed=0)
-    assert one.edges == pytest.approx((0.25, 0.75)) and one.K == 1
-    fixed = certify_blocks(500, 0.05, law=p, edges=(0.25, 0.4, 0.75), seed=0, rule="tight")
-    assert fixed.K == 2 and fixed.edges == pytest.approx((0.25, 0.4, 0.75)) and fixed.n_certify == 500
+    one = certify_blocks(500, 0.05, blocks=1, law=p, seed=0)
+    assert one.edges == pytest.approx((0.25, 0.75)) and one.blocks == 1
+    fixed = certify_blocks(500, 0.05, law=p, edges=(0.25, 0.4, 0.75), seed=0, options=CertificateOptions(rule="tight"))
+    assert fixed.blocks == 2 and fixed.edges == pytest.approx((0.25, 0.4, 0.75)) and fixed.n_certify == 500
     for c in (one, fixed):
         _check_chain(p, c)
 
@@ -122,14 +123,14 @@ def test_empirical_law_by_default():
     x = np.array([[0, 0, 0, 0], [1, 1, 1, 1], [0, 1, 0, 1], [1, 1, 1, 1]] * 25)
     from mdmtheory.laws import empirical_oracle
 
-    cert = certify_blocks(x, 0.05, K=2, seed=1, resolution=2)
+    cert = certify_blocks(x, 0.05, blocks=2, seed=1, resolution=2)
     pe = empirical_oracle(x).to_joint()
-    assert cert.K == 2 and cert.n_certify + cert.n_select == 100
+    assert cert.blocks == 2 and cert.n_certify + cert.n_select == 100
     assert mt.kl(pe, mt.sampler_law(pe, cert.grid)) <= 0.05
 
 
 def test_record_round_trips():
-    cert = certify_blocks(300, 0.1, K=2, law=mt.families.parity(4), seed=0, resolution=2)
+    cert = certify_blocks(300, 0.1, blocks=2, law=mt.families.parity(4), seed=0, resolution=2)
     d = cert.to_dict()
     assert mt.Grid(d["times"]).steps == d["steps"] == sum(d["block_steps"])
     assert d["edges"][0] == pytest.approx(0.25) and len(d["upper"]) == 2
@@ -140,22 +141,26 @@ def test_record_round_trips():
                    "(W26 eq. 32c; docs/theory.md §5): the same counterexample as the single-block certificate")
 def test_stated_weights_block_certificate_fails():
     p = mt.families.repeated(3)
-    cert = certify_blocks(20000, 1e-6, law=p, edges=(0.3, 0.302), seed=1, weights="stated", rule="tight")
+    cert = certify_blocks(20000, 1e-6, law=p, edges=(0.3, 0.302), seed=1, options=CertificateOptions(weights="stated", rule="tight"))
     assert mt.kl(p, mt.sampler_law(p, cert.grid)) <= 1e-6
 
 
 def test_corrected_weights_same_case_holds():
     p = mt.families.repeated(3)
-    cert = certify_blocks(20000, 1e-6, law=p, edges=(0.3, 0.302), seed=1, rule="tight")
+    cert = certify_blocks(20000, 1e-6, law=p, edges=(0.3, 0.302), seed=1, options=CertificateOptions(rule="tight"))
     assert mt.kl(p, mt.sampler_law(p, cert.grid)) <= 1e-6
 
 
 def test_bad_input_raises():
     p = mt.families.repeated(4)
-    for kw, word in [({"eps": 0.0}, "eps"), ({"confidence": 1.0}, "confidence"), ({"weights": "x"}, "weights"),
-                     ({"rule": "x"}, "rule"), ({"form": "x"}, "form"), ({"boundaries": "x"}, "boundaries"),
-                     ({"split": 1.0}, "split"), ({"K": 0}, "K"), ({"K": 500}, "K"), ({"edges": (0.5, 0.4)}, "edges"),
-                     ({"resolution": 0}, "resolution"), ({"tail": 0.0}, "tail"), ({"interval": (0.6, 0.5)}, "interval")]:
+    opt = CertificateOptions
+    for kw, word in [({"eps": 0.0}, "eps"), ({"confidence": 1.0}, "confidence"),
+                     ({"options": opt(weights="x")}, "weights"), ({"options": opt(rule="x")}, "rule"),
+                     ({"options": opt(form="x")}, "form"), ({"boundaries": "x"}, "boundaries"),
+                     ({"split": 1.0}, "split"), ({"blocks": 0}, "blocks"), ({"blocks": 500}, "blocks"),
+                     ({"edges": (0.5, 0.4)}, "edges"), ({"resolution": 0}, "resolution"),
+                     ({"options": opt(tail=0.0)}, "tail"), ({"options": opt(interval=(0.6, 0.5))}, "interval"),
+                     ({"options": {"rule": "w26"}}, "options")]:
         args = {"eps": 0.1, **kw}
         with pytest.raises(ValueError, match=word):
             certify_blocks(50, args.pop("eps"), law=p, **args)
@@ -164,4 +169,21 @@ def test_bad_input_raises():
     with pytest.raises(ValueError, match="samples"):
         certify_blocks(np.zeros((10, 3), int), 0.1, law=p)
     with pytest.raises(ValueError, match="eps"):
-        certify_blocks(50, 1e-300, law=p, form="entropy")
+        certify_blocks(50, 1e-300, law=p, options=CertificateOptions(form="entropy"))
+
+
+def test_old_keywords_warn_and_match_the_new_spelling():
+    """K= (a number of blocks, not an alphabet) and the certificate options as keywords: one release, a
+    DeprecationWarning, the same certificate; .K reads .blocks with a warning."""
+    p = mt.families.repeated(4)
+    new = certify_blocks(300, 0.1, blocks=2, law=p, seed=1, resolution=2,
+                         options=CertificateOptions(rule="tight", weights="stated"))
+    with pytest.warns(DeprecationWarning) as rec:
+        old = certify_blocks(300, 0.1, K=2, law=p, seed=1, resolution=2, rule="tight", weights="stated")
+    assert {"certify_blocks(K=): deprecated, renamed blocks=" in str(w.message) for w in rec} == {True, False}
+    assert old == new and new.blocks == 2 and new.form == "entropy" and new.rule == "tight"
+    with pytest.warns(DeprecationWarning, match="BlockCertificate.K"):
+        assert new.K == 2
+    assert new.to_dict()["blocks"] == new.to_dict()["K"] == 2
+    with pytest.raises(ValueError, match="^blocks: give either"):
+        certify_blocks(300, 0.1, blocks=2, K=2, law=p)

@@ -14,6 +14,7 @@ from mdmtheory import exports
 from mdmtheory.laws import families, oracles as structured
 from mdmtheory.cli import main
 from mdmtheory.design import defect_weights, design, estimate_profile, memorization
+from mdmtheory.design import CertificateOptions
 from mdmtheory.laws import as_oracle
 
 
@@ -179,11 +180,13 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
 def test_design_function_argument_errors():
     _, x = _markov_samples(n=20)
     with pytest.raises(ValueError, match="exactly one"):
-        design(x, steps=2, budget=0.1)
+        design(x, steps=2, target_kl=0.1)
     with pytest.raises(ValueError, match="steps"):
         design(x, steps=6)
-    with pytest.raises(ValueError, match="budget"):
-        design(x, budget=0.0)
+    with pytest.raises(ValueError, match="^target_kl: "):
+        design(x, target_kl=0.0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        design(x, steps=2, colour=1)
     with pytest.raises(ValueError, match="exact_limit"):
         design(x, steps=2, exact_limit=0)
 
@@ -252,9 +255,9 @@ def test_empirical_oracle_is_the_empirical_table():
             want[r, j] = np.bincount(x[agree, j], minlength=3) / agree.sum()
     np.testing.assert_allclose(law.conditionals(q, rev), want, atol=1e-12)
     np.testing.assert_allclose(law.conditionals(q, rev), as_oracle(pe).conditionals(q, rev), atol=1e-12)
-    cert, note = certify_data(x, 0.05, K=3, seed=2, form="entropy")
+    cert, note = certify_data(x, 0.05, K=3, seed=2, options=CertificateOptions(form="entropy"))
     draws = x[np.random.default_rng([2, 1]).integers(0, 80, size=80)]
-    ref = certify(pe, draws, 0.05, seed=2, form="entropy")
+    ref = certify(pe, draws, 0.05, seed=2, options=CertificateOptions(form="entropy"))
     assert cert.steps == ref.steps and cert.upper == pytest.approx(ref.upper, rel=1e-10, abs=1e-12)
 
 
@@ -409,3 +412,24 @@ def test_oracle_estimate_is_the_bridge_estimate_on_the_same_draws():
         assert a.forwards == b.forwards == int(np.sum(b.counts)) and np.array_equal(a.levels, b.levels)
         c = estimate_profile(as_oracle(p), x, n_per_level=200, seed=7, batch=37, **kw)
         assert np.array_equal(c.values, a.values) and np.array_equal(c.stderr, a.stderr)
+
+
+def test_budget_keyword_is_target_kl_for_one_release():
+    """design/block_design(budget=EPS) (a path-KL target, not a number of steps): a DeprecationWarning and
+    the same design as target_kl=EPS; Design.budget reads .target_kl with a warning."""
+    _, x = _markov_samples(n=200)
+    from mdmtheory.design import block_design
+
+    new = design(x, target_kl=0.05)
+    with pytest.warns(DeprecationWarning, match=r"design\(budget=\.\.\.\) is now design\(target_kl=\.\.\.\)"):
+        old = design(x, budget=0.05)
+    assert old.schedule == new.schedule and old.target_kl == new.target_kl == 0.05 and old.path_kl == new.path_kl
+    with pytest.warns(DeprecationWarning, match="Design.budget"):
+        assert new.budget == 0.05
+    assert design(x, steps=2).target_kl is None
+    bnew = block_design(x, target_kl=0.05)
+    with pytest.warns(DeprecationWarning, match="block_design"):
+        bold = block_design(x, budget=0.05)
+    assert bold == bnew
+    with pytest.raises(ValueError, match="^target_kl: give either"):
+        design(x, target_kl=0.05, budget=0.05)

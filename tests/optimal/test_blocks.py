@@ -92,7 +92,7 @@ def test_design_is_the_brute_force_optimum(case):
 def test_budget_gives_the_fewest_forwards():
     p = mt.families.markov_chain([[0.9, 0.1], [0.2, 0.8]], 6)
     for eps in (0.0, 0.05, 0.2, 1.0):
-        d = design_blocks(p, budget=eps)
+        d = design_blocks(p, target_kl=eps)
         assert d.best.path_kl <= eps + 1e-12
         fewer = [design_blocks(p, forwards=F).best.path_kl for F in range(1, d.best.forwards)]
         assert all(v > eps for v in fewer)
@@ -125,11 +125,11 @@ def test_candidates_list_infeasible_block_lengths_with_the_reason():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda p: design_blocks(p), "forwards/budget: give exactly one"),
+    (lambda p: design_blocks(p), "forwards/target_kl: give exactly one"),
     (lambda p: design_blocks(p, forwards=0), "forwards: expected an integer in 1..4"),
     (lambda p: design_blocks(p, forwards=2, block_lengths=[3]), "block_length: must divide"),
-    (lambda p: design_blocks(p, budget=-1.0), "budget: expected"),
-    (lambda p: design_blocks(p, budget=float("nan")), "budget: expected"),
+    (lambda p: design_blocks(p, target_kl=-1.0), "target_kl: expected"),
+    (lambda p: design_blocks(p, target_kl=float("nan")), "target_kl: expected"),
     (lambda p: design_blocks(p, forwards=3, block_lengths=[2]), "forwards: no candidate"),
     (lambda p: block_path_kl(p, [[2]], block_length=2), "counts: expected one list per block"),
     (lambda p: block_path_kl(p, [[2], [1]], block_length=2), "counts: block 1 sums to 1"),
@@ -138,3 +138,14 @@ def test_candidates_list_infeasible_block_lengths_with_the_reason():
 def test_bad_block_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call(mt.families.dirichlet(4, 2, alpha=0.5, seed=0))
+
+
+def test_budget_keyword_is_target_kl_for_one_release():
+    """design_blocks(budget=EPS) named a path-KL target: a DeprecationWarning and the same design."""
+    p = mt.families.markov_chain([[0.9, 0.1], [0.2, 0.8]], d=6)
+    new = design_blocks(p, target_kl=0.1)
+    with pytest.warns(DeprecationWarning, match=r"design_blocks\(budget=\.\.\.\) is now"):
+        old = design_blocks(p, budget=0.1)
+    assert old == new and new.best.path_kl <= 0.1
+    with pytest.raises(TypeError, match="unexpected keyword argument 'eps'"):
+        design_blocks(p, eps=0.1)

@@ -18,7 +18,7 @@ import pytest
 
 import mdmtheory as mt
 from mdmtheory.laws import families
-from mdmtheory.report import EXPORT_CONVENTIONS, SECTIONS, Report, build_report, render_html, step_counts, write_html
+from mdmtheory.report import AttentionOptions, EXPORT_CONVENTIONS, SECTIONS, Report, build_report, render_html, step_counts, write_html
 from mdmtheory.schedules import cosine_schedule, loglinear_grid
 from reference import compositions, profile_path_kl
 
@@ -324,8 +324,8 @@ def tiny_models():
 @pytest.fixture(scope="module")
 def att_report(law, tiny_models):
     mdm, ar = tiny_models
-    return build_report(law, steps=[1, 5], planners=("random",), target=0.05, attention_model=mdm,
-                        attention_baseline=ar, attention_samples=30, attention_info_samples=12, attention_seed=3)
+    return build_report(law, steps=[1, 5], planners=("random",), target=0.05,
+                        attention=AttentionOptions(model=mdm, baseline=ar, samples=30, info_samples=12, seed=3))
 
 
 def test_attention_section_numbers(law, report, tiny_models, att_report):
@@ -363,8 +363,8 @@ def test_attention_information_is_empty_for_independent_positions(tiny_models):
     # a product law: every revealed position carries zero information, no correlation is defined
     mdm, _ = tiny_models
     law = mt.families.product([[0.3, 0.7]] * 5)
-    r = build_report(law, steps=[5], planners=("random",), attention_model=mdm, attention_samples=5,
-                     attention_info_samples=6, attention_steps=5)
+    r = build_report(law, steps=[5], planners=("random",),
+                     attention=AttentionOptions(model=mdm, samples=5, info_samples=6, steps=5))
     assert r.attention["sizes"] == [1] * 5 and r.attention["baseline"] is None
     for c in r.attention["information"].values():
         assert c["n_cases"] == [0, 0]
@@ -374,12 +374,27 @@ def test_attention_information_is_empty_for_independent_positions(tiny_models):
 
 def test_attention_arguments_name_themselves(law, tiny_models):
     mdm, ar = tiny_models
-    for kwargs, word in [({"attention_baseline": ar}, "attention_baseline"),
-                         ({"attention_model": mdm, "attention_steps": 9}, "attention_steps"),
-                         ({"attention_model": mdm, "attention_samples": 0}, "attention_samples"),
-                         ({"attention_model": mdm, "attention_eps": -1.0}, "attention_eps")]:
+    for kwargs, word in [({"baseline": ar}, "attention_baseline"),
+                         ({"model": mdm, "steps": 9}, "attention_steps"),
+                         ({"model": mdm, "samples": 0}, "attention_samples"),
+                         ({"model": mdm, "eps": -1.0}, "attention_eps")]:
         with pytest.raises(ValueError, match=word):
-            build_report(law, steps=[1], planners=("random",), **kwargs)
+            build_report(law, steps=[1], planners=("random",), attention=AttentionOptions(**kwargs))
+    with pytest.raises(ValueError, match="^attention: expected a report.AttentionOptions"):
+        build_report(law, steps=[1], planners=("random",), attention=mdm)
+
+
+def test_old_attention_keywords_warn_and_give_the_same_report(law, tiny_models):
+    """attention_model=, attention_samples=, …: one release, a DeprecationWarning, the same numbers."""
+    mdm, ar = tiny_models
+    new = build_report(law, steps=[5], planners=("random",),
+                       attention=AttentionOptions(model=mdm, baseline=ar, samples=5, info_samples=6, steps=5, seed=1))
+    with pytest.warns(DeprecationWarning, match=r"attention=AttentionOptions\("):
+        old = build_report(law, steps=[5], planners=("random",), attention_model=mdm, attention_baseline=ar,
+                           attention_samples=5, attention_info_samples=6, attention_steps=5, attention_seed=1)
+    assert json.dumps(old.to_dict()) == json.dumps(new.to_dict())
+    with pytest.raises(TypeError, match="unexpected keyword argument 'attention_colour'"):
+        build_report(law, steps=[5], attention_colour=1)
 
 
 @pytest.fixture(scope="module")
