@@ -24,10 +24,10 @@ MODEL_HELP = ("a mdmtheory checkpoint (.safetensors), a shipped name (words, mar
               "folder (never downloaded)")
 
 
-def add_model_arguments(parser, *, required: bool = False, extra: str = "") -> None:
+def add_model_arguments(parser, *, extra: str = "") -> None:
     """``--model`` (old spelling ``--checkpoint``) and the Hugging Face options that go with
     it: ``--mask-id``, ``--shift``, ``--trust-remote-code`` (design, estimate, report)."""
-    parser.add_argument("--model", metavar="MODEL", required=required, help=MODEL_HELP + extra)
+    parser.add_argument("--model", metavar="MODEL", help=MODEL_HELP + extra)
     renamed(parser, "--checkpoint", "--model", metavar="MODEL")
     parser.add_argument("--mask-id", type=int, metavar="ID",
                         help="mask token id (Hugging Face folders whose config has none)")

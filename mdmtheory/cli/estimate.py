@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ._inputs import DATA_HELP
     from ._models import add_model_arguments
 
-    add_model_arguments(parser, required=True)
+    add_model_arguments(parser, extra=" (required)")
     parser.add_argument("--data", metavar="FILE",
                         help=f"{DATA_HELP}: outcome indices 0..K-1 of the model (its alphabet's characters with --chars)")
     parser.add_argument("--chars", action="store_true",
@@ -59,6 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> dict | None:
+    if args.model is None:  # not required by argparse: the old spelling --checkpoint gives it too
+        raise UsageError("--model: give the model to estimate on (a checkpoint, a shipped name or a Hugging Face folder)")
     for opt, v in (("--n-per-level", args.n_per_level), ("--n-path", args.n_path)):
         check_draws(opt, v)
     check_seed(args.seed)
