@@ -15,7 +15,8 @@ import functools
 
 from ..report.report import build_report, DEFAULT_PLANNERS, write_html
 from ._common import check_output, options_for, progress, UsageError
-from ._inputs import add_law_arguments, check_law_options, check_planner, DATA_HELP, empirical_law, int_list, load_law
+from ._inputs import (add_law_arguments, check_law_options, check_planner, DATA_HELP, empirical_law, int_list, load_law,
+                      planner_help)
 from ._models import add_model_arguments, load_model, LoadedModel
 from ._text import add_text_arguments, no_text_options, read_rows, text_given, token_file_vocab
 
@@ -63,7 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="FILE.html", help=f"output file (default {DEFAULT_OUT})")
     parser.add_argument("--steps", type=int_list, metavar="T1,T2,...",
                         help="numbers of sampling steps T, one column each (default: 1..d, log-spaced)")
-    parser.add_argument("--planners", default=",".join(DEFAULT_PLANNERS), help="planners compared (comma-separated)")
+    parser.add_argument("--planners", default=",".join(DEFAULT_PLANNERS),
+                        help=planner_help(f"comma-separated; default {','.join(DEFAULT_PLANNERS)}"))
     parser.add_argument("--target", type=float, default=None,
                         help="recommend the fewest steps whose optimal path KL <= TARGET nats (default 5%% of H(X))")
     parser.add_argument("--recommend-steps", type=int, metavar="T",
