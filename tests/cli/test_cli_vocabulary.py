@@ -359,3 +359,25 @@ def test_the_torchrun_entry_points_import_without_a_runtime_warning(module):
     assert r.returncode == 0, r.stderr
     assert "RuntimeWarning" not in r.stderr and "sys.modules" not in r.stderr
     assert r.stderr == ""
+
+
+def test_estimate_token_file_with_vocab_ids_is_the_bridge_with_that_vocabulary(capsys, tmp_path):
+    """``--vocab IDS`` with a token file: outcome k is token id IDS[k] (the bridge's ``vocab=``)."""
+    vocab = _hf_folder(tmp_path / "hf")
+    from mdmtheory import bridge
+
+    x = np.random.default_rng(0).integers(0, 3, size=(20, 3))
+    np.save(tmp_path / "x.npy", x)
+    ids = [vocab["c"], vocab["a"], vocab["f"]]
+    capsys.readouterr()
+    out, _ = _json(capsys, ["estimate", "--model", str(tmp_path / "hf"), "--data", str(tmp_path / "x.npy"),
+                            "--vocab", ",".join(map(str, ids)), "--n-per-level", "10"])
+    ref = bridge.estimate_profile(bridge.from_pretrained(str(tmp_path / "hf"), vocab=ids), x, n_per_level=10, seed=0)
+    capsys.readouterr()  # transformers' loading bar of the reference
+    assert out["values"] == pytest.approx(np.asarray(ref.values).tolist(), rel=1e-12)
+    assert out["model"]["vocab"] == ids and out["model"]["K"] == 3
+    rc, _, err = _run(capsys, ["estimate", "--model", str(tmp_path / "hf"), "--data", str(tmp_path / "x.npy"),
+                               "--vocab", "seen"])
+    assert rc == 2 and err[0].startswith("mdmtheory estimate: error: --vocab: 'seen'")
+    rc, _, err = _run(capsys, ["design", "--data", str(tmp_path / "x.npy"), "--steps", "2", "--vocab", "1,2,3"])
+    assert rc == 2 and err[0].startswith("mdmtheory design: error: --vocab: with a token file")
