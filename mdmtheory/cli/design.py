@@ -1,9 +1,10 @@
 """``mdmtheory design --data FILE``: the optimal schedule for a data file (or a model), exported.
 
-``--data`` (the positional DATA of earlier releases still works, with a note on stderr) is a text file (one sequence per line: integer tokens separated by spaces, or
-characters with ``--chars``) or a ``.npy`` integer array (n, d). Small empirical laws are
-used exactly (the output says so); otherwise, or with ``--model``, the cross-entropy profile
-is estimated with confidence intervals (mdmtheory.design).
+``--data`` (the positional DATA of earlier releases still works, with a note on stderr) is
+a text file (one sequence per line: integer tokens separated by spaces, or characters with
+``--chars``) or a ``.npy`` integer array (n, d). Small empirical laws are used exactly (the
+output says so); otherwise, or with ``--model``, the cross-entropy profile is estimated with
+confidence intervals (mdmtheory.design).
 
 Text with the user's tokenizer instead of ``--data``: ``--text FILE`` (one sequence per line) or
 ``--jsonl FILE`` (prompt/response pairs) with ``--tokenizer DIR`` (:mod:`mdmtheory.cli._text`).

@@ -20,7 +20,7 @@ import numpy as np
 from ._common import check_output, options_for, UsageError
 from ._inputs import check_draws, check_seed, int_list, MAX_DRAWS
 
-HELP = "Monte Carlo cross-entropy profile (and path cross-entropy of a plan) of a checkpoint on token data"
+HELP = "Monte Carlo cross-entropy profile (and path cross-entropy of a plan) of a model on token data"
 EXAMPLE = "mdmtheory estimate --model model.safetensors --data words.txt --n-per-level 500 --csv c.csv"
 
 

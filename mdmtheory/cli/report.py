@@ -236,7 +236,7 @@ def run(args) -> dict:
         b = load_model(baseline, "--baseline", masked=False)
         if not b.causal:
             raise UsageError(f"--baseline: {b.describe()} is not a causal model (train one with "
-                             "'mdmtheory train DATA --causal', or give a causal Hugging Face folder)")
+                             "'mdmtheory train --data FILE --causal', or give a causal Hugging Face folder)")
         if b.kind == "hf":
             # a causal LM reads the law's outcome indices as its token ids 0..K-1 (trained on the same data)
             if b.K is None or _outcomes(model) is None or b.K < _outcomes(model) or (b.d is not None and b.d < law.d):

@@ -381,3 +381,16 @@ def test_estimate_token_file_with_vocab_ids_is_the_bridge_with_that_vocabulary(c
     assert rc == 2 and err[0].startswith("mdmtheory estimate: error: --vocab: 'seen'")
     rc, _, err = _run(capsys, ["design", "--data", str(tmp_path / "x.npy"), "--steps", "2", "--vocab", "1,2,3"])
     assert rc == 2 and err[0].startswith("mdmtheory design: error: --vocab: with a token file")
+
+
+@pytest.mark.parametrize("cmd", sorted(COMMANDS))
+def test_every_example_speaks_the_new_vocabulary(capsys, cmd):
+    """``mdmtheory CMD --help``'s example parses without an old-spelling line."""
+    import importlib
+    import shlex
+
+    example = importlib.import_module(f"mdmtheory.cli.{COMMANDS[cmd]}").EXAMPLE
+    argv = shlex.split(example)
+    assert argv[:2] == ["mdmtheory", cmd]
+    build_parser().parse_args(argv[1:])
+    assert capsys.readouterr().err == ""
