@@ -143,8 +143,8 @@ def token_file_vocab(args, model: str | None):
     if value is None:
         return None
     if model is None:
-        raise UsageError("--vocab: with a token file it names the token ids of a model's outcomes; give --model "
-                         "(or --text/--jsonl with --tokenizer)")
+        raise UsageError("--vocab: without --text/--jsonl it names the token ids of a model's outcomes; give "
+                         "--model (or --text/--jsonl with --tokenizer)")
     if value == "seen":
         raise UsageError("--vocab: 'seen' reads token ids in --text/--jsonl rows; a token file holds outcome "
                          "indices already (give 'all' or the ids of outcomes 0..K-1)")

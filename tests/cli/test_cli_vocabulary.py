@@ -380,7 +380,7 @@ def test_estimate_token_file_with_vocab_ids_is_the_bridge_with_that_vocabulary(c
                                "--vocab", "seen"])
     assert rc == 2 and err[0].startswith("mdmtheory estimate: error: --vocab: 'seen'")
     rc, _, err = _run(capsys, ["design", "--data", str(tmp_path / "x.npy"), "--steps", "2", "--vocab", "1,2,3"])
-    assert rc == 2 and err[0].startswith("mdmtheory design: error: --vocab: with a token file")
+    assert rc == 2 and err[0].startswith("mdmtheory design: error: --vocab: without --text/--jsonl")
 
 
 @pytest.mark.parametrize("cmd", sorted(COMMANDS))
