@@ -13,7 +13,7 @@ import importlib
 import os
 import sys
 
-from ._common import UsageError, dumps
+from ._common import UsageError, dumps, plain_words
 
 __all__ = ["main", "COMMANDS"]
 
@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         mod.add_arguments(p)
         p.add_argument("--json", action="store_true", help="print the result as one JSON object")
         p.add_argument("--quiet", action="store_true", help="no progress bars")
-        p.set_defaults(_module=mod)
+        p.set_defaults(_module=mod, _parser=p)
     return parser
 
 
@@ -70,7 +70,9 @@ def main(argv=None) -> int:
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         argv = ["demo", *argv]  # bare `mdmtheory [--d N]` runs the main job
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # named by the command that refused them: "mdmtheory profile: error: ..."
+        getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help()
         return 0
@@ -78,7 +80,7 @@ def main(argv=None) -> int:
     try:
         result = mod.run(args)
     except (UsageError, ValueError, FileNotFoundError, OSError) as exc:
-        msg = " ".join(str(exc).split()) or type(exc).__name__
+        msg = plain_words(exc) or type(exc).__name__
         print(f"mdmtheory {args.command}: error: {msg}", file=sys.stderr)
         return 2
     if result is not None:  # None: nothing to print (e.g. a torchrun rank other than 0)

@@ -19,17 +19,54 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["UsageError", "check_output", "options_for", "to_jsonable", "dumps", "progress"]
+__all__ = ["UsageError", "check_output", "options_for", "to_jsonable", "dumps", "progress", "renamed", "say_renamed",
+           "plain_words"]
 
 
 class UsageError(ValueError):
     """A user error the CLI reports as one line on stderr with exit code 2."""
+
+
+def say_renamed(old: str, new: str) -> None:
+    """The one stderr line of an old spelling (it works for one release; docs/design.md §4,
+    "Command-line vocabulary")."""
+    print(f"mdmtheory: {old} is now {new} (the old spelling works for one release)", file=sys.stderr)
+
+
+def renamed(parser, old: str, new: str, **kwargs) -> None:
+    """Accept the old option name ``old`` as ``new`` (same ``dest``, hidden from ``--help``):
+    it works as before and says so once on stderr (:func:`say_renamed`)."""
+    import argparse
+
+    base = kwargs.pop("action", "store")
+    kind = {"store": argparse._StoreAction, "store_true": argparse._StoreTrueAction}[base]
+
+    class _Renamed(kind):
+        def __call__(self, parser_, namespace, values, option_string=None):
+            say_renamed(old, new)
+            super().__call__(parser_, namespace, values, option_string)
+
+    dest = kwargs.pop("dest", new.lstrip("-").replace("-", "_"))
+    parser.add_argument(old, action=_Renamed, dest=dest, help=argparse.SUPPRESS, **kwargs)
+
+
+#: numpy scalar reprs a library message may carry ("np.float64(0.5)"), shown as plain numbers.
+_NP_SCALAR = re.compile(r"\bnp\.(?:float|int|uint|bool_?|str_)\w*\(([^()]*)\)")
+
+
+def plain_words(msg: str) -> str:
+    """A library message in the user's terms: one line, numpy scalars as plain numbers
+    (``np.float64(0.5)`` -> ``0.5``), the Python keyword of the mask id as its option."""
+    msg = " ".join(str(msg).split())
+    msg = _NP_SCALAR.sub(r"\1", msg)
+    return msg.replace("pass mask_id=...", "give --mask-id ID").replace("pass mask_id=", "give --mask-id ID")
 
 
 def check_output(path, option: str, *, suffix: str | None = None) -> Path:

@@ -19,10 +19,10 @@ from ..information.profile import Profile
 from ..laws.joint import Joint
 from ..schedules.plans import Grid, Schedule
 from ..laws import families
-from ._common import UsageError
+from ._common import renamed, UsageError
 
 __all__ = ["FAMILIES", "MAX_ALPHABET", "MAX_SCHEDULE_D", "add_law_arguments", "add_token_arguments", "load_law",
-           "read_tokens", "load_profile", "law_given", "check_law_options", "law_option", "plan_option", "add_plan_arguments", "load_plan", "int_list", "float_list"]
+           "read_tokens", "load_profile", "law_given", "MAX_LAW_D", "DATA_HELP", "check_planner", "planner_help", "check_law_options", "law_option", "plan_option", "add_plan_arguments", "load_plan", "int_list", "float_list"]
 
 #: Named laws for ``--family`` (each takes d).
 FAMILIES = {
@@ -83,14 +83,23 @@ def add_token_arguments(parser, *, K: bool = True) -> None:
                             help=f"alphabet size of integer token files (default max token + 1; at most {MAX_ALPHABET})")
 
 
-def add_law_arguments(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+#: Longest --family law of the exact commands (--d): its K^d table and sampler laws take seconds.
+MAX_LAW_D = 16
+
+#: What --data is, in every command's help (the one token-file reader, :func:`read_tokens`).
+DATA_HELP = ("token rows: .npy (n, d) integers, or text with one sequence of whitespace- or comma-separated "
+             "integers per line (characters with --chars)")
+
+
+def add_law_arguments(parser: argparse.ArgumentParser, *, required: bool = True, data_help: str | None = None,
+                      tokens_dest: str = "data") -> None:
     g = parser.add_argument_group("law (give one)")
     g.add_argument("--table", metavar="FILE.npy", help="joint probability table of shape (K,)*d")
-    g.add_argument("--tokens", metavar="FILE",
-                   help="token sequences (their empirical law): .npy (n, d) integers, or text with one "
-                        "sequence of whitespace- or comma-separated integers per line (characters with --chars)")
+    g.add_argument("--data", metavar="FILE", help=data_help or f"{DATA_HELP}; the law is their empirical law")
+    renamed(g, "--tokens", "--data", metavar="FILE", dest=tokens_dest)
     g.add_argument("--family", choices=sorted(FAMILIES), help="a named law (with --d)")
-    g.add_argument("--d", type=int, default=None, help="sequence length for --family, 2..16 (default 8)")
+    g.add_argument("--d", type=int, default=None,
+                   help=f"sequence length for --family, 2..{MAX_LAW_D} (default 8; the exact commands' limit)")
     add_token_arguments(g)
     parser.set_defaults(_law_required=required)
 
@@ -117,7 +126,7 @@ def _check_npy_header(path: str, option: str) -> None:
                          "a truncated or corrupt file")
 
 
-def read_tokens(path: str, option: str = "--tokens", *, chars: bool = False, K: int | None = None,
+def read_tokens(path: str, option: str = "--data", *, chars: bool = False, K: int | None = None,
                 alphabet=None, limit: int = MAX_ALPHABET) -> tuple[np.ndarray, tuple]:
     """Token sequences (n, d) and their alphabet from a ``.npy`` or text file: the one
     reader of every command (:func:`mdmtheory.data.load_sequences`), errors named
@@ -173,28 +182,47 @@ def _check_size(K: int, d: int, option: str) -> None:
                          "use 'mdmtheory estimate' (Monte Carlo) for larger laws")
 
 
+#: The options that give a law, in the order they are named in errors.
+LAW_SOURCES = ("table", "data", "family")
+
+
 def law_given(args) -> bool:
-    return any(getattr(args, o, None) is not None for o in ("table", "tokens", "family"))
+    return any(getattr(args, o, None) is not None for o in LAW_SOURCES)
 
 
 def check_law_options(args) -> None:
     """The options that only go with one law source are refused with another (never ignored)."""
-    if getattr(args, "K", None) is not None and getattr(args, "tokens", None) is None:
-        raise UsageError("--K: only with --tokens (a --table or --family law has its own alphabet)")
-    if getattr(args, "chars", False) and getattr(args, "tokens", None) is None and getattr(args, "data", None) is None:
-        raise UsageError("--chars: only with a token file (--tokens" + (" or --data)" if hasattr(args, "data") else ")"))
+    if getattr(args, "K", None) is not None and getattr(args, "data", None) is None:
+        raise UsageError("--K: only with --data (a --table or --family law has its own alphabet)")
+    if getattr(args, "chars", False) and getattr(args, "data", None) is None:
+        raise UsageError("--chars: only with a token file (--data)")
     if getattr(args, "d", None) is not None and getattr(args, "family", None) is None:
-        raise UsageError("--d: only with --family (a --table or --tokens law has its own length)")
+        raise UsageError("--d: only with --family (a --table or --data law has its own length)")
+
+
+def planner_help(extra: str) -> str:
+    """``--planner``'s help: the names it accepts (the registered planners), and ``extra``."""
+    from ..samplers.planners import PLANNERS
+
+    return f"planner name: {', '.join(sorted(PLANNERS))} ({extra})"
+
+
+def check_planner(name: str, option: str = "--planner") -> None:
+    """``name`` a registered planner (the names this command accepts), refused otherwise."""
+    from ..samplers.planners import PLANNERS
+
+    if name not in PLANNERS:
+        raise UsageError(f"{option}: unknown planner {name!r}; choose one of {', '.join(sorted(PLANNERS))}")
 
 
 def load_law(args, alphabet=None) -> tuple[Joint, str, str]:
-    """(law, name, source) from ``--table``, ``--tokens`` or ``--family``; ``alphabet`` (a
-    model's): ``--tokens --chars`` read through it, so the law's outcome k is the model's."""
-    given = [o for o in ("table", "tokens", "family") if getattr(args, o, None) is not None]
+    """(law, name, source) from ``--table``, ``--data`` or ``--family``; ``alphabet`` (a
+    model's): ``--data --chars`` read through it, so the law's outcome k is the model's."""
+    given = [o for o in LAW_SOURCES if getattr(args, o, None) is not None]
     if len(given) > 1:
         raise UsageError(f"--{given[0]}, --{given[1]}: give only one law")
     if not given:
-        raise UsageError("--table, --tokens or --family: give one law (a .npy table, a token file or a named law)")
+        raise UsageError("--table, --data or --family: give one law (a .npy table, a token file or a named law)")
     check_law_options(args)
     if args.table is not None:
         p = Path(args.table)
@@ -212,23 +240,28 @@ def load_law(args, alphabet=None) -> tuple[Joint, str, str]:
         except ValueError as exc:
             raise UsageError(f"--table: {_message(exc)}") from None
         return law, p.stem, f"joint table {p.name} (d = {law.d}, K = {law.K})"
-    if args.tokens is not None:
-        seq, seen = read_tokens(args.tokens, "--tokens", chars=args.chars, K=args.K,
+    if args.data is not None:
+        seq, seen = read_tokens(args.data, "--data", chars=args.chars, K=args.K,
                                 alphabet=alphabet if args.chars else None)
-        K = len(seen)
-        _check_size(K, seq.shape[1], "--tokens")
-        try:
-            law = families.empirical(seq, K=K)
-        except ValueError as exc:
-            raise UsageError(f"--tokens: {_message(exc)}") from None
-        letters = f", alphabet {''.join(str(c) for c in seen if c is not None)!r}" if args.chars else ""
-        return law, Path(args.tokens).stem, (f"empirical law of {seq.shape[0]} sequences in {Path(args.tokens).name} "
-                                             f"(d = {law.d}, K = {law.K}{letters})")
+        return empirical_law(seq, len(seen), args.data, seen if args.chars else None)
     d = 8 if args.d is None else args.d
-    if not 2 <= d <= 16:
-        raise UsageError(f"--d: choose 2 <= d <= 16 for an exact law, got {d}")
+    if not 2 <= d <= MAX_LAW_D:
+        raise UsageError(f"--d: expected a length in 2..{MAX_LAW_D} (the exact commands' limit for --family), got {d}")
     text, make = FAMILIES[args.family]
     return make(d), f"{args.family} (d={d})", f"built-in family '{args.family}': {text}, d = {d}"
+
+
+def empirical_law(seq: np.ndarray, K: int, path: str, letters=None, option: str = "--data") -> tuple[Joint, str, str]:
+    """(law, name, source) of the empirical law of the rows ``seq`` (outcomes 0..K-1) read
+    from ``path``; ``letters``: the characters of a ``--chars`` file, named in the source."""
+    _check_size(K, seq.shape[1], option)
+    try:
+        law = families.empirical(seq, K=K)
+    except ValueError as exc:
+        raise UsageError(f"{option}: {_message(exc)}") from None
+    shown = f", alphabet {''.join(str(c) for c in letters if c is not None)!r}" if letters is not None else ""
+    return law, Path(path).stem, (f"empirical law of {seq.shape[0]} sequences in {Path(path).name} "
+                                  f"(d = {law.d}, K = {law.K}{shown})")
 
 
 def load_profile(path: str, option: str = "--profile") -> tuple[Profile, np.ndarray | None]:
@@ -354,12 +387,22 @@ def load_plan(args, d: int):
 
 def law_option(args) -> str:
     """The option that gave the law (for errors the library raises about it)."""
-    return next((f"--{o}" for o in ("table", "tokens", "family") if getattr(args, o, None) is not None), "--family")
+    return next((f"--{o}" for o in LAW_SOURCES if getattr(args, o, None) is not None), "--family")
 
 
 def plan_option(args) -> str:
     """The option that gave the plan (default --steps)."""
     return next((f"--{o}" for o in ("sizes", "steps", "grid") if getattr(args, o, None) is not None), "--steps")
+
+
+def plan_given(args) -> str:
+    """The plan as the user wrote it (``--steps 2``, ``--sizes 1,2,3``, ``--grid 0,0.5,1``)."""
+    for o in ("sizes", "steps", "grid"):
+        v = getattr(args, o, None)
+        if v is not None:
+            return f"--{o} " + (",".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v)
+                                if isinstance(v, list) else str(v))
+    return "--steps 2 (the default)"
 
 
 def plan_dict(plan) -> dict:

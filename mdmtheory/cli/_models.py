@@ -14,10 +14,26 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import UsageError
+from ._common import renamed, UsageError
 from ._inputs import MAX_ALPHABET, read_tokens
 
-__all__ = ["LoadedModel", "load_model", "check_samples"]
+__all__ = ["LoadedModel", "load_model", "check_samples", "add_model_arguments", "MODEL_HELP"]
+
+#: What --model is, in every command's help.
+MODEL_HELP = ("a mdmtheory checkpoint (.safetensors), a shipped name (words, markov), or a local Hugging Face "
+              "folder (never downloaded)")
+
+
+def add_model_arguments(parser, *, extra: str = "") -> None:
+    """``--model`` (old spelling ``--checkpoint``) and the Hugging Face options that go with
+    it: ``--mask-id``, ``--shift``, ``--trust-remote-code`` (design, estimate, report)."""
+    parser.add_argument("--model", metavar="MODEL", help=MODEL_HELP + extra)
+    renamed(parser, "--checkpoint", "--model", metavar="MODEL")
+    parser.add_argument("--mask-id", type=int, metavar="ID",
+                        help="mask token id (Hugging Face folders whose config has none)")
+    parser.add_argument("--shift", action="store_true", help="logits shifted right by one (Dream; Hugging Face only)")
+    parser.add_argument("--trust-remote-code", action="store_true",
+                        help="allow a local folder's own model code (Hugging Face folders only)")
 
 
 #: The kinds of model, in words.
@@ -82,7 +98,7 @@ def _msg(exc) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def load_model(spec: str, option: str = "--checkpoint", *, mask_id=None, shift: bool = False,
+def load_model(spec: str, option: str = "--model", *, mask_id=None, shift: bool = False,
                trust_remote_code: bool = False, masked: bool = True, vocab=None) -> LoadedModel:
     """Load ``spec``. ``--mask-id``, ``--shift`` and ``--trust-remote-code`` are Hugging Face
     options: with a mdmtheory checkpoint (which has its own mask id K) they are refused, not
@@ -143,7 +159,10 @@ def _load_hf(spec, option, *, mask_id, shift, trust_remote_code, vocab=None) -> 
     except (ValueError, OSError, KeyError, TypeError, AttributeError, RecursionError, ImportError) as exc:
         msg = _msg(exc)
         if msg.startswith("mask_id:"):
-            raise UsageError(f"--mask-id: {msg[len('mask_id:'):].strip()} (give --mask-id ID)") from None
+            from ._common import plain_words
+
+            rest = plain_words(msg[len("mask_id:"):].strip())
+            raise UsageError(f"--mask-id: {rest}" + ("" if "--mask-id ID" in rest else " (give --mask-id ID)")) from None
         if msg.startswith("vocab:"):
             raise UsageError(f"--vocab: {msg[len('vocab:'):].strip()}") from None
         raise UsageError(f"{option}: cannot load the Hugging Face folder {spec!r} ({msg[:300]})") from None

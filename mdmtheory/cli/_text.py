@@ -1,4 +1,4 @@
-"""Text in, with the user's tokenizer, on the command line (``design`` and ``estimate``).
+"""Text in, with the user's tokenizer, on the command line (``design``, ``estimate``, ``report``).
 
 ``--text FILE`` (one sequence per line) or ``--jsonl FILE`` (objects with string fields
 ``prompt`` and ``response``), tokenized with ``--tokenizer DIR`` (a local Hugging Face
@@ -6,7 +6,9 @@ tokenizer folder, ``local_files_only``) by :mod:`mdmtheory.data.tokenized`, cut 
 ``--length`` (text) or ``--prompt-length`` + ``--response-length`` (JSONL) with the rule it
 states. ``--vocab`` chooses the outcomes, the token ids that are scored: ``seen`` (default:
 every token id in the rows, pad included), ``all`` (every id of the model but its mask), or
-a list ``ID,ID,...`` or a file of whitespace-separated ids.
+a list ``ID,ID,...`` or a file of whitespace-separated ids. With a token file and ``--model``,
+``--vocab IDS`` names the token id of each outcome index (outcome k is id ``IDS[k]``; default
+``all``: every id of the model but its mask, in order).
 
 Every error is one :class:`~mdmtheory.cli._common.UsageError` naming the option.
 """
@@ -31,19 +33,25 @@ _NAMES = {"length": "--length", "prompt_length": "--prompt-length", "response_le
           "pad_id": "--pad-id", "tokenizer": "--tokenizer", "vocab": "--vocab"}
 
 
-def add_text_arguments(parser: argparse.ArgumentParser) -> None:
+def add_text_arguments(parser: argparse.ArgumentParser, *, jsonl: bool = True) -> None:
+    """The text options; ``jsonl=False`` (``report``, whose laws have no prompt): ``--text`` only."""
     g = parser.add_argument_group("text with a tokenizer (instead of a token file)")
     g.add_argument("--text", metavar="FILE", help="text, one sequence per line (needs --tokenizer and --length)")
-    g.add_argument("--jsonl", metavar="FILE", help="JSON lines with string fields 'prompt' and 'response' "
-                   "(needs --tokenizer, --prompt-length and --response-length)")
+    if jsonl:
+        g.add_argument("--jsonl", metavar="FILE", help="JSON lines with string fields 'prompt' and 'response' "
+                       "(needs --tokenizer, --prompt-length and --response-length)")
+    else:
+        parser.set_defaults(jsonl=None, response_length=None)
     g.add_argument("--tokenizer", metavar="DIR", help="a local Hugging Face tokenizer folder (never downloaded)")
     g.add_argument("--length", type=int, metavar="N", help="--text: tokens per row (longer rows cut, shorter right-padded)")
-    g.add_argument("--response-length", type=int, metavar="N",
-                   help="--jsonl: response tokens per row (first N kept, shorter right-padded)")
+    if jsonl:
+        g.add_argument("--response-length", type=int, metavar="N",
+                       help="--jsonl: response tokens per row (first N kept, shorter right-padded)")
     g.add_argument("--pad-id", type=int, metavar="ID", help="padding token id (default: the tokenizer's pad, else EOS)")
     g.add_argument("--vocab", metavar="seen|all|IDS",
-                   help="outcome token ids: 'seen' (default: every id in the rows), 'all' (every id of the "
-                        "model but its mask), comma-separated ids, or a file of ids")
+                   help="outcome token ids: 'seen' (default with --text: every id in the rows), 'all' (default "
+                        "with a token file: every id of the model but its mask), comma-separated ids, or a file of "
+                        "ids (with a token file and --model: outcome k is the k-th id)")
 
 
 def text_given(args) -> bool:
@@ -118,12 +126,30 @@ def read_text(args, *, prompt_option: bool = True) -> TextData:
     return TextData(data, option, vocab)
 
 
-def no_text_options(args) -> None:
-    """Refuse the text options when the data is a token file (they would be ignored)."""
-    for opt in ("tokenizer", "length", "response_length", "pad_id", "vocab"):
+def no_text_options(args, model: str | None = None) -> None:
+    """Refuse the text options when the data is a token file (they would be ignored);
+    ``--vocab`` goes with a token file only as the token ids of a ``model``'s outcomes."""
+    for opt in ("tokenizer", "length", "response_length", "pad_id"):
         if getattr(args, opt, None) is not None:
             flag = "--" + opt.replace("_", "-")
             raise UsageError(f"{flag}: only with --text or --jsonl (a token file holds outcome indices already)")
+    token_file_vocab(args, model)
+
+
+def token_file_vocab(args, model: str | None):
+    """``--vocab`` with a token file: None (every id of the model but its mask) or the
+    token ids of the outcomes 0..K-1 of ``model``; 'seen' and a vocab without a model are refused."""
+    value = getattr(args, "vocab", None)
+    if value is None:
+        return None
+    if model is None:
+        raise UsageError("--vocab: without --text/--jsonl it names the token ids of a model's outcomes; give "
+                         "--model (or --text/--jsonl with --tokenizer)")
+    if value == "seen":
+        raise UsageError("--vocab: 'seen' reads token ids in --text/--jsonl rows; a token file holds outcome "
+                         "indices already (give 'all' or the ids of outcomes 0..K-1)")
+    vocab = parse_vocab(value)
+    return None if vocab == "all" else vocab
 
 
 def outcomes(text: TextData, model_vocab=None) -> tuple[np.ndarray, tuple]:
@@ -164,12 +190,14 @@ def read_rows(args, data_attr: str, data_option: str, model_spec, model_option: 
         facts["tokenized"] = dict(text.data.summary(), source=text.option)
         g = text.data.prompt_length
     else:
-        g = args.prompt_length or 0
+        g = getattr(args, "prompt_length", None) or 0
     loaded = None
     if model_spec is not None:
         vocab = None
         if text is not None and text.vocab != "all":
             vocab = text.data.vocab if text.vocab is None else text.vocab
+        elif text is None:
+            vocab = token_file_vocab(args, model_spec)
         loaded = load_model(model_spec, model_option, mask_id=args.mask_id, shift=args.shift,
                             trust_remote_code=args.trust_remote_code, vocab=vocab)
         if text is not None:
@@ -187,6 +215,8 @@ def read_rows(args, data_attr: str, data_option: str, model_spec, model_option: 
         else:
             x = read_model_data(getattr(args, data_attr), data_option, loaded, chars=args.chars)
         rule = None
+        if text is None and getattr(args, "vocab", None) not in (None, "all"):
+            rule = "the token ids given with --vocab, in order"
         if text is not None:
             rule = {None: "every token id seen in the data", "all": "every token id of the model but the mask"}.get(
                 text.vocab if not isinstance(text.vocab, tuple) else "given", "the token ids given with --vocab")

@@ -1,26 +1,28 @@
-"""``mdmtheory design DATA``: the optimal schedule for a data file (or a model), exported.
+"""``mdmtheory design --data FILE``: the optimal schedule for a data file (or a model), exported.
 
-DATA is a text file (one sequence per line: integer tokens separated by spaces, or
-characters with ``--chars``) or a ``.npy`` integer array (n, d). Small empirical laws are
-used exactly (the output says so); otherwise, or with ``--model``, the cross-entropy profile
-is estimated with confidence intervals (mdmtheory.design).
+``--data`` (the positional DATA of earlier releases still works, with a note on stderr) is
+a text file (one sequence per line: integer tokens separated by spaces, or characters with
+``--chars``) or a ``.npy`` integer array (n, d). Small empirical laws are used exactly (the
+output says so); otherwise, or with ``--model``, the cross-entropy profile is estimated with
+confidence intervals (mdmtheory.design).
 
-Text with the user's tokenizer instead of DATA: ``--text FILE`` (one sequence per line) or
+Text with the user's tokenizer instead of ``--data``: ``--text FILE`` (one sequence per line) or
 ``--jsonl FILE`` (prompt/response pairs) with ``--tokenizer DIR`` (:mod:`mdmtheory.cli._text`).
 ``--prompt-length G``: the first G positions of every row are the prompt (always visible);
 the design is for the response.
 
-**Blocks** (``--forwards F`` and/or ``--block-lengths B1,B2,...``): the semi-autoregressive
-design of :mod:`mdmtheory.optimal.blocks` — for each candidate block length, the forwards and the
-(exact or estimated, with CI) path KL, and the pick; ``--budget EPS`` with
-``--block-lengths`` gives the fewest forwards within EPS. ``--format diffusers`` exports it for
+**Blocks** (``--forwards F``, or ``--budget EPS`` with ``--block-length B1,B2,...``): the
+semi-autoregressive design of :mod:`mdmtheory.optimal.blocks` — for each candidate block
+length, the forwards and the (exact or estimated, with CI) path KL, and the pick; with
+``--budget`` the fewest forwards within EPS. With ``--steps T``, one ``--block-length B`` is
+the block length of the ``--format llada`` export. ``--format diffusers`` exports it for
 diffusers' ``LLaDA2Pipeline`` (``--scheduler-out DIR`` writes the scheduler's config, read
 back by ``mdmtheory.exports.diffusers.load_scheduler``); ``--format llada`` for LLaDA's
 ``generate`` (``mdmtheory.exports.llada.patch``).
 
 ``--certify EPS`` (instead of ``--steps``/``--budget``): W26's certified schedule
 (mdmtheory.design.certify_data) — a step count N and a Bernoulli grid t_0 … t_N whose
-KL is ≤ EPS with probability ≥ ``--confidence``. From DATA alone it is about sampling the
+KL is ≤ EPS with probability ≥ ``--confidence``. From ``--data`` alone it is about sampling the
 empirical law; with ``--model`` about the model's own law (the output says which).
 """
 
@@ -32,8 +34,9 @@ from ..design.from_data import block_design, design
 from ..design.profile import EXACT_LIMIT
 from ..schedules.plans import Schedule
 from ..exports import formats as exports
-from ._common import check_folder_output, options_for, UsageError
-from ._inputs import check_draws, check_seed, int_list
+from ._common import check_folder_output, options_for, say_renamed, UsageError
+from ._inputs import check_draws, check_seed, DATA_HELP, int_list
+from ._models import add_model_arguments
 from ._text import add_text_arguments, facts_lines, no_text_options, read_rows, text_given
 
 #: Export formats of ``design``: the sampler conventions of mdmtheory.exports, and diffusers.
@@ -41,35 +44,28 @@ FORMATS = exports.FORMATS + ("diffusers",)
 #: Formats with blocks (the others are one-block samplers: MDLM, Dream, dllm).
 BLOCK_FORMATS = ("json", "llada", "diffusers")
 
-#: Library argument names -> the options (or DATA) that gave them.
-_OPTIONS = {"steps": "--steps", "budget": "--budget", "target_kl": "--budget", "n_per_level": "--n-per-level", "seed": "--seed",
-            "exact_limit": "--exact-limit", "samples": "DATA", "x": "DATA", "model": "--model", "eps": "--certify",
-            "confidence": "--confidence", "K": "DATA", "forwards": "--forwards", "block_lengths": "--block-lengths",
+#: Library argument names -> the options that gave them.
+_OPTIONS = {"steps": "--steps", "budget": "--budget", "target_kl": "--budget", "n_per_level": "--n-per-level",
+            "seed": "--seed",
+            "exact_limit": "--exact-limit", "samples": "--data", "x": "--data", "model": "--model", "eps": "--certify",
+            "confidence": "--confidence", "K": "--data", "forwards": "--forwards", "block_lengths": "--block-length",
             "block_length": "--block-length", "prompt_length": "--prompt-length"}
-#: The same for a block design, whose block lengths are the candidates.
-_BLOCK_OPTIONS = dict(_OPTIONS, block_length="--block-lengths")
+_BLOCK_OPTIONS = _OPTIONS
 
 HELP = "optimal schedule for a data file or a model, exported for LLaDA/Dream/MDLM/dllm"
-EXAMPLE = "mdmtheory design words.txt --chars --steps 3 --format llada"
+EXAMPLE = "mdmtheory design --data words.txt --chars --steps 3 --format llada"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("data", metavar="DATA", nargs="?",
-                        help="token file: text (one sequence per line) or .npy (n, d) integer array; "
-                             "or give --text/--jsonl with --tokenizer")
-    parser.add_argument("--model", metavar="CKPT",
-                        help="an mdmtheory checkpoint (.safetensors), a shipped name (words, markov), or a local "
-                             "Hugging Face folder (never downloaded)")
-    parser.add_argument("--mask-id", type=int, help="mask token id (Hugging Face folders whose config has none)")
-    parser.add_argument("--shift", action="store_true", help="logits shifted right by one (Dream; Hugging Face only)")
-    parser.add_argument("--trust-remote-code", action="store_true",
-                        help="allow a local folder's own model code (Hugging Face folders only)")
+    parser.add_argument("--data", metavar="FILE", help=f"{DATA_HELP}; or give --text/--jsonl with --tokenizer")
+    parser.add_argument("old_data", metavar="DATA", nargs="?", help=argparse.SUPPRESS)  # the old positional DATA
+    add_model_arguments(parser, extra="; without it the design is for the data's empirical law")
     g = parser.add_mutually_exclusive_group(required=True)
     g.add_argument("--steps", type=int, metavar="T", help="number of steps, 1 <= T <= d")
     g.add_argument("--forwards", type=int, metavar="F",
-                   help="block design: F forwards in all (F/num_blocks per block), least path KL over --block-lengths")
+                   help="block design: F forwards in all (F/num_blocks per block), least path KL over --block-length")
     g.add_argument("--budget", type=float, metavar="EPS", help="path-KL budget in nats (> 0): the fewest steps "
-                   "(with --block-lengths: forwards) within it")
+                   "(with --block-length: forwards) within it")
     g.add_argument("--certify", type=float, metavar="EPS",
                    help="certified grid (W26 Thm 2): KL <= EPS nats (> 0) with probability >= --confidence")
     parser.add_argument("--confidence", type=float, default=None,
@@ -77,17 +73,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt-length", type=int, metavar="G", default=None,
                         help="the first G positions of every row are the prompt (always visible; --jsonl: the prompt "
                              "tokens kept, its last G)")
-    parser.add_argument("--block-lengths", type=int_list, metavar="B1,B2,...",
-                        help="block design: candidate block lengths, each dividing the response length "
-                             "(default with --forwards: every divisor)")
+    parser.add_argument("--block-length", type=int_list, metavar="B1,B2,...",
+                        help="block length(s), each dividing the response length: with --forwards or --budget the "
+                             "candidates of a block design (default with --forwards: every divisor); with --steps "
+                             "and --format llada one B, the export's blocks (steps/num_blocks steps each, else refused)")
+    from ._common import renamed
+
+    renamed(parser, "--block-lengths", "--block-length", type=int_list, metavar="B1,B2,...")
     parser.add_argument("--format", default="json", choices=FORMATS, help="export convention (default json)")
     parser.add_argument("--scheduler-out", metavar="DIR",
                         help="--format diffusers: write the scheduler config there (a new or empty folder), for "
                              "mdmtheory.exports.diffusers.load_scheduler(DIR)")
-    parser.add_argument("--block-length", type=int, default=None, help="LLaDA block length (divides d; the schedule must fit its blocks "
-                        "with steps/num_blocks steps each, else refused; default d)")
     parser.add_argument("--chars", action="store_true",
-                        help="DATA lines are characters, one token each (with --model: the checkpoint's alphabet)")
+                        help="--data lines are characters, one token each (with --model: the model's alphabet)")
     parser.add_argument("--n-per-level", type=int, default=1000,
                         help="estimator draws per level (default 1000; 2 to 10,000,000)")
     parser.add_argument("--seed", type=int, default=0, help="estimator seed (default 0)")
@@ -98,17 +96,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _check_flags(args) -> bool:
     """Option combinations, before any file is read; returns whether this is a block design."""
-    blocks = args.forwards is not None or args.block_lengths is not None
-    if args.block_length is not None and args.format != "llada":
-        raise UsageError("--block-length: only with --format llada")
-    if blocks and args.block_length is not None:
-        raise UsageError("--block-length: a block design chooses the block length; give the candidates with "
-                         "--block-lengths")
-    if blocks and args.steps is not None:
-        raise UsageError("--steps: with --block-lengths give --forwards F (the forwards of all blocks together) "
-                         "or --budget EPS")
-    if blocks and args.certify is not None:
-        raise UsageError("--certify: certifies one block (W26 Thm 2); drop --block-lengths")
+    if args.old_data is not None:
+        if args.data is not None:
+            raise UsageError(f"--data: give the token file once (got --data {args.data!r} and DATA {args.old_data!r})")
+        say_renamed("DATA (positional)", "--data DATA")
+        args.data = args.old_data
+    blocks = args.forwards is not None or (args.block_length is not None and args.budget is not None)
+    if args.block_length is not None and not blocks:
+        if args.certify is not None:
+            raise UsageError("--block-length: --certify certifies one block (W26 Thm 2); drop --block-length")
+        if args.format != "llada":
+            raise UsageError("--block-length: with --steps only for --format llada (the export's block length); "
+                             "a block design takes --forwards F or --budget EPS")
+        if len(args.block_length) != 1:
+            raise UsageError("--block-length: with --steps give one block length (the LLaDA export's); candidates "
+                             "go with --forwards F or --budget EPS")
     if blocks and args.format not in BLOCK_FORMATS:
         raise UsageError(f"--format: {args.format} samples the whole response in one block; a block design exports "
                          f"as {', '.join(BLOCK_FORMATS)}")
@@ -138,14 +140,14 @@ def _check_flags(args) -> bool:
                          f"got {args.exact_limit}")
     if text_given(args):
         if args.data is not None:
-            raise UsageError(f"DATA: give one of DATA, --text and --jsonl (got DATA {args.data!r} and "
+            raise UsageError(f"--data: give one of --data, --text and --jsonl (got --data {args.data!r} and "
                              f"{'--text' if args.text else '--jsonl'})")
         if args.chars:
             raise UsageError("--chars: only for a token file (--text/--jsonl are read with --tokenizer)")
     else:
         if args.data is None:
-            raise UsageError("DATA: give a token file, or --text FILE / --jsonl FILE with --tokenizer DIR")
-        no_text_options(args)
+            raise UsageError("--data: give a token file, or --text FILE / --jsonl FILE with --tokenizer DIR")
+        no_text_options(args, args.model)
     if args.model is None:
         for flag, v in (("--mask-id", args.mask_id is not None), ("--shift", args.shift),
                         ("--trust-remote-code", args.trust_remote_code)):
@@ -158,7 +160,7 @@ def run(args) -> dict:
     blocks = _check_flags(args)
     out_dir = None if args.scheduler_out is None else check_folder_output(
         args.scheduler_out, "--scheduler-out", keep=("scheduler_config.json",))
-    x, K, g, loaded, facts = read_rows(args, "data", "DATA", args.model, "--model")
+    x, K, g, loaded, facts = read_rows(args, "data", "--data", args.model, "--model")
     model = None if loaded is None else (loaded.module if loaded.kind != "hf" and loaded.vocab is None
                                          else loaded.masked())
     if args.certify is not None:
@@ -170,7 +172,7 @@ def run(args) -> dict:
     if blocks:
         with options_for(_BLOCK_OPTIONS):
             res = block_design(x, K=K, model=model, forwards=args.forwards, target_kl=args.budget,
-                               block_lengths=args.block_lengths, prompt_length=g, exact_limit=args.exact_limit,
+                               block_lengths=args.block_length, prompt_length=g, exact_limit=args.exact_limit,
                                n_per_level=args.n_per_level, seed=args.seed, confidence=conf)
         best = res.best
         out = {"method": res.method, "note": res.note, "design": "blocks", "n": int(x.shape[0]), "d": int(x.shape[1]),
@@ -207,7 +209,7 @@ def run(args) -> dict:
         if args.format == "diffusers":
             export = _export_blocks(args, (res.sizes,), r_len, g)
         else:
-            kw = {"block_length": args.block_length} if args.format == "llada" else {}
+            kw = {"block_length": args.block_length[0]} if args.format == "llada" and args.block_length else {}
             export = exports.export(res.schedule, args.format, **kw)  # its block_length: errors name the option
     out["export"] = export
     if out_dir is not None:
@@ -239,7 +241,7 @@ def _certify(args, x, K, model) -> dict:
     from ..design.certificate import certify_data
 
     if x.shape[0] < 2:
-        raise UsageError(f"DATA: --certify needs at least 2 sequences, got {x.shape[0]}")
+        raise UsageError(f"--data: --certify needs at least 2 sequences, got {x.shape[0]}")
     conf = 0.95 if args.confidence is None else args.confidence
     with options_for(_OPTIONS):
         cert, note = certify_data(x, args.certify, K=K, model=model, confidence=conf, seed=args.seed)

@@ -1,7 +1,7 @@
 """``mdmtheory estimate``: Monte Carlo estimates on a real model (the bridge), with CIs.
 
-Loads a checkpoint (a mdmtheory checkpoint, or a local Hugging Face folder — never
-downloaded), reads token sequences, and calls the public bridge estimators:
+Loads ``--model`` (a mdmtheory checkpoint, a shipped name, or a local Hugging Face folder —
+never downloaded), reads the token rows of ``--data`` (or ``--text``/``--jsonl``), and calls the public bridge estimators:
 ``bridge.estimate_profile`` (the cross-entropy profile c(m) with standard errors) and, for a
 plan, ``bridge.estimate_path_cross_entropy`` (Σ_t k_t c(s_t), nats per sequence). Runs under
 ``torchrun`` too (``torchrun --nproc_per_node N -m mdmtheory estimate ...``): the process
@@ -20,26 +20,27 @@ import numpy as np
 from ._common import check_output, options_for, UsageError
 from ._inputs import check_draws, check_seed, int_list, MAX_DRAWS
 
-HELP = "Monte Carlo cross-entropy profile (and path cross-entropy of a plan) of a checkpoint on token data"
-EXAMPLE = "mdmtheory estimate --checkpoint model.safetensors --data words.txt --n-per-level 500 --csv c.csv"
+HELP = "Monte Carlo cross-entropy profile (and path cross-entropy of a plan) of a model on token data"
+EXAMPLE = "mdmtheory estimate --model model.safetensors --data words.txt --n-per-level 500 --csv c.csv"
 
 
 def _bridge():
     try:
         from .. import bridge
     except ImportError as exc:
-        raise UsageError(f"--checkpoint: the bridge needs torch: pip install 'mdmtheory[bridge]' ({exc})") from None
+        raise UsageError(f"--model: the bridge needs torch: pip install 'mdmtheory[bridge]' ({exc})") from None
     return bridge
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--checkpoint", required=True, metavar="PATH",
-                        help="mdmtheory checkpoint, shipped name (words, markov), or local Hugging Face folder (never downloaded)")
+    from ._inputs import DATA_HELP
+    from ._models import add_model_arguments
+
+    add_model_arguments(parser, extra=" (required)")
     parser.add_argument("--data", metavar="FILE",
-                        help="token sequences (outcome indices 0..K-1): .npy (n, d) or text, one per line "
-                             "(characters of the model's alphabet with --chars)")
+                        help=f"{DATA_HELP}: outcome indices 0..K-1 of the model (its alphabet's characters with --chars)")
     parser.add_argument("--chars", action="store_true",
-                        help="--data is text whose characters are tokens, read through the checkpoint's alphabet")
+                        help="--data is text whose characters are tokens, read through the model's alphabet")
     parser.add_argument("--levels", type=int_list, metavar="M1,M2,...", help="revealed counts m (default 0..d-1)")
     parser.add_argument("--n-per-level", type=int, default=1000,
                         help=f"Monte Carlo draws per level (default 1000; 2 to {MAX_DRAWS:,})")
@@ -48,10 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also estimate the path cross-entropy of this schedule")
     parser.add_argument("--n-path", type=int, default=1000,
                         help=f"draws for the path cross-entropy (default 1000; 2 to {MAX_DRAWS:,})")
-    parser.add_argument("--mask-id", type=int, help="mask token id (Hugging Face folders only)")
-    parser.add_argument("--shift", action="store_true", help="logits shifted right by one (Dream; Hugging Face folders only)")
-    parser.add_argument("--trust-remote-code", action="store_true",
-                        help="allow a local folder's own model code (Hugging Face folders only)")
     parser.add_argument("--csv", metavar="OUT.csv", help="write the profile as CSV (m,c,stderr): input of 'schedule'")
     parser.add_argument("--prompt-length", type=int, metavar="G", default=None,
                         help="the first G positions of every row are the prompt: always visible, never scored "
@@ -62,6 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> dict | None:
+    if args.model is None:  # not required by argparse: the old spelling --checkpoint gives it too
+        raise UsageError("--model: give the model to estimate on (a checkpoint, a shipped name or a Hugging Face folder)")
     for opt, v in (("--n-per-level", args.n_per_level), ("--n-path", args.n_path)):
         check_draws(opt, v)
     check_seed(args.seed)
@@ -76,10 +75,10 @@ def run(args) -> dict | None:
     elif args.data is None:
         raise UsageError("--data: give a token file, or --text FILE / --jsonl FILE with --tokenizer DIR")
     else:
-        no_text_options(args)
+        no_text_options(args, args.model)
     if args.prompt_length is not None and args.prompt_length < 0:
         raise UsageError(f"--prompt-length: expected a number of prompt tokens >= 0, got {args.prompt_length}")
-    samples, _, g, model, facts = read_rows(args, "data", "--data", args.checkpoint, "--checkpoint")
+    samples, _, g, model, facts = read_rows(args, "data", "--data", args.model, "--model")
     d = samples.shape[1] - g  # levels and sizes are of the response
     if args.levels is not None and (not args.levels or len(set(args.levels)) != len(args.levels)
                                     or min(args.levels) < 0 or max(args.levels) >= d):
@@ -100,7 +99,7 @@ def run(args) -> dict | None:
         levels = np.asarray(est.levels).tolist()
         values = np.asarray(est.values, dtype=np.float64).tolist()
         stderr = np.asarray(est.stderr, dtype=np.float64).tolist()
-        out = {"checkpoint": args.checkpoint, "data": args.data or args.text or args.jsonl, "n": int(samples.shape[0]),
+        out = {"checkpoint": args.model, "data": args.data or args.text or args.jsonl, "n": int(samples.shape[0]),
                "d": int(samples.shape[1]), "prompt_length": g,
                "levels": levels, "values": values, "stderr": stderr, "forwards": int(getattr(est, "forwards", 0) or 0),
                "path": None}

@@ -7,7 +7,8 @@ import argparse
 from ..information.divergence import kl
 from ..samplers import exact_run
 from ._common import options_for
-from ._inputs import add_law_arguments, add_plan_arguments, law_option, load_law, load_plan, plan_dict, plan_option
+from ._inputs import (add_law_arguments, add_plan_arguments, check_planner, law_option, load_law, load_plan,
+                      plan_dict, plan_given, plan_option, planner_help)
 
 HELP = "exact KL(p||q) and path KL of a sampler's output law for one plan and planner"
 EXAMPLE = "mdmtheory exact --family parity --d 6 --sizes 1,2,3 --planner confidence --json"
@@ -17,11 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_law_arguments(parser)
     add_plan_arguments(parser)
     parser.add_argument("--planner", default="random",
-                        help="registered planner name: random, left_to_right, confidence, margin, entropy, ... "
-                             "(a grid always uses the Bernoulli sampler)")
+                        help=planner_help("default random; a grid always uses the Bernoulli sampler"))
 
 
 def run(args) -> dict:
+    check_planner(args.planner)
     law, name, source = load_law(args)
     plan = load_plan(args, law.d)
     with options_for({"planner": "--planner", "plan": plan_option(args), "p": law_option(args)},
@@ -33,7 +34,7 @@ def run(args) -> dict:
         "source": source,
         "d": law.d,
         "K": law.K,
-        "plan": plan_dict(plan),
+        "plan": plan_dict(plan), "plan_given": plan_given(args),
         "planner": args.planner,
         "kl": res_kl,
         "path_kl": float(res.path_kl),
@@ -50,7 +51,7 @@ def render(result: dict) -> str:
     what = f"sizes {plan['sizes']}" if plan["kind"] == "schedule" else f"grid {plan['times']}"
     return "\n".join([
         f"{result['name']}: {result['source']}",
-        f"plan: {what} ({plan['steps']} steps), planner {result['planner']}",
+        f"plan: {result['plan_given']}: {what} ({plan['steps']} steps), planner {result['planner']}",
         f"exact KL(p||q) = {result['kl']:.8g} nats",
         f"path KL        = {result['path_kl']:.8g} nats   (>= KL by data processing)",
         f"per step       = {', '.join(f'{x:.4g}' for x in result['step_path_kl'])}",

@@ -15,8 +15,10 @@ import functools
 
 from ..report.report import AttentionOptions, build_report, DEFAULT_PLANNERS, write_html
 from ._common import check_output, options_for, progress, UsageError
-from ._inputs import add_law_arguments, check_law_options, int_list, law_given, load_law
-from ._models import load_model, LoadedModel
+from ._inputs import (add_law_arguments, check_law_options, check_planner, DATA_HELP, empirical_law, int_list, load_law,
+                      planner_help)
+from ._models import add_model_arguments, load_model, LoadedModel
+from ._text import add_text_arguments, no_text_options, read_rows, text_given, token_file_vocab
 
 HELP = "one self-contained HTML report with plots (default: the embedded law); --json prints its numbers"
 EXAMPLE = "mdmtheory report --family markov --d 8 --out report.html"
@@ -55,18 +57,21 @@ def default_baseline():
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_law_arguments(parser, required=False)
+    add_law_arguments(parser, required=False, tokens_dest="tokens", data_help=f"{DATA_HELP}; the law is their empirical law and --model "
+                      "is scored on them (with --table or --family: only the rows the model is scored on; "
+                      "default: 4000 draws of the law)")
+    add_text_arguments(parser, jsonl=False)
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="FILE.html", help=f"output file (default {DEFAULT_OUT})")
-    parser.add_argument("--steps", type=int_list, metavar="T1,T2,...", help="step counts (default: 1..d, log-spaced)")
-    parser.add_argument("--planners", default=",".join(DEFAULT_PLANNERS), help="planners compared (comma-separated)")
+    parser.add_argument("--steps", type=int_list, metavar="T1,T2,...",
+                        help="numbers of sampling steps T, one column each (default: 1..d, log-spaced)")
+    parser.add_argument("--planners", default=",".join(DEFAULT_PLANNERS),
+                        help=planner_help(f"comma-separated; default {','.join(DEFAULT_PLANNERS)}"))
     parser.add_argument("--target", type=float, default=None,
                         help="recommend the fewest steps whose optimal path KL <= TARGET nats (default 5%% of H(X))")
     parser.add_argument("--recommend-steps", type=int, metavar="T",
                         help=f"recommend a schedule with T steps instead (default report: {DEFAULT_RECOMMEND_STEPS})")
-    m = parser.add_argument_group("model (optional): the cross-entropy profile of a checkpoint")
-    m.add_argument("--checkpoint", metavar="PATH", help="a mdmtheory checkpoint or a local Hugging Face folder")
-    m.add_argument("--data", metavar="FILE", help="token sequences for the model's estimates (default: sampled from the "
-                   "law); with --chars, characters of the checkpoint's alphabet")
+    m = parser.add_argument_group("model (optional): the cross-entropy profile of a model")
+    add_model_arguments(m)
     m.add_argument("--n-per-level", type=int, default=400, help="Monte Carlo draws per level (default 400)")
     m.add_argument("--seed", type=int, default=0, help="seed of the estimates (default 0)")
     m.add_argument("--no-model", action="store_true", help="skip the model section of the default report")
@@ -111,16 +116,29 @@ def _check_arguments(args) -> tuple[str, ...]:
     if not planners:
         raise UsageError("--planners: give at least one planner name (comma-separated)")
     for name in planners:
+        check_planner(name, "--planners")
         with options_for({"planner": "--planners"}):
             resolve_planner(name)
-    if args.data is not None and args.no_model:
-        raise UsageError("--data: the model's estimates need a model; drop --no-model")
+    for flag, v in (("--mask-id", args.mask_id is not None), ("--shift", args.shift),
+                    ("--trust-remote-code", args.trust_remote_code)):
+        if v and args.model is None:
+            raise UsageError(f"{flag}: only with --model (a Hugging Face folder)")
     if args.baseline is not None and (args.no_model or args.no_attention):
         raise UsageError("--baseline: the baseline is compared with the model's attention; drop --no-model/--no-attention")
-    if args.checkpoint is not None and args.no_model:
-        raise UsageError("--checkpoint: --no-model drops the model section; give one of the two")
+    if args.model is not None and args.no_model:
+        raise UsageError("--model: --no-model drops the model section; give one of the two")
     if args.attention_steps is not None and args.no_attention:
         raise UsageError("--attention-steps: --no-attention drops the attention section; give one of the two")
+    if text_given(args):
+        if args.data is not None or args.tokens is not None:
+            raise UsageError("--text: give one of --data and --text")
+        if args.chars:
+            raise UsageError("--chars: only with --data (--text is read with --tokenizer)")
+    else:
+        no_text_options(args, args.model)
+    if args.tokens is not None:  # the old spelling of --data (a law, when --data gives the model's rows)
+        if args.data is None:
+            args.data, args.tokens = args.tokens, None
     check_law_options(args)
     return planners
 
@@ -137,67 +155,96 @@ def _check_steps(args, d: int) -> None:
 
 def _model_matches_law(m, law, what: str) -> None:
     """The model's outcomes and length must be the law's: its estimates are compared with it."""
-    if m.K != law.K or (m.d is not None and m.d != law.d):
-        dk = f"K = {m.K} outcomes" + ("" if m.d is None else f" and d = {m.d} positions")
+    if _outcomes(m) != law.K or (m.d is not None and m.d != law.d):
+        dk = f"K = {_outcomes(m)} outcomes" + ("" if m.d is None else f" and d = {m.d} positions")
         raise UsageError(f"{m.option}: {m.describe()} has {dk}, but the law ({what}) has K = {law.K}, d = {law.d}; "
-                         "give a checkpoint trained on this law" + (", or --K to match" if what.startswith("--tokens") else "")
+                         "give a model trained on this law" + (", or --K to match" if what.startswith("--data") else "")
                          + " (or drop the option)")
+
+
+def _outcomes(m) -> int | None:
+    """The number of outcomes of a loaded model (its --vocab ids when given)."""
+    return len(m.vocab) if m.vocab is not None else m.K
+
+
+def _load(args, vocab=None):
+    return load_model(args.model, "--model", mask_id=args.mask_id, shift=args.shift,
+                      trust_remote_code=args.trust_remote_code, vocab=vocab)
 
 
 def run(args) -> dict:
     planners = _check_arguments(args)
     out_path = check_output(args.out, "--out")
-    given = law_given(args)
+    rows_given = args.data is not None or text_given(args)
+    law_option = next((o for o in ("table", "family", "tokens") if getattr(args, o) is not None), None)
     baseline = args.baseline
     model = None
-    if given:
-        if args.checkpoint is not None:
-            model = load_model(args.checkpoint, "--checkpoint")
-        if args.tokens is not None and args.chars and model is not None and model.alphabet is None:
-            raise UsageError(f"--chars: {model.describe()} does not record a character alphabet; give --tokens as "
+    samples = None
+    facts = {}
+    if law_option is not None:
+        # the law from --table / --family (or the old --tokens beside --data); --data or --text:
+        # the rows the model is scored on
+        if rows_given and args.model is None:
+            raise UsageError("--data: with --table or --family it gives the rows a model is scored on; give --model "
+                             "(or drop --data)")
+        law_args = argparse.Namespace(**{**vars(args), "data": args.tokens,
+                                         "chars": args.chars and args.tokens is not None})
+        check_law_options(law_args)
+        if args.model is not None and rows_given:
+            samples, _, _, model, facts = read_rows(args, "data", "--data", args.model, "--model")
+        elif args.model is not None:
+            model = _load(args, token_file_vocab(args, args.model))
+        if law_args.chars and model is not None and model.alphabet is None:
+            raise UsageError(f"--chars: {model.describe()} does not record a character alphabet; give --data as "
                              "integer outcome indices")
-        law, name, source = load_law(args, alphabet=None if model is None else model.alphabet)
-        samples = None
-        what = " ".join(f"--{o} {getattr(args, o)}" for o in ("table", "tokens", "family") if getattr(args, o) is not None)
+        law, name, source = load_law(law_args, alphabet=None if model is None else model.alphabet)
+        what = f"--{law_option} {getattr(args, law_option)}".replace("--tokens", "--data")
         if args.family is not None:
             what += f" --d {8 if args.d is None else args.d}"
-        if model is None and args.baseline is not None:
-            raise UsageError("--baseline: the baseline is compared with a model's attention; give --checkpoint")
+    elif rows_given:
+        # the law is the empirical law of the rows; a model is scored on the same rows
+        option = "--data" if args.data is not None else "--text"
+        if args.model is not None and args.K is not None:
+            raise UsageError("--K: with --model the model fixes the alphabet (drop --K)")
+        if args.model is not None or text_given(args):
+            samples, K, _, model, facts = read_rows(args, "data", option, args.model, "--model")
+            letters = model.alphabet if model is not None and args.chars else None
+            law, name, source = empirical_law(samples, K if K is not None else _outcomes(model),
+                                              args.data or args.text, letters, option)
+        else:
+            law, name, source = load_law(args)
+        what = f"{option} {args.data or args.text}"
     else:
-        want_default_model = not args.no_model and args.checkpoint is None
+        want_default_model = not args.no_model and args.model is None
         law, name, source, default_model, samples = default_law(want_default_model, args.seed)
         what = "the default five-letter words"
-        if args.checkpoint is not None:
-            model = load_model(args.checkpoint, "--checkpoint")
+        if args.model is not None:
+            model = _load(args, token_file_vocab(args, args.model))
             samples = None
         elif default_model is not None:
-            model = LoadedModel(default_model, "words", "--checkpoint", "shipped", default_model.config.vocab_size,
+            model = LoadedModel(default_model, "words", "--model", "shipped", default_model.config.vocab_size,
                                 default_model.config.seq_len, None, False)
             if baseline is None and not args.no_attention:
                 baseline = default_baseline()
                 source += "; causal baseline: the shipped checkpoint 'words-ar'"
+    if model is None and args.baseline is not None:
+        raise UsageError("--baseline: the baseline is compared with a model's attention; give --model")
     _check_steps(args, law.d)
-    if args.data is not None and model is None:
-        raise UsageError("--data: the model's estimates need --checkpoint")
     if model is not None:
         _model_matches_law(model, law, what)
-    if args.data is not None:
-        from ._models import read_model_data
-
-        samples = read_model_data(args.data, "--data", model, chars=args.chars)
     if isinstance(baseline, str):
         b = load_model(baseline, "--baseline", masked=False)
         if not b.causal:
             raise UsageError(f"--baseline: {b.describe()} is not a causal model (train one with "
-                             "'mdmtheory train DATA --causal', or give a causal Hugging Face folder)")
+                             "'mdmtheory train --data FILE --causal', or give a causal Hugging Face folder)")
         if b.kind == "hf":
             # a causal LM reads the law's outcome indices as its token ids 0..K-1 (trained on the same data)
-            if b.K is None or model.K is None or b.K < model.K or (b.d is not None and b.d < law.d):
+            if b.K is None or _outcomes(model) is None or b.K < _outcomes(model) or (b.d is not None and b.d < law.d):
                 raise UsageError(f"--baseline: {b.describe()} has {b.K} token ids and {b.d} positions; it reads the "
                                  f"law's outcome indices 0..{law.K - 1} as token ids over d = {law.d} positions: "
                                  "train it on the same data")
-        elif b.K != model.K or b.d != model.d:
-            raise UsageError(f"--baseline: {b.describe()} has K = {b.K}, d = {b.d}; the model has K = {model.K}, "
+        elif b.K != _outcomes(model) or b.d != model.d:
+            raise UsageError(f"--baseline: {b.describe()} has K = {b.K}, d = {b.d}; the model has K = {_outcomes(model)}, "
                              f"d = {model.d}: train the baseline on the same data")
         baseline = b.module
     cross_entropy = None
@@ -217,8 +264,8 @@ def run(args) -> dict:
     with options_for(_LIBRARY_OPTIONS):
         report = build_report(
             law, name=name, source=source, steps=args.steps, planners=planners, target=args.target,
-            recommend_steps=(DEFAULT_RECOMMEND_STEPS if not given and args.target is None and args.recommend_steps is None
-                             else args.recommend_steps), cross_entropy=cross_entropy,
+            recommend_steps=(DEFAULT_RECOMMEND_STEPS if law_option is None and not rows_given and args.target is None
+                             and args.recommend_steps is None else args.recommend_steps), cross_entropy=cross_entropy,
             attention=AttentionOptions(model=masked if use_attention else None,
                                        baseline=baseline if use_attention else None, steps=args.attention_steps,
                                        samples=args.attention_samples, info_samples=args.attention_info_samples,
@@ -226,7 +273,7 @@ def run(args) -> dict:
             progress=functools.partial(progress, quiet=args.quiet, leave=False),
         )
     path = write_html(report, out_path)
-    return {"path": str(path), **report.to_dict()}
+    return {"path": str(path), **report.to_dict(), **facts}
 
 
 def _z(x: float) -> float:

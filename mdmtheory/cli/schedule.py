@@ -28,7 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "non-increasing in m (up to 1e-9 relative, plus 3 standard errors with a stderr column)")
     add_law_arguments(parser)
     parser.add_argument("--steps", type=int, metavar="T",
-                        help="one step count (default: every T = 1..d; for d > 32 the powers of two and d)")
+                        help="number of sampling steps T: one row (default: every T = 1..d; for d > 32 the powers of "
+                             "two and d)")
 
 
 def _families(prof, T: int) -> dict:
@@ -62,7 +63,7 @@ def run(args) -> dict:
         law, name, source = load_law(args)
         prof = information_profile(law)
     else:
-        raise UsageError("--profile: give a profile file (CSV/JSON) or a law (--table, --tokens or --family)")
+        raise UsageError("--profile: give a profile file (CSV/JSON) or a law (--table, --data or --family)")
     d = prof.d
     if args.steps is not None and not 1 <= args.steps <= d:
         raise UsageError(f"--steps: expected 1 <= T <= d = {d}, got {args.steps}")

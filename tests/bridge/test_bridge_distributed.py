@@ -117,7 +117,7 @@ def test_estimate_command_under_torchrun_equals_one_process(tmp_path, monkeypatc
     save_checkpoint(TinyMDM(TinyConfig(vocab_size=3, seq_len=4, d_model=16, n_layers=1, n_heads=2, d_ff=16)), ckpt)
     data = tmp_path / "x.npy"
     np.save(data, np.random.default_rng(0).integers(0, 3, size=(40, 4)))
-    args = ["-m", "mdmtheory", "estimate", "--checkpoint", str(ckpt), "--data", str(data),
+    args = ["-m", "mdmtheory", "estimate", "--model", str(ckpt), "--data", str(data),
             "--n-per-level", "30", "--sizes", "2,2", "--n-path", "20", "--seed", "3", "--json"]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(sys.path)}
     for key in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):

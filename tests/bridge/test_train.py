@@ -109,14 +109,14 @@ def test_cli_train_writes_a_loadable_checkpoint(tmp_path, capsys):
     f = tmp_path / "w.txt"
     f.write_text("abc\nbca\ncab\nabc\n")
     out = tmp_path / "m.safetensors"
-    argv = ["train", str(f), "--chars", "--out", str(out), "--steps", "5", "--batch-size", "8", "--json", "--quiet"]
+    argv = ["train", "--data", str(f), "--chars", "--out", str(out), "--train-steps", "5", "--batch-size", "8", "--json", "--quiet"]
     assert main(argv) == 0
     res = json.loads(capsys.readouterr().out)
     m = load_checkpoint(res["checkpoint"])
     assert m.config.vocab_size == 3 and m.config.seq_len == 3
     meta = json.loads((tmp_path / "m.json").read_text())
     assert meta["info"]["alphabet"] == ["a", "b", "c"] and meta["info"]["seed"] == 0
-    assert main(["train", str(f), "--chars", "--out", str(tmp_path / "m.pt"), "--steps", "1"]) == 2
+    assert main(["train", "--data", str(f), "--chars", "--out", str(tmp_path / "m.pt"), "--train-steps", "1"]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
@@ -128,12 +128,12 @@ def test_cli_train_bad_threads_is_one_line_and_no_bar_off_a_terminal(tmp_path, c
     f = tmp_path / "w.txt"
     f.write_text("abc\nbca\ncab\nabc\n")
     out = str(tmp_path / "m.safetensors")
-    assert main(["train", str(f), "--chars", "--out", out, "--steps", "2", "--threads", "0"]) == 2
+    assert main(["train", "--data", str(f), "--chars", "--out", out, "--train-steps", "2", "--threads", "0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("mdmtheory train: error: --threads"), err
     threads = torch.get_num_threads()
     try:
-        assert main(["train", str(f), "--chars", "--out", out, "--steps", "2", "--batch-size", "4"]) == 0
+        assert main(["train", "--data", str(f), "--chars", "--out", out, "--train-steps", "2", "--batch-size", "4"]) == 0
     finally:
         torch.set_num_threads(threads)
     assert capsys.readouterr().err == ""

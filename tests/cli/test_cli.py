@@ -97,11 +97,11 @@ def test_profile_from_token_sequences_is_the_empirical_law(capsys, tmp_path):
     seqs = np.array([[0, 1, 1], [0, 1, 1], [1, 0, 2], [0, 0, 0]])
     f = tmp_path / "seq.txt"
     f.write_text("\n".join(" ".join(map(str, s)) for s in seqs) + "\n")
-    out = _json(capsys, ["profile", "--tokens", str(f)])
+    out = _json(capsys, ["profile", "--data", str(f)])
     assert out["d"] == 3 and out["K"] == 3
     assert out["entropy"] == pytest.approx(-(0.5 * np.log(0.5) + 2 * 0.25 * np.log(0.25)), abs=1e-12)
     np.save(tmp_path / "seq.npy", seqs)
-    assert _json(capsys, ["profile", "--tokens", str(tmp_path / "seq.npy")])["profile"] == out["profile"]
+    assert _json(capsys, ["profile", "--data", str(tmp_path / "seq.npy")])["profile"] == out["profile"]
 
 
 def test_exact_json_matches_the_engine(capsys, chain_table):
@@ -174,7 +174,7 @@ def test_report_command_writes_html_and_json_twin(capsys, tmp_path):
         (["schedule", "--profile", "/no/such.csv"], "--profile"),
         (["report", "--family", "markov", "--d", "4", "--target", "-1"], "target"),
         (["report", "--data", "x.txt", "--no-model"], "--data"),
-        (["estimate", "--checkpoint", "words", "--data", "/no/such.txt"], "--data"),
+        (["estimate", "--model", "words", "--data", "/no/such.txt"], "--data"),
         (["nosuchcommand"], "invalid choice"),
     ],
 )
@@ -187,7 +187,7 @@ def test_bad_files_are_one_line_exit_2(capsys, tmp_path):
     np.save(bad, np.array([[0.5, 0.6], [0.1, 0.1]]))
     _one_line_error(capsys, ["profile", "--table", str(bad)], "--table")
     (tmp_path / "t.txt").write_text("0 1\n1 0 1\n")
-    _one_line_error(capsys, ["profile", "--tokens", str(tmp_path / "t.txt")], "--tokens: ragged lines")
+    _one_line_error(capsys, ["profile", "--data", str(tmp_path / "t.txt")], "--data: ragged lines")
     (tmp_path / "p.csv").write_text("m,phi\n0,abc\n")
     _one_line_error(capsys, ["schedule", "--profile", str(tmp_path / "p.csv")], "--profile")
     (tmp_path / "p.json").write_text('{"other": 1}')
@@ -218,7 +218,7 @@ def test_estimate_is_the_bridge_estimator_on_the_loaded_checkpoint(capsys, tiny_
     from mdmtheory.bridge.tiny import load_checkpoint
 
     st, data_path, data = tiny_checkpoint
-    out = _json(capsys, ["estimate", "--checkpoint", st, "--data", data_path, "--n-per-level", "50",
+    out = _json(capsys, ["estimate", "--model", st, "--data", data_path, "--n-per-level", "50",
                          "--sizes", "2,2", "--n-path", "50", "--csv", str(tmp_path / "c.csv")])
     ref = bridge.estimate_profile(load_checkpoint(st), data, n_per_level=50, seed=0)
     np.testing.assert_allclose(out["values"], np.asarray(ref.values), rtol=1e-12)
@@ -226,13 +226,13 @@ def test_estimate_is_the_bridge_estimator_on_the_loaded_checkpoint(capsys, tiny_
     assert out["path"]["sizes"] == [2, 2] and out["path"]["stderr"] > 0
     sched = _json(capsys, ["schedule", "--profile", str(tmp_path / "c.csv"), "--steps", "2"])
     assert sum(sched["schedules"][0]["sizes"]) == 4
-    _one_line_error(capsys, ["estimate", "--checkpoint", str(tmp_path / "none.safetensors"), "--data", data_path],
-                    "--checkpoint")
+    _one_line_error(capsys, ["estimate", "--model", str(tmp_path / "none.safetensors"), "--data", data_path],
+                    "--model")
 
 
 def test_report_with_a_checkpoint_has_the_model_section(capsys, tiny_checkpoint, tmp_path):
     st, data_path, _ = tiny_checkpoint
-    out = _json(capsys, ["report", "--table", _save_chain(tmp_path), "--checkpoint", st, "--data", data_path,
+    out = _json(capsys, ["report", "--table", _save_chain(tmp_path), "--model", st, "--data", data_path,
                          "--n-per-level", "50", "--steps", "1,2,4", "--planners", "random", "--out", str(tmp_path / "r.html")])
     ce = out["profile"]["cross_entropy"]
     assert ce["levels"] == [0, 1, 2, 3] and out["frontier"]["model_designed"] is not None
@@ -283,12 +283,12 @@ def test_every_command_that_reads_tokens_takes_chars(capsys, tmp_path):
     ints = tmp_path / "w.npy"
     np.save(ints, np.array([[0, 1, 2], [0, 1, 2], [1, 2, 0], [2, 0, 1]]))
     for cmd in (["profile"], ["exact"], ["bounds"], ["schedule"]):
-        a = _json(capsys, [*cmd, "--tokens", str(text), "--chars"])
-        b = _json(capsys, [*cmd, "--tokens", str(ints)])
+        a = _json(capsys, [*cmd, "--data", str(text), "--chars"])
+        b = _json(capsys, [*cmd, "--data", str(ints)])
         a.pop("source"), b.pop("source"), a.pop("name", None), b.pop("name", None)
         assert a == b, cmd
     # without --chars the hint names an option the command has
-    line = _err_line(capsys, ["profile", "--tokens", str(text)])
+    line = _err_line(capsys, ["profile", "--data", str(text)])
     assert "--chars" in line
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     for name in ("profile", "exact", "bounds", "schedule", "estimate", "report", "design", "train"):
@@ -303,9 +303,9 @@ def test_estimate_reads_characters_through_the_checkpoints_alphabet(capsys, tmp_
     words = ["there", "about", "which"]
     (tmp_path / "w.txt").write_text("\n".join(words) + "\n")
     np.save(tmp_path / "w.npy", np.array([[alphabet.index(c) for c in w] for w in words]))
-    a = _json(capsys, ["estimate", "--checkpoint", "words", "--data", str(tmp_path / "w.txt"), "--chars",
+    a = _json(capsys, ["estimate", "--model", "words", "--data", str(tmp_path / "w.txt"), "--chars",
                        "--n-per-level", "20"])
-    b = _json(capsys, ["estimate", "--checkpoint", "words", "--data", str(tmp_path / "w.npy"), "--n-per-level", "20"])
+    b = _json(capsys, ["estimate", "--model", "words", "--data", str(tmp_path / "w.npy"), "--n-per-level", "20"])
     assert a["values"] == b["values"] and load_pretrained("words").config.seq_len == a["d"]
 
 
@@ -338,9 +338,9 @@ def test_broken_pipe_in_process(capsys, monkeypatch):
 @pytest.mark.parametrize("argv, option", [
     (["profile", "--family", "markov", "--d", "4", "--csv", "{missing}/phi.csv"], "--csv"),
     (["report", "--family", "markov", "--d", "4", "--out", "{missing}/r.html"], "--out"),
-    (["train", "{data}", "--out", "{missing}/x.safetensors", "--steps", "1"], "--out"),
-    (["estimate", "--checkpoint", "words", "--data", "{data}", "--csv", "{missing}/c.csv"], "--csv"),
-    (["train", "{data}", "--out", "{tmp}", "--steps", "1"], "--out"),  # a folder, not a file
+    (["train", "--data", "{data}", "--out", "{missing}/x.safetensors", "--train-steps", "1"], "--out"),
+    (["estimate", "--model", "words", "--data", "{data}", "--csv", "{missing}/c.csv"], "--csv"),
+    (["train", "--data", "{data}", "--out", "{tmp}", "--train-steps", "1"], "--out"),  # a folder, not a file
 ])
 def test_output_paths_are_checked_before_any_work(capsys, tmp_path, monkeypatch, argv, option):
     if argv[0] in ("train", "estimate"):
@@ -366,16 +366,16 @@ def test_output_paths_are_checked_before_any_work(capsys, tmp_path, monkeypatch,
     (["profile", "--family", "markov", "--K", "3"], "--K"),
     (["profile", "--table", "{table}", "--d", "5"], "--d"),
     (["profile", "--family", "markov", "--chars"], "--chars"),
-    (["estimate", "--checkpoint", "words", "--data", "{data}", "--mask-id", "3"], "--mask-id"),
-    (["estimate", "--checkpoint", "words", "--data", "{data}", "--shift"], "--shift"),
-    (["design", "{data}", "--steps", "2", "--n-per-level", "-5"], "--n-per-level"),
-    (["report", "--family", "markov", "--d", "5", "--checkpoint", "words", "--out", "{tmp}/r.html"], "--checkpoint"),
-    (["report", "--family", "markov", "--d", "6", "--checkpoint", "words", "--out", "{tmp}/r.html"], "--checkpoint"),
-    (["report", "--no-model", "--checkpoint", "words", "--out", "{tmp}/r.html"], "--checkpoint"),
-    (["train", "{data}", "--out", "{tmp}/m.safetensors", "--n", "5"], "--n"),
+    (["estimate", "--model", "words", "--data", "{data}", "--mask-id", "3"], "--mask-id"),
+    (["estimate", "--model", "words", "--data", "{data}", "--shift"], "--shift"),
+    (["design", "--data", "{data}", "--steps", "2", "--n-per-level", "-5"], "--n-per-level"),
+    (["report", "--family", "markov", "--d", "5", "--model", "words", "--out", "{tmp}/r.html"], "--model"),
+    (["report", "--family", "markov", "--d", "6", "--model", "words", "--out", "{tmp}/r.html"], "--model"),
+    (["report", "--no-model", "--model", "words", "--out", "{tmp}/r.html"], "--model"),
+    (["train", "--data", "{data}", "--out", "{tmp}/m.safetensors", "--n", "5"], "--n"),
 ])
 def test_options_are_never_silently_ignored(capsys, tmp_path, chain_table, argv, option):
-    if any(a in argv for a in ("estimate", "report", "train")) and "--checkpoint" in argv or argv[0] == "train":
+    if any(a in argv for a in ("estimate", "report", "train")) and "--model" in argv or argv[0] == "train":
         pytest.importorskip("torch")
     (tmp_path / "w.txt").write_text("0 1 2 3 4\n1 2 3 4 0\n")
     sub = {"data": str(tmp_path / "w.txt"), "tmp": str(tmp_path), "table": chain_table[1]}
@@ -386,13 +386,13 @@ def test_options_are_never_silently_ignored(capsys, tmp_path, chain_table, argv,
 def test_model_data_mismatches_speak_the_users_words(capsys, tmp_path):
     pytest.importorskip("torch")
     (tmp_path / "r7.txt").write_text("0 1 2 3 4 5 6\n")
-    line = _err_line(capsys, ["estimate", "--checkpoint", "words", "--data", str(tmp_path / "r7.txt")])
+    line = _err_line(capsys, ["estimate", "--model", "words", "--data", str(tmp_path / "r7.txt")])
     assert "--data: rows have 7 tokens" in line and "d = 5" in line and "ids" not in line
     (tmp_path / "r5.txt").write_text("0 1 2 3 4\n")
-    line = _err_line(capsys, ["estimate", "--checkpoint", "words-ar", "--data", str(tmp_path / "r5.txt")])
-    assert "--checkpoint:" in line and "causal" in line and "26..26" not in line
+    line = _err_line(capsys, ["estimate", "--model", "words-ar", "--data", str(tmp_path / "r5.txt")])
+    assert "--model:" in line and "causal" in line and "26..26" not in line
     (tmp_path / "big.txt").write_text("0 1 2 3 30\n")
-    line = _err_line(capsys, ["estimate", "--checkpoint", "words", "--data", str(tmp_path / "big.txt")])
+    line = _err_line(capsys, ["estimate", "--model", "words", "--data", str(tmp_path / "big.txt")])
     assert "--data: token 30" in line and "K = 26" in line
 
 
@@ -420,15 +420,15 @@ def test_bounds_table_has_the_status_column_of_compare(capsys, chain_table):
 
 def test_a_token_of_a_billion_is_refused_before_work(capsys, tmp_path):
     (tmp_path / "t.txt").write_text("0 1\n1 1000000000\n")
-    for argv in (["profile", "--tokens", str(tmp_path / "t.txt")], ["design", str(tmp_path / "t.txt"), "--steps", "1"]):
+    for argv in (["profile", "--data", str(tmp_path / "t.txt")], ["design", "--data", str(tmp_path / "t.txt"), "--steps", "1"]):
         line = _err_line(capsys, argv)
-        assert "65,536" in line and ("--tokens" in line or "DATA" in line)
+        assert "65,536" in line and "--data" in line
     # a .npy header that claims more than the file holds is not believed
     f = tmp_path / "h.npy"
     with open(f, "wb") as fh:  # claims 8 GB of int64, holds 16 bytes
         np.lib.format.write_array_header_1_0(fh, {"descr": "<i8", "fortran_order": False, "shape": (10**9, 1)})
         fh.write(np.zeros(2, dtype=np.int64).tobytes())
-    for argv in (["profile", "--tokens", str(f)], ["design", str(f), "--steps", "1"]):
+    for argv in (["profile", "--data", str(f)], ["design", "--data", str(f), "--steps", "1"]):
         line = _err_line(capsys, argv)
         assert "header" in line and "claims shape (1000000000, 1)" in line
 
@@ -442,14 +442,14 @@ def test_hugging_face_mask_id_out_of_the_vocabulary_is_refused(capsys, tmp_path)
     transformers.BertForMaskedLM(cfg).save_pretrained(tmp_path / "bert")
     capsys.readouterr()  # transformers' own progress bar while saving
     (tmp_path / "x.txt").write_text("0 1 2\n3 2 1\n")
-    line = _err_line(capsys, ["estimate", "--checkpoint", str(tmp_path / "bert"), "--data", str(tmp_path / "x.txt"),
+    line = _err_line(capsys, ["estimate", "--model", str(tmp_path / "bert"), "--data", str(tmp_path / "x.txt"),
                               "--mask-id", "99"])
     assert "--mask-id: 99" in line and "0..19" in line
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "config.json").write_text("{ not json")
-    line = _err_line(capsys, ["estimate", "--checkpoint", str(tmp_path / "bad"), "--data", str(tmp_path / "x.txt")])
-    assert line.startswith("mdmtheory estimate: error: --checkpoint:")
-    out = _json(capsys, ["estimate", "--checkpoint", str(tmp_path / "bert"), "--data", str(tmp_path / "x.txt"),
+    line = _err_line(capsys, ["estimate", "--model", str(tmp_path / "bad"), "--data", str(tmp_path / "x.txt")])
+    assert line.startswith("mdmtheory estimate: error: --model:")
+    out = _json(capsys, ["estimate", "--model", str(tmp_path / "bert"), "--data", str(tmp_path / "x.txt"),
                          "--n-per-level", "3"])
     assert out["d"] == 3 and len(out["values"]) == 3
 
@@ -466,7 +466,7 @@ def test_report_baseline_takes_a_causal_hugging_face_folder_like_a_checkpoint(ca
                                                causal=True)), tmp_path / "ar.safetensors")
     cfg = transformers.GPT2Config(vocab_size=4, n_embd=16, n_layer=2, n_head=2, n_positions=8)
     transformers.GPT2LMHeadModel(cfg).save_pretrained(tmp_path / "gpt2")
-    base = ["report", "--table", _save_chain(tmp_path), "--checkpoint", st, "--n-per-level", "20", "--steps", "1,2",
+    base = ["report", "--table", _save_chain(tmp_path), "--model", st, "--n-per-level", "20", "--steps", "1,2",
             "--planners", "random", "--attention-samples", "8", "--attention-info-samples", "4"]
     for b in (ar, str(tmp_path / "gpt2")):
         capsys.readouterr()

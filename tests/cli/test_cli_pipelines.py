@@ -139,13 +139,13 @@ def test_design_text_options_are_checked_by_name(tmp_path, capsys):
         (["--text", str(tmp_path / "t.txt"), "--tokenizer", str(hf), "--length", "4", "--vocab", "0,1"], "--vocab: token id"),
         (["--text", str(tmp_path / "nope.txt"), "--tokenizer", str(hf), "--length", "4"], "--text: no such file"),
         (["--text", str(tmp_path / "t.txt"), "--tokenizer", str(tmp_path), "--length", "4"], "--tokenizer:"),
-        ([str(tmp_path / "t.txt"), "--tokenizer", str(hf)], "--tokenizer: only with --text"),
-        ([], "DATA: give a token file"),
+        (["--data", str(tmp_path / "t.txt"), "--tokenizer", str(hf)], "--tokenizer: only with --text"),
+        ([], "--data: give a token file"),
         (["--text", str(tmp_path / "t.txt"), "--tokenizer", str(hf), "--length", "4", "--format", "mdlm"], "--format:"),
         (["--text", str(tmp_path / "t.txt"), "--tokenizer", str(hf), "--length", "4", "--scheduler-out",
           str(tmp_path / "x")], "--scheduler-out: only with --format diffusers"),
-        (["--text", str(tmp_path / "t.txt"), "--tokenizer", str(hf), "--length", "4", "--block-lengths", "3"],
-         "--block-lengths: must divide"),
+        (["--text", str(tmp_path / "t.txt"), "--tokenizer", str(hf), "--length", "4", "--block-length", "3"],
+         "--block-length: must divide"),
         (["--text", str(tmp_path / "t.txt"), "--tokenizer", str(hf), "--length", "4", "--mask-id", "3"], "--mask-id:"),
     ]
     for extra, match in cases:
@@ -179,7 +179,7 @@ def test_block_design_of_a_token_file_with_a_prompt_exports_for_llada(tmp_path, 
     x = np.stack(np.unravel_index(rng.choice(64, size=400, p=p.table.ravel()), (2,) * 6), axis=1)
     np.save(tmp_path / "x.npy", x)
     capsys.readouterr()
-    assert main(["design", str(tmp_path / "x.npy"), "--prompt-length", "2", "--forwards", "2", "--block-lengths",
+    assert main(["design", "--data", str(tmp_path / "x.npy"), "--prompt-length", "2", "--forwards", "2", "--block-length",
                  "2,4", "--format", "llada", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     ref = design_blocks(empirical(x, 2), forwards=2, block_lengths=[2, 4], given=range(2))
@@ -198,7 +198,7 @@ def test_estimate_reads_prompt_response_pairs(tmp_path, capsys):
     _folder(hf)
     _pairs(tmp_path / "p.jsonl", n=12)
     capsys.readouterr()
-    assert main(["estimate", "--checkpoint", str(hf), "--jsonl", str(tmp_path / "p.jsonl"), "--tokenizer", str(hf),
+    assert main(["estimate", "--model", str(hf), "--jsonl", str(tmp_path / "p.jsonl"), "--tokenizer", str(hf),
                  "--prompt-length", "4", "--response-length", "4", "--n-per-level", "10", "--sizes", "2,2",
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

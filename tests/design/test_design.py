@@ -44,7 +44,7 @@ def _brute_best(prof, T):
 def test_exact_route_matches_optimal_schedule_on_the_empirical_law(tmp_path, capsys, T):
     _, x = _markov_samples()
     f = _write(tmp_path, x)
-    assert main(["design", str(f), "--steps", str(T), "--json"]) == 0
+    assert main(["design", "--data", str(f), "--steps", str(T), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     emp = families.empirical(x, 3)
     prof = mt.information_profile(emp)
@@ -62,7 +62,7 @@ def test_budget_gives_the_fewest_steps(tmp_path, capsys):
     best = [_brute_best(prof, T) for T in range(1, 6)]
     eps = (best[1] + best[2]) / 2  # T = 3 is the first within budget
     assert best[1] > eps >= best[2]
-    assert main(["design", str(_write(tmp_path, x)), "--budget", str(eps), "--json"]) == 0
+    assert main(["design", "--data", str(_write(tmp_path, x)), "--budget", str(eps), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["steps"] == 3 and out["path_kl"] <= eps
 
@@ -70,7 +70,7 @@ def test_budget_gives_the_fewest_steps(tmp_path, capsys):
 def test_chars_data_human_output(tmp_path, capsys):
     f = tmp_path / "w.txt"
     f.write_text("abc\nabd\nbbc\nabc\n")
-    assert main(["design", str(f), "--chars", "--steps", "2"]) == 0
+    assert main(["design", "--data", str(f), "--chars", "--steps", "2"]) == 0
     text = capsys.readouterr().out
     assert "used exactly" in text and "optimal schedule, T = 2" in text
 
@@ -110,7 +110,7 @@ def test_estimated_route_on_a_tiny_checkpoint(tmp_path, capsys):
     m = TinyMDM(TinyConfig(vocab_size=3, seq_len=5, d_model=8, n_layers=1, n_heads=2, d_ff=8))
     st, _ = save_checkpoint(m, tmp_path / "m.safetensors", info={"alphabet": ["0", "1", "2"]})
     f = _write(tmp_path, x)
-    assert main(["design", str(f), "--model", st, "--steps", "2", "--n-per-level", "20", "--json"]) == 0
+    assert main(["design", "--data", str(f), "--model", st, "--steps", "2", "--n-per-level", "20", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["method"] == "estimated" and len(out["profile_stderr"]) == 5
     # brute force: the model's c(m) on the empirical law of the data, every row and every
@@ -136,10 +136,10 @@ def test_estimated_route_on_a_tiny_checkpoint(tmp_path, capsys):
 @pytest.mark.parametrize("fmt", exports.FORMATS)
 def test_cli_every_format(tmp_path, capsys, fmt):
     _, x = _markov_samples()
-    assert main(["design", str(_write(tmp_path, x)), "--steps", "3", "--format", fmt, "--json"]) == 0
+    assert main(["design", "--data", str(_write(tmp_path, x)), "--steps", "3", "--format", fmt, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["export"]["format"] == fmt and out["steps"] == 3
-    assert main(["design", str(_write(tmp_path, x)), "--steps", "3", "--format", fmt]) == 0
+    assert main(["design", "--data", str(_write(tmp_path, x)), "--steps", "3", "--format", fmt]) == 0
     assert f"export ({fmt})" in capsys.readouterr().out
 
 
@@ -172,7 +172,7 @@ def _bad(tmp_path):
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     pytest.importorskip("safetensors")
     for argv in _bad(tmp_path):
-        assert main(["design", *argv]) == 2, argv
+        assert main(["design", "--data", *argv]) == 2, argv
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("mdmtheory design: error:"), (argv, err)
 
@@ -226,14 +226,14 @@ def test_certify_json_reads_back_and_holds_exactly_on_the_empirical_law(tmp_path
     _, x = _markov_samples(n=300)
     f = _write(tmp_path, x)
     eps = 0.05
-    assert main(["design", str(f), "--certify", str(eps), "--confidence", "0.9", "--json"]) == 0
+    assert main(["design", "--data", str(f), "--certify", str(eps), "--confidence", "0.9", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     g = mt.Grid(out["times"])
     assert g.steps == out["steps"] and out["confidence"] == 0.9 and out["bound"] <= eps
     assert out["law"] == "empirical" and "empirical law" in out["note"]
     pe = families.empirical(x, 3)
     assert mt.kl(pe, mt.sampler_law(pe, g)) <= eps
-    assert main(["design", str(f), "--certify", str(eps)]) == 0  # the human-readable form
+    assert main(["design", "--data", str(f), "--certify", str(eps)]) == 0  # the human-readable form
     assert "certified" in capsys.readouterr().out
 
 
@@ -270,7 +270,7 @@ def test_certify_on_a_tiny_checkpoint(tmp_path, capsys):
     m = TinyMDM(TinyConfig(vocab_size=3, seq_len=5, d_model=8, n_layers=1, n_heads=2, d_ff=8))
     st, _ = save_checkpoint(m, tmp_path / "m.safetensors", info={"alphabet": ["0", "1", "2"]})
     f = _write(tmp_path, x)
-    assert main(["design", str(f), "--model", st, "--certify", "0.1", "--json"]) == 0
+    assert main(["design", "--data", str(f), "--model", st, "--certify", "0.1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["law"] == "model" and "model's own law" in out["note"]
     assert mt.Grid(out["times"]).steps == out["steps"] and out["bound"] <= 0.1
@@ -285,7 +285,7 @@ def test_certify_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
                  [f, "--certify", "0.1", "--budget", "0.1"], [f, "--steps", "2", "--confidence", "0.9"],
                  [f, "--certify", "0.1", "--format", "llada"]):
         try:  # argparse's own errors (exclusive options) exit through SystemExit(2)
-            rc = main(["design", *argv])
+            rc = main(["design", "--data", *argv])
         except SystemExit as exc:
             rc = exc.code
         assert rc == 2, argv
@@ -337,7 +337,7 @@ def test_d32_markov_with_2000_rows_is_flagged_as_memorized(tmp_path, capsys):
     u = np.mean([_brute_unique(x, rng.permutation(32)[:m0]) for _ in range(8)])
     assert u > 0.5 and abs(u - res.memorization.unique[m0]) < 0.1
     np.save(tmp_path / "m.npy", x)
-    assert main(["design", str(tmp_path / "m.npy"), "--steps", "8", "--n-per-level", "20", "--json"]) == 0
+    assert main(["design", "--data", str(tmp_path / "m.npy"), "--steps", "8", "--n-per-level", "20", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["memorized"] is True and out["warning"] == res.warning
     assert out["memorization"]["memorized_from"] == m0
@@ -355,10 +355,10 @@ def test_plenty_of_data_is_not_flagged(tmp_path, capsys):
     assert not res.memorized and res.warning is None
     assert np.all(res.memorization.unique < 0.05)
     f = _write(tmp_path, x)
-    assert main(["design", str(f), "--steps", "2", "--json"]) == 0
+    assert main(["design", "--data", str(f), "--steps", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["memorized"] is False and out["warning"] is None
-    assert main(["design", str(f), "--steps", "2"]) == 0
+    assert main(["design", "--data", str(f), "--steps", "2"]) == 0
     text = capsys.readouterr().out
     assert "WARNING" not in text and "optimal schedule, T = 2" in text
 

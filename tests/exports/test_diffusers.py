@@ -198,7 +198,7 @@ def _run_printed(export, prompt_len):
 
 @pytest.mark.parametrize("response, prompt, blocks", [(16, 0, "16,8,4"), (8, 4, "8,4")])
 def test_printed_diffusers_export_runs_the_design(tmp_path, capsys, response, prompt, blocks):
-    """`mdmtheory design markov16.npy --forwards 4 --block-lengths 16,8,4 --format diffusers`
+    """`mdmtheory design --data markov16.npy --forwards 4 --block-length 16,8,4 --format diffusers`
     (and a design with a prompt): the printed pipeline_call and python line, passed to
     LLaDA2Pipeline as printed, generate the designed tokens in the designed forwards (without
     gen_length the pipeline would generate its default 2,048 tokens in 512 forwards)."""
@@ -208,7 +208,7 @@ def test_printed_diffusers_export_runs_the_design(tmp_path, capsys, response, pr
 
     _markov_rows(tmp_path / "markov.npy", response + prompt)
     capsys.readouterr()
-    argv = ["design", str(tmp_path / "markov.npy"), "--forwards", "4", "--block-lengths", blocks,
+    argv = ["design", "--data", str(tmp_path / "markov.npy"), "--forwards", "4", "--block-length", blocks,
             "--format", "diffusers"] + (["--prompt-length", str(prompt)] if prompt else [])
     assert main(argv + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -713,10 +713,10 @@ def test_cli_llada_refuses_padding_and_keeps_valid_block_plans(tmp_path, capsys)
     rng = np.random.default_rng(0)
     f = tmp_path / "x.txt"
     f.write_text("\n".join(" ".join(map(str, r)) for r in rng.integers(0, 2, (300, 6))) + "\n")
-    assert main(["design", str(f), "--steps", "3", "--format", "llada", "--block-length", "3"]) == 2
+    assert main(["design", "--data", str(f), "--steps", "3", "--format", "llada", "--block-length", "3"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "block_length:" in err and "steps=3" in err and "num_blocks=2" in err
-    assert main(["design", str(f), "--steps", "6", "--format", "llada", "--block-length", "3", "--json"]) == 0
+    assert main(["design", "--data", str(f), "--steps", "6", "--format", "llada", "--block-length", "3", "--json"]) == 0
     e = json.loads(capsys.readouterr().out)["export"]
     assert e["steps"] == 6 and e["num_transfer_tokens"] == [[1, 1, 1], [1, 1, 1]]
 
@@ -828,7 +828,7 @@ def test_cli_export_runs_as_printed_through_its_samplers_loop(tmp_path, capsys, 
         x[:, j] = np.where(rng.random(300) < 0.9, x[:, j - 1], 1 - x[:, j - 1])
     np.save(tmp_path / "x.npy", x)
     capsys.readouterr()
-    assert main(["design", str(tmp_path / "x.npy"), "--steps", "3", "--format", fmt, "--json"]) == 0
+    assert main(["design", "--data", str(tmp_path / "x.npy"), "--steps", "3", "--format", fmt, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     e, sizes = out["export"], out["sizes"]
     assert e["format"] == fmt and e["steps"] == 3 == len(sizes) and sum(sizes) == d
