@@ -89,10 +89,10 @@ def blocks(quick: bool = False):
         c1t = certify(p, n, eps, seed=0, options=CertificateOptions(form="entropy", rule="tight"))
         ks, kls = {}, [mt.kl(p, mt.sampler_law(p, c.grid)) for c in (c1, c1t)]
         for K in (1, 2, 3, 4):
-            c = mt.design.certify_blocks(n, eps, blocks=K, law=p, seed=0, options=CertificateOptions(rule="tight"))
+            c = mt.design.certify_blocks(n, eps, blocks=K, p=p, seed=0, options=CertificateOptions(rule="tight"))
             ks[K] = c
             kls.append(mt.kl(p, mt.sampler_law(p, c.grid)))
-        w = mt.design.certify_blocks(n, eps, blocks=3, law=p, seed=0, options=CertificateOptions(rule="w26"))
+        w = mt.design.certify_blocks(n, eps, blocks=3, p=p, seed=0, options=CertificateOptions(rule="w26"))
         kls.append(mt.kl(p, mt.sampler_law(p, w.grid)))
         e = ks[3].edges
         Htrue = np.array([mt.information.ugc.ugc(p, a, b) for a, b in zip(e[:-1], e[1:])])

@@ -91,7 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 #: Largest --attention-samples and --attention-info-samples (each traces one sampling run).
 MAX_ATTENTION_SAMPLES = 10_000
 
-_LIBRARY_OPTIONS = {"steps": "--steps", "target": "--target", "recommend_steps": "--recommend-steps",
+_LIBRARY_OPTIONS = {"steps": "--steps", "target": "--target", "target_kl": "--target", "recommend_steps": "--recommend-steps",
                     "attention_steps": "--attention-steps", "attention_samples": "--attention-samples",
                     "attention_info_samples": "--attention-info-samples", "attention_seed": "--seed",
                     "planners": "--planners", "planner": "--planners"}
@@ -263,7 +263,7 @@ def run(args) -> dict:
     use_attention = model is not None and not args.no_attention
     with options_for(_LIBRARY_OPTIONS):
         report = build_report(
-            law, name=name, source=source, steps=args.steps, planners=planners, target=args.target,
+            law, name=name, source=source, steps=args.steps, planners=planners, target_kl=args.target,
             recommend_steps=(DEFAULT_RECOMMEND_STEPS if law_option is None and not rows_given and args.target is None
                              and args.recommend_steps is None else args.recommend_steps), cross_entropy=cross_entropy,
             attention=AttentionOptions(model=masked if use_attention else None,

@@ -123,6 +123,7 @@ from ..information.dyadic import (
 from ..laws.oracles import empirical_oracle
 from ..schedules.families import geometric_grid
 from ..schedules.plans import Grid
+from .._moved import renamed_keywords
 from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS, real_arg as _real_arg, samples_array as _samples_array
 
 __all__ = [
@@ -306,8 +307,9 @@ def _range_entropy(w: np.ndarray, d: int, K: int) -> float:
     return 2.0 * d * math.log(K) * float(np.sum(np.maximum(c, 0.0)))
 
 
+@renamed_keywords(law="p")
 def certify(
-    law,
+    p,
     samples_or_n,
     eps: float,
     *,
@@ -321,13 +323,13 @@ def certify(
 
     Parameters
     ----------
-    law : Joint or conditional oracle
+    p : Joint or conditional oracle
         Supplies the conditionals: a :class:`~mdmtheory.Joint`, a law from
         :mod:`mdmtheory.laws.oracles`, or a model through ``mdmtheory.bridge.ModelOracle``
         (only ``d``, ``K`` and ``conditionals(x, revealed)`` are needed when samples are
         given).
     samples_or_n : int or array_like (n, d)
-        Clean samples (outcome indices 0..K−1), or how many to draw with ``law.sample``.
+        Clean samples (outcome indices 0..K−1), or how many to draw with ``p.sample``.
     eps : float
         Target KL in nats (> 0).
     confidence : float
@@ -363,8 +365,8 @@ def certify(
     """
     opts = options_from(CertificateOptions, options, old, where="certify", defaults={"form": "kl"})
     weights, form, rule, interval, tail = opts.weights, opts.form, opts.rule, opts.interval, opts.tail
-    law = _check_oracle(law)
-    d, K = int(law.d), int(law.K)
+    p = _check_oracle(p)
+    d, K = int(p.d), int(p.K)
     eps = _real_arg(eps, "eps")
     if eps <= 0:
         raise ValueError(f"eps: expected a target KL > 0 (nats), got {eps}")
@@ -383,9 +385,9 @@ def certify(
     t0, T = _interval(interval, d)
     rng = np.random.default_rng(seed)
     if isinstance(samples_or_n, (int, np.integer)) and not isinstance(samples_or_n, (bool, np.bool_)):
-        xs = oracle_samples(law, None, samples_or_n, rng)
+        xs = oracle_samples(p, None, samples_or_n, rng)
     else:
-        xs = oracle_samples(law, samples_or_n, None, rng)
+        xs = oracle_samples(p, samples_or_n, None, rng)
     n = xs.shape[0]
     U = rng.random(xs.shape)
     v = dyadic_grid(t0, T)
@@ -400,7 +402,7 @@ def certify(
     else:
         tau, bias, R = 0.0, 0.0, _range_entropy(w, d, K)
     for s in range(0, n, batch):
-        Tm, m = dyadic_terms(law, xs[s : s + batch], U[s : s + batch], v, form=form)
+        Tm, m = dyadic_terms(p, xs[s : s + batch], U[s : s + batch], v, form=form)
         if form == "kl":
             c = d * (m * math.log(K) + tau)
             cut += int(np.sum(Tm > c))

@@ -159,7 +159,8 @@ class IntervalStatistics(Record):
     cut: float
 
 
-def interval_statistics(law, xs, U, tau, resolution, *, weights="corrected", form="entropy", tail=1e-3,
+@renamed_keywords(law="p")
+def interval_statistics(p, xs, U, tau, resolution, *, weights="corrected", form="entropy", tail=1e-3,
                         batch=256) -> IntervalStatistics:
     r"""Q of every candidate interval :math:`[\tau_i, \tau_j]` from one coupled trajectory per sample.
 
@@ -174,7 +175,7 @@ def interval_statistics(law, xs, U, tau, resolution, *, weights="corrected", for
     (:math:`\tau = \max\{0, \log(d\,W_{\max}/\mathrm{tail})\}`), bias allowance
     :math:`d e^{-\tau} W_{ij} \le` ``tail``.
     """
-    d, K = int(law.d), int(law.K)
+    d, K = int(p.d), int(p.K)
     tau = np.asarray(tau, dtype=np.float64)
     r = int(resolution)
     J = tau.shape[0] - 1
@@ -204,7 +205,7 @@ def interval_statistics(law, xs, U, tau, resolution, *, weights="corrected", for
     for s in range(0, n, batch):
         x, u = xs[s : s + batch], U[s : s + batch]
         b = x.shape[0]
-        C = [loo_conditionals(law, x, u <= tp) for tp in tau]
+        C = [loo_conditionals(p, x, u <= tp) for tp in tau]
         Tab = {}
         if form == "entropy":
             ent = np.stack([-np.sum(xlogy(c, c), axis=(1, 2)) for c in C], axis=1)  # (b, J+1)
@@ -387,12 +388,13 @@ def _grid_from_blocks(edges: np.ndarray, Nk) -> Grid:
     return Grid(t)
 
 
+@renamed_keywords(law="p")
 def certify_blocks(
     samples,
     eps: float,
     *,
     blocks: int = 3,
-    law=None,
+    p=None,
     edges=None,
     confidence: float = 0.95,
     options: CertificateOptions | None = None,
@@ -409,14 +411,14 @@ def certify_blocks(
     ----------
     samples : int or array_like (n, d)
         Clean samples (outcome indices 0..K_alphabet−1), or how many to draw with
-        ``law.sample``.
+        ``p.sample``.
     eps : float
         Target KL in nats (> 0).
     blocks : int
         Number of blocks (W26's K; ≥ 1). ``blocks=1`` is Theorem 2 with a single block.
         (``K=`` for one release, with a DeprecationWarning: ``K`` is the alphabet size
         everywhere else.)
-    law : Joint or conditional oracle, optional
+    p : Joint or conditional oracle, optional
         Supplies the conditionals (a :class:`~mdmtheory.Joint`, a law from
         :mod:`mdmtheory.laws.oracles`, ``mdmtheory.bridge.ModelOracle``). Default: the
         empirical law of ``samples`` (:func:`mdmtheory.laws.empirical_oracle`; the
@@ -449,7 +451,7 @@ def certify_blocks(
     --------
     >>> import mdmtheory as mt
     >>> p = mt.families.repeated(6)
-    >>> cert = certify_blocks(3000, 0.05, blocks=3, law=p, seed=1)
+    >>> cert = certify_blocks(3000, 0.05, blocks=3, p=p, seed=1)
     >>> cert.blocks, cert.bound <= 0.025
     (3, True)
     >>> bool(mt.kl(p, mt.sampler_law(p, cert.grid)) <= 0.05)
@@ -480,13 +482,13 @@ def certify_blocks(
     batch = _int_arg(batch, "batch", 1)
     rng = np.random.default_rng(seed)
     drawn = isinstance(samples, (int, np.integer)) and not isinstance(samples, (bool, np.bool_))
-    if law is None:
+    if p is None:
         if drawn:
-            raise ValueError("samples: without law, give the clean samples (n, d) (the empirical law is certified)")
-        law = empirical_oracle(np.asarray(samples))
-    law = _fast_oracle(law) if isinstance(law, Joint) else _check_oracle(law)
-    d = int(law.d)
-    xs = oracle_samples(law, None, samples, rng) if drawn else oracle_samples(law, samples, None, rng)
+            raise ValueError("samples: without p, give the clean samples (n, d) (the empirical law is certified)")
+        p = empirical_oracle(np.asarray(samples))
+    p = _fast_oracle(p) if isinstance(p, Joint) else _check_oracle(p)
+    d = int(p.d)
+    xs = oracle_samples(p, None, samples, rng) if drawn else oracle_samples(p, samples, None, rng)
     n = xs.shape[0]
     U = rng.random(xs.shape)
 
@@ -521,7 +523,7 @@ def certify_blocks(
             else:
                 sel = cert_rows = np.arange(n)
                 conf_pair = 1.0 - (1.0 - conf) / (J * (J + 1) / 2)
-            stats = interval_statistics(law, xs, U, tau, r, weights=weights, form=form, tail=tail, batch=batch)
+            stats = interval_statistics(p, xs, U, tau, r, weights=weights, form=form, tail=tail, batch=batch)
             Umat = np.zeros((J + 1, J + 1))
             for i in range(J):
                 for j in range(i + 1, J + 1):
@@ -537,7 +539,7 @@ def certify_blocks(
         vals = []
         for k in range(Kb):
             tk, rk = candidate_grid(e[k], e[k + 1], 1)
-            st1 = interval_statistics(law, xs[cert_rows], U[cert_rows], tk, rk, weights=weights, form=form,
+            st1 = interval_statistics(p, xs[cert_rows], U[cert_rows], tk, rk, weights=weights, form=form,
                                       tail=tail, batch=batch)
             vals.append(_upper(st1, 0, tk.shape[0] - 1, np.arange(cert_rows.shape[0]), conf_k))
     mean = np.array([v[0] for v in vals])

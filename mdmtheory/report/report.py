@@ -49,6 +49,7 @@ from .._estimate import options_from, Record
 from .. import bounds as _bounds
 from ..exports import formats as _export
 from ..information import ugc as _ugc
+from .._moved import renamed_keywords
 from .._validate import int_arg, real_arg
 from ..information.divergence import kl, path_kl
 from ..information.entropies import dual_total_correlation, entropy, total_correlation
@@ -627,31 +628,32 @@ def _attention_section(law: Joint, model, baseline, sched: Schedule, plan_from: 
     return out
 
 
+@renamed_keywords(law="p", target="target_kl")
 def build_report(
-    law: Joint,
+    p: Joint,
     *,
     name: str = "law",
     source: str = "",
     steps=None,
     planners=DEFAULT_PLANNERS,
-    target: float | None = None,
+    target_kl: float | None = None,
     recommend_steps: int | None = None,
     cross_entropy=None,
     attention: AttentionOptions | None = None,
     progress: Callable | None = None,
     **old,
 ) -> Report:
-    r"""Every number of the report for the exact law ``law`` (see the module docstring).
+    r"""Every number of the report for the exact law ``p`` (see the module docstring).
 
     Parameters
     ----------
-    law : :class:`~mdmtheory.Joint` (exact sampler laws are computed: K^d up to ~10^6).
+    p : :class:`~mdmtheory.Joint` (exact sampler laws are computed: K^d up to ~10^6).
     name, source : what the law is and where it comes from (shown in section 1).
     steps : step counts T of sections 4–6 (default :func:`step_counts` (d)).
     planners : registered planner names compared in section 6.
-    target : nats; the recommended T is the fewest steps whose optimal path KL is at most
-        ``target`` (an upper bound on the exact KL, by data processing); default 5% of H(X).
-    recommend_steps : recommend this T instead of applying ``target``.
+    target_kl : nats; the recommended T is the fewest steps whose optimal path KL is at most
+        ``target_kl`` (an upper bound on the exact KL, by data processing); default 5% of H(X).
+    recommend_steps : recommend this T instead of applying ``target_kl``.
     cross_entropy : optional model estimate with ``.levels``, ``.values``, ``.stderr`` (nats),
         as returned by ``mdmtheory.bridge.estimate_profile``: shown beside φ with 95% CIs,
         and — when it covers every level 0..d−1 — used to design the recommended schedule
@@ -667,17 +669,17 @@ def build_report(
     -------
     Report
     """
-    if not isinstance(law, Joint):
-        raise ValueError(f"law: expected a mdmtheory.Joint, got {type(law).__name__}")
-    if law.lost:
-        raise ValueError("law: has lost mass; pass a normalized data law")
-    d = law.d
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    if p.lost:
+        raise ValueError("p: has lost mass; pass a normalized data law")
+    d = p.d
     Ts = step_counts(d) if steps is None else sorted({int_arg(T, "steps", 1, d) for T in steps})
     if not Ts:
         raise ValueError("steps: give at least one step count")
-    target = 0.05 * entropy(law) if target is None else real_arg(target, "target")
-    if target < 0:
-        raise ValueError(f"target: expected a KL target >= 0 nats, got {target}")
+    target_kl = 0.05 * entropy(p) if target_kl is None else real_arg(target_kl, "target_kl")
+    if target_kl < 0:
+        raise ValueError(f"target_kl: expected a KL target >= 0 nats, got {target_kl}")
     if recommend_steps is not None:
         recommend_steps = int_arg(recommend_steps, "recommend_steps", 1, d)
     att = options_from(AttentionOptions, attention, old, where="build_report", name="attention", prefix="attention_")
@@ -700,7 +702,7 @@ def build_report(
         raise ValueError("planners: give at least one planner name")
     progress = progress or _none_progress
 
-    prof = information_profile(law)
+    prof = information_profile(p)
     ce = _cross_entropy_section(prof.values, cross_entropy)
     model_profile = None
     if ce is not None and sorted(ce["levels"]) == list(range(d)):
@@ -715,23 +717,23 @@ def build_report(
         "nonincreasing": prof.is_nonincreasing(),
         "cross_entropy": ce,
     }
-    cache = _KLCache(law)
-    bounds = _bounds_section(law, Ts, progress, cache)  # fills the cache first: each law is computed once
+    cache = _KLCache(p)
+    bounds = _bounds_section(p, Ts, progress, cache)  # fills the cache first: each law is computed once
     fr = pareto_frontier(prof, d)  # sections 5 and 7 share the frontiers (each computed once)
     mf = None if model_profile is None else pareto_frontier(model_profile, d)
     frontier = _frontier_section(prof, fr, Ts, mf, cache)
-    planners_ = _planners_section(law, Ts, planners, progress, cache)
-    recommended = _recommended_section(prof, fr, target, recommend_steps, mf, cache)
+    planners_ = _planners_section(p, Ts, planners, progress, cache)
+    recommended = _recommended_section(prof, fr, target_kl, recommend_steps, mf, cache)
     attention = None
     if attention_model is not None:
         if attention_steps is None:
             plan, plan_from = Schedule(recommended["sizes"]), "the recommended schedule (section 7)"
         else:
             plan, plan_from = Schedule.constant(d, attention_steps), f"the constant schedule with {_plural(attention_steps, 'step')}"
-        attention = _attention_section(law, attention_model, attention_baseline, plan, plan_from, attention_samples,
+        attention = _attention_section(p, attention_model, attention_baseline, plan, plan_from, attention_samples,
                                        attention_info_samples, attention_seed, attention_eps, progress)
     return Report(
-        law=_law_section(law, name, source),
+        law=_law_section(p, name, source),
         profile=profile,
         gain=_gain_section(prof),
         bounds=bounds,

@@ -204,7 +204,7 @@ def _builders(tmp_path):
     b["Memorization"] = lambda: design.memorization(x)
     b["Design"] = lambda: design.design(x, K=2, steps=2)
     b["Certificate"] = lambda: design.certify(p, 64, 0.5, options=mt.design.CertificateOptions(interval=(0.25, 0.75)))
-    b["BlockCertificate"] = lambda: design.certify_blocks(x, 0.5, law=p, edges=[0.25, 0.5, 0.75])
+    b["BlockCertificate"] = lambda: design.certify_blocks(x, 0.5, p=p, edges=[0.25, 0.5, 0.75])
     b["CertificateOptions"] = lambda: design.CertificateOptions(form="entropy", interval=(0.25, 0.75))
     # report
     b["AttentionOptions"] = lambda: report.AttentionOptions(model=_tiny(), steps=2)

@@ -220,10 +220,6 @@ def test_bridge_old_keywords_same_result_with_a_warning():
 RETIRED = {"law": "p", "joint": "p", "maxiter": "max_iter", "t0": "start", "level": "confidence"}
 #: Public callables that still take a retired name, and why (remove an entry when it is renamed).
 STILL = {
-    ("mdmtheory.design.certificate", "certify", "law"): "the certify functions are renamed with their K/budget",
-    ("mdmtheory.design.certificate_blocks", "certify_blocks", "law"): "as certify",
-    ("mdmtheory.design.certificate_blocks", "interval_statistics", "law"): "as certify",
-    ("mdmtheory.report.report", "build_report", "law"): "the report's arguments (law, target) are not renamed yet",
     ("mdmtheory.samplers.diagnostics", "ComparisonTable.value", "law"): "a row's name (a string), not a law",
     ("mdmtheory.schedules.plans", "RandomSchedule", "law"): "the law of the step sizes, not the data law",
     ("mdmtheory.samplers.kernel", "bernoulli_start", "t0"): "one time t_0 of the JAX kernel, not an interval",

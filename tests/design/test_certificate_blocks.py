@@ -42,7 +42,7 @@ def _check_chain(p, cert):
 @given(p=joints(d=(3, 4), K=2, near_degenerate=False), K=st.integers(2, 3),
        rule=st.sampled_from(["w26", "tight"]), boundaries=st.sampled_from(["split", "union"]))
 def test_coverage_on_drawn_laws(p, K, rule, boundaries):
-    cert = certify_blocks(400, 0.02, blocks=K, law=p, boundaries=boundaries, resolution=2, seed=3,
+    cert = certify_blocks(400, 0.02, blocks=K, p=p, boundaries=boundaries, resolution=2, seed=3,
                           confidence=0.9, options=CertificateOptions(rule=rule))
     assert cert.blocks == K and len(cert.block_steps) == K and cert.grid.steps == cert.steps == sum(cert.block_steps)
     _, covered = _check_chain(p, cert)
@@ -93,7 +93,7 @@ def test_greedy_is_the_least_total_meeting_eps():
 def test_w26_rule_follows_theorem2():
     """(37a) multipliers, budget N >= 8 C/eps and >= 2(K + 2L), steps per block ceil(S/log(1+rho))."""
     p = mt.families.markov_chain([[0.9, 0.1], [0.2, 0.8]], d=5)
-    cert = certify_blocks(600, 0.05, blocks=2, law=p, seed=2, resolution=2)
+    cert = certify_blocks(600, 0.05, blocks=2, p=p, seed=2, resolution=2)
     S, U, N = np.array(cert.S), np.array(cert.upper), cert.budget
     L = S.sum()
     assert N >= 8 * cert.complexity / 0.05 and N >= 2 * (2 + 2 * L)
@@ -111,9 +111,9 @@ def test_w26_rule_follows_theorem2():
 
 def test_one_block_and_fixed_edges():
     p = mt.families.repeated(4)
-    one = certify_blocks(500, 0.05, blocks=1, law=p, seed=0)
+    one = certify_blocks(500, 0.05, blocks=1, p=p, seed=0)
     assert one.edges == pytest.approx((0.25, 0.75)) and one.blocks == 1
-    fixed = certify_blocks(500, 0.05, law=p, edges=(0.25, 0.4, 0.75), seed=0, options=CertificateOptions(rule="tight"))
+    fixed = certify_blocks(500, 0.05, p=p, edges=(0.25, 0.4, 0.75), seed=0, options=CertificateOptions(rule="tight"))
     assert fixed.blocks == 2 and fixed.edges == pytest.approx((0.25, 0.4, 0.75)) and fixed.n_certify == 500
     for c in (one, fixed):
         _check_chain(p, c)
@@ -130,7 +130,7 @@ def test_empirical_law_by_default():
 
 
 def test_record_round_trips():
-    cert = certify_blocks(300, 0.1, blocks=2, law=mt.families.parity(4), seed=0, resolution=2)
+    cert = certify_blocks(300, 0.1, blocks=2, p=mt.families.parity(4), seed=0, resolution=2)
     d = cert.to_dict()
     assert mt.Grid(d["times"]).steps == d["steps"] == sum(d["block_steps"])
     assert d["edges"][0] == pytest.approx(0.25) and len(d["upper"]) == 2
@@ -141,13 +141,13 @@ def test_record_round_trips():
                    "(W26 eq. 32c; docs/theory.md §5): the same counterexample as the single-block certificate")
 def test_stated_weights_block_certificate_fails():
     p = mt.families.repeated(3)
-    cert = certify_blocks(20000, 1e-6, law=p, edges=(0.3, 0.302), seed=1, options=CertificateOptions(weights="stated", rule="tight"))
+    cert = certify_blocks(20000, 1e-6, p=p, edges=(0.3, 0.302), seed=1, options=CertificateOptions(weights="stated", rule="tight"))
     assert mt.kl(p, mt.sampler_law(p, cert.grid)) <= 1e-6
 
 
 def test_corrected_weights_same_case_holds():
     p = mt.families.repeated(3)
-    cert = certify_blocks(20000, 1e-6, law=p, edges=(0.3, 0.302), seed=1, options=CertificateOptions(rule="tight"))
+    cert = certify_blocks(20000, 1e-6, p=p, edges=(0.3, 0.302), seed=1, options=CertificateOptions(rule="tight"))
     assert mt.kl(p, mt.sampler_law(p, cert.grid)) <= 1e-6
 
 
@@ -163,27 +163,27 @@ def test_bad_input_raises():
                      ({"options": {"rule": "w26"}}, "options")]:
         args = {"eps": 0.1, **kw}
         with pytest.raises(ValueError, match=word):
-            certify_blocks(50, args.pop("eps"), law=p, **args)
+            certify_blocks(50, args.pop("eps"), p=p, **args)
     with pytest.raises(ValueError, match="samples"):
         certify_blocks(50, 0.1)  # no law: samples must be given
     with pytest.raises(ValueError, match="samples"):
-        certify_blocks(np.zeros((10, 3), int), 0.1, law=p)
+        certify_blocks(np.zeros((10, 3), int), 0.1, p=p)
     with pytest.raises(ValueError, match="eps"):
-        certify_blocks(50, 1e-300, law=p, options=CertificateOptions(form="entropy"))
+        certify_blocks(50, 1e-300, p=p, options=CertificateOptions(form="entropy"))
 
 
 def test_old_keywords_warn_and_match_the_new_spelling():
     """K= (a number of blocks, not an alphabet) and the certificate options as keywords: one release, a
     DeprecationWarning, the same certificate; .K reads .blocks with a warning."""
     p = mt.families.repeated(4)
-    new = certify_blocks(300, 0.1, blocks=2, law=p, seed=1, resolution=2,
+    new = certify_blocks(300, 0.1, blocks=2, p=p, seed=1, resolution=2,
                          options=CertificateOptions(rule="tight", weights="stated"))
     with pytest.warns(DeprecationWarning) as rec:
-        old = certify_blocks(300, 0.1, K=2, law=p, seed=1, resolution=2, rule="tight", weights="stated")
-    assert {"certify_blocks(K=): deprecated, renamed blocks=" in str(w.message) for w in rec} == {True, False}
+        old = certify_blocks(300, 0.1, K=2, p=p, seed=1, resolution=2, rule="tight", weights="stated")
+    assert {"certify_blocks(K=...) is now certify_blocks(blocks=...)" in str(w.message) for w in rec} == {True, False}
     assert old == new and new.blocks == 2 and new.form == "entropy" and new.rule == "tight"
     with pytest.warns(DeprecationWarning, match="BlockCertificate.K"):
         assert new.K == 2
     assert new.to_dict()["blocks"] == new.to_dict()["K"] == 2
     with pytest.raises(ValueError, match="^blocks: give either"):
-        certify_blocks(300, 0.1, blocks=2, K=2, law=p)
+        certify_blocks(300, 0.1, blocks=2, K=2, p=p)

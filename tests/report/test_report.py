@@ -50,7 +50,7 @@ def law():
 
 @pytest.fixture(scope="module")
 def report(law):
-    return build_report(law, name="chain", source="test chain", target=0.05)
+    return build_report(law, name="chain", source="test chain", target_kl=0.05)
 
 
 def test_step_counts_cover_1_and_d():
@@ -216,8 +216,8 @@ def test_cross_entropy_section_and_model_designed_schedule(law):
     [
         ({"steps": [0]}, "steps"),
         ({"steps": [9]}, "steps"),
-        ({"target": -1.0}, "target"),
-        ({"target": float("nan")}, "target"),
+        ({"target_kl": -1.0}, "target_kl"),
+        ({"target_kl": float("nan")}, "target_kl"),
         ({"recommend_steps": 6}, "recommend_steps"),
         ({"planners": ()}, "planners"),
         ({"cross_entropy": object()}, "cross_entropy"),
@@ -231,7 +231,7 @@ def test_bad_arguments_name_themselves(law, kwargs, word):
 
 
 def test_bad_law_is_refused():
-    with pytest.raises(ValueError, match="law"):
+    with pytest.raises(ValueError, match="^p: expected a mdmtheory.Joint"):
         build_report(np.ones((2, 2)) / 4)
     with pytest.raises(ValueError, match="report"):
         write_html({"law": {}}, "x.html")
@@ -324,7 +324,7 @@ def tiny_models():
 @pytest.fixture(scope="module")
 def att_report(law, tiny_models):
     mdm, ar = tiny_models
-    return build_report(law, steps=[1, 5], planners=("random",), target=0.05,
+    return build_report(law, steps=[1, 5], planners=("random",), target_kl=0.05,
                         attention=AttentionOptions(model=mdm, baseline=ar, samples=30, info_samples=12, seed=3))
 
 
@@ -508,11 +508,11 @@ def test_default_report_uses_the_default_budget(monkeypatch, tmp_path):
     monkeypatch.setattr(cli_report, "build_report", fake)
     with pytest.raises(Stop):
         main(["report", "--no-model", "--quiet", "--out", str(tmp_path / "r.html")])
-    assert seen["recommend_steps"] == cli_report.DEFAULT_RECOMMEND_STEPS and seen["target"] is None
+    assert seen["recommend_steps"] == cli_report.DEFAULT_RECOMMEND_STEPS and seen["target_kl"] is None
     seen.clear()
     with pytest.raises(Stop):
         main(["report", "--no-model", "--quiet", "--target", "0.3", "--out", str(tmp_path / "r.html")])
-    assert seen["recommend_steps"] is None and seen["target"] == 0.3
+    assert seen["recommend_steps"] is None and seen["target_kl"] == 0.3
 
 
 def test_first_screen_states_the_gain_and_the_target(law, report):
