@@ -22,6 +22,27 @@ def tokenizer():
     return transformers.PreTrainedTokenizerFast(tokenizer_object=tk, mask_token="[MASK]", unk_token="[UNK]")
 
 
+def word_level_bert_folder(path, words, max_positions: int) -> tuple:
+    """A local Hugging Face folder as a user has one: a word-level tokenizer over ``words``
+    (then [PAD], [MASK], [UNK]) and a random 1-layer BERT masked LM (seed 0) saved beside it.
+    Returns (tokenizer, vocab)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {w: i for i, w in enumerate(words)}
+    for t in ("[PAD]", "[MASK]", "[UNK]"):
+        vocab[t] = len(vocab)
+    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, mask_token="[MASK]", pad_token="[PAD]",
+                                               unk_token="[UNK]")
+    tok.save_pretrained(path)
+    cfg = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                  intermediate_size=32, max_position_embeddings=max_positions)
+    torch.manual_seed(0)
+    transformers.BertForMaskedLM(cfg).save_pretrained(path)
+    return tok, vocab
+
+
 class ExactLawModel(torch.nn.Module):
     """The true binary law of the last d positions as logits, the positions before them (a
     prompt block) ignored: at a masked j, log p(x_j | x_A); at a visible j the leave-one-out

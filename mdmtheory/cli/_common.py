@@ -17,14 +17,11 @@ a typo in ``--out``.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-
-import numpy as np
 
 __all__ = ["UsageError", "check_output", "options_for", "to_jsonable", "dumps", "progress", "renamed", "say_renamed",
            "plain_words"]
@@ -141,25 +138,11 @@ def options_for(mapping: dict, default: str | None = None):
 
 
 def to_jsonable(obj):
-    """numpy scalars/arrays, tuples and non-finite floats made JSON-safe (inf -> "inf")."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, (np.bool_, bool)):
-        return bool(obj)
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        x = float(obj)
-        if math.isnan(x):
-            return "nan"
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
-        return x
-    return obj
+    """numpy scalars/arrays, tuples and non-finite floats made JSON-safe (inf -> "inf"): the
+    one convention of every record's ``to_dict`` (:func:`mdmtheory._estimate.jsonable`)."""
+    from .._estimate import jsonable
+
+    return jsonable(obj)
 
 
 def dumps(result: dict) -> str:

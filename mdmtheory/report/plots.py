@@ -20,6 +20,9 @@ Z95 = 1.959963984540054
 #: Values at or below this (nats) are rounding noise around an exact 0 and are not drawn on log axes.
 ZERO = 1e-12
 
+#: Largest number of cells of a received-attention heatmap (:func:`plot_received`).
+MAX_PLOT_CELLS = 1 << 16
+
 __all__ = [
     "profile_figure",
     "gain_figure",
@@ -390,7 +393,3 @@ def plot_absorption(series: dict, *, ax=None, title: str | None = None):
     ax.legend()
     return fig
 
-
-# -- plots ---------------------------------------------------------------------------------
-#: Largest number of cells of a received-attention heatmap (:func:`plot_received`).
-MAX_PLOT_CELLS = 1 << 16

@@ -29,21 +29,9 @@ WORDS = list("abcdefgh")
 
 
 def _folder(path: pathlib.Path) -> transformers.PreTrainedTokenizerFast:
-    from tokenizers import Tokenizer, models, pre_tokenizers
+    from pipeline_reference import word_level_bert_folder
 
-    vocab = {w: i for i, w in enumerate(WORDS)}
-    for t in ("[PAD]", "[MASK]", "[UNK]"):
-        vocab[t] = len(vocab)
-    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, mask_token="[MASK]", pad_token="[PAD]",
-                                               unk_token="[UNK]")
-    tok.save_pretrained(path)
-    cfg = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                  intermediate_size=32, max_position_embeddings=32)  # no mask_token_id: the tokenizer's
-    torch.manual_seed(0)
-    transformers.BertForMaskedLM(cfg).save_pretrained(path)
-    return tok
+    return word_level_bert_folder(path, WORDS, 32)[0]  # no mask_token_id in the config: the tokenizer's
 
 
 def _pairs(path: pathlib.Path, n: int = 40) -> None:

@@ -294,24 +294,12 @@ def test_train_d_limit_is_stated_in_help_and_error(capsys, tmp_path):
 # -- report reads text and token ids like design and estimate --------------------------------
 
 def _hf_folder(path: pathlib.Path):
-    transformers = pytest.importorskip("transformers")
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    pytest.importorskip("torch")
     pytest.importorskip("tokenizers")
-    from tokenizers import Tokenizer, models, pre_tokenizers
+    from pipeline_reference import word_level_bert_folder
 
-    vocab = {w: i for i, w in enumerate("abcdef")}
-    for t in ("[PAD]", "[MASK]", "[UNK]"):
-        vocab[t] = len(vocab)
-    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    tk.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok = transformers.PreTrainedTokenizerFast(tokenizer_object=tk, mask_token="[MASK]", pad_token="[PAD]",
-                                               unk_token="[UNK]")
-    tok.save_pretrained(path)
-    cfg = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                  intermediate_size=32, max_position_embeddings=16)
-    torch.manual_seed(0)
-    transformers.BertForMaskedLM(cfg).save_pretrained(path)
-    return vocab
+    return word_level_bert_folder(path, "abcdef", 16)[1]
 
 
 def test_report_reads_text_with_the_tokenizer_and_vocab(capsys, tmp_path):
