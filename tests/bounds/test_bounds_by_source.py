@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import integrate
 from scipy.special import comb, xlogy
@@ -127,7 +127,11 @@ def test_pb25_partition_bound_is_the_fixed_partition_kl_and_a_min_over_condition
 @given(joints(d=(2, 4), K=(2, 3), max_outcomes=81), st.data())
 def test_pb25_left_to_right_row_is_an_equality(p, data):
     sizes = data.draw(st.sampled_from(list(compositions(p.d))))
-    table = mt.compare(p, mt.Schedule(sizes), "left_to_right")
+    try:
+        table = mt.compare(p, mt.Schedule(sizes), "left_to_right")
+    except ValueError as exc:  # the engine refuses a sampler law that underflows float64 (documented)
+        assert str(exc).startswith("p: the sampler law underflows"), exc
+        assume(False)
     row = table.row("pb25_partition_lower")
     ref = kl_ref(p.table, partition_law(p.table, chunks(tuple(range(p.d)), sizes)))
     assert row.exact == pytest.approx(ref, abs=1e-9) and row.value == pytest.approx(ref, abs=1e-9)
