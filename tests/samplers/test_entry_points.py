@@ -300,3 +300,18 @@ def test_law_keyword_is_deprecated():
     assert e.value == mt.estimate_kl(p=P, plan=S, n=20, seed=0).value
     with pytest.raises(TypeError, match="'p'"), pytest.warns(DeprecationWarning):  # positionally and as law=
         mt.simulate(P, law=P, n=20, seed=0)
+
+
+def test_block_plan_with_confidence_is_the_semi_autoregressive_planner():
+    """Two routes to LLaDA's semi-autoregressive decoding agree exactly: the plan
+    semi_autoregressive_plan(d, B, S) with the confidence planner inside each block, and the
+    SemiAutoregressivePlanner(B, S) on the flattened schedule (written independently)."""
+    from mdmtheory.samplers import SemiAutoregressivePlanner
+    from mdmtheory.schedules import semi_autoregressive_plan
+
+    for d, B, S, seed in ((6, 3, 2, 3), (6, 2, 1, 4), (5, 5, 3, 5)):
+        p = mt.families.dirichlet(d, 2, alpha=0.5, seed=seed)
+        plan = semi_autoregressive_plan(d, B, S)
+        a = mt.sampler_law(p, plan, "confidence")
+        b = mt.sampler_law(p, plan.schedule, SemiAutoregressivePlanner(block_length=B, steps_per_block=S))
+        np.testing.assert_allclose(a.table, b.table, atol=1e-14)
