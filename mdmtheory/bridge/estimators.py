@@ -257,6 +257,12 @@ class ScheduleEstimate(Estimate):
     alternatives: dict
     n_resamples: int
 
+    @property
+    def plan(self):
+        """The recommended plan (``schedule``), as ``mt.sampler_law``, ``mt.simulate`` and the
+        exports take it: every record that carries one best plan has ``plan``."""
+        return self.schedule
+
 
 @dataclass(frozen=True, eq=False)
 class FactorizationEstimate(Estimate):

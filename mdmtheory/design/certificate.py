@@ -264,6 +264,12 @@ class Certificate(Record):
     budget: int | None = None
 
     @property
+    def plan(self):
+        """The recommended plan (``grid``), as ``mt.sampler_law``, ``mt.simulate`` and the
+        exports take it: every record that carries one best plan has ``plan``."""
+        return self.grid
+
+    @property
     def times(self) -> tuple[float, ...]:
         return self.grid.times
 

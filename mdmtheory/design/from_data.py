@@ -102,6 +102,12 @@ class Design(Record):
     prompt_length: int = 0
 
     @property
+    def plan(self):
+        """The recommended plan (``schedule``), as ``mt.sampler_law``, ``mt.simulate`` and the
+        exports take it: every record that carries one best plan has ``plan``."""
+        return self.schedule
+
+    @property
     def memorized(self) -> bool:
         """Whether the empirical profile is memorized (:func:`memorization`); False with a model."""
         return self.memorization is not None and self.memorization.memorized

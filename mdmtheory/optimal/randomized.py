@@ -42,6 +42,12 @@ class RandomizedOptimum(Record):
     gap: float = 0.0
 
     @property
+    def plan(self):
+        """The recommended plan (``schedule``), as ``mt.sampler_law``, ``mt.simulate`` and the
+        exports take it: every record that carries one best plan has ``plan``."""
+        return self.schedule
+
+    @property
     def gain(self) -> float:
         return self.deterministic_value - self.value
 
