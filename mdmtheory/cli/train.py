@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ._common import renamed, say_renamed, UsageError
+from ._common import options_for, renamed, say_renamed, UsageError
 
 HELP = "train a tiny masked-diffusion model (or --causal baseline) and save a safetensors checkpoint"
 EXAMPLE = "mdmtheory train --data words --train-steps 3000 --out words.safetensors"
@@ -102,8 +102,11 @@ def run(args) -> dict:
     torch.manual_seed(args.seed)
     model = TinyMDM(TinyConfig(vocab_size=len(alphabet), seq_len=x.shape[1], causal=args.causal))
     # the bar follows the CLI's rule: silent with --quiet or when stderr is not a terminal
-    res = train(model, x, steps=args.train_steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
-                num_threads=args.threads, progress=not args.quiet and sys.stderr.isatty())
+    names = {"lr": "--lr", "steps": "--train-steps", "batch_size": "--batch-size", "seed": "--seed",
+             "num_threads": "--threads", "samples": "--data"}
+    with options_for(names):  # the library's limits (e.g. lr <= MAX_LR) named as the options the user typed
+        res = train(model, x, steps=args.train_steps, batch_size=args.batch_size, lr=args.lr, seed=args.seed,
+                    num_threads=args.threads, progress=not args.quiet and sys.stderr.isatty())
     info = {"command": "mdmtheory train " + " ".join(f"{k}={v}" for k, v in sorted(vars(args).items()) if not k.startswith("_") and k != "old_data"),
             "seed": args.seed, "data": what, "alphabet": [a if a is None else str(a) for a in alphabet],
             "final_loss": res.losses[-1]}

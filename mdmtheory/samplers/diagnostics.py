@@ -166,9 +166,10 @@ class ComparisonTable(Record):
     lost: np.ndarray
 
     def value(self, law: str, T: int, planner: str) -> float:
-        if (law, T) not in self.steps:
+        known = isinstance(law, str) and isinstance(T, (int, np.integer)) and not isinstance(T, bool)
+        if not known or (law, int(T)) not in self.steps:  # (an array compared with a row is ambiguous)
             raise ValueError(f"law, T: no row ({_short(law)}, {_short(T)}); rows are {list(self.steps)}")
-        return float(self.kl[self.steps.index((law, T)), self._planner(planner, "planner")])
+        return float(self.kl[self.steps.index((law, int(T))), self._planner(planner, "planner")])
 
     def _planner(self, planner, name: str) -> int:
         if not isinstance(planner, str) or planner not in self.planners:
@@ -224,6 +225,10 @@ def comparison_table(laws: Mapping[str, Joint], planners, steps: Iterable[int]) 
     elif isinstance(planners, (str, bytes)) or not isinstance(planners, Iterable):
         raise ValueError(f"planners: expected a mapping {{name: planner}} or a list of planner names, got {_short(planners)}")
     else:
+        planners = list(planners)
+        for pl in planners:  # a name or a planner object; str() of a nested list could recurse without end
+            if isinstance(pl, (list, tuple, dict, set, bytes)):
+                raise ValueError(f"planners: each item is a planner name or a planner object, got {_short(pl)}")
         named = {str(pl): pl for pl in planners}
     if not named:
         raise ValueError("planners: pass at least one planner")

@@ -117,7 +117,7 @@ def geometric_grid(start: float, stop: float, *, steps: int | None = None, rho: 
         )
     if (steps is None) == (rho is None):
         raise ValueError("steps, rho: give exactly one of them")
-    span = math.log(psi_raw(stop) / psi_raw(start))
+    span = math.log(psi_raw(stop)) - math.log(psi_raw(start))  # a ratio overflows for a subnormal start
     if steps is not None:
         steps = _int_arg(steps, "steps", 1)
         lam = math.log(psi_raw(start)) + span * np.arange(steps + 1) / steps

@@ -141,6 +141,11 @@ def _scale(p):
 
 
 # == 1. bad input: only ValueError, never a hang ===========================================
+def _certify_interval(p, n, eps, *, interval=None):
+    """certify with its window given the current way (the interval of CertificateOptions)."""
+    return certificate.certify(p, n, eps, options=certificate.CertificateOptions(interval=interval))
+
+
 def _targets():
     """(name, callable, strategy of (args, kwargs)) for every public entry point."""
     p2 = families.parity(3)
@@ -298,7 +303,7 @@ def _exact_side_targets(p2, prof, sched, grid, P, vec, prof_like):
         ("empirical_oracle", certificate.empirical_oracle,
          T(T(st.one_of(st.just(data), st.just(np.array([[0, 10**9]])), st.just(np.zeros((1, 70000), dtype=int)), hostile)),
            st.fixed_dictionaries({"K": none_or(big_ints)}))),
-        ("certify_interval", certificate.certify,
+        ("certify_interval", _certify_interval,
          T(T(st.just(p2), st.just(20), maybe(st.just(0.5))), st.fixed_dictionaries({"interval": st.one_of(st.none(), T(times, times), hostile)}))),
         ("certify_data", certificate.certify_data, T(T(st.one_of(st.just(data), hostile), maybe(st.just(0.5))), st.just({}))),
         ("bernstein_radius", certificate.empirical_bernstein_radius, T(T(st.one_of(vec, hostile), reals, reals), st.just({}))),

@@ -227,3 +227,14 @@ def test_example_runs(capsys):
     mod.main(4)
     out = capsys.readouterr().out
     assert "confidence" in out and "dilated" in out and "E[steps]" in out
+
+
+def test_comparison_table_value_refuses_a_row_that_is_not_a_name_and_a_step_count():
+    """An array for the law's name used to reach ``(law, T) in steps`` (an ambiguous truth value:
+    a bare ValueError naming nothing; found by the slow fuzz run)."""
+    p = mt.families.dirichlet(3, 2, seed=1)
+    t = comparison_table({"p": p}, ["random"], [1, 3])
+    assert t.value("p", np.int64(3), "random") == t.value("p", 3, "random")
+    for law, T in ((np.array([1, 2]), 1), ("p", True), ("p", 2), (None, 1)):
+        with pytest.raises(ValueError, match=r"^law, T: no row"):
+            t.value(law, T, "random")

@@ -362,3 +362,13 @@ def test_sqrt_rule_rejects_bad_tolerance():
     for tol in (float("nan"), -1.0, "x"):
         with pytest.raises(ValueError, match="^tol:"):
             sqrt_rule_schedule([0.1, 0.5, 0.2, 0.0], 2, tol=tol)
+
+
+def test_geometric_grid_from_a_subnormal_start_has_finite_steps():
+    """psi(stop)/psi(start) overflows for a subnormal start: the log-odds span is taken as a
+    difference of logs (found by the slow fuzz run)."""
+    g = geometric_grid(7.257075582243559e-308, 0.9375, steps=1)
+    assert g.times == (7.257075582243559e-308, 0.9375)
+    g = geometric_grid(1e-300, 0.5, steps=3)
+    lam = np.log(np.asarray(g.times) / (1 - np.asarray(g.times)))
+    np.testing.assert_allclose(np.diff(lam), np.log(1.0 / 1e-300) / 3, rtol=1e-12)  # equal log-odds steps
