@@ -160,6 +160,8 @@ def samples_array(value, name: str = "samples", *, d: int | None = None, K: int 
         msg = str(exc).splitlines()[0][:80] if str(exc) else type(exc).__name__
         raise ValueError(f"{name}: cannot be read as an integer array {shape} ({msg})") from None
     if integral_floats and x.dtype.kind == "f" and np.all(np.isfinite(x)) and np.all(x == np.round(x)):
+        if x.size and float(np.max(np.abs(x))) >= 2.0**63:  # the cast would wrap (and warn)
+            raise ValueError(f"{name}: token {float(np.max(np.abs(x))):g} out of range (tokens must be < 2**63)")
         x = x.astype(np.int64)
     sizes = [f"n >= {min_rows}" if min_rows > 0 else "", f"d >= {min_cols}" if d is None and min_cols > 0 else ""]
     if min_rows == min_cols and d is None and min_rows > 0:

@@ -39,6 +39,7 @@ def test_accepts_integer_samples_and_returns_int64():
         ([[-1, 0]], {"K": 3}, r"^samples: outcome indices must lie in 0\.\.2, got -1\.\.0"),
         ([[0, 5]], {"K": 2, "tokens": "tokens"}, r"^samples: tokens must lie in 0\.\.1"),
         (np.array([[0, 2**64 - 1]], dtype=np.uint64), {}, r"^samples: token 18446744073709551615 out of range"),
+        ([[1e250, 0.0]], {"integral_floats": True}, r"^samples: token 1e\+250 out of range"),  # the cast would wrap
     ],
 )
 def test_refusals_name_the_argument(value, kw, match):
