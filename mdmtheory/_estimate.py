@@ -6,10 +6,7 @@ r"""The records every wing shares: JSON-ready results and the one base of every 
   ``PathEstimate``, ``ProfileEstimate``, …): a point value (``value``, or ``values`` per
   level), its standard error ``stderr`` and the number of draws ``n``, with the normal
   interval :meth:`Estimate.confidence_interval`.
-* :func:`options_from` and :func:`renamed_keyword`: the options records of functions with
-  many parameters (``CertificateOptions``, ``AttentionOptions``) and renamed keywords
-  (``budget`` -> ``target_kl``, ``K`` -> ``blocks``), the old spellings kept for one
-  release with a :class:`DeprecationWarning`.
+* :class:`PlanRecord`: a record that recommends one plan has ``plan``.
 
 Below every wing (docs/design.md, "Layout"): numpy and the standard library only.
 """
@@ -23,7 +20,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["Estimate", "Record", "jsonable", "record_dict"]
+__all__ = ["Estimate", "PlanRecord", "Record", "jsonable", "record_dict"]
 
 
 def jsonable(obj):
@@ -129,47 +126,16 @@ class Estimate(Record):
         return float(v) - z * float(se), float(v) + z * float(se)
 
 
-# -- options records and renamed keywords (one release of the old spellings) ------------------
-def options_from(cls, options, old: dict, *, where: str, name: str = "options", defaults: dict | None = None,
-                 prefix: str = ""):
-    """The options record of ``where``: ``options`` (a ``cls`` or None for the defaults), or
-    one built from the old keyword arguments ``old`` (each ``prefix`` + a field of ``cls``),
-    which warn with a :class:`DeprecationWarning` for one release. ``defaults`` fills fields
-    left None in the record (a function's own default for a shared record)."""
-    import warnings
+class PlanRecord(Record):
+    """A record that recommends one plan: ``plan`` is that plan (whatever the record calls its
+    field, :attr:`plan_field`), the object ``mt.sampler_law``, ``mt.simulate`` and the
+    exports take."""
 
-    if options is not None and not isinstance(options, cls):
-        raise ValueError(f"{name}: expected a {cls.__module__.split('.')[1]}.{cls.__name__}, got {type(options).__name__}")
-    fields = {f.name for f in dataclasses.fields(cls)}
-    for key in old:
-        if not key.startswith(prefix) or key[len(prefix):] not in fields:
-            raise TypeError(f"{where}() got an unexpected keyword argument {key!r}")
-    out = cls() if options is None else options
-    if old:
-        if options is not None:
-            raise ValueError(f"{name}: give either {name}={cls.__name__}(...) or the old keywords "
-                             f"{', '.join(sorted(old))}, not both")
-        warnings.warn(f"{where}({', '.join(f'{k}=' for k in sorted(old))}) is now {where}({name}={cls.__name__}("
-                      f"{', '.join(f'{k[len(prefix):]}=...' for k in sorted(old))})); the old keyword works for one "
-                      "release (docs/design.md, 'Vocabulary')",
-                      DeprecationWarning, stacklevel=3)
-        out = dataclasses.replace(out, **{k[len(prefix):]: v for k, v in old.items()})
-    if defaults:
-        out = dataclasses.replace(out, **{k: v for k, v in defaults.items() if getattr(out, k) is None})
-    return out
+    __slots__ = ()
+    #: Name of the field holding the recommended plan.
+    plan_field = "schedule"
 
-
-def renamed_keyword(old: dict, old_name: str, new_name: str, value, default, *, where: str):
-    """The value of the keyword ``new_name`` (``value``; ``default`` when not given), or of
-    its old spelling ``old_name`` popped from ``old``, which warns with a
-    :class:`DeprecationWarning` for one release (both given: a ValueError)."""
-    import warnings
-
-    if old_name not in old:
-        return value
-    given = old.pop(old_name)
-    if value is not default:
-        raise ValueError(f"{new_name}: give either {new_name} or its old name {old_name}, not both")
-    warnings.warn(f"{where}({old_name}=...) is now {where}({new_name}=...); the old keyword works for "
-                  "one release (docs/design.md, 'Vocabulary')", DeprecationWarning, stacklevel=3)
-    return given
+    @property
+    def plan(self):
+        """The recommended plan (the field named by :attr:`plan_field`)."""
+        return getattr(self, self.plan_field)

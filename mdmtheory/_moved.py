@@ -4,15 +4,18 @@ The layout of docs/design.md ("Layout") replaced 27 flat modules by wings. An ol
 (``import mdmtheory.structured``, ``from mdmtheory.blocks import design_blocks``) and an old
 attribute (``mt.ConfidencePlanner``, ``mt.schedules.sqrt_rule_schedule``) still work and
 warn with a :class:`DeprecationWarning` naming the new place (a module path when it is
-first imported). Nothing else in
-the package refers to the old paths.
+first imported). Nothing else in the package refers to the old paths.
 
-Old keyword names (docs/design.md, "Vocabulary": one name per concept) are kept the same way
-by :func:`renamed_keywords` on the function that renamed them.
+Old keyword names (docs/design.md, "Vocabulary": one name per concept) are kept the same way,
+with one warning (:func:`_warn_keyword`): :func:`renamed_keywords` on the function that renamed
+them; :func:`renamed_keyword` inside a function that takes ``**old``; :func:`options_from`
+where keywords became the fields of an options record (``CertificateOptions``,
+``AttentionOptions``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import importlib.abc
@@ -176,9 +179,7 @@ def renamed_keywords(**old_to_new: str):
                     if new in kwargs:
                         raise TypeError(f"{name}() got both {old!r} (the old name) and {new!r}; "
                                         f"pass only {new!r}")
-                    warnings.warn(f"{name}({old}=...) is now {name}({new}=...); the old "
-                                  "keyword works for one release (docs/design.md, 'Vocabulary')",
-                                  DeprecationWarning, stacklevel=2)
+                    _warn_keyword(name, f"{old}=...", f"{new}=...", stacklevel=3)
                     kwargs[new] = kwargs.pop(old)
             return func(*args, **kwargs)
 
@@ -186,3 +187,49 @@ def renamed_keywords(**old_to_new: str):
         return wrapper
 
     return decorate
+
+
+def _warn_keyword(where: str, old: str, new: str, stacklevel: int = 4) -> None:
+    """The one warning of a renamed keyword: "where(old) is now where(new); the old keyword
+    works for one release" (pytest's filter turns it into an error in the package's tests)."""
+    warnings.warn(f"{where}({old}) is now {where}({new}); the old keyword works for one release "
+                  "(docs/design.md, 'Vocabulary')", DeprecationWarning, stacklevel=stacklevel)
+
+
+# -- options records and renamed keywords (one release of the old spellings) ------------------
+def options_from(cls, options, old: dict, *, where: str, name: str = "options", defaults: dict | None = None,
+                 prefix: str = ""):
+    """The options record of ``where``: ``options`` (a ``cls`` or None for the defaults), or
+    one built from the old keyword arguments ``old`` (each ``prefix`` + a field of ``cls``),
+    which warn with a :class:`DeprecationWarning` for one release. ``defaults`` fills fields
+    left None in the record (a function's own default for a shared record)."""
+    if options is not None and not isinstance(options, cls):
+        raise ValueError(f"{name}: expected a {cls.__module__.split('.')[1]}.{cls.__name__}, got {type(options).__name__}")
+    fields = {f.name for f in dataclasses.fields(cls)}
+    for key in old:
+        if not key.startswith(prefix) or key[len(prefix):] not in fields:
+            raise TypeError(f"{where}() got an unexpected keyword argument {key!r}")
+    out = cls() if options is None else options
+    if old:
+        if options is not None:
+            raise ValueError(f"{name}: give either {name}={cls.__name__}(...) or the old keywords "
+                             f"{', '.join(sorted(old))}, not both")
+        _warn_keyword(where, ", ".join(f"{k}=" for k in sorted(old)),
+                      f"{name}={cls.__name__}({', '.join(f'{k[len(prefix):]}=...' for k in sorted(old))})")
+        out = dataclasses.replace(out, **{k[len(prefix):]: v for k, v in old.items()})
+    if defaults:
+        out = dataclasses.replace(out, **{k: v for k, v in defaults.items() if getattr(out, k) is None})
+    return out
+
+
+def renamed_keyword(old: dict, old_name: str, new_name: str, value, default, *, where: str):
+    """The value of the keyword ``new_name`` (``value``; ``default`` when not given), or of
+    its old spelling ``old_name`` popped from ``old``, which warns with a
+    :class:`DeprecationWarning` for one release (both given: a ValueError)."""
+    if old_name not in old:
+        return value
+    given = old.pop(old_name)
+    if value is not default:
+        raise ValueError(f"{new_name}: give either {new_name} or its old name {old_name}, not both")
+    _warn_keyword(where, f"{old_name}=...", f"{new_name}=...")
+    return given

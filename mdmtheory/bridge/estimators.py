@@ -51,7 +51,7 @@ from ..information.profile import Profile, ProfileEstimate
 from ..laws.oracles import as_oracle
 from ..samplers.simulate import _choose, _planner_setup
 from ..schedules.plans import check_schedule, Grid, Schedule
-from .._estimate import Estimate
+from .._estimate import Estimate, PlanRecord
 from .._moved import renamed_keywords
 from .._validate import int_arg, real_arg, samples_array
 from ._checks import check_choice, int_array, MAX_DRAWS, MAX_RESAMPLES, short
@@ -234,7 +234,7 @@ class PathEstimate(Estimate):
 
 
 @dataclass(frozen=True, eq=False)
-class ScheduleEstimate(Estimate):
+class ScheduleEstimate(Estimate, PlanRecord):
     r"""The optimal schedule of an estimated profile, with its uncertainty.
 
     Attributes
@@ -256,12 +256,6 @@ class ScheduleEstimate(Estimate):
     stability: float
     alternatives: dict
     n_resamples: int
-
-    @property
-    def plan(self):
-        """The recommended plan (``schedule``), as ``mt.sampler_law``, ``mt.simulate`` and the
-        exports take it: every record that carries one best plan has ``plan``."""
-        return self.schedule
 
 
 @dataclass(frozen=True, eq=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._estimate import renamed_keyword
+from .._moved import renamed_keyword
 from ..information.profile import Profile
 from ..optimal.blocks import _block_length, BlockDesign, _check_ask, _check_lengths, _choose
 from ..optimal.card import optimal_schedule

@@ -109,7 +109,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._estimate import options_from, Record
+from .._estimate import PlanRecord, Record
+from .._moved import options_from
 from ..information.dyadic import (
     _check_oracle,
     dyadic_grid,
@@ -204,7 +205,7 @@ class CertificateOptions(Record):
 
 
 @dataclass(frozen=True)
-class Certificate(Record):
+class Certificate(PlanRecord):
     r"""A certified schedule (see the module docstring for every symbol).
 
     Attributes
@@ -243,6 +244,8 @@ class Certificate(Record):
         ``rule="w26"``: W26's budget N (eq. 38, Theorem 2's condition); ``steps`` ≤ budget.
     """
 
+    plan_field = "grid"
+
     steps: int
     grid: Grid
     bound: float
@@ -263,11 +266,6 @@ class Certificate(Record):
     truncated: float
     budget: int | None = None
 
-    @property
-    def plan(self):
-        """The recommended plan (``grid``), as ``mt.sampler_law``, ``mt.simulate`` and the
-        exports take it: every record that carries one best plan has ``plan``."""
-        return self.grid
 
     @property
     def times(self) -> tuple[float, ...]:

@@ -77,7 +77,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import rel_entr, xlogy
 
-from .._estimate import options_from, Record, renamed_keyword
+from .._estimate import PlanRecord, Record
+from .._moved import options_from, renamed_keyword
 from ..information.dyadic import _check_oracle, dyadic_weights, FORMS, oracle_samples, WEIGHTS
 from ..laws.joint import Joint
 from ..laws.oracles import empirical_oracle, loo_conditionals, MixtureOfProductsLaw
@@ -280,7 +281,7 @@ def _greedy(S: np.ndarray, U: np.ndarray, eps: float) -> list[int]:
 
 
 @dataclass(frozen=True)
-class BlockCertificate(Record):
+class BlockCertificate(PlanRecord):
     r"""A certified multi-block schedule (module docstring for every symbol).
 
     Attributes
@@ -313,6 +314,8 @@ class BlockCertificate(Record):
     weights, form, rule, boundaries : str
     """
 
+    plan_field = "grid"
+
     grid: Grid
     steps: int
     bound: float
@@ -334,11 +337,6 @@ class BlockCertificate(Record):
     rule: str
     boundaries: str
 
-    @property
-    def plan(self):
-        """The recommended plan (``grid``), as ``mt.sampler_law``, ``mt.simulate`` and the
-        exports take it: every record that carries one best plan has ``plan``."""
-        return self.grid
 
     @property
     def times(self) -> tuple[float, ...]:

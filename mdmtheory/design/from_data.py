@@ -43,7 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from .._estimate import Record, renamed_keyword
+from .._estimate import PlanRecord
+from .._moved import renamed_keyword
 from ..information.profile import information_profile, Profile
 from ..laws.joint import MAX_OUTCOMES
 from ..optimal.card import optimal_schedule, pareto_frontier, schedule_path_kl
@@ -68,7 +69,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Design(Record):
+class Design(PlanRecord):
     r"""Result of :func:`design`.
 
     ``method`` is ``"exact"`` (empirical law used exactly) or ``"estimated"``; ``path_kl`` is
@@ -101,11 +102,6 @@ class Design(Record):
     warning: str | None = None
     prompt_length: int = 0
 
-    @property
-    def plan(self):
-        """The recommended plan (``schedule``), as ``mt.sampler_law``, ``mt.simulate`` and the
-        exports take it: every record that carries one best plan has ``plan``."""
-        return self.schedule
 
     @property
     def memorized(self) -> bool:

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._estimate import Record, renamed_keyword
+from .._estimate import Record
+from .._moved import renamed_keyword
 from ..information.profile import information_profile, Profile
 from ..laws.joint import Joint
 from ..laws.prompts import check_given

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._estimate import Record
+from .._estimate import PlanRecord
 from ..laws.joint import Joint
 from ..samplers.randomized import random_path_kl, random_schedule_law
 from ..schedules.plans import compositions, RandomSchedule, Schedule
@@ -26,7 +26,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class RandomizedOptimum(Record):
+class RandomizedOptimum(PlanRecord):
     """The best randomized schedule (``schedule``, ``value``) against the best deterministic
     one with the same steps or expected forwards (``deterministic``, ``deterministic_value``);
     ``objective`` is ``"kl"`` (output law) or ``"path_kl"``; ``gain`` = deterministic − randomized;
@@ -41,11 +41,6 @@ class RandomizedOptimum(Record):
     deterministic_value: float
     gap: float = 0.0
 
-    @property
-    def plan(self):
-        """The recommended plan (``schedule``), as ``mt.sampler_law``, ``mt.simulate`` and the
-        exports take it: every record that carries one best plan has ``plan``."""
-        return self.schedule
 
     @property
     def gain(self) -> float:

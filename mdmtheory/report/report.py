@@ -45,7 +45,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._estimate import options_from, Record
+from .._estimate import Record
+from .._moved import options_from
 from .. import bounds as _bounds
 from ..exports import formats as _export
 from ..information import ugc as _ugc
