@@ -150,6 +150,8 @@ def _builders(tmp_path):
     b["SemiAutoregressivePlanner"] = lambda: samplers.SemiAutoregressivePlanner(2)
     b["ThresholdPlanner"] = lambda: samplers.ThresholdPlanner(0.5)
     b["EntropyBudgetPlanner"] = lambda: samplers.EntropyBudgetPlanner(0.5)
+    b["FactorPlanner"] = lambda: samplers.FactorPlanner(0.75)
+    b["FrechetPlanner"] = lambda: samplers.FrechetPlanner(0.25)
     b["DilatedPlanner"] = lambda: samplers.DilatedPlanner(2)
     b["PositionCalibratedPlanner"] = lambda: samplers.PositionCalibratedPlanner((0.5, 0.5))
     b["ExactRun"] = lambda: mt.exact_run(p, plan)
