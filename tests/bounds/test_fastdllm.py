@@ -291,3 +291,24 @@ def test_bad_input_is_refused_by_name():
         statement_checks(mt.families.parity(3), max_n=0)
     with pytest.raises(ValueError, match="planner"):
         statement_checks(mt.families.parity(3), planner="random")
+
+
+def test_compare_rows_for_the_factor_and_frechet_rules():
+    p = mt.families.dirichlet(4, 2, alpha=0.3, seed=3)
+    for planner in (FactorPlanner(0.75, ties="lowest"), FrechetPlanner(0.25, ties="lowest")):
+        cmp = mt.compare(p, None, planner)
+        checks = {c.name: c for c in statement_checks(p, planner=planner)}
+        for name in ("fastdllm_tv", "fastdllm_kl", "fdpp_lemma_a1"):
+            row, c = cmp.row(name), checks[name]
+            assert (row.value, row.exact, row.holds, row.status) == (c.bound, c.exact, True, c.status)
+            # the exact column is the definition's value at the reported worst case
+            A, xa, S = c.worst
+            joint = next(j for a, x, s, j in brute_cases(p.table) if (a, x, s) == (A, xa, S))
+            m = brute_measures(joint, len(S), p.K)
+            assert row.exact == pytest.approx({"fastdllm_tv": m["tv"], "fastdllm_kl": m["kl"],
+                                               "fdpp_lemma_a1": m["pstar"]}[name], rel=1e-9, abs=1e-15)
+        assert cmp.row("fdpp_theorem41").kind == "implication" and cmp.all_hold
+        assert cmp.kl == pytest.approx(mt.kl(p, mt.sampler_law(p, None, planner)), rel=1e-12)
+    with pytest.raises(ValueError, match="plan"):
+        mt.compare(p, None, "random")
+    assert "fastdllm_tv" not in mt.compare(p, mt.Schedule((2, 2))).names
