@@ -32,7 +32,13 @@ small; the KL bound is checked where :math:`(n+1)\epsilon^\star \le 1` (**our re
 "small": Part 1's regime). Read literally for any ε it fails: the proof's step
 :math:`H_b(\epsilon_k') + \epsilon_k' \ln(|V|-1) < H_b(\epsilon) + \epsilon\ln(|V|-1)` needs
 :math:`\epsilon \le (|V|-1)/|V|`, and for K = 2, :math:`\epsilon \to 1` makes the bound 0
-(:func:`kl_counterexample`). The tightness claim fails at n = 1 (then :math:`p_S = q_S`); the
+(:func:`kl_counterexample`). **Derived here**: the TV bound has a sharper form,
+:math:`D_{TV}(p_S, q_S) \le \sum_j (1 - c_j) \le n\epsilon^\star` — both :math:`p_S(x^\star)`
+(Bonferroni, as in the paper's proof) and :math:`q_S(x^\star) = \prod_j c_j` are at least
+:math:`1 - \sum_j (1 - c_j)`, and :math:`D_{TV} = 1 - \sum_z \min(p_S, q_S) \le
+1 - \min(p_S(x^\star), q_S(x^\star))`; so the paper's :math:`\frac{3n-1}{2}\epsilon` is off by at
+least the factor :math:`(3n-1)/(2n)` wherever :math:`n\epsilon^\star` is attained
+(statement ``tv_sum_eps``). The tightness claim fails at n = 1 (then :math:`p_S = q_S`); the
 paper's construction (Step 3) needs n ≥ 2 (:func:`fastdllm_counterexample`).
 
 **Fast-dLLM++.** :math:`L_n = \max\{0, \sum_{j\le n} c_{(j)} - (n-1)\}` is a lower bound on
@@ -65,7 +71,7 @@ import numpy as np
 from .._estimate import Record
 from .._validate import int_arg, real_arg
 from ..laws.joint import Joint
-from ._core import LOWER, OUR_READING, PAPER, UPPER
+from ._core import DERIVED, LOWER, OUR_READING, PAPER, UPPER
 
 __all__ = [
     "IMPLICATION",
@@ -94,6 +100,8 @@ STATEMENTS = {
     "fastdllm_greedy": (IMPLICATION, f"{_FD}, part 1, eq. (4)", PAPER,
                         "(n+1) eps* < 1  =>  argmax p_S = argmax q_S = x*"),
     "fastdllm_tv": (UPPER, f"{_FD}, part 2 (TV)", PAPER, "TV(p_S, q_S) <= (3n-1)/2 eps*  (n > 1)"),
+    "tv_sum_eps": (UPPER, "derived here (fastdllm module docstring): both p_S(x*) and q_S(x*) are >= 1 - sum_j (1 - c_j)",
+                   DERIVED, "TV(p_S, q_S) <= sum_j (1 - c_j) <= n eps*  (n > 1)"),
     "fastdllm_l2": (UPPER, f"{_FD}, part 2 (L_p, p = 2)", PAPER, "||p_S - q_S||_2 <= ((n-1)^2 + 2n)^(1/2) eps*  (n > 1)"),
     "fastdllm_kl": (UPPER, f"{_FD}, part 2 (forward KL)", OUR_READING,
                     "KL(p_S||q_S) <= (n-1)(H_b(eps*) + eps* ln(K-1))  (n > 1; 'small eps' read as (n+1) eps* <= 1)"),
@@ -115,7 +123,7 @@ class StatementCheck(Record):
     ``cases``: pairs where the hypothesis holds (by :data:`_MARGIN`); ``violations``: those
     where the conclusion fails (a bound beyond ``1e-12 * max(1, |bound|, |exact|)``, or
     :math:`x^\\star` not the unique maximizer); ``ratio``: the largest exact/bound (upper),
-    bound/exact (lower; pairs with exact > 0), or for an implication the smallest mode gap
+    bound/exact (lower; pairs whose denominator is > 1e-9), or for an implication the smallest mode gap
     :math:`p_S(x^\\star) - \\max_{z \\ne x^\\star} p_S(z)` (> 0 when it holds); ``exact`` and
     ``bound`` at that worst case (an implication's bound is 0); ``worst``: the case as
     (revealed positions, their values, candidate set), () when ``cases == 0``.
@@ -165,7 +173,7 @@ def _measures(P: np.ndarray, n: int, K: int) -> dict:
     cs = -np.sort(-c, axis=1)
     L = np.maximum(0.0, cs.sum(axis=1) - (n - 1))
     U = 1.0 - cs[:, -1]
-    return dict(n=n, eps=eps, gap=pstar - pmax_other, pstar=pstar, tv=0.5 * np.abs(diff).sum(axis=1),
+    return dict(n=n, eps=eps, epssum=(1.0 - c).sum(axis=1), gap=pstar - pmax_other, pstar=pstar, tv=0.5 * np.abs(diff).sum(axis=1),
                 l2=np.sqrt((diff**2).sum(axis=1)), kl=np.maximum(kl, 0.0), L=L, U=U,
                 dq=q[rows, idx] - qmax_other, K=K)
 
@@ -184,6 +192,8 @@ def _statement_values(name: str, m: dict):
         return (n + 1) * eps < 1 - _MARGIN, m["gap"], np.zeros_like(eps)
     if name == "fastdllm_tv":
         return np.full(eps.shape, big), m["tv"], (3 * n - 1) / 2 * eps
+    if name == "tv_sum_eps":
+        return np.full(eps.shape, big), m["tv"], m["epssum"]
     if name == "fastdllm_l2":
         return np.full(eps.shape, big), m["l2"], math.sqrt((n - 1) ** 2 + 2 * n) * eps
     if name == "fastdllm_kl":
@@ -223,7 +233,7 @@ class _Acc:
         else:
             bad = e > b + tol if self.kind == UPPER else b > e + tol
             num, den = (e, b) if self.kind == UPPER else (b, e)
-            ok = den > 1e-12
+            ok = den > 1e-9  # rounding-level denominators form no ratio
             if ok.any():
                 r = np.where(ok, num / np.where(ok, den, 1.0), -np.inf)
                 i = int(np.argmax(r))

@@ -64,7 +64,7 @@ def brute_measures(joint, n, K):
     cs = sorted(c, reverse=True)
     L = max(0.0, sum(cs) - (n - 1))
     U = 1 - cs[-1]
-    return dict(eps=eps, tv=tv, l2=l2, kl=kl, gap=gap, pstar=P[xstar], dq=dq, L=L, U=U)
+    return dict(eps=eps, epssum=sum(1 - cj for cj in c), tv=tv, l2=l2, kl=kl, gap=gap, pstar=P[xstar], dq=dq, L=L, U=U)
 
 
 def hb(e):
@@ -74,7 +74,7 @@ def hb(e):
 def brute_checks(table):
     """For each statement: (cases, violations, worst ratio) from the definitions."""
     K = table.shape[0]
-    out = {k: [0, 0, -math.inf] for k in ("tv", "kl", "lemma_a1", "greedy", "thm41", "lemma46", "cor47")}
+    out = {k: [0, 0, -math.inf] for k in ("tv", "tv_sum", "kl", "lemma_a1", "greedy", "thm41", "lemma46", "cor47")}
 
     def upd(key, bad, ratio=None):
         out[key][0] += 1
@@ -90,11 +90,13 @@ def brute_checks(table):
             upd("greedy", not m["gap"] > 0)
         if n >= 2:
             b = (3 * n - 1) / 2 * eps
-            upd("tv", m["tv"] > b + 1e-12, m["tv"] / b if b > 1e-12 else None)
+            upd("tv", m["tv"] > b + 1e-12, m["tv"] / b if b > 1e-9 else None)
+            b = m["epssum"]  # derived here: TV <= sum_j (1 - c_j)
+            upd("tv_sum", m["tv"] > b + 1e-12, m["tv"] / b if b > 1e-9 else None)
             if (n + 1) * eps <= 1 + 1e-12:
                 b = (n - 1) * (hb(eps) + eps * math.log(K - 1))
-                upd("kl", m["kl"] > b + 1e-12, m["kl"] / b if b > 1e-12 else None)
-            upd("lemma_a1", m["L"] > m["pstar"] + 1e-12, m["L"] / m["pstar"] if m["pstar"] > 1e-12 else None)
+                upd("kl", m["kl"] > b + 1e-12, m["kl"] / b if b > 1e-9 else None)
+            upd("lemma_a1", m["L"] > m["pstar"] + 1e-12, m["L"] / m["pstar"] if m["pstar"] > 1e-9 else None)
         if m["L"] > m["U"] + 1e-12:
             upd("thm41", not m["gap"] > 0)
         if m["dq"] > 1e-12 and m["tv"] < m["dq"] / 2 - 1e-12:
@@ -104,7 +106,7 @@ def brute_checks(table):
     return out
 
 
-NAMES = {"fastdllm_greedy": "greedy", "fastdllm_tv": "tv", "fastdllm_kl": "kl", "fdpp_lemma_a1": "lemma_a1",
+NAMES = {"fastdllm_greedy": "greedy", "fastdllm_tv": "tv", "tv_sum_eps": "tv_sum", "fastdllm_kl": "kl", "fdpp_lemma_a1": "lemma_a1",
          "fdpp_theorem41": "thm41", "fdpp_lemma46": "lemma46", "fdpp_corollary47": "cor47"}
 
 
