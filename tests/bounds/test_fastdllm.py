@@ -314,3 +314,33 @@ def test_compare_rows_for_the_factor_and_frechet_rules():
     with pytest.raises(ValueError, match="plan"):
         mt.compare(p, None, "random")
     assert "fastdllm_tv" not in mt.compare(p, mt.Schedule((2, 2))).names
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 8])
+def test_tightness_laws(n):
+    """The laws that reach the sup of each ratio, computed from the definitions: X_1 = ... = X_n
+    with P(X != x*) = e. TV/((3n-1)/2 e) -> 2n/(3n-1) and TV/(n e) -> 1 as e -> 0; with uniform
+    errors over K letters KL = (n-1)(H_b(e) + e ln(K-1)) exactly (the KL bound is attained)."""
+    e = 1e-5
+    t = np.zeros((2,) * n)
+    t[(0,) * n], t[(1,) * n] = 1 - e, e
+    zs = list(itertools.product((0, 1), repeat=n))
+    q = {z: math.prod((1 - e) if v == 0 else e for v in z) for z in zs}
+    tv = 0.5 * sum(abs(t[z] - q[z]) for z in zs)
+    assert tv / ((3 * n - 1) / 2 * e) == pytest.approx(2 * n / (3 * n - 1), rel=1e-4)
+    assert tv / (n * e) == pytest.approx(1.0, rel=1e-4) and tv <= n * e
+    tvc = {c.name: c for c in statement_checks(mt.Joint(t), names=("fastdllm_tv", "tv_sum_eps"))}
+    # over every subset of the law the worst is a pair: 2k/(3k-1) falls with k
+    assert tvc["fastdllm_tv"].ratio == pytest.approx(4 / 5, rel=1e-4)
+    assert tvc["tv_sum_eps"].ratio == pytest.approx(1.0, rel=1e-4)
+    for K in (2, 3, 4):
+        if K ** n > 5000:
+            continue
+        eps = 1 / (n + 1)
+        w = [1 - eps] + [eps / (K - 1)] * (K - 1)
+        p = mt.families.repeated(n, K, weights=w)
+        kl = (n - 1) * -sum(x * math.log(x) for x in w)  # TC of the repeated symbol
+        bound = (n - 1) * (hb(eps) + eps * math.log(K - 1))
+        assert kl == pytest.approx(bound, rel=1e-12)
+        c = statement_checks(p, names=("fastdllm_kl",), max_n=n)[0]
+        assert c.holds and c.ratio == pytest.approx(1.0, rel=1e-9)
