@@ -10,7 +10,7 @@ KL the rules admit.
    rarely reach the statements' regime ((n+1)ε* <= 1 for the KL, L_n > 0 for Lemma A.1). The candidate set is the whole
    sequence (n = d); every conditional law is a law, so this is the supremum for that (n, K).
    Written to ``benchmarks/tightness/summary_fastdllm.tsv`` with the maximizing laws as
-   ``<target>_d<d>K<K>.npy``.
+   ``<target>_d<d>K<K>.npy`` (tables of at most 4096 entries).
 2. ``--rules``: the exact output-law KL (nats) and expected number of steps of the threshold
    (τ = 0.9), factor (f = 0.75, as coded and as stated) and Fréchet (δ = 0.25) rules — Fast-dLLM++
    §5's operating points, f = 1 − δ matched — on the families at d = 3..8, written to
@@ -90,7 +90,8 @@ def search(restarts: int, steps: int, seed: int, n_starts: int, n_climb: int, pa
                 if r > cbest:
                     cbest, ctab = r, tab
             best, tab = (res.ratio, res.table) if res.ratio >= cbest else (cbest, ctab)
-            np.save(OUT / f"{name}_d{d}K{K}.npy", tab)
+            if tab.size <= 4096:  # the larger maximizers are not stored (up to 512 kB each)
+                np.save(OUT / f"{name}_d{d}K{K}.npy", tab)
             rows.append((name, d, K, res.kind, res.ratio, cbest, best))
             print(f"{name:16s} {d:2d} {K:2d} {res.kind:6s} {res.ratio:9.6f} {cbest:9.6f} {best:9.6f}  "
                   f"{time.perf_counter() - t0:.0f}s", flush=True)
