@@ -1,7 +1,7 @@
 """Tightness of Fast-dLLM Theorem 1 and Fast-dLLM++'s Fréchet bound (issue 28 items 1-2), and the
 KL the rules admit.
 
-1. ``--search``: for each target of :func:`mdmtheory.bounds.fastdllm.tightness_targets`
+1. ``--search``: for each target of :func:`mdmtheory.bounds.tightness.fastdllm_targets`
    (``fastdllm_tv``, ``fastdllm_kl``: exact/bound; ``fdpp_lemma_a1``: bound/exact) and each
    (d, K), d = 3..8, K = 2..4, the largest ratio over laws found by
    :func:`mdmtheory.bounds.tightness.tightness_search` (Adam on softmax logits, seeded restarts;
@@ -32,7 +32,7 @@ import numpy as np
 
 import mdmtheory as mt
 from mdmtheory.bounds import tightness as T
-from mdmtheory.bounds.fastdllm import frechet_extremal, tightness_targets
+from mdmtheory.bounds.fastdllm import frechet_extremal
 from mdmtheory.samplers import FactorPlanner, FrechetPlanner, ThresholdPlanner, exact_run
 
 OUT = Path(__file__).resolve().parent / "tightness"
@@ -79,7 +79,7 @@ def search(restarts: int, steps: int, seed: int, n_starts: int, n_climb: int, pa
     rows = []
     print(f"{'target':16s} {'d':>2s} {'K':>2s} {'kind':6s} {'adam':>9s} {'climb':>9s} {'best':>9s}  time", flush=True)
     for d, K in pairs:
-        for name, tg in tightness_targets(d, K).items():
+        for name, tg in T.fastdllm_targets(d, K).items():
             t0 = time.perf_counter()
             res = T.tightness_search(tg, restarts=restarts, steps=steps, seed=seed, check_every=max(1, steps // 6))
             rng = np.random.default_rng([seed, d, K])

@@ -344,3 +344,51 @@ def test_tightness_laws(n):
         assert kl == pytest.approx(bound, rel=1e-12)
         c = statement_checks(p, names=("fastdllm_kl",), max_n=n)[0]
         assert c.holds and c.ratio == pytest.approx(1.0, rel=1e-9)
+
+
+# -- the stored benchmark runs (slow) --------------------------------------------------------------------
+def _bench():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "tightness_fastdllm.py"
+    spec = importlib.util.spec_from_file_location("tightness_fastdllm", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _stored(name):
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "tightness" / name
+    lines = [ln.split("\t") for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
+    return [dict(zip(lines[0], ln)) for ln in lines[1:]]
+
+
+@pytest.mark.slow
+def test_tightness_search_reaches_the_stored_ratios_and_no_more_than_the_sups():
+    B = _bench()
+    stored = {(r["target"], int(r["d"]), int(r["K"])): float(r["best_ratio"]) for r in _stored("summary_fastdllm.tsv")}
+    assert {(d, K) for _, d, K in stored} == {(d, K) for d in range(3, 9) for K in (2, 3, 4)}
+    for (name, d, K), v in stored.items():  # no search went past the sup the tests derive
+        sup = 2 * d / (3 * d - 1) if name == "fastdllm_tv" else 1.0
+        assert v <= sup + 1e-6, (name, d, K, v)
+        assert v >= sup - 1e-5, (name, d, K, v)
+    for name, d, K, kind, adam, climb, best in B.search(1, 40, 0, 6, 30, pairs=[(3, 2), (4, 3)]):
+        sup = 2 * d / (3 * d - 1) if name == "fastdllm_tv" else 1.0
+        assert stored[name, d, K] - 1e-3 <= best <= sup + 1e-6, (name, d, K, best)
+
+
+def test_the_stored_rule_table_is_the_exact_kl():
+    B = _bench()
+    rows = {(r["family"], int(r["d"]), r["rule"]): (float(r["kl"]), float(r["expected_steps"]))
+            for r in _stored("rules_fastdllm.tsv")}
+    for fam, make in B.FAMILIES.items():
+        for d in range(3, 7):
+            p = make(d)
+            for rname, pl in B.RULES.items():
+                run = mt.exact_run(p, None, pl)
+                steps = float(np.dot(np.arange(len(run.step_counts)), run.step_counts))
+                kl, st = rows[fam, d, rname]
+                assert mt.kl(p, run.law) == pytest.approx(kl, abs=1e-6) and steps == pytest.approx(st, abs=1e-4)

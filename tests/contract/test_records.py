@@ -175,6 +175,7 @@ def _builders(tmp_path):
     b["Bound"] = lambda: bounds.riemann_bound(p, plan)
     b["BlockAllocation"] = lambda: bounds.w26_block_objective_min(p, [0.25, 0.75], 2)
     b["ZC26Check"] = lambda: bounds.zc26_check(p, mt.RandomSchedule.deterministic(plan))
+    b["StatementCheck"] = lambda: bounds.statement_checks(p)[0]
     b["Comparison"] = lambda: mt.compare(p, plan)
     b["ComparisonRow"] = lambda: mt.compare(p, plan).rows[0]
     b["TightnessTarget"] = lambda: next(iter(bounds.tightness.targets(3).values()))
