@@ -81,6 +81,7 @@ __all__ = [
     "fastdllm_theorem1",
     "fdpp_theorem41",
     "frechet_terms",
+    "frechet_robust",
     "fastdllm_counterexample",
     "kl_counterexample",
     "frechet_extremal",
@@ -373,6 +374,30 @@ def frechet_terms(confidences) -> dict:
     F = (n + 1) * cs - n
     B = np.cumsum(cs) - cs - (n - 1) * cs
     return {"c": cs, "L": L, "U": U, "G": L - U, "F": F, "B": np.maximum(B, 0.0)}
+
+
+def frechet_robust(confidences, eta) -> dict:
+    r"""Fast-dLLM++ Appendix C's calibration-robust certificate for one set S (eq. 51).
+
+    Reported confidences :math:`\hat c_i` and allowances :math:`\eta_i \ge 0` (a scalar or one per
+    position) give the conservative :math:`\underline c_i = \max\{0, \hat c_i - \eta_i\}`, and
+    :math:`L_\eta = \max\{0, \sum_i \underline c_i - (|S|-1)\}`,
+    :math:`U_\eta = 1 - \min_i \underline c_i`, :math:`G_\eta = L_\eta - U_\eta`. Proposition C.1:
+    if the true confidences are :math:`\ge \underline c_i` and :math:`L_\eta > U_\eta`, the arg max
+    tuple is the unique mode; Corollary C.2: for a uniform η with no clipping and
+    :math:`L_\eta > 0`, :math:`G_\eta = \hat G - (|S|+1)\eta`. Returns floats ``L``, ``U``, ``G``
+    and the (|S|,) array ``lower``.
+    """
+    c = np.asarray(confidences, dtype=np.float64)
+    if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)) or np.any((c < 0) | (c > 1)):
+        raise ValueError(f"confidences: expected a non-empty 1-d array of values in [0, 1], got {confidences!r}")
+    e = np.broadcast_to(np.asarray(eta, dtype=np.float64), c.shape) if np.ndim(eta) <= 1 else None
+    if e is None or not np.all(np.isfinite(e)) or np.any(e < 0):
+        raise ValueError(f"eta: expected allowances >= 0 (a scalar or one per confidence), got {eta!r}")
+    lower = np.maximum(0.0, c - e)
+    L = max(0.0, float(lower.sum()) - (c.size - 1))
+    U = 1.0 - float(lower.min())
+    return {"L": L, "U": U, "G": L - U, "lower": lower}
 
 
 # -- constructions -------------------------------------------------------------------------------

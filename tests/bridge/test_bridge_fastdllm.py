@@ -17,7 +17,7 @@ P = mt.families.dirichlet(4, 2, alpha=0.4, seed=1)
 
 @pytest.mark.parametrize("planner", [FactorPlanner(0.75), FrechetPlanner(0.25)], ids=lambda pl: pl.name)
 def test_rule_on_an_exact_model_follows_the_exact_law(planner):
-    n = 6000
+    n = 3000
     samples = bridge.sample(bridge.ExactModel(P), 4, None, planner, n=n, seed=5).samples
     q = exact_run(P, None, planner).law.table.ravel()
     freq = np.bincount(np.ravel_multi_index(samples.T, P.table.shape), minlength=q.size) / n
