@@ -124,7 +124,8 @@ class StatementCheck(Record):
     where the conclusion fails (a bound beyond ``1e-12 * max(1, |bound|, |exact|)``, or
     :math:`x^\\star` not the unique maximizer); ``ratio``: the largest exact/bound (upper),
     bound/exact (lower; pairs whose denominator is > 1e-9), or for an implication the smallest mode gap
-    :math:`p_S(x^\\star) - \\max_{z \\ne x^\\star} p_S(z)` (> 0 when it holds); ``exact`` and
+    :math:`p_S(x^\\star) - \\max_{z \\ne x^\\star} p_S(z)` (> 0 when it holds; for
+    ``fastdllm_greedy`` the smaller of that gap and :math:`q_S`'s, both arg maxes being claimed); ``exact`` and
     ``bound`` at that worst case (an implication's bound is 0); ``worst``: the case as
     (revealed positions, their values, candidate set), () when ``cases == 0``.
     """
@@ -188,8 +189,8 @@ def _statement_values(name: str, m: dict):
     """(hypothesis mask, exact, bound) of one statement on a batch."""
     n, eps, K = m["n"], m["eps"], m["K"]
     big = n >= 2
-    if name == "fastdllm_greedy":
-        return (n + 1) * eps < 1 - _MARGIN, m["gap"], np.zeros_like(eps)
+    if name == "fastdllm_greedy":  # both arg maxes are x*: the smaller of the two mode gaps is > 0
+        return (n + 1) * eps < 1 - _MARGIN, np.minimum(m["gap"], m["dq"]), np.zeros_like(eps)
     if name == "fastdllm_tv":
         return np.full(eps.shape, big), m["tv"], (3 * n - 1) / 2 * eps
     if name == "tv_sum_eps":

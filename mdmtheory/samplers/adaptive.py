@@ -697,8 +697,8 @@ class FactorPlanner(_Deterministic):
     :math:`\epsilon` = :data:`TIE_TOL`. Since :math:`1 - f/(k+1)` grows with k and
     :math:`c_{(k)}` falls, this is the largest n with :math:`(n+1)(1 - c_{(n)}) \le f`: the
     condition of Fast-dLLM Theorem 1 (:math:`(n+1)\epsilon \le 1`, arXiv 2505.22618 §3.3) with
-    f in place of 1, so f = 1 commits exactly the sets the theorem certifies (up to the
-    boundary). The rule as the authors run it is ``get_transfer_index_dynamic`` (its copy in
+    f in place of 1: with ``reference_quirk=False`` and f <= 1 every committed set of n >= 2
+    meets the theorem's hypothesis up to its boundary. The rule as the authors run it is ``get_transfer_index_dynamic`` (its copy in
     ``Ringo-Star/FastdLLM_plusplus``, ``v1/llada/generate.py`` at commit 29fd034; the
     Fast-dLLM paper's text, dated 2025-5-28 and read in full from ``NVlabs/Fast-dLLM``
     ``paper/fast_dllm.pdf`` at commit 24cc59e, does not state the factor rule, and that snapshot of

@@ -87,7 +87,7 @@ def brute_checks(table):
         m = brute_measures(joint, n, K)
         eps = m["eps"]
         if (n + 1) * eps < 1 - 1e-12:
-            upd("greedy", not m["gap"] > 0)
+            upd("greedy", not (m["gap"] > 0 and m["dq"] > 0))  # arg max p = arg max q = x*
         if n >= 2:
             b = (3 * n - 1) / 2 * eps
             upd("tv", m["tv"] > b + 1e-12, m["tv"] / b if b > 1e-9 else None)
