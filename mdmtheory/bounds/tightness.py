@@ -22,6 +22,9 @@ Only denominators of at least ``FLOOR`` times :math:`\max(1, \sum_i H(X_i))` nat
 ratio, so rounding noise of nearly independent or nearly deterministic laws (absolute
 errors ~1e-16) cannot pose as tightness.
 
+:func:`fastdllm_targets` probes Fast-dLLM Theorem 1 and Fast-dLLM++'s Lemma A.1
+(:mod:`mdmtheory.bounds.fastdllm`) on the table itself, the whole sequence as the candidate set.
+
 Everything JAX runs inside ``with x64():`` (float64), never flipping global config.
 """
 

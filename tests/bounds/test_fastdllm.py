@@ -248,6 +248,8 @@ def test_proposition_43_and_corollaries_42_44(conf, delta):
             assert G > delta
         if L > 0 and abs(F - delta) > 1e-12 and abs(F + B - delta) > 1e-12:  # (ii): strict separation
             assert (F <= delta < F + B) == ((G > delta) and not (n + 1) * (1 - cs[n - 1]) < f)
+        if L > 0 and abs(G - delta) > 1e-12:  # Remark 4.5, eq. (10): factor with f_eff = 1 - delta + B_n
+            assert (G > delta) == ((n + 1) * (1 - cs[n - 1]) < 1 - delta + B)
         if all(c == cs[0] for c in cs[:n]) and abs(G - delta) > 1e-12:  # Corollary 4.2, eq. (7)
             assert (G > delta) == (cs[0] > 1 - (1 - delta) / (n + 1))
 
