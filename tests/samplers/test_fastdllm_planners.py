@@ -116,6 +116,20 @@ def test_exact_engine_matches_a_brute_force_sampler(lname, rname, planner, rule)
     np.testing.assert_allclose(q, brute_law(p.table, rule), atol=1e-12)
 
 
+@settings(max_examples=12, deadline=None)
+@given(st.integers(2, 4), st.integers(2, 3), st.floats(0.1, 2.0), st.integers(0, 10**6), st.floats(0.0, 2.0),
+       st.booleans())
+def test_exact_engine_matches_the_brute_force_on_random_laws(d, K, alpha, seed, param, frechet):
+    if K ** d > 27:
+        d = 3
+    p = families.dirichlet(d, K, alpha=alpha, seed=seed)
+    if frechet:
+        planner, rule = FrechetPlanner(1 - param, ties="lowest"), (lambda cs: frechet_rule(cs, 1 - param))
+    else:
+        planner, rule = FactorPlanner(param, ties="lowest"), (lambda cs: factor_as_coded(cs, param))
+    np.testing.assert_allclose(exact_run(p, None, planner).law.table, brute_law(p.table, rule), atol=1e-12)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=9), st.floats(0.0, 3.0))
 def test_counts_match_the_rules_on_any_profile(conf, f):
