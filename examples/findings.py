@@ -434,6 +434,121 @@ def bounds_2026() -> str:
         row).""")
 
 
+# -- Fast-dLLM and Fast-dLLM++ (issue 28 items 1-2) -----------------------------------------
+
+FASTDLLM_LAWS = {
+    "Markov chain (stay 0.9), d = 6": lambda: mt.families.markov_chain([[0.9, 0.1], [0.1, 0.9]], 6),
+    "Ising chain (J = 1), d = 6": lambda: mt.families.ising_chain(6, 1.0),
+    "Dirichlet(0.3), d = 4, K = 3": lambda: mt.families.dirichlet(4, 3, alpha=0.3, seed=0),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def fastdllm_numbers():
+    """Every statement of mdmtheory.bounds.fastdllm on every state and candidate set of three
+    laws: name -> (cases, violations), summed; and the stored tightness and rule runs."""
+    from mdmtheory.bounds import STATEMENTS, statement_checks
+
+    tot = {k: [0, 0] for k in STATEMENTS}
+    for make in FASTDLLM_LAWS.values():
+        for c in statement_checks(make()):
+            tot[c.name][0] += c.cases
+            tot[c.name][1] += c.violations
+    tight = _tsv("summary_fastdllm.tsv")
+    rules = _tsv("rules_fastdllm.tsv")
+    return tot, tight, rules
+
+
+@region("fastdllm")
+def fastdllm() -> str:
+    from mdmtheory.bounds import STATEMENTS
+
+    tot, tight, rules = fastdllm_numbers()
+
+    def span(target):
+        vals = [float(r["best_ratio"]) for r in tight if r["target"] == target]
+        lo, hi = min(vals), max(vals)
+        return f"{hi:.6f}" if abs(hi - lo) < 5e-7 else f"{lo:.6f}–{hi:.6f}"
+
+    tv_dev = max(abs(float(r["best_ratio"]) - 2 * int(r["d"]) / (3 * int(r["d"]) - 1))
+                 for r in tight if r["target"] == "fastdllm_tv")
+    ds = sorted({int(r["d"]) for r in tight})
+    Ks = sorted({int(r["K"]) for r in tight})
+
+    def found(name):
+        cases, bad = tot[name]
+        return f"{cases:,} cases, {'no violation' if bad == 0 else f'{bad} VIOLATIONS'}"
+
+    status = {k: v[2] for k, v in STATEMENTS.items()}
+    rows = [
+        ("Fast-dLLM Thm 1 (1): (n+1)ε ≤ 1 ⇒ arg max p = arg max q", "§3.3 eq. (4)", status["fastdllm_greedy"],
+         "condition tight for n ≥ 2; claim false at n = 1 (p = q)", "App. A Step 3 law, ε ↓ 1/(n+1)",
+         found("fastdllm_greedy")),
+        ("Fast-dLLM Thm 1 (2): TV < (3n−1)/2 ε", "§3.3, App. A Step 4", status["fastdllm_tv"],
+         f"{span('fastdllm_tv')} (= 2n/(3n−1) within {tv_dev:.0e})", "X₁ = … = X_n, P(X ≠ x*) = ε → 0",
+         found("fastdllm_tv")),
+        ("TV ≤ Σ_j (1 − c_j) ≤ nε", "derived here", status["tv_sum_eps"], "1 (limit)",
+         "X₁ = … = X_n, P(X ≠ x*) = ε → 0", found("tv_sum_eps")),
+        ("Fast-dLLM Thm 1 (2): L₂ < ((n−1)² + 2n)^½ ε", "§3.3, App. A Step 4", status["fastdllm_l2"], "not searched",
+         "—", found("fastdllm_l2")),
+        ("Fast-dLLM Thm 1 (2): KL < (n−1)(H_b(ε) + ε ln(K−1)), (n+1)ε ≤ 1", "§3.3, App. A Step 4",
+         status["fastdllm_kl"], span("fastdllm_kl"), "repeated symbol, uniform errors (equality)",
+         found("fastdllm_kl") + "; for any ε refuted (X₁ = X₂ uniform)"),
+        ("Fast-dLLM++ Lemma A.1: p(x*) ≥ L_n", "App. A eq. (12)", status["fdpp_lemma_a1"], span("fdpp_lemma_a1"),
+         "`bounds.frechet_extremal` (equality)", found("fdpp_lemma_a1")),
+        ("Fast-dLLM++ Thm 4.1: L_n > U_n ⇒ x* unique mode", "§4.1 eqs. (5)–(6)", status["fdpp_theorem41"],
+         "condition necessary", "`bounds.frechet_extremal`", found("fdpp_theorem41")),
+        ("Fast-dLLM++ Lemma 4.6: TV < Δ_Q/2 ⇒ x* unique mode", "§4.2 eq. (11)", status["fdpp_lemma46"], "—", "—",
+         found("fdpp_lemma46")),
+        ("Fast-dLLM++ Cor. 4.7: KL < Δ_Q²/2 ⇒ x* unique mode", "§4.2", status["fdpp_corollary47"], "—", "—",
+         found("fdpp_corollary47")),
+    ]
+    table = "\n".join(["  | statement | place | status | tightness (max ratio over laws) | reached by | check |",
+                       "  |---|---|---|---|---|---|"] + [f"  | {' | '.join(r)} |" for r in rows])
+    more = tot["fdpp_theorem41"][0] - tot["fastdllm_greedy"][0]
+    head = _para(
+        f"""**Which parallel-decoding guarantee can I trust: Fast-dLLM Theorem 1 and Fast-dLLM++'s
+        Fréchet certificate** (arXiv 2505.22618 and 2606.02955v2, both read in full; places,
+        statuses and tests in `docs/theory.md` §7). Each statement is checked on every state
+        (revealed values) and every candidate set of three laws ({'; '.join(FASTDLLM_LAWS)};
+        `bounds.statement_checks`), the column "check" summing them; its tightness is the largest
+        exact/bound (bound/exact for Lemma A.1) over laws at d = {ds[0]}..{ds[-1]}, K =
+        {Ks[0]}..{Ks[-1]} found by `benchmarks/tightness_fastdllm.py` (Adam and a hill climb from
+        laws near a mode; stored in `benchmarks/tightness/summary_fastdllm.tsv`). Theorem 4.1
+        certified {more:,} more (state, set) pairs than Fast-dLLM's part 1 on these laws.""")
+    # -- the KL the rules admit
+    fams = list(dict.fromkeys(r["family"] for r in rules))
+    names = list(dict.fromkeys(r["rule"] for r in rules))
+    rd = sorted({int(r["d"]) for r in rules})
+    val = {(r["family"], int(r["d"]), r["rule"]): (float(r["kl"]), float(r["expected_steps"])) for r in rules}
+    lines = ["  | law | rule | " + " | ".join(f"KL, d = {d}" for d in rd) + f" | E[steps], d = {rd[-1]} |",
+             "  |---|---|" + "---|" * (len(rd) + 1)]
+    for f in fams:
+        for nm in names:
+            lines.append(f"  | {f} | {nm} | " + " | ".join(f"{val[f, d, nm][0]:.4f}" for d in rd)
+                         + f" | {val[f, rd[-1], nm][1]:.2f} |")
+    pairs = [(f, d) for f in fams for d in rd]
+    fr_le = sum(val[f, d, "frechet(0.25)"][0] >= val[f, d, "factor(0.75,stated)"][0] - 1e-12 for f, d in pairs)
+    fr_steps = sum(val[f, d, "frechet(0.25)"][1] <= val[f, d, "factor(0.75,stated)"][1] + 1e-12 for f, d in pairs)
+    quirk = sum(val[f, d, "factor(0.75)"][0] > val[f, d, "factor(0.75,stated)"][0] + 1e-12 for f, d in pairs)
+    worst = max(pairs, key=lambda fd: val[fd[0], fd[1], "factor(0.75)"][0] - val[fd[0], fd[1], "factor(0.75,stated)"][0])
+    tail = _para(
+        f"""**The KL each rule admits** (exact output-law KL, nats, `mt.sampler_law(p, None, rule)`;
+        `benchmarks/tightness_fastdllm.py --rules`, stored in `benchmarks/tightness/rules_fastdllm.tsv`),
+        at Fast-dLLM++'s operating points (threshold τ = 0.9, factor f = 0.75, Fréchet δ = 1 − f),
+        all with ties="random" (the default; on the symmetric chains the tie rule moves such
+        numbers, see the ties paragraph).
+        "factor(0.75)" is the authors' code, which commits every masked position when only the
+        last fails (with two left, both go together); "stated" is the rule as written. At matched
+        f, Fréchet admits at least the stated factor rule's KL in {fr_le} of {len(pairs)} (law, d)
+        cells and needs no more expected steps in {fr_steps} (Corollary 4.4: it accepts every prefix
+        factor accepts). The code's quirk raises the KL above the stated rule's in {quirk} of
+        {len(pairs)} cells, most on {worst[0]} at d = {worst[1]}
+        ({val[worst[0], worst[1], 'factor(0.75,stated)'][0]:.4f} → {val[worst[0], worst[1], 'factor(0.75)'][0]:.4f}).""",
+        bullet=False)
+    return head + "\n\n" + table + "\n\n" + textwrap.indent(tail, "  ") + "\n\n" + "\n".join(lines)
+
+
 # -- planners, samplers ----------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)

@@ -17,6 +17,7 @@ from ..schedules.plans import Grid, Schedule
 from ._core import Bound, DERIVED, _is_geometric
 from .derived import optimal_grid_error_lower, riemann_bound
 from .dhw26 import dhw26_dimension_bound, dhw_sandwich, dhw_tc_bound
+from .fastdllm import IMPLICATION, statement_checks as _statement_checks
 from .lc25 import lc25_bound, lc25_lower_our_reading, worst_path_kl
 from .pb25 import COMPARE_MAX_D as _PB25_MAX_D, pb25_partition_lower, pb25_schedule_lower
 from .w26 import (
@@ -134,6 +135,27 @@ def _planner_name(planner) -> str | None:
     return planner if isinstance(planner, str) else getattr(planner, "name", None)
 
 
+#: planners whose committed sets get the Fast-dLLM / Fast-dLLM++ rows in :func:`compare`
+_STEP_RULES = ("factor", "frechet")
+#: those rows: statement name -> the step quantity it is about
+_STEP_ROWS = {"fastdllm_greedy": "step_mode_gap", "fastdllm_tv": "step_tv", "fastdllm_kl": "step_kl",
+              "fdpp_lemma_a1": "step_joint_correct", "fdpp_theorem41": "step_mode_gap"}
+
+
+def _step_rows(p: Joint, planner) -> list[ComparisonRow]:
+    """One row per statement of :data:`_STEP_ROWS` on the sets the planner commits (every state
+    with p(x_A) > 0): the worst case's bound beside its exact value; implications (value 0,
+    exact = the smallest mode gap, slack None) hold when every certified set's mode is x*."""
+    rows = []
+    for c in _statement_checks(p, planner=planner, names=tuple(_STEP_ROWS)):
+        if c.cases == 0:
+            continue
+        slack = None if c.kind == IMPLICATION else _slack(c.bound, c.exact)
+        rows.append(ComparisonRow(c.name, c.kind, _STEP_ROWS[c.name], float(c.bound), float(c.exact), slack,
+                                  c.holds, c.source, c.status))
+    return rows
+
+
 def compare(p, plan, planner: str = "random") -> Comparison:
     r"""Exact KL, path KL and every applicable bound for one law and one plan.
 
@@ -168,7 +190,13 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     necessary, not sufficient), Theorem 3 (asymptotic, no verdict). Law rows: H(0,1) <=
     min(TC, DTC), the DHW26 sandwich, DHW <= min(TC, DTC), DHW <= d log K (DHW26's
     abstract) and our reading of ZYB26's verification cost (:func:`zyb26_verification_lower`
-    against :func:`rejection_cost`). The exact row ``reverse_kl`` is KL(q‖p) of the output
+    against :func:`rejection_cost`). Step rows (planner a :class:`~mdmtheory.samplers.FactorPlanner`
+    or :class:`~mdmtheory.samplers.FrechetPlanner`, d <= 8; ``plan=None`` is then accepted): on
+    the set the rule commits at every state, Fast-dLLM Theorem 1 (greedy agreement, TV, KL) and
+    Fast-dLLM++ Lemma A.1 and Theorem 4.1 (:func:`~mdmtheory.bounds.fastdllm.statement_checks`),
+    each with the worst case's bound and exact value; the greedy statements are of kind
+    ``"implication"`` (value 0, exact the smallest mode gap among the certified sets, slack None),
+    listed only when some committed set meets their hypothesis. The exact row ``reverse_kl`` is KL(q‖p) of the output
     law (inf when q puts mass off p's support). ZC26's rates (:func:`zc26_rates`) are for
     random-size schedules, a plan kind compare does not take yet, so they are not listed.
     """
@@ -176,8 +204,10 @@ def compare(p, plan, planner: str = "random") -> Comparison:
 
     if not isinstance(p, Joint):
         raise ValueError(f"p: compare needs a mdmtheory.Joint (exact output law), got {type(p).__name__}")
-    if not isinstance(plan, (Schedule, Grid)):
-        raise ValueError(f"plan: expected a mdmtheory.Schedule or Grid, got {type(plan).__name__}")
+    self_sized = plan is None and not isinstance(planner, str) and getattr(planner, "needs_schedule", True) is False
+    if not (isinstance(plan, (Schedule, Grid)) or self_sized):
+        raise ValueError(f"plan: expected a mdmtheory.Schedule or Grid (None only with a planner that chooses its own "
+                         f"sizes, e.g. FactorPlanner), got {type(plan).__name__}")
     run = exact_run(p, plan, planner, trajectory=True)
     kl_exact = _kl(p, run.law)
     path = float(run.path_kl)
@@ -226,5 +256,7 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     rows.append(_row(dhw_tc_bound(prof), dhw, scale))
     rows.append(_row(dhw26_dimension_bound(p), dhw, scale))
     rows.append(_row(zyb26_verification_lower(p), rejection_cost(p), scale))
+    if _planner_name(planner) in _STEP_RULES and p.d <= 8:
+        rows += _step_rows(p, planner)
     return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner),
                       law=run.law)

@@ -22,6 +22,9 @@ Only denominators of at least ``FLOOR`` times :math:`\max(1, \sum_i H(X_i))` nat
 ratio, so rounding noise of nearly independent or nearly deterministic laws (absolute
 errors ~1e-16) cannot pose as tightness.
 
+:func:`fastdllm_targets` probes Fast-dLLM Theorem 1 and Fast-dLLM++'s Lemma A.1
+(:mod:`mdmtheory.bounds.fastdllm`) on the table itself, the whole sequence as the candidate set.
+
 Everything JAX runs inside ``with x64():`` (float64), never flipping global config.
 """
 
@@ -48,6 +51,7 @@ from .._jax import x64
 from ..information import ugc as _u
 from ..samplers import kernel as _kernel
 from .. import bounds as _b
+from . import fastdllm as _fd
 
 __all__ = [
     "MAX_D",
@@ -63,6 +67,7 @@ __all__ = [
     "compositions",
     "targets",
     "kl_targets",
+    "fastdllm_targets",
     "tightness_search",
 ]
 
@@ -544,6 +549,69 @@ def kl_targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
             "kl_lc25_theorem1", lc, lambda p, prof, s: _b.lc25_bound(prof, s).value,
             "exact KL vs LC25 Theorem 1, constant schedules",
         ),
+    }
+
+
+# -- Fast-dLLM / Fast-dLLM++ (issue 28) ---------------------------------------------------
+def fastdllm_targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
+    r"""Fast-dLLM / Fast-dLLM++ targets (:mod:`mdmtheory.bounds.fastdllm`): the whole sequence as the
+    candidate set (A = ∅, S = [d], n = d; every conditional law is a law, so the supremum over
+    laws of one (n, K) is this). ``fastdllm_tv``, ``fastdllm_kl`` (upper: exact/bound; the KL
+    only where (n+1)ε* <= 1, else the pair is dropped) and ``fdpp_lemma_a1`` (lower:
+    :math:`L_n / p(x^\star)`), each pair rescored by ``statement_checks``' own measures."""
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 2 <= d <= MAX_D:
+        raise ValueError(f"d: expected an integer in 2..{MAX_D}, got {d!r}")
+    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 2:
+        raise ValueError(f"K: expected an integer >= 2, got {K!r}")
+    axes = [tuple(a for a in range(d) if a != j) for j in range(d)]
+
+    def jmeasures(table):
+        marg = [table.sum(axis=axes[j]) for j in range(d)]
+        c = jnp.stack([m.max() for m in marg])
+        q = marg[0]
+        for j in range(1, d):
+            q = jnp.multiply.outer(q, marg[j])
+        idx = [jnp.argmax(m) for m in marg]
+        flat = table.reshape(-1)
+        lin = 0
+        for j in range(d):
+            lin = lin * K + idx[j]
+        return c, q, flat, lin
+
+    def ex(p: Joint, name):
+        m = _fd._measures(p.table[None], d, K)
+        hyp, e, b = _fd._statement_values(name, m)
+        if not bool(hyp[0]):
+            return np.array([0.0]), np.array([0.0])
+        return (np.array([e[0]]), np.array([b[0]])) if _fd.STATEMENTS[name][0] == _b.UPPER else (np.array([b[0]]), np.array([e[0]]))
+
+    def tv_pairs(table):
+        c, q, flat, _ = jmeasures(table)
+        eps = 1.0 - c.min()
+        return jnp.stack([0.5 * jnp.abs(table - q).sum()]), jnp.stack([(3 * d - 1) / 2 * eps])
+
+    def kl_pairs(table):
+        c, q, flat, _ = jmeasures(table)
+        eps = 1.0 - c.min()
+        safe = jnp.where(table > 0, table, 1.0)
+        kl = jnp.sum(jnp.where(table > 0, table * (jnp.log(safe) - jnp.log(jnp.where(table > 0, q, 1.0))), 0.0))
+        e = jnp.clip(eps, 1e-300, 1 - 1e-16)
+        bound = (d - 1) * (-e * jnp.log(e) - (1 - e) * jnp.log1p(-e) + eps * math.log(K - 1))
+        bound = jnp.where((d + 1) * eps <= 1, bound, 0.0)
+        return jnp.stack([kl]), jnp.stack([bound])
+
+    def frechet_pairs(table):
+        c, q, flat, lin = jmeasures(table)
+        L = jnp.maximum(0.0, c.sum() - (d - 1))
+        return jnp.stack([L]), jnp.stack([flat[lin]])
+
+    return {
+        "fastdllm_tv": TightnessTarget("fastdllm_tv", _b.UPPER, "Fast-dLLM Thm 1 TV: TV(p, q) / ((3n-1)/2 eps*)", d, K,
+                                       tv_pairs, lambda p: ex(p, "fastdllm_tv"), on_table=True),
+        "fastdllm_kl": TightnessTarget("fastdllm_kl", _b.UPPER, "Fast-dLLM Thm 1 KL: KL / ((n-1)(H_b + eps ln(K-1)))", d, K,
+                                       kl_pairs, lambda p: ex(p, "fastdllm_kl"), on_table=True),
+        "fdpp_lemma_a1": TightnessTarget("fdpp_lemma_a1", _b.LOWER, "Fast-dLLM++ Lemma A.1: L_n / p(x*)", d, K,
+                                         frechet_pairs, lambda p: ex(p, "fdpp_lemma_a1"), on_table=True),
     }
 
 

@@ -36,7 +36,8 @@ Planners
   positions per step in their order (a step may then cross a block boundary); with
   ``plan=None`` they follow their published step sizes.
 * Variable-size (``needs_schedule = False``, ``plan=None`` only): :class:`ThresholdPlanner`
-  (Fast-dLLM), :class:`EntropyBudgetPlanner` (EB-Sampler). Their number of steps is random;
+  (Fast-dLLM), :class:`FactorPlanner` (Fast-dLLM's factor rule), :class:`FrechetPlanner`
+  (Fast-dLLM++), :class:`EntropyBudgetPlanner` (EB-Sampler). Their number of steps is random;
   ``exact_run(p, None, planner).step_counts`` is its exact distribution.
 
 Ties
@@ -87,6 +88,8 @@ __all__ = [
     "SemiAutoregressivePlanner",
     "ThresholdPlanner",
     "EntropyBudgetPlanner",
+    "FactorPlanner",
+    "FrechetPlanner",
     "DilatedPlanner",
     "PositionCalibratedPlanner",
     "llada_step_sizes",
@@ -668,6 +671,150 @@ class EntropyBudgetPlanner(_Deterministic):
         ok = (before <= self.gamma + TIE_TOL) & (np.arange(free.shape[1]) < n_free)
         m = np.maximum(ok.sum(axis=1), 1)  # prefix sums are non-decreasing: a count is a prefix
         return -H, m, None, None
+
+
+
+def _sorted_confidences(probs, free):
+    """Confidences of each row sorted in decreasing order (free positions first; the rest 0),
+    with the row's number m of free positions: (N, d) floats and (N, 1) ints."""
+    conf = _confidence(probs)
+    cs = -np.sort(-np.where(free, conf, -np.inf), axis=1)
+    n_free = free.sum(axis=1, keepdims=True)
+    valid = np.arange(free.shape[1]) < n_free
+    return np.where(valid, cs, 0.0), n_free, valid, conf
+
+
+@dataclass(frozen=True)
+class FactorPlanner(_Deterministic):
+    r"""Fast-dLLM's factor rule: the largest n with :math:`(n+1)(1 - c_{(n)}) \le f`, at least one.
+
+    With the masked positions' confidences :math:`c_i = \max_v p(v \mid x_A)` sorted as
+    :math:`c_{(1)} \ge \dots \ge c_{(m)}`, the step commits the n most confident positions,
+
+    .. math:: n = \max\{n \le m : c_{(k)} \ge 1 - f/(k+1) - \epsilon \ \ \forall\, 2 \le k \le n\}
+              \quad (n \ge 1),
+
+    :math:`\epsilon` = :data:`TIE_TOL`. Since :math:`1 - f/(k+1)` grows with k and
+    :math:`c_{(k)}` falls, this is the largest n with :math:`(n+1)(1 - c_{(n)}) \le f`: the
+    condition of Fast-dLLM Theorem 1 (:math:`(n+1)\epsilon \le 1`, arXiv 2505.22618 §3.3) with
+    f in place of 1: with ``reference_quirk=False`` and f <= 1 every committed set of n >= 2
+    meets the theorem's hypothesis up to its boundary. The rule as the authors run it is ``get_transfer_index_dynamic`` (its copy in
+    ``Ringo-Star/FastdLLM_plusplus``, ``v1/llada/generate.py`` at commit 29fd034; the
+    Fast-dLLM paper's text, dated 2025-5-28 and read in full from ``NVlabs/Fast-dLLM``
+    ``paper/fast_dllm.pdf`` at commit 24cc59e, does not state the factor rule, and that snapshot of
+    the authors' code has no ``factor``; Fast-dLLM++ §5 quotes it as "accept n tokens when
+    :math:`(n+1)(1 - c_{(n)}) < f`"). That code, read in full, does three things this class
+    reproduces:
+
+    * the test is ``c_(n) < 1 - f/(n+1)`` → stop (so acceptance is :math:`\ge`, not the quoted
+      strict :math:`<`), and the first position always passes (its threshold is -1): at least
+      one token per step, the most confident;
+    * it scans n = 1, 2, ... and stops at the first failure, committing the positions before it;
+    * ``reference_quirk=True`` (default): when the *only* failure is at n = m (all m masked
+      positions but the least confident pass), the code's index after the loop is the same as
+      when nothing fails, and it commits all m. So with m = 2 masked positions both are
+      always committed. ``reference_quirk=False`` commits n = m - 1 there (the stated rule).
+
+    ``ties`` breaks equal confidences at the boundary (:mod:`mdmtheory.samplers.ties`; the
+    authors' ``torch.topk`` is ``"topk"``). The confidence is at temperature 0 (the
+    probability of the arg max); chooses its own sizes: run it with ``plan=None``.
+    """
+
+    f: float
+    ties: str = DEFAULT_TIES
+    reference_quirk: bool = True
+    name: ClassVar[str] = "factor"
+    needs_schedule: ClassVar[bool] = False
+
+    def __post_init__(self):
+        if _finite(self.f, "f") < 0:
+            raise ValueError(f"f: the factor must be >= 0 (the rule commits n when (n+1)(1 - c_(n)) <= f), got {self.f}")
+        check_ties(self.ties)
+        if not isinstance(self.reference_quirk, (bool, np.bool_)):
+            raise ValueError(f"reference_quirk: expected True or False, got {self.reference_quirk!r}")
+
+    def _step_size(self, step, size, d):
+        if size is not None:
+            raise ValueError("plan: FactorPlanner chooses its own step sizes; pass plan=None")
+        return None
+
+    def count(self, sorted_conf, n_free) -> np.ndarray:
+        """The number of positions the rule commits, from confidences sorted in decreasing
+        order ((N, d), entries past ``n_free`` ignored) and the numbers of masked positions
+        ((N,) or (N, 1) ints)."""
+        cs = np.asarray(sorted_conf, dtype=np.float64)
+        m = np.asarray(n_free).reshape(-1)
+        n = np.arange(1, cs.shape[1] + 1)
+        thresh = 1.0 - float(self.f) / (n + 1)
+        thresh[0] = -1.0
+        ok = (cs >= thresh - TIE_TOL) | (n > m[:, None])
+        k = np.minimum(np.cumprod(ok, axis=1).sum(axis=1), m)  # passes before the first failure
+        if self.reference_quirk:
+            k = np.where(k == m - 1, m, k)
+        return np.maximum(k, np.minimum(m, 1)).astype(np.int64)
+
+    def _rank(self, step, size, probs, free):
+        cs, n_free, _, conf = _sorted_confidences(probs, free)
+        return conf, self.count(cs, n_free), None, None
+
+
+@dataclass(frozen=True)
+class FrechetPlanner(_Deterministic):
+    r"""Fast-dLLM++'s Fréchet profile rule: the largest n with :math:`L_n - U_n > \delta`, at least one.
+
+    With sorted confidences :math:`c_{(1)} \ge \dots \ge c_{(m)}` of the masked positions
+    (:math:`c_i = \max_v p(v \mid x_A)`), Fast-dLLM++ (Kasa et al., arXiv 2606.02955v2, read
+    in full; §3 Algorithm 1 and eq. 5) scores a prefix of n by
+
+    .. math:: G_n = L_n - U_n, \qquad L_n = \sum_{j \le n} c_{(j)} - (n - 1), \qquad
+              U_n = 1 - c_{(n)},
+
+    :math:`L_n` the Fréchet–Hoeffding lower bound on the probability that the n marginal arg
+    maxes are jointly right (Lemma A.1) and :math:`U_n` an upper bound on any other tuple's
+    probability, and commits the n most confident positions, n the number of prefixes with
+    :math:`G_n > \delta + \epsilon` (:math:`\epsilon` = :data:`TIE_TOL`), :math:`G_1 = +\infty`
+    (at least one). :math:`G_n` does not increase with n, so the count is the largest such
+    prefix. This follows ``get_transfer_index_frechet_profile`` of the authors' code
+    (``Ringo-Star/FastdLLM_plusplus``, ``v1/llada/generate.py`` at commit 29fd034): no
+    :math:`\max\{0, \cdot\}` in :math:`L_n` (Algorithm 1 line 12 has it; the two agree for
+    :math:`\delta \ge 0`), strict :math:`>`. The paper's operating point is δ = 0.25, matched
+    to the factor rule's f = 1 − δ (§5; :meth:`from_factor`).
+    """
+
+    delta: float = 0.25
+    ties: str = DEFAULT_TIES
+    name: ClassVar[str] = "frechet"
+    needs_schedule: ClassVar[bool] = False
+
+    def __post_init__(self):
+        _finite(self.delta, "delta")
+        check_ties(self.ties)
+
+    @classmethod
+    def from_factor(cls, f: float, ties: str = DEFAULT_TIES) -> "FrechetPlanner":
+        """The Fréchet rule at the factor rule's matched parameter, δ = 1 − f (Fast-dLLM++ eq. 8)."""
+        return cls(1.0 - _finite(f, "f"), ties)
+
+    def _step_size(self, step, size, d):
+        if size is not None:
+            raise ValueError("plan: FrechetPlanner chooses its own step sizes; pass plan=None")
+        return None
+
+    def count(self, sorted_conf, n_free) -> np.ndarray:
+        """The number of positions the rule commits (as :meth:`FactorPlanner.count`)."""
+        cs = np.asarray(sorted_conf, dtype=np.float64)
+        m = np.asarray(n_free).reshape(-1)
+        cols = np.arange(cs.shape[1])
+        valid = cols < m[:, None]
+        score = (np.cumsum(np.where(valid, cs, 0.0), axis=1) - cols) - (1.0 - cs)
+        score = np.where(valid, score, -np.inf)
+        score[:, 0] = np.inf
+        k = (score > float(self.delta) + TIE_TOL).sum(axis=1)
+        return np.minimum(np.maximum(k, 1), np.maximum(m, 0)).astype(np.int64)
+
+    def _rank(self, step, size, probs, free):
+        cs, n_free, _, conf = _sorted_confidences(probs, free)
+        return conf, self.count(cs, n_free), None, None
 
 
 for _name, _cls in (

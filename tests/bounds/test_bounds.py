@@ -49,7 +49,8 @@ def grids(draw, interior=False, max_steps=4):
     pts = draw(st.lists(st.floats(lo, hi), min_size=n + 1, max_size=n + 1, unique=True))
     pts = sorted(pts)
     if any(b - a < 1e-4 for a, b in zip(pts, pts[1:])):
-        pts = list(np.linspace(pts[0], max(pts[-1], pts[0] + 0.05 * n), n + 1))
+        start = min(pts[0], hi - 0.05 * n)  # the spread-out grid must stay inside [lo, hi]
+        pts = list(np.linspace(start, min(hi, max(pts[-1], start + 0.05 * n)), n + 1))
     if not interior and draw(st.booleans()):
         pts[0] = 0.0
     return mt.Grid(pts)

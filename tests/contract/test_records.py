@@ -150,6 +150,8 @@ def _builders(tmp_path):
     b["SemiAutoregressivePlanner"] = lambda: samplers.SemiAutoregressivePlanner(2)
     b["ThresholdPlanner"] = lambda: samplers.ThresholdPlanner(0.5)
     b["EntropyBudgetPlanner"] = lambda: samplers.EntropyBudgetPlanner(0.5)
+    b["FactorPlanner"] = lambda: samplers.FactorPlanner(0.75)
+    b["FrechetPlanner"] = lambda: samplers.FrechetPlanner(0.25)
     b["DilatedPlanner"] = lambda: samplers.DilatedPlanner(2)
     b["PositionCalibratedPlanner"] = lambda: samplers.PositionCalibratedPlanner((0.5, 0.5))
     b["ExactRun"] = lambda: mt.exact_run(p, plan)
@@ -173,6 +175,7 @@ def _builders(tmp_path):
     b["Bound"] = lambda: bounds.riemann_bound(p, plan)
     b["BlockAllocation"] = lambda: bounds.w26_block_objective_min(p, [0.25, 0.75], 2)
     b["ZC26Check"] = lambda: bounds.zc26_check(p, mt.RandomSchedule.deterministic(plan))
+    b["StatementCheck"] = lambda: bounds.statement_checks(p)[0]
     b["Comparison"] = lambda: mt.compare(p, plan)
     b["ComparisonRow"] = lambda: mt.compare(p, plan).rows[0]
     b["TightnessTarget"] = lambda: next(iter(bounds.tightness.targets(3).values()))

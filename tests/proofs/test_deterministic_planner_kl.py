@@ -17,6 +17,8 @@ import mdmtheory as mt
 from mdmtheory.samplers.adaptive import (
     ConfidencePlanner,
     EntropyBudgetPlanner,
+    FactorPlanner,
+    FrechetPlanner,
     EntropyPlanner,
     LeftToRightPlanner,
     MarginPlanner,
@@ -157,6 +159,8 @@ PLANNERS = st.sampled_from([
     ("entropy", lambda: EntropyPlanner(ties="lowest"), True),
     ("threshold", lambda: ThresholdPlanner(0.6, ties="lowest"), False),
     ("entropy_budget", lambda: EntropyBudgetPlanner(0.5, ties="topk"), False),
+    ("factor", lambda: FactorPlanner(0.75, ties="lowest"), False),
+    ("frechet", lambda: FrechetPlanner(0.25, ties="topk"), False),
 ])
 
 
