@@ -493,7 +493,7 @@ def fastdllm() -> str:
          "—", found("fastdllm_l2")),
         ("Fast-dLLM Thm 1 (2): KL < (n−1)(H_b(ε) + ε ln(K−1)), (n+1)ε ≤ 1", "§3.3, App. A Step 4",
          status["fastdllm_kl"], span("fastdllm_kl"), "repeated symbol, uniform errors (equality)",
-         found("fastdllm_kl") + "; for any ε refuted (X₁ = X₂ uniform)"),
+         found("fastdllm_kl") + "; can fail for ε > (K−1)/K, which \"small ε\" leaves open (X₁ = X₂ uniform, K = 2)"),
         ("Fast-dLLM++ Lemma A.1: p(x*) ≥ L_n", "App. A eq. (12)", status["fdpp_lemma_a1"], span("fdpp_lemma_a1"),
          "`bounds.frechet_extremal` (equality)", found("fdpp_lemma_a1")),
         ("Fast-dLLM++ Thm 4.1: L_n > U_n ⇒ x* unique mode", "§4.1 eqs. (5)–(6)", status["fdpp_theorem41"],
