@@ -35,6 +35,7 @@ __all__ = [
     "gain_figure",
     "bounds_figure",
     "bounds_lines",
+    "coinciding",
     "frontier_figure",
     "planners_figure",
     "schedule_figure",
@@ -176,13 +177,13 @@ def _same(a: float, b: float) -> bool:
 def bounds_lines(bounds: dict) -> dict:
     """What the bounds figure draws and how, from section 4's numbers (its caption says the same).
 
-    Returns ``{"drawn": [...], "not_drawn": [(label, reason)], "coincide": [(label, label, [T, ...])]}``:
+    Returns ``{"drawn": [...], "not_drawn": [(label, reason)], "coincide": [((name, ...), [T, ...])]}``:
     each drawn line has ``name``, ``reader`` (the reader's name), ``label`` (the reader's name, the side and quantity bounded,
     the status), ``values``, ``marker`` (^ upper, v lower), ``linestyle`` (-- published: paper,
     via summary or our reading; -. derived here) and ``published``. A bound is not drawn when
     it is the path KL itself (data processing) or has no finite positive value (a log axis);
-    ``coincide`` lists the pairs of curves (exact ones included) equal to 1e-9 relative at
-    some step count, where the later line covers the earlier one.
+    ``coincide`` lists the groups of curves (exact ones included) equal to one another to 1e-9
+    relative, each with the step counts where they are (a later line covers the earlier ones).
     """
     T = list(bounds["steps"])
     drawn, not_drawn = [], []
@@ -209,13 +210,23 @@ def bounds_lines(bounds: dict) -> dict:
                       "published": published, "kind": s["kind"]})
     curves = [("exact KL", [float(v) for v in bounds["kl"]]), ("exact path KL", [float(v) for v in bounds["path_kl"]])]
     curves += [(line["reader"], line["values"]) for line in drawn]
-    coincide = []
-    for i in range(len(curves)):
-        for j in range(i + 1, len(curves)):
-            at = [t for t, a, b in zip(T, curves[i][1], curves[j][1]) if a > ZERO and _same(a, b)]
-            if at:
-                coincide.append((curves[i][0], curves[j][0], at))
-    return {"drawn": drawn, "not_drawn": not_drawn, "coincide": coincide}
+    return {"drawn": drawn, "not_drawn": not_drawn, "coincide": coinciding(curves, T)}
+
+
+def coinciding(curves, steps) -> list[tuple[tuple, list]]:
+    """Groups of curves ``[(name, values), ...]`` equal to one another (:data:`COINCIDE_RTOL`)
+    at a drawn (finite, positive) point, each with the step counts where they are:
+    ``[((name, ...), [T, ...]), ...]``; a later line covers the earlier ones there."""
+    groups: dict[tuple, list] = {}
+    for k, t in enumerate(steps):
+        left = [i for i, (_, v) in enumerate(curves) if math.isfinite(float(v[k])) and float(v[k]) > ZERO]
+        while left:
+            i = left.pop(0)
+            same = [j for j in left if _same(float(curves[i][1][k]), float(curves[j][1][k]))]
+            if same:
+                groups.setdefault(tuple(curves[j][0] for j in [i, *same]), []).append(t)
+                left = [j for j in left if j not in same]
+    return list(groups.items())
 
 
 def bounds_figure(bounds: dict):
@@ -231,7 +242,7 @@ def bounds_figure(bounds: dict):
     _log_axes(ax, T)
     ax.set_xlabel("steps T (constant schedule)")
     ax.set_ylabel("nats")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # covers no line
     return fig
 
 
@@ -248,7 +259,7 @@ def frontier_figure(frontier: dict):
     _log_axes(ax, T)
     ax.set_xlabel("steps T")
     ax.set_ylabel("nats")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # covers no line
     return fig
 
 
@@ -256,12 +267,13 @@ def planners_figure(planners: dict):
     fig, (ax,) = _figure()
     T = np.asarray(planners["steps"], dtype=np.float64)
     kl = np.asarray(planners["kl"], dtype=np.float64)
-    for j, name in enumerate(planners["planners"]):
-        ax.plot(T, _positive(kl[:, j]), "o-", label=name)
+    marks = "osD^vP*X"
+    for j, name in enumerate(planners["planners"]):  # later lines smaller: a covered one still shows
+        ax.plot(T, _positive(kl[:, j]), marker=marks[j % len(marks)], ls="-", ms=max(8.0 - 1.5 * j, 3.0), label=name)
     _log_axes(ax, T)
     ax.set_xlabel("steps T (constant schedule)")
     ax.set_ylabel("exact KL(p‖q) (nats)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # covers no line
     return fig
 
 

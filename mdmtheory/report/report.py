@@ -1029,9 +1029,12 @@ def _bounds_caption(b: dict) -> str:
         cap += " Derived here: " + "; ".join(own) + "."
     if plan["not_drawn"]:
         cap += " Not drawn: " + "; ".join(f"{n} ({why})" for n, why in plan["not_drawn"]) + "."
-    for a, c, at in plan["coincide"]:
-        cap += (f" {a} and {c} coincide at T = {', '.join(str(t) for t in at)} (equal to 1e-9 relative): one line "
-                "lies on the other there.")
+    for names, at in plan["coincide"]:
+        who = ", ".join(names[:-1]) + " and " + names[-1]
+        cap += f" {who} coincide at T = {', '.join(str(t) for t in at)}."
+    if plan["coincide"]:
+        cap += (" (Coinciding: equal to 1e-9 relative; the later line lies on the earlier ones there, drawn with "
+                "smaller markers so that each stays visible.)")
     cap += " Zero values (T = d is exact) and infinite ones cannot be drawn on a log scale."
     return cap
 
@@ -1104,6 +1107,15 @@ def planners_caption(pl: dict) -> str:
         cap += (f" Here every drawn value is {flat:.6g} nats (all equal to {plots.FLAT_RTOL:g} relative): no planner "
                 "and no step count below d does better, and the axis is fixed around that value instead of magnifying "
                 "rounding differences.")
+        return cap
+    kl = np.asarray(pl["kl"], dtype=np.float64)
+    names = pl.get("planners") or [f"planner {j}" for j in range(kl.shape[1])]
+    steps = pl.get("steps") or list(range(1, kl.shape[0] + 1))
+    drawn = [T for T, row in zip(steps, kl) if np.any(np.isfinite(row) & (row > plots.ZERO))]
+    for group, at in plots.coinciding([(n, kl[:, j]) for j, n in enumerate(names)], steps):
+        where = "every drawn T" if at == drawn else "T = " + ", ".join(map(str, at))
+        cap += (f" {', '.join(group[:-1])} and {group[-1]} give the same KL at {where} (to {plots.COINCIDE_RTOL:g} "
+                "relative): their lines lie on one another, drawn with smaller markers the later they come.")
     return cap
 
 

@@ -183,14 +183,23 @@ def test_coinciding_curves_are_found_and_said(bounds_markov):
         for T, x, y in zip(b["steps"], va, vc):
             if math.isfinite(x) and math.isfinite(y) and x > 1e-12 and abs(x - y) <= 1e-9 * max(abs(x), abs(y)):
                 expect.add((a, c, T))
-    got = {(a, c, T) for a, c, at in plan["coincide"] for T in at}
+    got = {(a, c, T) for names, at in plan["coincide"] for a, c in itertools.combinations(names, 2) for T in at}
     assert got == expect
+    # each (group, T) once: the caption says every coincidence in one sentence per group
+    seen = [(frozenset(names), T) for names, at in plan["coincide"] for T in at]
+    assert len(seen) == len(set(seen))
     cap = _bounds_caption(b)
-    for a, c, at in plan["coincide"]:
-        assert f"{a} and {c} coincide at T = {', '.join(map(str, at))}" in cap
-    # the Riemann bound is the path KL at every T here (the constant schedule's exact defect)
-    assert any({a, c} == {"exact path KL", "Riemann bound"} for a, c, _ in plan["coincide"]) == any(
-        {a, c} == {"exact path KL", "Riemann bound"} for a, c, _ in expect)
+    for names, at in plan["coincide"]:
+        assert f"{names[-2]} and {names[-1]} coincide at T = {', '.join(map(str, at))}" in cap
+
+
+def test_parity_coincidences_are_grouped_not_listed_pair_by_pair():
+    p = families.parity(6)
+    b = _bounds_section(p, [1, 2, 3, 4, 5, 6], _none_progress, _KLCache(p))
+    plan = plots.bounds_lines(b)
+    at4 = [set(names) for names, at in plan["coincide"] if 4 in at]
+    assert len(at4) == 1 and {"exact KL", "exact path KL"} <= at4[0]  # one group per step count here
+    assert _bounds_caption(b).count("coincide at") == len(plan["coincide"]) <= 3
 
 
 # -- §3: no autoscaling onto rounding --------------------------------------------------------
@@ -218,6 +227,17 @@ def test_parity_planners_caption_says_all_equal():
     assert np.allclose(kl[:-1], math.log(2), rtol=0, atol=1e-12)  # parity: log 2 at every T < d
     assert "every drawn value is 0.693147 nats (all equal" in planners_caption({"kl": kl.tolist()})
     assert "all equal" not in planners_caption({"kl": [[0.5, 0.4], [0.2, 0.0]]})
+
+
+def test_planners_that_coincide_are_said_and_stay_visible():
+    kl = [[1.0, 2.0, 2.0], [0.5, 0.9, 0.9], [0.2, 0.4, 0.3], [0.0, 0.0, 0.0]]
+    pl = {"steps": [1, 2, 3, 4], "planners": ["random", "confidence", "margin"], "kl": kl}
+    cap = planners_caption(pl)
+    assert "confidence and margin give the same KL at T = 1, 2" in cap and "random and" not in cap
+    pl2 = {**pl, "kl": [[1.0, 2.0, 2.0], [0.5, 0.9, 0.9], [0.2, 0.3, 0.3], [0.0, 0.0, 0.0]]}
+    assert "confidence and margin give the same KL at every drawn T" in planners_caption(pl2)
+    sizes = [line.get_markersize() for line in plots.planners_figure(pl).axes[0].get_lines()]
+    assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == 3
 
 
 # -- §4: the transition KL-rate's infinities explained, the finite part shown ----------------
