@@ -230,7 +230,7 @@ def coinciding(curves, steps) -> list[tuple[tuple, list]]:
 
 
 def bounds_figure(bounds: dict):
-    fig, (ax,) = _figure(height=4.6)
+    fig, (ax,) = _figure(width=7.5, height=6.0)
     T = np.asarray(bounds["steps"], dtype=np.float64)
     ax.plot(T, _positive(bounds["kl"]), "o-", color="k", lw=2.2, ms=9, mfc="none", label="exact KL(p‖q)")
     ax.plot(T, _positive(bounds["path_kl"]), "s-", color="tab:blue", lw=2.2, ms=8, mfc="none", label="exact path KL")
@@ -242,7 +242,8 @@ def bounds_figure(bounds: dict):
     _log_axes(ax, T)
     ax.set_xlabel("steps T (constant schedule)")
     ax.set_ylabel("nats")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # covers no line
+    # below the axes: the labels are long (name, side, status) and cover no line there
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=1, fontsize=8)
     return fig
 
 
