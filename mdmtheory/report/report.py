@@ -1111,6 +1111,8 @@ def planners_caption(pl: dict) -> str:
     kl = np.asarray(pl["kl"], dtype=np.float64)
     names = pl.get("planners") or [f"planner {j}" for j in range(kl.shape[1])]
     steps = pl.get("steps") or list(range(1, kl.shape[0] + 1))
+    keep = [i for i, T in enumerate(steps) if T > 1]  # at T = 1 every planner is the one-step product law
+    steps, kl = [steps[i] for i in keep], kl[keep]
     drawn = [T for T, row in zip(steps, kl) if np.any(np.isfinite(row) & (row > plots.ZERO))]
     for group, at in plots.coinciding([(n, kl[:, j]) for j, n in enumerate(names)], steps):
         where = "every drawn T" if at == drawn else "T = " + ", ".join(map(str, at))
