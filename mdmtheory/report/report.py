@@ -1170,6 +1170,8 @@ def _summary_html(r: Report) -> list[str]:
         saved = (f"{g['saved']:.3g} nats ({_pct(g['relative'])})" if g["saved"] > 1e-12 else "0 (the same)")
         rows.append([name, sizes, g["path_kl"], saved])
     out.append(_table(["schedule, T = %d" % T, "sizes", "path KL (nats)", "saved by the optimum"], rows, left=2))
+    if "geometric" not in rec["gains"]:
+        out.append(f"<p>Geometric (W26's) is not shown: it needs 3 ≤ T ≤ d, here T = {T}.</p>")
     out.append("<p>Every schedule here makes T forwards: constant is Schedule.constant (the remainder of d/T on the "
                "last steps), the LLaDA split is what LLaDA's generate and the diffusers pipelines use "
                "(get_num_transfer_tokens: the remainder on the first steps), and the log-linear MDLM grid starts at "

@@ -551,6 +551,7 @@ def test_first_screen_states_the_gain_and_the_target(law, report):
 
     first = "".join(_summary_html(given))
     assert "Step budget" in first and "T = 2 steps" in first
+    assert "Geometric (W26's) is not shown: it needs 3 ≤ T ≤ d, here T = 2" in first  # issue 31 §5
 
 
 def test_gain_caption_says_h_is_a_sum_over_positions(law, report):
