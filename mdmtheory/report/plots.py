@@ -253,7 +253,7 @@ def frontier_figure(frontier: dict):
     ax.plot(T, _positive(frontier["optimal"]), "o-", color="k", lw=2.4, label="optimal schedule (path KL)")
     ax.plot(T, _positive(frontier["optimal_exact_kl"]), "o:", color="k", label="optimal schedule (exact KL)")
     for name, vals in frontier["families"].items():
-        ax.plot(T, _positive(vals), ".-", label=name)
+        ax.plot(T, _positive(vals), ".-", label="constant (remainder last)" if name == "constant" else name)
     md = frontier.get("model_designed")
     if md is not None:
         ax.plot(T, _positive(md["path_kl"]), "x--", color="magenta", lw=1.6, ms=8, label="designed from model (path KL)")
