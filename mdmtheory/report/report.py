@@ -1171,7 +1171,8 @@ def _summary_html(r: Report) -> list[str]:
         rows.append([name, sizes, g["path_kl"], saved])
     out.append(_table(["schedule, T = %d" % T, "sizes", "path KL (nats)", "saved by the optimum"], rows, left=2))
     if "geometric" not in rec["gains"]:
-        out.append(f"<p>Geometric (W26's) is not shown: it needs 3 ≤ T ≤ d, here T = {T}.</p>")
+        out.append(f"<p>Geometric (W26's) is not shown: it needs 3 ≤ T ≤ d, here T = {T} (one token, a geometric "
+                   "grid of at least one step, one token).</p>")
     out.append("<p>Every schedule here makes T forwards: constant is Schedule.constant (the remainder of d/T on the "
                "last steps), the LLaDA split is what LLaDA's generate and the diffusers pipelines use "
                "(get_num_transfer_tokens: the remainder on the first steps), and the log-linear MDLM grid starts at "
@@ -1253,8 +1254,8 @@ def render_html(report: Report) -> str:
            "schedule with T forwards does better; the gap to each family is what the family wastes. Every family "
            "makes T forwards: constant puts the remainder of d/T on the last steps, the LLaDA split on the first "
            "(LLaDA's get_num_transfer_tokens), and the log-linear MDLM grid starts at t = 0 (MDLM's ε = 10⁻³ would "
-           "draw its first tokens exactly before the grid, a free extra forward). Geometric (W26's) needs "
-           "3 ≤ T ≤ d: “–” below. Dotted: the exact KL of the optimal schedule's output law. Zero values (T = d) "
+           "draw its first tokens exactly before the grid, a free extra forward). Geometric (W26's: one token, a "
+           "geometric grid of at least one step, one token) needs 3 ≤ T ≤ d: “–” below. Dotted: the exact KL of the optimal schedule's output law. Zero values (T = d) "
            "are not drawn on the log scale.")
     if f["model_designed"] is not None:
         cap += (" Magenta: schedules designed from the model's cross-entropy profile, judged by the exact profile "
