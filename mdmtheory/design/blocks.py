@@ -109,7 +109,9 @@ def separation(candidates, best, n_per_level: int | None = None) -> dict | None:
     times the draws (h the half-widths, Δ the difference of the estimates; the candidates
     share samples, so this is an order of magnitude, not a guarantee); ``factor`` is the
     largest :math:`f_c` (None when some estimates are equal: no number of draws separates
-    them), ``n_per_level`` the draws per level it implies. ``negative`` lists the candidates
+    them), ``n_per_level`` the draws per level it implies. Two candidates whose intervals have
+    zero width (known exactly, e.g. one token per step) are not noise and are never tied.
+    ``negative`` lists the candidates
     whose estimate is below 0: a path KL is >= 0, so those are noise around 0.
     """
     def get(c, k):
@@ -125,6 +127,8 @@ def separation(candidates, best, n_per_level: int | None = None) -> dict | None:
     for c in candidates:
         ci = get(c, "path_kl_ci")
         if c is best or ci is None or get(c, "forwards") != bf or get(c, "block_length") == get(best, "block_length"):
+            continue
+        if hb == 0 and ci[1] == ci[0]:  # both known exactly (e.g. one token per step: 0): no noise to speak of
             continue
         if ci[0] <= bci[1] and bci[0] <= ci[1]:
             tied.append(get(c, "block_length"))

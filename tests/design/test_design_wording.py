@@ -51,6 +51,9 @@ def test_separation_by_its_definition(noisy_blocks):
     b = BlockCandidate(2, 1, ((2,), (2,)), 4, 0.5, ci=(0.45, 0.55))
     assert separation([a, b], a, 100) is None
     assert separation([a, b], BlockCandidate(4, 2, ((2, 2),), 4, 0.1), 100) is None  # exact: no intervals
+    z1 = BlockCandidate(4, 4, ((1, 1, 1, 1),), 4, 0.0, ci=(0.0, 0.0))  # one token per step: exactly 0
+    z2 = BlockCandidate(2, 2, ((1, 1), (1, 1)), 4, 0.0, ci=(0.0, 0.0))
+    assert separation([z1, z2], z1, 100) is None  # equal and exact: not noise
 
 
 def test_design_cli_says_the_pick_is_within_noise(noisy_blocks):
