@@ -1095,6 +1095,42 @@ def gain_caption(g: dict, law: dict) -> str:
     return cap
 
 
+def frontier_caption(f: dict) -> str:
+    """Caption of the frontier figure; names the families that reach the optimum (their line
+    then lies on the black one, :func:`mdmtheory.report.plots.coinciding`)."""
+    from . import plots
+
+    cap = ("Path KL against the number of forwards T. The optimal schedule (black) is the lower envelope: no "
+           "schedule with T forwards does better; the gap to each family is what the family wastes. Every family "
+           "makes T forwards: constant puts the remainder of d/T on the last steps, the LLaDA split on the first "
+           "(LLaDA's get_num_transfer_tokens), and the log-linear MDLM grid starts at t = 0 (MDLM's ε = 10⁻³ would "
+           "draw its first tokens exactly before the grid, a free extra forward). Geometric (W26's: one token, a "
+           "geometric grid of at least one step, one token) needs 3 ≤ T ≤ d: “–” below. Dotted: the exact KL of "
+           "the optimal schedule's output law. Zero values (T = d) are not drawn on the log scale.")
+    steps = list(f["steps"])
+    keep = [i for i, T in enumerate(steps) if T > 1]  # at T = 1 every schedule is the one step [d]
+    curves = [("optimal", [f["optimal"][i] for i in keep])]
+    curves += [(FAMILY_LABELS.get(n, n), [v[i] for i in keep]) for n, v in f["families"].items()]
+    reach: dict[str, list] = {}
+    same = []
+    for group, at in plots.coinciding(curves, [steps[i] for i in keep]):
+        if "optimal" in group:
+            for n in group:
+                if n != "optimal":
+                    reach.setdefault(n, []).extend(at)
+        else:
+            same.append((group, at))
+    for n, at in reach.items():
+        cap += f" {n} is optimal at T = {', '.join(map(str, sorted(at)))} (its line lies on the black one there)."
+    for group, at in same:
+        cap += (f" {', '.join(group[:-1])} and {group[-1]} coincide at T = {', '.join(map(str, at))} (one line lies "
+                "on the other).")
+    if f.get("model_designed") is not None:
+        cap += (" Magenta: schedules designed from the model's cross-entropy profile, judged by the exact profile "
+                "(above the black line by what the model's learning error costs).")
+    return cap
+
+
 def planners_caption(pl: dict) -> str:
     """Caption of the planners figure; says so when every drawn value is one value (the plot
     then fixes its axis around it, :func:`mdmtheory.report.plots.flat_value`)."""
@@ -1250,16 +1286,7 @@ def render_html(report: Report) -> str:
     # 5. frontier
     f = r.frontier
     parts.append(f'<h2 id="frontier">{SECTIONS["frontier"]}</h2>')
-    cap = ("Path KL against the number of forwards T. The optimal schedule (black) is the lower envelope: no "
-           "schedule with T forwards does better; the gap to each family is what the family wastes. Every family "
-           "makes T forwards: constant puts the remainder of d/T on the last steps, the LLaDA split on the first "
-           "(LLaDA's get_num_transfer_tokens), and the log-linear MDLM grid starts at t = 0 (MDLM's ε = 10⁻³ would "
-           "draw its first tokens exactly before the grid, a free extra forward). Geometric (W26's: one token, a "
-           "geometric grid of at least one step, one token) needs 3 ≤ T ≤ d: “–” below. Dotted: the exact KL of the optimal schedule's output law. Zero values (T = d) "
-           "are not drawn on the log scale.")
-    if f["model_designed"] is not None:
-        cap += (" Magenta: schedules designed from the model's cross-entropy profile, judged by the exact profile "
-                "(above the black line by what the model's learning error costs).")
+    cap = frontier_caption(f)
     parts.append(_figure(plots.png(plots.frontier_figure(f)), cap, "Pareto frontier"))
     fam = list(f["families"])
     rows = [[T, f["optimal"][i], f["optimal_exact_kl"][i]] + [f["families"][n][i] for n in fam]

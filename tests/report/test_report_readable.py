@@ -23,6 +23,7 @@ from mdmtheory.report.report import (
     _bounds_caption,
     _bounds_section,
     _family_curves,
+    frontier_caption,
     _KLCache,
     _none_progress,
     _transition_inf_html,
@@ -128,6 +129,23 @@ def test_schedule_cli_header_names_every_column_in_full(capsys, tmp_path):
     for name in ("optimal", "constant", "LLaDA split", "cosine", "log-linear (MDLM grid)", "geometric"):
         assert name in head
     assert "started at t = 0" in text and "remainder first" in text
+
+
+def test_frontier_caption_names_the_families_that_reach_the_optimum():
+    p = LAWS["markov"]()
+    prof = mt.information_profile(p)
+    Ts = list(range(1, p.d + 1))
+    fam = _family_curves(prof, Ts)
+    opt = [_brute_optimum(prof.values, T) for T in Ts]
+    f = {"steps": Ts, "optimal": opt, "families": fam, "model_designed": None}
+    cap = frontier_caption(f)
+    for name, vals in fam.items():
+        at = [T for T, v, o in zip(Ts, vals, opt) if T > 1 and o > 1e-12 and abs(v - o) <= 1e-9 * o]
+        label = "constant (remainder last)" if name == "constant" else name
+        said = f"{label} is optimal at T = {', '.join(map(str, at))}"
+        assert (said in cap) == bool(at), (name, at)
+    assert any(v for v in fam.values())  # the chain: cosine reaches the optimum at some T
+    assert "cosine is optimal at T = " in cap
 
 
 # -- §2: the bounds figure and its caption ----------------------------------------------------
