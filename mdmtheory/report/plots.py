@@ -252,8 +252,9 @@ def frontier_figure(frontier: dict):
     T = np.asarray(frontier["steps"], dtype=np.float64)
     ax.plot(T, _positive(frontier["optimal"]), "o-", color="k", lw=2.4, label="optimal schedule (path KL)")
     ax.plot(T, _positive(frontier["optimal_exact_kl"]), "o:", color="k", label="optimal schedule (exact KL)")
-    for name, vals in frontier["families"].items():
-        ax.plot(T, _positive(vals), ".-", label="constant (remainder last)" if name == "constant" else name)
+    for j, (name, vals) in enumerate(frontier["families"].items()):  # later lines smaller: covered ones show
+        ax.plot(T, _positive(vals), marker="sD^vP*"[j % 6], ls="-", lw=1.2, ms=max(7.0 - 1.0 * j, 3.0),
+                label="constant (remainder last)" if name == "constant" else name)
     md = frontier.get("model_designed")
     if md is not None:
         ax.plot(T, _positive(md["path_kl"]), "x--", color="magenta", lw=1.6, ms=8, label="designed from model (path KL)")
