@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..design.blocks import separation
 from ..design.from_data import block_design, design
 from ..design.profile import EXACT_LIMIT
 from ..schedules.plans import Schedule
@@ -178,7 +179,8 @@ def run(args) -> dict:
         out = {"method": res.method, "note": res.note, "design": "blocks", "n": int(x.shape[0]), "d": int(x.shape[1]),
                "K": int(K if K is not None else max(int(x.max()) + 1, 2)), "prompt_length": g,
                "response_length": r_len, "forwards_asked": args.forwards, "budget": args.budget,
-               "candidates": [c.to_dict() for c in res.candidates], "best": best.to_dict()}
+               "candidates": [c.to_dict() for c in res.candidates], "best": best.to_dict(),
+               "separation": separation(res.candidates, best, args.n_per_level)}
         export = _export_blocks(args, best.counts, best.block_length, g)
     else:
         if args.steps is not None and not 1 <= args.steps <= r_len:
@@ -245,9 +247,21 @@ def _certify(args, x, K, model) -> dict:
     conf = 0.95 if args.confidence is None else args.confidence
     with options_for(_OPTIONS):
         cert, note = certify_data(x, args.certify, K=K, model=model, confidence=conf, seed=args.seed)
+    d = int(x.shape[1])
+    Kx = int(K if K is not None else max(int(x.max()) + 1, 2))
     out = {"method": "certificate", "law": "empirical" if model is None else "model", "note": note,
-           "d": int(x.shape[1]), "K": int(K if K is not None else max(int(x.max()) + 1, 2))}
+           "d": d, "K": Kx}
     out.update(cert.to_dict())
+    before, after = cert.outside_draws(d)
+    out["outside_draws"] = {"before_t0": before, "after_T": after}
+    out["exact_minimum"] = None
+    if model is None:  # the empirical law is exact: the fewest steps it needs, when small
+        from ..design.certificate import exact_minimum_steps
+        from ..laws.families import empirical
+
+        best = exact_minimum_steps(empirical(x, Kx), args.certify) if Kx**d <= EXACT_LIMIT else None
+        if best is not None:
+            out["exact_minimum"] = {"steps": best[0], "sizes": list(best[1]), "kl": best[2]}
     return out
 
 
@@ -259,6 +273,7 @@ def render(r: dict) -> str:
             f"n = {r['n']} sequences, d = {r['d']}, K = {r['K']}",
             f"certified: {r['steps']} steps, KL <= {r['bound']:.4g} nats (<= eps = {r['eps']:g}) "
             f"with probability >= {r['confidence']:g}",
+        ] + _certificate_reading(r) + [
             f"estimated complexity C = {r['complexity']:.4f}, upper bound {r['complexity_upper']:.4f} "
             f"(Q = {r['estimate']:.4f} +- {r['stderr']:.4f}, B = {r['upper']:.4f})",
             f"Bernoulli grid Geo on [{t0:.4g}, {T:.4g}], exact draws outside; times (--json): "
@@ -282,9 +297,30 @@ def render(r: dict) -> str:
     else:
         lo, hi = r["path_kl_ci"]
         lines.append(f"path KL (Riemann defect of the model's profile): {r['path_kl']:.4f} nats, 95% CI [{lo:.4f}, {hi:.4f}]")
+        if lo <= 0:
+            lines.append("NOTE: the interval reaches 0" + (" and the estimate is negative" if r["path_kl"] < 0 else "")
+                         + ": a path KL is >= 0, so at these draws per level this schedule cannot be told from one "
+                         "that loses nothing; more draws per level (--n-per-level) would tell")
         lo, hi = r["path_cross_entropy_ci"]
         lines.append(f"path cross-entropy: {r['path_cross_entropy']:.4f} nats/sequence, 95% CI [{lo:.4f}, {hi:.4f}]")
     return "\n".join(lines + _export_lines(r))
+
+
+def _certificate_reading(r: dict) -> list[str]:
+    """What the certificate's count is, beside what the law needs (issue 31 §11)."""
+    d, N = r["d"], r["steps"]
+    lines = [f"  {N} is the certificate's budget: the grid steps W26 Theorem 2 needs to guarantee the bound from "
+             f"samples, not the steps a sampler needs (d = {d} one-token steps are always exact: KL 0)"]
+    od = r.get("outside_draws")
+    if od is not None:
+        lines.append(f"  plus the draws outside [t0, T] the bound takes as exact: on average {od['before_t0']:.3g} "
+                     f"token(s) before t0 and {od['after_T']:.3g} after T (one forward per token drawn exactly), "
+                     f"about {N + od['before_t0'] + od['after_T']:.4g} forwards in all")
+    m = r.get("exact_minimum")
+    if m is not None:
+        lines.append(f"  exact minimum on this {r['law']} law: {m['steps']} step(s), sizes {m['sizes']}, exact KL "
+                     f"{m['kl']:.4g} nats <= eps (every schedule of d = {d} tried)")
+    return lines
 
 
 def _block_lines(r: dict) -> list[str]:
@@ -302,8 +338,21 @@ def _block_lines(r: dict) -> list[str]:
     b = r["best"]
     counts = b["counts"]
     shown = counts[0] if all(c == counts[0] for c in counts) else counts
-    lines.append(f"pick: block_length {b['block_length']}, {b['steps_per_block']} steps per block, "
-                 f"{b['forwards']} forwards, counts {shown}" + (" in every block" if shown is counts[0] else ""))
+    sep = r.get("separation")
+    lines.append(("pick (within noise, see below)" if sep else "pick") + f": block_length {b['block_length']}, "
+                 f"{b['steps_per_block']} steps per block, {b['forwards']} forwards, counts {shown}"
+                 + (" in every block" if shown is counts[0] else ""))
+    if sep:
+        lines.append("NOTE: not a design: the pick's 95% CI overlaps those of block length(s) "
+                     + ", ".join(map(str, sep["tied"])) + ", so on these samples the candidates cannot be told apart"
+                     + ("" if sep["factor"] is None else
+                        f"; about {sep['factor']:.3g}x the draws per level (--n-per-level {sep['n_per_level']}) would "
+                        "separate them, if the estimates stay where they are")
+                     + ("" if sep["factor"] is not None else "; their estimates are equal: more draws cannot separate "
+                        "them, the choice does not matter on this model"))
+        if sep["negative"]:
+            lines.append("NOTE: negative path KLs (block length(s) " + ", ".join(map(str, sep["negative"]))
+                         + ") are noise around 0: a path KL is >= 0")
     return lines + _export_lines(r)
 
 

@@ -10,11 +10,15 @@ from __future__ import annotations
 import argparse
 import math
 
+import numpy as np
+
 from ..information.divergence import path_kl
 from ..information.profile import information_profile
 from ..optimal.card import pareto_frontier
 from ..schedules.families import cosine_schedule, geometric_schedule, loglinear_grid
 from ..schedules.plans import Schedule
+from ..exports.formats import llada_default_counts
+from ..design.profile import profile_warning
 from ._common import progress, UsageError
 from ._inputs import add_law_arguments, check_law_options, law_given, load_law, load_profile
 
@@ -32,12 +36,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "two and d)")
 
 
+#: The log-linear grid's start: MDLM's eps = 1e-3 would draw the first 0.1% of the tokens exactly
+#: before the grid, a step the table would not count; started at 0 it makes exactly T forwards.
+LOGLINEAR_EPS = 0.0
+
+#: Column names of the table (the JSON keys of "families").
+LLADA_SPLIT = "LLaDA split"
+
+
 def _families(prof, T: int) -> dict:
+    """Path KL of each family at T forwards: constant (Schedule.constant, the remainder last),
+    LLaDA's split (get_num_transfer_tokens, the remainder first), cosine, log-linear (the MDLM
+    grid started at t = 0: T forwards) and geometric (3 <= T <= d)."""
     d = prof.d
-    out = {"constant": path_kl(prof, Schedule.constant(d, T)), "cosine": path_kl(prof, cosine_schedule(d, T)),
-           "log-linear (MDLM grid)": path_kl(prof, loglinear_grid(T))}
+    out = {"constant": path_kl(prof, Schedule.constant(d, T)),
+           LLADA_SPLIT: path_kl(prof, Schedule(llada_default_counts(d, T))),
+           "cosine": path_kl(prof, cosine_schedule(d, T)),
+           "log-linear (MDLM grid)": path_kl(prof, loglinear_grid(T, eps=LOGLINEAR_EPS))}
     out["geometric"] = path_kl(prof, geometric_schedule(d, T)) if d >= 3 and 3 <= T <= d else None
     return out
+
+
+#: A schedule with fewer steps is used only when it costs this much less (nats): ties keep T.
+PROFILE_TIE = 1e-12
 
 
 #: Longest profile whose default table lists every T = 1..d (above it: log-spaced T).
@@ -55,13 +76,14 @@ def run(args) -> dict:
     given = law_given(args)
     if args.profile is not None and given:
         raise UsageError("--profile: give a profile file or a law, not both")
+    se, K = None, None
     if args.profile is not None:
         check_law_options(args)
-        prof, _ = load_profile(args.profile)
+        prof, se = load_profile(args.profile)
         source = f"profile file {args.profile}"
     elif given:
         law, name, source = load_law(args)
-        prof = information_profile(law)
+        prof, K = information_profile(law), law.K
     else:
         raise UsageError("--profile: give a profile file (CSV/JSON) or a law (--table, --data or --family)")
     d = prof.d
@@ -71,22 +93,42 @@ def run(args) -> dict:
     fr = pareto_frontier(prof, max(Ts))
     rows = []
     for T in progress(Ts, quiet=args.quiet, desc="schedules", unit="T"):
-        s = fr.schedule(T)
-        rows.append({"steps": T, "sizes": list(s.sizes), "path_kl": float(fr.path_kl[T - 1]),
+        # at most T forwards: on a rising profile fewer steps can cost less (a non-increasing
+        # one never: there the optimum uses all T)
+        costs = np.asarray(fr.path_kl[:T], dtype=np.float64)
+        used = T if costs[T - 1] <= costs.min() + PROFILE_TIE else 1 + int(np.argmin(costs))
+        s = fr.schedule(used)
+        rows.append({"steps": T, "sizes": list(s.sizes), "steps_used": used, "path_kl": float(fr.path_kl[used - 1]),
                      "families": _families(prof, T)})
     return {"source": source, "d": d, "nonincreasing": prof.is_nonincreasing(), "profile": prof.values.tolist(),
-            "schedules": rows}
+            "warning": profile_warning(prof.values, K, stderr=se), "schedules": rows}
+
+
+#: Width of a value column of the table (a family's full name is its header: never cut).
+_COL = 10
 
 
 def render(result: dict) -> str:
     fams = list(result["schedules"][0]["families"])
-    lines = [f"{result['source']} (d = {result['d']}); path KL in nats (Riemann defect of the profile)"]
-    if not result["nonincreasing"]:
+    lines = [f"{result['source']} (d = {result['d']}); path KL in nats (Riemann defect of the profile)",
+             "every column at T forwards: constant = Schedule.constant (remainder last); LLaDA split = LLaDA's "
+             "get_num_transfer_tokens (remainder first);",
+             "log-linear = the MDLM Bernoulli grid started at t = 0 (with MDLM's eps = 1e-3 its exact draws before "
+             "t0 would be a free extra step)"]
+    if result.get("warning"):
+        lines.append(f"WARNING: {result['warning']}")
+    elif not result["nonincreasing"]:
         lines.append("note: the profile is not non-increasing (a noisy estimate?): the exact DP is used")
-    head = f"{'T':>4}  {'optimal':>10}  " + "  ".join(f"{f[:12]:>12}" for f in fams) + "  optimal sizes"
+    widths = [max(_COL, len(f)) for f in fams]
+    head = f"{'T':>4}  {'optimal':>10}  " + "  ".join(f"{f:>{w}}" for f, w in zip(fams, widths)) + "  optimal sizes"
     lines.append(head)
     for r in result["schedules"]:
-        vals = "  ".join(f"{'-' if v is None or (isinstance(v, float) and math.isnan(v)) else f'{v:.6f}':>12}"
-                         for v in r["families"].values())
-        lines.append(f"{r['steps']:>4}  {r['path_kl']:10.6f}  {vals}  {r['sizes']}")
+        vals = "  ".join(f"{'-' if v is None or (isinstance(v, float) and math.isnan(v)) else f'{v:.6f}':>{w}}"
+                         for v, w in zip(r["families"].values(), widths))
+        fewer = ("" if r.get("steps_used", r["steps"]) == r["steps"] else
+                 f" ({r['steps_used']} of the {r['steps']} forwards: fewer steps cost less on this rising profile)")
+        lines.append(f"{r['steps']:>4}  {r['path_kl']:10.6f}  {vals}  {r['sizes']}{fewer}")
+    if any(r["families"]["geometric"] is None for r in result["schedules"]):
+        lines.append("geometric '-': W26's geometric schedule needs 3 <= T <= d (a first and a last step around its "
+                     "geometric middle), d >= 3")
     return "\n".join(lines)

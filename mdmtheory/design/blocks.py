@@ -13,6 +13,7 @@ from .._validate import samples_array
 __all__ = [
     "estimate_block_profiles",
     "estimate_block_design",
+    "separation",
 ]
 
 
@@ -94,3 +95,47 @@ def estimate_block_design(model, samples, *, forwards: int | None = None, target
             f"{g}, {n_per_level} draws per level ({total} forward rows); "
             f"{int(round(confidence * 100))}% normal CIs")
     return BlockDesign(cands, best, "estimated", note)
+
+
+def separation(candidates, best, n_per_level: int | None = None) -> dict | None:
+    r"""Whether an estimated pick can be told from the other candidates (issue 31 §9); None for
+    an exact design (no intervals) or a pick whose interval overlaps no other candidate's.
+
+    Compared with the pick are the candidates with an estimate at the same forwards. Those
+    whose confidence interval overlaps the pick's are ``tied``: on these samples the pick is
+    not distinguishable from them, and presenting it as the design would be reading noise.
+    The intervals shrink as :math:`1/\sqrt{n}` with the draws per level n, so separating
+    the pick from a tied candidate c needs about :math:`f_c = ((h_b + h_c) / |\Delta_c|)^2`
+    times the draws (h the half-widths, Δ the difference of the estimates; the candidates
+    share samples, so this is an order of magnitude, not a guarantee); ``factor`` is the
+    largest :math:`f_c` (None when some estimates are equal: no number of draws separates
+    them), ``n_per_level`` the draws per level it implies. Two candidates whose intervals have
+    zero width (known exactly, e.g. one token per step) are not noise and are never tied.
+    ``negative`` lists the candidates
+    whose estimate is below 0: a path KL is >= 0, so those are noise around 0.
+    """
+    def get(c, k):
+        return c.get(k) if isinstance(c, dict) else getattr(c, "ci" if k == "path_kl_ci" else k)
+
+    bci = get(best, "path_kl_ci")
+    if bci is None:
+        return None
+    bv, bf = get(best, "path_kl"), get(best, "forwards")
+    hb = (bci[1] - bci[0]) / 2
+    tied, factors = [], []
+    negative = [get(c, "block_length") for c in candidates if get(c, "path_kl") is not None and get(c, "path_kl") < 0]
+    for c in candidates:
+        ci = get(c, "path_kl_ci")
+        if c is best or ci is None or get(c, "forwards") != bf or get(c, "block_length") == get(best, "block_length"):
+            continue
+        if hb == 0 and ci[1] == ci[0]:  # both known exactly (e.g. one token per step: 0): no noise to speak of
+            continue
+        if ci[0] <= bci[1] and bci[0] <= ci[1]:
+            tied.append(get(c, "block_length"))
+            delta = abs(get(c, "path_kl") - bv)
+            factors.append(None if delta == 0 else ((hb + (ci[1] - ci[0]) / 2) / delta) ** 2)
+    if not tied:
+        return None
+    factor = None if any(f is None for f in factors) else max(factors)
+    return {"tied": tied, "factor": factor, "negative": negative,
+            "n_per_level": None if factor is None or n_per_level is None else int(np.ceil(factor * n_per_level))}

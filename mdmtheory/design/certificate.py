@@ -133,6 +133,7 @@ __all__ = [
     "certify",
     "certify_data",
     "empirical_bernstein_radius",
+    "exact_minimum_steps",
     "RULES",
 ]
 
@@ -211,7 +212,11 @@ class Certificate(PlanRecord):
     Attributes
     ----------
     steps : int
-        N, the certified number of steps (unmasking rounds).
+        N, the certificate's count of grid steps (unmasking rounds): what W26 Theorem 2's
+        bound needs to *guarantee* KL ≤ eps from samples — a budget, not the steps a sampler
+        needs. It can exceed d (d one-token steps are always exact, KL 0);
+        :func:`exact_minimum_steps` gives the fewest steps on a small law, and
+        :meth:`outside_draws` the draws the grid leaves outside :math:`[t_0, T]`.
     grid : Grid
         N equal log-odds steps on ``interval`` (exact draws before :math:`t_0`, after T).
     bound : float
@@ -288,6 +293,53 @@ class Certificate(PlanRecord):
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
+
+    def outside_draws(self, d: int) -> tuple[float, float]:
+        r"""Expected tokens the grid reveals outside :math:`[t_0, T]` for d positions:
+        :math:`d\,t_0` before :math:`t_0` (the initialization) and :math:`d\,(1 - T)` after T
+        (the completion). Each position's reveal time is uniform on [0, 1], so these are the
+        mean counts; the bound assumes them drawn exactly, which a sampler does with one
+        token per forward (with the canonical interval (1/d, 1 − 1/d): one token each)."""
+        d = _int_arg(d, "d", 1)
+        t0, T = self.interval
+        return d * float(t0), d * (1.0 - float(T))
+
+
+#: Largest number of exact sampler laws :func:`exact_minimum_steps` computes (compositions of d
+#: times K^d cells); beyond it, it returns None.
+EXACT_MINIMUM_WORK = 1 << 22
+
+
+def exact_minimum_steps(p, eps: float, planner: str = "random") -> tuple[int, tuple, float] | None:
+    r"""The fewest steps T of any schedule whose sampler has exact KL(p‖q) ≤ ``eps`` on a small
+    law p (a :class:`~mdmtheory.Joint`): ``(T, sizes, kl)``, the first schedule found at the
+    least T (compositions of d in lexicographic order of their cut points). Every schedule of
+    d is tried, so T is the exact minimum, at most d (one token per step is exact). None when
+    :math:`2^{d-1} K^d` exceeds :data:`EXACT_MINIMUM_WORK`. Set beside a :class:`Certificate`'s
+    N, it shows how far the certificate's budget is above what the law needs."""
+    import itertools
+
+    from ..information.divergence import kl
+    from ..laws.joint import Joint
+    from ..samplers import sampler_law
+    from ..schedules.plans import Schedule
+
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: expected a mdmtheory.Joint (an exact law), got {type(p).__name__}")
+    eps = _real_arg(eps, "eps")
+    if not eps >= 0:
+        raise ValueError(f"eps: expected a KL target >= 0 nats, got {eps}")
+    d, K = p.d, p.K
+    if 2 ** (d - 1) * K**d > EXACT_MINIMUM_WORK:
+        return None
+    for T in range(1, d + 1):
+        for cuts in itertools.combinations(range(1, d), T - 1):
+            b = (0, *cuts, d)
+            sizes = tuple(y - x for x, y in zip(b, b[1:]))
+            v = kl(p, sampler_law(p, Schedule(sizes), planner))
+            if v <= eps:
+                return T, sizes, float(v)
+    return None  # pragma: no cover - T = d is exact
 
 
 def _interval(interval, d: int) -> tuple[float, float]:

@@ -58,6 +58,7 @@ from .profile import (
     Memorization,
     memorization,
     _memorization_warning,
+    profile_warning,
     _window,
 )
 
@@ -78,7 +79,9 @@ class Design(PlanRecord):
     :math:`\sum_t k_t c(s_t)`, nats per sequence, with ``ci_cross_entropy``.
     ``memorization`` (without a model: the data's empirical law is designed on) is
     :func:`memorization` of the samples; ``warning`` is set when it flags the profile as
-    memorized (then the schedule is an artefact of the rows; see the module docstring).
+    memorized (then the schedule is an artefact of the rows; see the module docstring) and, with a
+    model, when its profile rises or is worse than uniform (:func:`~.profile.profile_warning`,
+    the rule ``mdmtheory schedule --profile`` applies too).
     ``prompt_length`` g: the schedule and profile are of the d − g response positions.
     ``target_kl`` is the path-KL target asked for (None when ``steps`` was given; ``.budget``
     reads it for one release).
@@ -239,6 +242,8 @@ def design(
         front = pareto_frontier(prof, r)
         sched = next(front.schedule(T) for T in range(1, r + 1) if stats(front.schedule(T))[1][1] <= target_kl)
     kl, ci, ce, ci_ce = stats(sched)
+    if model is not None:  # the empirical law's own profile cannot be worse than uniform
+        warning = profile_warning(c, K, stderr=se)
     note = (
         f"estimated: cross-entropy profile of {what} on {n} sequences{given}, {n_per_level} draws per level "
         f"({est.forwards} forward rows); {int(round(confidence * 100))}% normal CIs"

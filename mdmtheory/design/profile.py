@@ -144,6 +144,63 @@ def _memorization_warning(mem: Memorization, K: int, d: int) -> str:
     )
 
 
+#: Relative tolerance of :func:`profile_warning` (a rise or an excess over log K smaller than
+#: this times max(1, max |c|) is rounding, not a finding).
+PROFILE_WARNING_RTOL = 1e-9
+
+
+def profile_warning(values, K: int | None = None, *, stderr=None) -> str | None:
+    r"""The one rule, shared by ``mdmtheory design --model`` and ``mdmtheory schedule --profile``
+    (issue 31 §10), for a profile that no well-trained model has; None when there is nothing to say.
+
+    * **Worse than uniform** (K known): :math:`\max_m c(m) > \log K`. A uniform guess over the
+      K symbols has cross-entropy exactly :math:`\log K` at every level, so such a model
+      predicts worse than not looking at all (an untrained or broken model): always a warning.
+    * **It rises beyond its noise**: :math:`c(m+1) - c(m)` above three standard errors of the
+      difference (``stderr`` given) or above rounding (none given). The exact profile
+      :math:`arphi_m` is non-increasing (conditioning on more revealed tokens never raises
+      the mean entropy), and so is the cross-entropy of a model that uses what it is shown.
+    * **It rises within its noise and K is unknown** (a profile file): a warning too, since
+      whether the model beats uniform cannot be checked; it names the alphabets for which the
+      curve would be worse than uniform, :math:`K < e^{\max c}`. With K known and the curve
+      below log K, a rise within noise is estimation noise and says nothing.
+
+    A schedule designed on a flagged profile is the optimum for *that* curve, not a design
+    for the data: the warning says so. Rounding: :data:`PROFILE_WARNING_RTOL`.
+    """
+    c = np.asarray(values, dtype=np.float64).ravel()
+    if c.size == 0:
+        return None
+    tol = PROFILE_WARNING_RTOL * max(1.0, float(np.max(np.abs(c))))
+    rise = np.diff(c)
+    up = np.flatnonzero(rise > tol)
+    se = None if stderr is None else np.asarray(stderr, dtype=np.float64).ravel()
+    if se is not None and se.shape != c.shape:
+        raise ValueError(f"stderr: expected {c.size} standard errors, one per level, got {se.size}")
+    beyond = up if se is None else up[rise[up] > 3.0 * np.sqrt(se[up] ** 2 + se[up + 1] ** 2) + tol]
+    top = int(np.argmax(c))
+    worse = K is not None and c[top] > math.log(int(K)) + tol
+    if not (worse or beyond.size or (K is None and up.size)):
+        return None
+    out = []
+    if worse:
+        out.append(f"the model is worse than uniform: c(m) = {c[top]:.4g} nats at m = {top} is above log K = "
+                   f"log {int(K)} = {math.log(int(K)):.4g} nats, the cross-entropy of a uniform guess over the K "
+                   "symbols (an untrained or broken model)")
+    if up.size:
+        m = int(up[np.argmax(rise[up])])
+        noise = ("" if se is None else " (beyond three standard errors: not estimation noise)" if beyond.size else
+                 " (within three standard errors: possibly estimation noise; more draws per level would tell)")
+        out.append(f"the profile rises ({len(up)} of {c.size - 1} level steps; the largest from m = {m} to m = "
+                   f"{m + 1}: {c[m]:.4g} -> {c[m + 1]:.4g} nats){noise}; an exact profile never rises, and a model "
+                   "that uses its context does not either")
+    if K is None and c[top] > tol:
+        out.append(f"it is worse than uniform for every alphabet of K < e^{c[top]:.4g} = {math.exp(c[top]):.4g} "
+                   "symbols (a uniform guess has cross-entropy log K; the file does not say K)")
+    return ("; ".join(out) + ". The schedule below is optimal for this curve, not a design for the data: train the "
+            "model further (or check it) before using it")
+
+
 def defect_weights(schedule: Schedule) -> np.ndarray:
     r"""Weights :math:`w_m` with :math:`\sum_t k_t c(s_t) - \sum_m c(m) = \sum_m w_m c(m)`."""
     w = -np.ones(schedule.d)

@@ -20,6 +20,13 @@ Z95 = 1.959963984540054
 #: Values at or below this (nats) are rounding noise around an exact 0 and are not drawn on log axes.
 ZERO = 1e-12
 
+#: Anchor rings of :func:`plot_received` (marker area in pt², edge width in pt) and the revealed
+#: dots of :func:`attention_heatmap_figure` (pt²): a dot's diameter sqrt(REVEALED_SIZE) fits inside
+#: the ring's hole sqrt(ANCHOR_SIZE) − 2·ANCHOR_LW, so a revealed anchor shows both (issue 31 §8).
+ANCHOR_SIZE = 110.0
+ANCHOR_LW = 1.5
+REVEALED_SIZE = 14.0
+
 #: Largest number of cells of a received-attention heatmap (:func:`plot_received`).
 MAX_PLOT_CELLS = 1 << 16
 
@@ -27,9 +34,12 @@ __all__ = [
     "profile_figure",
     "gain_figure",
     "bounds_figure",
+    "bounds_lines",
+    "coinciding",
     "frontier_figure",
     "planners_figure",
     "schedule_figure",
+    "schedule_bars",
     "attention_heatmap_figure",
     "absorption_figure",
     "information_figure",
@@ -65,6 +75,21 @@ def _positive(x) -> np.ndarray:
     return a
 
 
+#: Drawn values whose spread is below this, relative to their size, are one value (rounding):
+#: the axis is fixed around it instead of autoscaled onto the noise.
+FLAT_RTOL = 1e-9
+
+
+def flat_value(values) -> float | None:
+    """The common value of the finite positive ``values`` when they agree to :data:`FLAT_RTOL`
+    relative (what a log axis would otherwise magnify), else None."""
+    a = np.asarray(values, dtype=np.float64).ravel()
+    a = a[np.isfinite(a) & (a > ZERO)]
+    if a.size == 0 or a.max() - a.min() > FLAT_RTOL * a.max():
+        return None
+    return float(np.median(a))
+
+
 def _log_axes(ax, steps=None) -> None:
     """Log-log axes with integer step counts written plainly on x."""
     from matplotlib.ticker import FuncFormatter, LogLocator
@@ -78,6 +103,11 @@ def _log_axes(ax, steps=None) -> None:
         ax.grid(alpha=0.3, which="both")
         return
     ax.set_yscale("log")
+    flat = flat_value(np.concatenate(ys))
+    if flat is not None:  # autoscaling would blow rounding noise up to the whole axis
+        ax.set_ylim(flat / 2.0, flat * 2.0)
+        ax.text(0.5, 0.92, f"all equal: {flat:.6g} (differences below {FLAT_RTOL:g} relative are rounding)",
+                ha="center", va="top", transform=ax.transAxes, fontsize=9)
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_minor_formatter(FuncFormatter(lambda x, _: ""))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
@@ -131,23 +161,89 @@ def gain_figure(gain: dict):
     return fig
 
 
-def bounds_figure(bounds: dict):
-    fig, (ax,) = _figure(height=4.4)
-    T = np.asarray(bounds["steps"], dtype=np.float64)
-    ax.plot(T, _positive(bounds["kl"]), "o-", color="k", lw=2.2, label="exact KL(p‖q)")
-    ax.plot(T, _positive(bounds["path_kl"]), "s-", color="tab:blue", lw=2.2, label="exact path KL")
-    colors = iter(["tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan"])
+#: Statuses of published statements (:data:`mdmtheory.bounds.STATUSES` but "derived here").
+PUBLISHED = ("paper", "paper, via summary", "our reading")
+
+#: Relative agreement below which two drawn curves coincide at a step count (one hides the other).
+COINCIDE_RTOL = 1e-9
+
+_QUANTITY = {"kl": "KL", "path_kl": "path KL"}
+
+
+def _same(a: float, b: float) -> bool:
+    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= COINCIDE_RTOL * max(abs(a), abs(b), ZERO)
+
+
+def bounds_lines(bounds: dict) -> dict:
+    """What the bounds figure draws and how, from section 4's numbers (its caption says the same).
+
+    Returns ``{"drawn": [...], "not_drawn": [(label, reason)], "coincide": [((name, ...), [T, ...])]}``:
+    each drawn line has ``name``, ``reader`` (the reader's name), ``label`` (the reader's name, the side and quantity bounded,
+    the status), ``values``, ``marker`` (^ upper, v lower), ``linestyle`` (-- published: paper,
+    via summary or our reading; -. derived here) and ``published``. A bound is not drawn when
+    it is the path KL itself (data processing) or has no finite positive value (a log axis);
+    ``coincide`` lists the groups of curves (exact ones included) equal to one another to 1e-9
+    relative, each with the step counts where they are (a later line covers the earlier ones).
+    """
+    T = list(bounds["steps"])
+    drawn, not_drawn = [], []
     for name, s in bounds["series"].items():
-        if s["kind"] != "upper" or name == "data_processing":  # data processing = the path KL line
+        label = s.get("label", name)
+        q = _QUANTITY.get(s["quantity"], s["quantity"])
+        if name == "data_processing":
+            not_drawn.append((label, "it is the exact path KL line itself"))
             continue
         y = _positive(s["values"])
         if np.all(np.isnan(y)):
+            vals = [v for v in s["values"] if v is not None and not math.isnan(v)]
+            why = ("infinite at every T here (vacuous)" if vals and all(math.isinf(v) for v in vals) else
+                   "zero at every T here" if vals and all(abs(v) <= ZERO for v in vals) else
+                   "infinite or zero at every T here")
+            not_drawn.append((label, why))
             continue
-        ax.plot(T, y, "^--", color=next(colors, "gray"), label=f"{name} (≥ {s['quantity']})")
+        upper = s["kind"] == "upper"
+        status = s.get("status") or "status not given"
+        published = status in PUBLISHED
+        drawn.append({"name": name, "reader": label, "values": [float("nan") if v is None else float(v) for v in s["values"]],
+                      "label": f"{label} ({'≥' if upper else '≤'} {q}; {status})",
+                      "marker": "^" if upper else "v", "linestyle": "--" if published else "-.",
+                      "published": published, "kind": s["kind"]})
+    curves = [("exact KL", [float(v) for v in bounds["kl"]]), ("exact path KL", [float(v) for v in bounds["path_kl"]])]
+    curves += [(line["reader"], line["values"]) for line in drawn]
+    return {"drawn": drawn, "not_drawn": not_drawn, "coincide": coinciding(curves, T)}
+
+
+def coinciding(curves, steps) -> list[tuple[tuple, list]]:
+    """Groups of curves ``[(name, values), ...]`` equal to one another (:data:`COINCIDE_RTOL`)
+    at a drawn (finite, positive) point, each with the step counts where they are:
+    ``[((name, ...), [T, ...]), ...]``; a later line covers the earlier ones there."""
+    groups: dict[tuple, list] = {}
+    for k, t in enumerate(steps):
+        left = [i for i, (_, v) in enumerate(curves) if math.isfinite(float(v[k])) and float(v[k]) > ZERO]
+        while left:
+            i = left.pop(0)
+            same = [j for j in left if _same(float(curves[i][1][k]), float(curves[j][1][k]))]
+            if same:
+                groups.setdefault(tuple(curves[j][0] for j in [i, *same]), []).append(t)
+                left = [j for j in left if j not in same]
+    return list(groups.items())
+
+
+def bounds_figure(bounds: dict):
+    fig, (ax,) = _figure(width=7.5, height=6.0)
+    T = np.asarray(bounds["steps"], dtype=np.float64)
+    ax.plot(T, _positive(bounds["kl"]), "o-", color="k", lw=2.2, ms=9, mfc="none", label="exact KL(p‖q)")
+    ax.plot(T, _positive(bounds["path_kl"]), "s-", color="tab:blue", lw=2.2, ms=8, mfc="none", label="exact path KL")
+    colors = iter(["tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan"])
+    plan = bounds_lines(bounds)
+    for k, line in enumerate(plan["drawn"]):  # later lines smaller and filled: a covered marker still shows
+        ax.plot(T, _positive(line["values"]), marker=line["marker"], ls=line["linestyle"], color=next(colors, "gray"),
+                ms=max(7.0 - 1.5 * k, 3.5), lw=1.4, label=line["label"])
     _log_axes(ax, T)
     ax.set_xlabel("steps T (constant schedule)")
     ax.set_ylabel("nats")
-    ax.legend(fontsize=8)
+    # below the axes: the labels are long (name, side, status) and cover no line there
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=1, fontsize=8)
     return fig
 
 
@@ -156,15 +252,16 @@ def frontier_figure(frontier: dict):
     T = np.asarray(frontier["steps"], dtype=np.float64)
     ax.plot(T, _positive(frontier["optimal"]), "o-", color="k", lw=2.4, label="optimal schedule (path KL)")
     ax.plot(T, _positive(frontier["optimal_exact_kl"]), "o:", color="k", label="optimal schedule (exact KL)")
-    for name, vals in frontier["families"].items():
-        ax.plot(T, _positive(vals), ".-", label=name)
+    for j, (name, vals) in enumerate(frontier["families"].items()):  # later lines smaller: covered ones show
+        ax.plot(T, _positive(vals), marker="sD^vP*"[j % 6], ls="-", lw=1.2, ms=max(7.0 - 1.0 * j, 3.0),
+                label="constant (remainder last)" if name == "constant" else name)
     md = frontier.get("model_designed")
     if md is not None:
         ax.plot(T, _positive(md["path_kl"]), "x--", color="magenta", lw=1.6, ms=8, label="designed from model (path KL)")
     _log_axes(ax, T)
     ax.set_xlabel("steps T")
     ax.set_ylabel("nats")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # covers no line
     return fig
 
 
@@ -172,39 +269,56 @@ def planners_figure(planners: dict):
     fig, (ax,) = _figure()
     T = np.asarray(planners["steps"], dtype=np.float64)
     kl = np.asarray(planners["kl"], dtype=np.float64)
-    for j, name in enumerate(planners["planners"]):
-        ax.plot(T, _positive(kl[:, j]), "o-", label=name)
+    marks = "osD^vP*X"
+    for j, name in enumerate(planners["planners"]):  # later lines smaller: a covered one still shows
+        ax.plot(T, _positive(kl[:, j]), marker=marks[j % len(marks)], ls="-", ms=max(8.0 - 1.5 * j, 3.0), label=name)
     _log_axes(ax, T)
     ax.set_xlabel("steps T (constant schedule)")
     ax.set_ylabel("exact KL(p‖q) (nats)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # covers no line
     return fig
+
+
+#: Font size of the per-step cost labels above the bars (points).
+COST_LABEL_SIZE = 9
+
+
+def schedule_bars(recommended: dict) -> list[tuple[str, list[int], list[float] | None]]:
+    """The bar groups of :func:`schedule_figure`: (legend label, sizes, step costs in nats):
+    the recommended schedule, the constant one (remainder last) and, where it differs, the
+    split LLaDA's pipelines use (remainder first)."""
+    sizes = [int(k) for k in recommended["sizes"]]
+    T, d = len(sizes), int(sum(sizes))
+    const = recommended.get("constant_sizes") or list(np.diff([(t * d) // T for t in range(T + 1)]))
+    groups = [("recommended", sizes, recommended.get("step_costs")),
+              ("constant (remainder last)", [int(k) for k in const], recommended.get("constant_step_costs"))]
+    llada = recommended.get("llada_sizes")
+    if llada is not None and [int(k) for k in llada] != groups[1][1]:
+        groups.append(("LLaDA split (remainder first)", [int(k) for k in llada], recommended.get("llada_step_costs")))
+    return groups
 
 
 def schedule_figure(recommended: dict):
     from matplotlib.ticker import MaxNLocator
 
-    fig, (ax,) = _figure(height=3.4)
-    sizes = np.asarray(recommended["sizes"])
-    T = sizes.size
-    d = int(sizes.sum())
-    if "constant_sizes" in recommended:
-        const = np.asarray(recommended["constant_sizes"])
-    else:
-        const = np.diff([(t * d) // T for t in range(T + 1)])  # Schedule.constant: larger steps last
+    groups = schedule_bars(recommended)
+    T = len(groups[0][1])
+    fig, (ax,) = _figure(width=8.0, height=3.6)
     x = np.arange(1, T + 1)
-    bars = {"recommended": ax.bar(x - 0.2, sizes, width=0.4, label="recommended"),
-            "constant": ax.bar(x + 0.2, const, width=0.4, label="constant", color="lightgray")}
-    # each step's path KL (recommended["step_costs"], nats) above its bar
-    for key, costs in (("recommended", recommended.get("step_costs")), ("constant", recommended.get("constant_step_costs"))):
-        if costs is not None:
-            ax.bar_label(bars[key], labels=[f"{c:.2g}" for c in costs], fontsize=7, padding=2)
-    ax.set_ylim(0, max(int(sizes.max()), int(const.max())) * 1.25)
+    w = 0.8 / len(groups)
+    colors = ["tab:blue", "lightgray", "tab:orange"]
+    for g, (label, sizes, costs) in enumerate(groups):
+        bars = ax.bar(x + (g - (len(groups) - 1) / 2) * w, sizes, width=w, label=label, color=colors[g])
+        if costs is not None:  # each step's path KL above its bar
+            ax.bar_label(bars, labels=[f"{c:.2g}" for c in costs], fontsize=COST_LABEL_SIZE, padding=2)
+    top = max(max(k) for _, k, _ in groups)
+    ax.set_ylim(0, top * 1.3 + 0.5)
     ax.set_xlabel("step")
     ax.set_ylabel("tokens revealed")
+    ax.set_title("numbers above the bars: path KL of each step (nats)", fontsize=10)
     ax.set_xticks(x)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # outside: it covers no label
     return fig
 
 
@@ -223,7 +337,9 @@ def attention_heatmap_figure(attention: dict):
         plot_received(np.asarray(attention["received_sample"][ell]), eps=attention["eps"], ax=top,
                       title=f"layer {ell}: one sample")
         tt, jj = np.nonzero(rv)
-        top.scatter(jj, tt, marker=".", s=18, color="white")
+        # above the anchor rings and inside them (REVEALED_SIZE < the ring's hole), with a dark edge
+        top.scatter(jj, tt, marker="o", s=REVEALED_SIZE, color="white", edgecolors="black", linewidths=0.5,
+                    zorder=3, label="revealed")
         plot_received(np.asarray(attention["received_mean"][ell]), eps=attention["eps"], ax=bottom,
                       title=f"layer {ell}: mean of {attention['n']} samples")
         for ax in (top, bottom):
@@ -338,7 +454,8 @@ def plot_received(s, *, eps: float | None = None, ax=None, title: str | None = N
     im = ax.imshow(s, aspect="auto", cmap="viridis", origin="upper")
     a = anchors(s, eps=eps)
     tt, jj = np.nonzero(a)
-    ax.scatter(jj, tt, marker="o", s=30, facecolors="none", edgecolors="red", label="anchor")
+    ax.scatter(jj, tt, marker="o", s=ANCHOR_SIZE, facecolors="none", edgecolors="red", linewidths=ANCHOR_LW,
+               label="anchor", zorder=2)
     if s.shape[1] <= 32:
         ax.set_xticks(range(s.shape[1]))
     if s.shape[0] <= 32:

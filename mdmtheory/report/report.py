@@ -49,6 +49,7 @@ from .._estimate import Record
 from .._moved import options_from
 from .. import bounds as _bounds
 from ..exports import formats as _export
+from ..exports.formats import llada_default_counts
 from ..information import ugc as _ugc
 from .._moved import renamed_keywords
 from .._validate import int_arg, real_arg
@@ -220,7 +221,7 @@ class _KLCache:
     (schedule sizes, planner name): each sampler law is computed once."""
 
     def __init__(self, p: Joint):
-        self.p, self.values, self.rates, self.tie_mass = p, {}, {}, {}
+        self.p, self.values, self.rates, self.tie_mass, self.parts = p, {}, {}, {}, {}
 
     def add(self, sched: Schedule, planner, q: Joint) -> None:
         """Record a sampler law computed elsewhere (section 4's comparison)."""
@@ -229,6 +230,7 @@ class _KLCache:
         key = (tuple(sched.sizes), str(planner))
         self.values[key] = kl(self.p, q)
         self.rates[key] = transition_rate(self.p, q) if self.p.d > 1 else 0.0
+        self.parts[key] = transition_parts(self.p, q) if self.p.d > 1 else (0.0, 0.0)
 
     def __call__(self, sched: Schedule, planner="random") -> float:
         key = (tuple(sched.sizes), str(planner))
@@ -241,6 +243,61 @@ class _KLCache:
     def rate(self, sched: Schedule, planner="random") -> float:
         self(sched, planner)
         return self.rates[(tuple(sched.sizes), str(planner))]
+
+    def rate_parts(self, sched: Schedule, planner="random") -> tuple[float, float]:
+        self(sched, planner)
+        return self.parts[(tuple(sched.sizes), str(planner))]
+
+
+def transition_parts(p: Joint, q: Joint) -> tuple[float, float]:
+    r"""The two parts of Tang et al.'s transition KL-rate (:func:`mdmtheory.samplers.transition_rate`)
+    when it is infinite: the share :math:`\pi = \sum_i w_i \sum_{j: P(j|i) = 0} Q(j \mid i)` of
+    the output's bigrams that the data never makes (any π > 0 makes the rate ∞), and the rate
+    on the rest, :math:`\sum_i w_i\, \mathrm{KL}(	ilde Q(\cdot \mid i) \,\|\, P(\cdot \mid i))`
+    with :math:`	ilde Q(\cdot \mid i)` the output's transitions from i restricted to the pairs
+    the data makes and renormalized (a row with no such pair adds nothing). Q, P, w as in
+    :func:`~mdmtheory.samplers.transition_rate`. When π = 0 the second part is the rate itself."""
+    from ..samplers.metrics import _pooled_bigrams
+
+    Cq, Cp = _pooled_bigrams(q.table), _pooled_bigrams(p.table)
+    tot = Cq.sum()
+    if tot <= 0:
+        return 0.0, 0.0
+    rq = Cq.sum(axis=1)
+    w = rq / tot
+    P = np.divide(Cp, Cp.sum(axis=1, keepdims=True), out=np.zeros_like(Cp), where=Cp.sum(axis=1, keepdims=True) > 0)
+    Q = np.divide(Cq, rq[:, None], out=np.zeros_like(Cq), where=rq[:, None] > 0)
+    ok = P > 0
+    share_i = np.where(ok, 0.0, Q).sum(axis=1)
+    kept = np.where(ok, Q, 0.0)
+    mass = kept.sum(axis=1, keepdims=True)
+    Qt = np.divide(kept, mass, out=np.zeros_like(kept), where=mass > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(Qt > 0, Qt * (np.log(Qt) - np.log(np.where(ok, P, 1.0))), 0.0)
+    return float(np.sum(w * share_i)), max(float(np.sum(w * terms.sum(axis=1))), 0.0)
+
+
+#: The names a reader knows for the bounds of :func:`mdmtheory.compare` (legends, tables and
+#: captions of section 4); any other bound is shown under its identifier.
+BOUND_NAMES = {
+    "data_processing": "data processing (KL ≤ path KL)",
+    "riemann": "Riemann bound",
+    "lc25_theorem1": "LC25 Theorem 1",
+    "w26_theorem1_card": "W26 Theorem 1 (card)",
+    "pb25_schedule_lower": "ParallelBench Theorem 1 (schedule lower bound)",
+    "lc25_lower_our_reading": "LC25 lower bound (our reading)",
+    "ugc_total": "W26 UGC total (Prop. 3)",
+    "dhw_lower": "W26 DHW lower (Prop. 3)",
+    "dhw_upper": "W26 DHW upper (Prop. 3)",
+    "dhw_tc": "DHW via total correlation",
+    "dhw26_dimension": "DHW26 dimension bound",
+    "zyb26_verification_lower": "ZYB26 verification lower bound (our reading)",
+}
+
+
+def bound_name(name: str) -> str:
+    """The reader's name of a bound identifier (:data:`BOUND_NAMES`; else the identifier)."""
+    return BOUND_NAMES.get(name, name)
 
 
 def _bounds_section(p: Joint, Ts: list[int], progress, cache: _KLCache) -> dict:
@@ -258,9 +315,10 @@ def _bounds_section(p: Joint, Ts: list[int], progress, cache: _KLCache) -> dict:
             if r.quantity not in ("kl", "path_kl"):  # law-level rows: the same for every T
                 if i == 0:
                     law_rows.append({"name": r.name, "kind": r.kind, "quantity": r.quantity, "value": r.value,
-                                     "exact": r.exact, "holds": r.holds, "source": r.source})
+                                     "exact": r.exact, "holds": r.holds, "source": r.source, "status": r.status})
                 continue
             s = series.setdefault(r.name, {"kind": r.kind, "quantity": r.quantity, "source": r.source,
+                                           "status": r.status, "label": bound_name(r.name),
                                            "values": [math.nan] * len(Ts), "holds": [None] * len(Ts)})
             s["values"][i] = r.value
             s["holds"][i] = r.holds
@@ -269,16 +327,33 @@ def _bounds_section(p: Joint, Ts: list[int], progress, cache: _KLCache) -> dict:
             and all(r["holds"] is not False for r in law_rows)}
 
 
-def _family_curves(prof: Profile, Ts: list[int]) -> dict[str, list[float]]:
-    d = prof.d
-    fams: dict[str, Callable[[int], Any]] = {
+#: The start of the log-linear grid of sections 5 and 7. MDLM's eps = 1e-3 draws the first 0.1%
+#: of the tokens exactly before the grid (:func:`mdmtheory.schedules.loglinear_grid`): a step no
+#: step count of the table counts, which let it beat the optimum at T = 1 (issue 31 §1). Started
+#: at t = 0 every family makes exactly T forwards.
+LOGLINEAR_EPS = 0.0
+
+#: The equal split the pipelines use: LLaDA's ``get_num_transfer_tokens`` (ML-GSAI/LLaDA
+#: generate.py at 41760b91240e934e7612b08d45a0642d680c098a; diffusers' LLaDA2 scheduler the
+#: same) floors n/T and gives the remainder to the first steps, e.g. [2, 2, 1] for 5 tokens in
+#: 3 steps, where :meth:`Schedule.constant` gives it to the last ones ([1, 2, 2]).
+LLADA_SPLIT = "LLaDA split (remainder first)"
+
+
+def _families(d: int) -> dict[str, Callable[[int], Any]]:
+    """The compared families, each at T forwards (None where a family is undefined)."""
+    return {
         "constant": lambda T: Schedule.constant(d, T),
+        LLADA_SPLIT: lambda T: Schedule(llada_default_counts(d, T)),
         "cosine": lambda T: cosine_schedule(d, T),
-        "log-linear (MDLM grid)": lambda T: loglinear_grid(T),
+        "log-linear (MDLM grid)": lambda T: loglinear_grid(T, eps=LOGLINEAR_EPS),
         "geometric": lambda T: geometric_schedule(d, T) if 3 <= T <= d and d >= 3 else None,
     }
+
+
+def _family_curves(prof: Profile, Ts: list[int]) -> dict[str, list[float]]:
     out = {}
-    for name, make in fams.items():
+    for name, make in _families(prof.d).items():
         vals = []
         for T in Ts:
             plan = make(T)
@@ -322,7 +397,10 @@ def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCac
         sched = Schedule.constant(p.d, T)
         rows.append([cache(sched, pl) for pl in planners])
     rates = [[cache.rate(Schedule.constant(p.d, T), pl) for pl in planners] for T in Ts]
+    parts = [[cache.rate_parts(Schedule.constant(p.d, T), pl) for pl in planners] for T in Ts]
     return {"steps": list(Ts), "planners": names, "kl": rows, "transition_kl_rate": rates,
+            "transition_impossible_share": [[a for a, _ in row] for row in parts],
+            "transition_kl_rate_rest": [[b for _, b in row] for row in parts],
             "parallelism": _parallelism(p, Ts, names, rows, progress), "ties": _ties_line(p, Ts, planners, cache)}
 
 
@@ -455,7 +533,8 @@ def _at_budget(prof: Profile, T: int) -> tuple[dict, dict]:
     """Path KL of the usual schedule families with T steps (NaN where a family is undefined),
     and the sizes of those that are schedules (the log-linear grid is a Bernoulli grid)."""
     d = prof.d
-    sizes = {"constant": list(Schedule.constant(d, T).sizes), "cosine": list(cosine_schedule(d, T).sizes)}
+    sizes = {"constant": list(Schedule.constant(d, T).sizes), LLADA_SPLIT: llada_default_counts(d, T),
+             "cosine": list(cosine_schedule(d, T).sizes)}
     if 3 <= T <= d and d >= 3:
         sizes["geometric"] = list(geometric_schedule(d, T).sizes)
     return {name: vals[0] for name, vals in _family_curves(prof, [T]).items()}, sizes
@@ -501,6 +580,8 @@ def _recommended_section(prof: Profile, fr, target: float, steps: int | None, mf
         "differs_from_constant": tuple(sched.sizes) != tuple(const.sizes),
         "step_costs": step_costs(prof, sched),
         "constant_step_costs": step_costs(prof, const),
+        "llada_sizes": llada_default_counts(d, steps),
+        "llada_step_costs": step_costs(prof, Schedule(llada_default_counts(d, steps))),
         "families": families,
         "family_sizes": family_sizes,
         "gains": gains,
@@ -930,16 +1011,31 @@ def _attention_html(a: dict | None) -> list[str]:
 
 
 def _bounds_caption(b: dict) -> str:
+    """Caption of the bounds figure, from :func:`mdmtheory.report.plots.bounds_lines` (what is
+    drawn, how, what is not and why, which curves coincide)."""
+    from .plots import bounds_lines
+
+    plan = bounds_lines(b)
     cap = ("Constant schedules with T steps, random planner, log scales. Solid lines are exact: the KL of the "
-           "sampler's output law and the path KL. Dashed lines are published upper bounds; each must lie above "
-           "the exact quantity it bounds (KL or path KL). Zero values (T = d is exact) and infinite ones cannot "
-           "be drawn on a log scale.")
-    hidden = [n for n, s in b["series"].items() if s["kind"] == "upper" and n != "data_processing"
-              and not any(v is not None and math.isfinite(v) and v > 1e-12 for v in s["values"])]
-    if "data_processing" in b["series"]:
-        cap += " data_processing is the path KL line itself."
-    if hidden:
-        cap += f" Not drawn (infinite or zero at every T here): {', '.join(hidden)}."
+           "sampler's output law (black circles) and the path KL (blue squares). Each bound is drawn with ▲ if it "
+           "is an upper bound (it must lie above the exact quantity it bounds) and ▼ if a lower one (below it); "
+           "dashed if its statement is published (status paper, paper via summary, or our reading of a paper), "
+           "dash-dotted if it is derived here.")
+    pub = [x["label"] for x in plan["drawn"] if x["published"]]
+    own = [x["label"] for x in plan["drawn"] if not x["published"]]
+    if pub:
+        cap += " Published: " + "; ".join(pub) + "."
+    if own:
+        cap += " Derived here: " + "; ".join(own) + "."
+    if plan["not_drawn"]:
+        cap += " Not drawn: " + "; ".join(f"{n} ({why})" for n, why in plan["not_drawn"]) + "."
+    for names, at in plan["coincide"]:
+        who = ", ".join(names[:-1]) + " and " + names[-1]
+        cap += f" {who} coincide at T = {', '.join(str(t) for t in at)}."
+    if plan["coincide"]:
+        cap += (" (Coinciding: equal to 1e-9 relative; the later line lies on the earlier ones there, drawn with "
+                "smaller markers so that each stays visible.)")
+    cap += " Zero values (T = d is exact) and infinite ones cannot be drawn on a log scale."
     return cap
 
 
@@ -961,8 +1057,15 @@ def schedule_caption(rec: dict, phi) -> str:
            f"and by the constant one {rec['constant_sizes']}. A step of k tokens taken with s already revealed costs "
            "Σ_{m=s}^{s+k−1} (φ_s − φ_m) nats of path KL: the fall of the profile inside the step (numbers above "
            "the bars). Optimal: " + " + ".join(f"{c:.3g}" for c in rec["step_costs"]) + f" = {rec['path_kl']:.3g} "
-           "nats; constant: " + " + ".join(f"{c:.3g}" for c in rec["constant_step_costs"])
+           "nats; constant (remainder last): " + " + ".join(f"{c:.3g}" for c in rec["constant_step_costs"])
            + f" = {rec['constant_path_kl']:.3g} nats.")
+    ll = rec.get("llada_sizes")
+    if ll is not None and list(ll) != list(rec["constant_sizes"]):
+        llk = float(sum(rec["llada_step_costs"]))
+        cap += (f" LLaDA's generate and the diffusers pipelines split d/T with the remainder first, {list(ll)}: "
+                + " + ".join(f"{c:.3g}" for c in rec["llada_step_costs"]) + f" = {llk:.3g} nats"
+                + (f", so against the split they use the optimum saves {_pct((llk - rec['path_kl']) / llk)}."
+                   if llk > 1e-12 else "."))
     if not rec["differs_from_constant"]:
         return cap + (" Here the optimum is the constant schedule itself: at this step count the choice of schedule "
                       "gains nothing (section 5 shows the step counts where it does).")
@@ -992,6 +1095,92 @@ def gain_caption(g: dict, law: dict) -> str:
     return cap
 
 
+def frontier_caption(f: dict) -> str:
+    """Caption of the frontier figure; names the families that reach the optimum (their line
+    then lies on the black one, :func:`mdmtheory.report.plots.coinciding`)."""
+    from . import plots
+
+    cap = ("Path KL against the number of forwards T. The optimal schedule (black) is the lower envelope: no "
+           "schedule with T forwards does better; the gap to each family is what the family wastes. Every family "
+           "makes T forwards: constant puts the remainder of d/T on the last steps, the LLaDA split on the first "
+           "(LLaDA's get_num_transfer_tokens), and the log-linear MDLM grid starts at t = 0 (MDLM's ε = 10⁻³ would "
+           "draw its first tokens exactly before the grid, a free extra forward). Geometric (W26's: one token, a "
+           "geometric grid of at least one step, one token) needs 3 ≤ T ≤ d: “–” below. Dotted: the exact KL of "
+           "the optimal schedule's output law. Zero values (T = d) are not drawn on the log scale.")
+    steps = list(f["steps"])
+    keep = [i for i, T in enumerate(steps) if T > 1]  # at T = 1 every schedule is the one step [d]
+    curves = [("optimal", [f["optimal"][i] for i in keep])]
+    curves += [(FAMILY_LABELS.get(n, n), [v[i] for i in keep]) for n, v in f["families"].items()]
+    reach: dict[str, list] = {}
+    same = []
+    for group, at in plots.coinciding(curves, [steps[i] for i in keep]):
+        if "optimal" in group:
+            for n in group:
+                if n != "optimal":
+                    reach.setdefault(n, []).extend(at)
+        else:
+            same.append((group, at))
+    for n, at in reach.items():
+        cap += f" {n} is optimal at T = {', '.join(map(str, sorted(at)))} (its line lies on the black one there)."
+    for group, at in same:
+        cap += (f" {', '.join(group[:-1])} and {group[-1]} coincide at T = {', '.join(map(str, at))} (one line lies "
+                "on the other).")
+    if f.get("model_designed") is not None:
+        cap += (" Magenta: schedules designed from the model's cross-entropy profile, judged by the exact profile "
+                "(above the black line by what the model's learning error costs).")
+    return cap
+
+
+def planners_caption(pl: dict) -> str:
+    """Caption of the planners figure; says so when every drawn value is one value (the plot
+    then fixes its axis around it, :func:`mdmtheory.report.plots.flat_value`)."""
+    from . import plots
+
+    cap = ("Exact KL of each planner's output law on the constant schedule with T steps. Lower is "
+           "better; at T = d every planner is exact (one token per step: zero, not drawn on the log scale).")
+    flat = plots.flat_value(np.asarray(pl["kl"], dtype=np.float64))
+    if flat is not None:
+        cap += (f" Here every drawn value is {flat:.6g} nats (all equal to {plots.FLAT_RTOL:g} relative): no planner "
+                "and no step count below d does better, and the axis is fixed around that value instead of magnifying "
+                "rounding differences.")
+        return cap
+    kl = np.asarray(pl["kl"], dtype=np.float64)
+    names = pl.get("planners") or [f"planner {j}" for j in range(kl.shape[1])]
+    steps = pl.get("steps") or list(range(1, kl.shape[0] + 1))
+    keep = [i for i, T in enumerate(steps) if T > 1]  # at T = 1 every planner is the one-step product law
+    steps, kl = [steps[i] for i in keep], kl[keep]
+    drawn = [T for T, row in zip(steps, kl) if np.any(np.isfinite(row) & (row > plots.ZERO))]
+    for group, at in plots.coinciding([(n, kl[:, j]) for j, n in enumerate(names)], steps):
+        where = "every drawn T" if at == drawn else "T = " + ", ".join(map(str, at))
+        cap += (f" {', '.join(group[:-1])} and {group[-1]} give the same KL at {where} (to {plots.COINCIDE_RTOL:g} "
+                "relative): their lines lie on one another, drawn with smaller markers the later they come.")
+    return cap
+
+
+def _transition_inf_html(pl: dict) -> list[str]:
+    """Why a transition KL-rate is ∞ and its finite part (:func:`transition_parts`), when one is."""
+    rates = pl["transition_kl_rate"]
+    if not any(math.isinf(v) for row in rates for v in row) or "transition_impossible_share" not in pl:
+        return []
+    inf_T = [T for T, row in zip(pl["steps"], rates) if any(math.isinf(v) for v in row)]
+    return [
+        "<p>∞ means the output law makes consecutive pairs (bigrams) that the data never makes — a step that "
+        "commits two neighbours at once draws them independently, so it can pair values the law never pairs — "
+        "and a KL against a zero probability is infinite (here at T = " + ", ".join(map(str, inf_T)) + "). The "
+        "tables below split it: the share of the output's bigrams the data never makes, and the KL-rate over the "
+        "bigrams it does make (the output's transitions renormalized on them; "
+        "mdmtheory.report.report.transition_parts). Where the share is 0, the second table is the rate itself.</p>",
+        _table(["T"] + [f"{n}: share of impossible bigrams" for n in pl["planners"]],
+               [[T] + [_share(v) for v in row] for T, row in zip(pl["steps"], pl["transition_impossible_share"])]),
+        _table(["T"] + [f"{n}: KL-rate on the possible bigrams" for n in pl["planners"]],
+               [[T] + row for T, row in zip(pl["steps"], pl["transition_kl_rate_rest"])]),
+    ]
+
+
+#: How the tables name the families (the record's keys are kept).
+FAMILY_LABELS = {"constant": "constant (remainder last)"}
+
+
 def _summary_html(r: Report) -> list[str]:
     """The first screen: what the report is for, the budget or target in words, and the gain."""
     law, rec = r.law, r.recommended
@@ -1011,10 +1200,19 @@ def _summary_html(r: Report) -> list[str]:
                    f"T = {rec['target_steps']}.)</p>")
     rows = [["optimal (recommended)", str(rec["sizes"]), rec["path_kl"], "–"]]
     for name, g in rec["gains"].items():
-        sizes = str(rec["family_sizes"][name]) if name in rec["family_sizes"] else "Bernoulli grid (random counts)"
+        sizes = (str(rec["family_sizes"][name]) if name in rec["family_sizes"] else
+                 "Bernoulli grid from t = 0 (random counts)")
+        name = FAMILY_LABELS.get(name, name)
         saved = (f"{g['saved']:.3g} nats ({_pct(g['relative'])})" if g["saved"] > 1e-12 else "0 (the same)")
         rows.append([name, sizes, g["path_kl"], saved])
     out.append(_table(["schedule, T = %d" % T, "sizes", "path KL (nats)", "saved by the optimum"], rows, left=2))
+    if "geometric" not in rec["gains"]:
+        out.append(f"<p>Geometric (W26's) is not shown: it needs 3 ≤ T ≤ d, here T = {T} (one token, a geometric "
+                   "grid of at least one step, one token).</p>")
+    out.append("<p>Every schedule here makes T forwards: constant is Schedule.constant (the remainder of d/T on the "
+               "last steps), the LLaDA split is what LLaDA's generate and the diffusers pipelines use "
+               "(get_num_transfer_tokens: the remainder on the first steps), and the log-linear MDLM grid starts at "
+               "t = 0 (with MDLM's ε = 10⁻³ its exact draws before the grid would be a free extra step).</p>")
     line = (f"<p>Exact KL of the sampler's output law: optimal {rec['exact_kl']:.3g} nats, constant "
             f"{rec['constant_exact_kl']:.3g} nats.")
     if rec["constant_steps_to_match"] > T:
@@ -1076,36 +1274,30 @@ def render_html(report: Report) -> str:
                          _bounds_caption(b), "bounds versus steps"))
     names = list(b["series"])
     rows = [[T, b["kl"][i], b["path_kl"][i]] + [b["series"][n]["values"][i] for n in names] for i, T in enumerate(b["steps"])]
-    parts.append(_table(["T", "exact KL", "path KL"] + names, rows))
-    parts.append("<p>Sources: " + "; ".join(f"<b>{html.escape(n)}</b> ({html.escape(s['kind'])} bound on "
-                 f"{html.escape(s['quantity'])}): {html.escape(s['source'])}" for n, s in b["series"].items()) + "</p>")
-    parts.append(_table(["law-level bound", "kind", "quantity", "value", "exact", "holds"],
-                        [[x["name"], x["kind"], x["quantity"], x["value"], x["exact"], x["holds"]] for x in b["law_rows"]],
-                        left=3))
+    parts.append(_table(["T", "exact KL", "path KL"] + [bound_name(n) for n in names], rows))
+    parts.append("<p>Sources: " + "; ".join(f"<b>{html.escape(bound_name(n))}</b> (<code>{html.escape(n)}</code>, "
+                 f"{html.escape(s['kind'])} bound on {html.escape(s['quantity'])}, {html.escape(s.get('status') or '–')}): "
+                 f"{html.escape(s['source'])}" for n, s in b["series"].items()) + "</p>")
+    parts.append(_table(["law-level bound", "kind", "status", "quantity", "value", "exact", "holds"],
+                        [[bound_name(x["name"]), x["kind"], x.get("status") or "–", x["quantity"], x["value"], x["exact"],
+                          x["holds"]] for x in b["law_rows"]], left=4))
     parts.append(f"<p>Every bound holds: {_num(bool(b['all_hold']))}</p>")
 
     # 5. frontier
     f = r.frontier
     parts.append(f'<h2 id="frontier">{SECTIONS["frontier"]}</h2>')
-    cap = ("Path KL against the number of steps. The optimal schedule (black) is the lower envelope: no "
-           "schedule with T steps does better; the gap to each family is what the family wastes. Dotted: "
-           "the exact KL of the optimal schedule's output law. Zero values (T = d) are not drawn on the log scale.")
-    if f["model_designed"] is not None:
-        cap += (" Magenta: schedules designed from the model's cross-entropy profile, judged by the exact profile "
-                "(above the black line by what the model's learning error costs).")
+    cap = frontier_caption(f)
     parts.append(_figure(plots.png(plots.frontier_figure(f)), cap, "Pareto frontier"))
     fam = list(f["families"])
     rows = [[T, f["optimal"][i], f["optimal_exact_kl"][i]] + [f["families"][n][i] for n in fam]
             + [str(f["optimal_schedules"][i])] for i, T in enumerate(f["steps"])]
-    parts.append(_table(["T", "optimal path KL", "optimal exact KL"] + fam + ["optimal sizes"], rows))
+    parts.append(_table(["T", "optimal path KL", "optimal exact KL"] + [FAMILY_LABELS.get(n, n) for n in fam]
+                        + ["optimal sizes"], rows))
 
     # 6. planners
     pl = r.planners
     parts.append(f'<h2 id="planners">{SECTIONS["planners"]}</h2>')
-    parts.append(_figure(plots.png(plots.planners_figure(pl)),
-                         "Exact KL of each planner's output law on the constant schedule with T steps. Lower is "
-                         "better; at T = d every planner is exact (one token per step: zero, not drawn on the log scale).",
-                         "planners compared"))
+    parts.append(_figure(plots.png(plots.planners_figure(pl)), planners_caption(pl), "planners compared"))
     parts.append(_table(["T"] + pl["planners"], [[T] + row for T, row in zip(pl["steps"], pl["kl"])]))
     if pl.get("ties"):
         parts.append(f"<p>{html.escape(pl['ties']['text'])}</p>")
@@ -1116,6 +1308,7 @@ def render_html(report: Report) -> str:
                      "bigrams and still miss the law, or the reverse: compare the two tables.</p>")
         parts.append(_table(["T"] + pl["planners"], [[T] + row for T, row in zip(pl["steps"],
                                                                                  pl["transition_kl_rate"])]))
+        parts.extend(_transition_inf_html(pl))
     par = pl.get("parallelism")
     if par:
         parts.append("<p>Accuracy against parallelism: expected tokens per forward (d over the expected number of "

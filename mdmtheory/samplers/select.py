@@ -689,8 +689,12 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
 class SelectionBias(Record):
     """One sample-then-select step from the empty state (or from ``given`` values):
     ``commit_prob[j]`` the probability that j is committed, ``committed[j]`` the law of its
-    committed value given that it is (NaN rows where it never is), ``conditional[j]`` the
-    true p(x_j | given), and ``tv[j]`` their total variation — the bias."""
+    committed value given that it is (NaN rows where it never is: there is no such law),
+    ``conditional[j]`` the true p(x_j | given), and ``tv[j]`` their total variation — the
+    bias. Where j is never committed (``commit_prob[j] == 0``) ``tv[j]`` is defined as 0: the
+    step commits no value there, so it brings no bias there (issue 31 §12; it was NaN, the
+    TV of an undefined law). ``commit_prob * tv`` weighs each position's bias by how often
+    the step commits it."""
 
     commit_prob: np.ndarray
     committed: np.ndarray
@@ -716,5 +720,5 @@ def selection_bias(p: Joint, size: int, planner: SampleThenSelectPlanner | None 
     prob = got.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         law = got / prob[:, None]
-    tv = 0.5 * np.abs(law - P).sum(axis=1)
+    tv = np.where(prob > 0, 0.5 * np.abs(np.where(prob[:, None] > 0, law, P) - P).sum(axis=1), 0.0)
     return SelectionBias(prob, law, P, tv)

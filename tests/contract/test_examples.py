@@ -227,7 +227,19 @@ def test_sampler_centric(capsys):
     few, full = rows[min(rows)][1]["random"], rows[d][1]["random"]
     assert full.kl_rate < few.kl_rate
     assert full.kl_rate_ci[0] <= out["floor"].kl_rate * 3
-    assert "plug-in floor" in text
+    assert "plug-in" in text and "the floor" in text
+    # issue 31 §12: every printed point estimate lies in its own interval (the bias-corrected one;
+    # the plug-in is biased upward and the text says it can lie above the interval)
+    import re
+
+    cells = re.findall(r"(-?\d+\.\d+) \[(-?\d+\.\d+),(-?\d+\.\d+)\]", text)
+    assert len(cells) == 3 * len(rows)
+    for v, lo, hi in cells:
+        assert float(lo) - 5e-4 <= float(v) <= float(hi) + 5e-4, (v, lo, hi)
+    for _, rates in rows.values():
+        for r in rates.values():
+            assert r.kl_rate_ci[0] <= r.kl_rate_corrected <= r.kl_rate_ci[1]
+    assert "can lie above its own interval" in text
 
 
 def test_kl_sweep(capsys):

@@ -255,6 +255,8 @@ def test_html_has_every_section_and_every_image_decodes(report, tmp_path):
         im.load()
         assert im.format == "PNG" and im.size[0] > 100 and im.size[1] > 100, alt
     assert text.count("<figcaption>") == 6
+    # issue 31 §5: the geometric column's "–" below T = 3 is explained where it is shown
+    assert np.isnan(report.frontier["families"]["geometric"][0]) and "3 ≤ T ≤ d" in text
     # self-contained: no script, no stylesheet link, no remote address
     assert "<script" not in text and "<link" not in text and "http" not in text.replace("&quot;", "")
 
@@ -464,14 +466,16 @@ def test_default_demo_budget_beats_every_family_by_brute_force():
     assert best != const
     prof = mt.Profile(phi)
     for name, other in [("constant", profile_path_kl(phi, const)), ("cosine", profile_path_kl(phi, cosine_schedule(d, T).sizes)),
-                        ("log-linear", mt.path_kl(prof, loglinear_grid(T)))]:
+                        ("log-linear", mt.path_kl(prof, loglinear_grid(T, eps=0.0)))]:
         assert best_kl < 0.85 * other, (name, best_kl, other)
     # the first-screen numbers docs/guide.md quotes (the demo paragraph) are these
     from pathlib import Path
 
     guide = " ".join((Path(__file__).parents[2] / "docs" / "guide.md").read_text().split())
     assert f"optimal schedule {best} has path KL {best_kl:.3f} nats against {profile_path_kl(phi, const):.3f}" in guide
-    assert f"{mt.path_kl(prof, loglinear_grid(T)):.3f} for the log-linear MDLM grid" in guide
+    assert f"{mt.path_kl(prof, loglinear_grid(T, eps=0.0)):.3f} for the log-linear MDLM grid started at t = 0" in guide
+    front = [(d // T) + (1 if i < d % T else 0) for i in range(T)]  # LLaDA's get_num_transfer_tokens
+    assert f"{profile_path_kl(phi, front):.3f} for the split LLaDA's pipelines use, {front}" in guide
     # the report's record and caption, on the same law and budget (exact KL not needed here)
     cache = _KLCache(law)
     cache.values = type("NoKL", (dict,), {"__missing__": lambda self, k: float("nan")})()
@@ -480,6 +484,22 @@ def test_default_demo_budget_beats_every_family_by_brute_force():
     assert rec["gains"]["constant"]["saved"] == pytest.approx(profile_path_kl(phi, const) - best_kl, abs=1e-9)
     np.testing.assert_allclose(rec["step_costs"], _brute_step_costs(phi, best), atol=1e-9)
     assert rec["constant_steps_to_match"] > T  # constant needs more steps for the same path KL
+    # issue 31 §1, §6: at equal forwards no family beats the optimum (the log-linear grid starts at
+    # t = 0: MDLM's eps draw was a free step that beat it at T = 1); LLaDA's split, named as such
+    from mdmtheory.report.report import LLADA_SPLIT, _family_curves, _summary_html
+
+    fam = _family_curves(prof, list(range(1, d + 1)))
+    for T_ in range(1, d + 1):
+        opt_ = min(profile_path_kl(phi, c) for c in compositions(d, T_))
+        assert all(np.isnan(v[T_ - 1]) or v[T_ - 1] >= opt_ - 1e-12 for v in fam.values()), T_
+    front = [(d // T) + (1 if i < d % T else 0) for i in range(T)]  # LLaDA's get_num_transfer_tokens
+    assert rec["llada_sizes"] == front == [2, 2, 1]
+    llada = profile_path_kl(phi, front)
+    assert rec["gains"][LLADA_SPLIT]["path_kl"] == pytest.approx(llada, abs=1e-12)
+    first = "".join(_summary_html(type("R", (), {"law": {"name": "words", "d": d, "K": law.K, "entropy": prof.entropy},
+                                                 "recommended": rec})()))
+    assert "LLaDA split (remainder first)" in first and "constant (remainder last)" in first and "t = 0" in first
+    assert f"{100 * (llada - best_kl) / llada:.0f}%" in schedule_caption(rec, phi)
     cap = schedule_caption(rec, phi)
     assert "gains nothing" not in cap
     for c in _brute_step_costs(phi, best) + _brute_step_costs(phi, const):
@@ -531,6 +551,7 @@ def test_first_screen_states_the_gain_and_the_target(law, report):
 
     first = "".join(_summary_html(given))
     assert "Step budget" in first and "T = 2 steps" in first
+    assert "Geometric (W26's) is not shown: it needs 3 ≤ T ≤ d, here T = 2" in first  # issue 31 §5
 
 
 def test_gain_caption_says_h_is_a_sum_over_positions(law, report):

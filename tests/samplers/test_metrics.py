@@ -44,6 +44,23 @@ def test_rates_by_their_definition_and_lost_rows_are_excluded():
     assert transition_rates(x2, P, n_boot=50).kl_rate == pytest.approx(kl, abs=1e-12)
 
 
+def test_bias_corrected_estimate_by_its_definition_lies_in_the_interval():
+    """Issue 31 §12: the plug-in can lie above its own (bias-corrected) interval; the point
+    estimate printed with the interval is 2·plug-in − mean of the bootstrap plug-ins."""
+    P = np.array([[0.7, 0.2, 0.1], [0.3, 0.3, 0.4], [0.1, 0.1, 0.8]])
+    law = MarkovChainLaw(P, 8)
+    x = law.sample(30, np.random.default_rng(3))
+    r = transition_rates(x, P, n_boot=40, seed=5)
+    rng = np.random.default_rng(5)
+    boots = [_loops(x[rng.integers(0, 30, 30)], P) for _ in range(40)]
+    kl, tv = _loops(x, P)
+    assert r.kl_rate_corrected == pytest.approx(max(2 * kl - np.mean([b[0] for b in boots]), 0.0), abs=1e-12)
+    assert r.tv_rate_corrected == pytest.approx(max(2 * tv - np.mean([b[1] for b in boots]), 0.0), abs=1e-12)
+    assert r.kl_rate_ci[0] <= r.kl_rate_corrected <= r.kl_rate_ci[1]
+    assert r.tv_rate_ci[0] <= r.tv_rate_corrected <= r.tv_rate_ci[1]
+    assert r.kl_rate > r.kl_rate_corrected  # the plug-in's upward bias at 30 x 7 bigrams
+
+
 def test_exact_draws_approach_zero_and_the_sampler_error_does_not():
     P = np.array([[0.9, 0.1], [0.2, 0.8]])
     law = MarkovChainLaw(P, 16)

@@ -229,6 +229,17 @@ def test_bias_toward_likely_tokens_on_independent_positions():
     assert b.tv[1] == pytest.approx(0.0, abs=1e-15)
 
 
+def test_bias_is_zero_where_a_position_is_never_committed():
+    """Issue 31 §12: position 0 is certain (confidence 1) and always wins the one commit, so
+    1 and 2 are never committed: no committed law there (NaN) and, by definition, no bias (0)."""
+    p = mt.families.product([[1.0, 0.0], [0.6, 0.4], [0.5, 0.5]])
+    b = selection_bias(p, 1)
+    np.testing.assert_allclose(b.commit_prob, [1.0, 0.0, 0.0])
+    assert np.all(np.isnan(b.committed[1:])) and not np.any(np.isnan(b.tv))
+    np.testing.assert_array_equal(b.tv[1:], 0.0)
+    assert b.tv[0] == pytest.approx(0.0, abs=1e-15)  # its committed law is its conditional
+
+
 def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match=r"^threshold:"):
         SampleThenSelectPlanner(threshold=1.0)
