@@ -85,6 +85,17 @@ def _fixed_length(model):
     return L if isinstance(L, int) and not isinstance(L, bool) and isinstance(model, torch.nn.Module) else None
 
 
+def _position_limit(model):
+    """The longest row a Hugging Face model reads (:func:`mdmtheory.bridge.hf.position_limit`
+    of its ``config``), else None (a TinyMDM has its one length; callables say nothing)."""
+    config = getattr(model, "config", None)
+    if config is None or not hasattr(config, "to_dict") or not isinstance(model, torch.nn.Module):
+        return None
+    from .hf import position_limit
+
+    return position_limit(config)
+
+
 def _module_place(model):
     """(device, dtype) of the first floating parameter or buffer of a module, else (cpu, None)."""
     if isinstance(model, torch.nn.Module):
@@ -163,6 +174,7 @@ class MaskedModel:
         self.forwards = 0
         self._vocab = None
         self._length = _fixed_length(model)
+        self.max_length = None if self._length is not None else _position_limit(model)
         if vocab is None and isinstance(model, ExactModel):
             vocab = range(model.K)
         if vocab is not None:
@@ -189,7 +201,13 @@ class MaskedModel:
             )
 
     def check_length(self, d: int, name: str = "samples") -> None:
-        """Refuse sequences of a length the model cannot read (a TinyMDM's seq_len, an ExactModel's d)."""
+        """Refuse sequences of a length the model cannot read (a TinyMDM's seq_len, an ExactModel's d,
+        more tokens than a Hugging Face config's position limit ``max_length``), before any forward."""
+        if self.max_length is not None and d > self.max_length:
+            raise ValueError(
+                f"{name}: sequences of length {d}, but this model reads at most {self.max_length} positions (its "
+                f"config's position limit, e.g. max_position_embeddings); give rows of at most {self.max_length} tokens"
+            )
         if self._length is not None and d != self._length:
             raise ValueError(
                 f"{name}: sequences of length {d}, but this model reads sequences of exactly "

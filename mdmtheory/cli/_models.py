@@ -165,6 +165,8 @@ def _load_hf(spec, option, *, mask_id, shift, trust_remote_code, vocab=None) -> 
             raise UsageError(f"--mask-id: {rest}" + ("" if "--mask-id ID" in rest else " (give --mask-id ID)")) from None
         if msg.startswith("vocab:"):
             raise UsageError(f"--vocab: {msg[len('vocab:'):].strip()}") from None
+        if msg.startswith(f"path: {str(Path(spec).expanduser())!r}: "):  # the folder is named once
+            msg = msg[len(f"path: {str(Path(spec).expanduser())!r}: "):]
         raise UsageError(f"{option}: cannot load the Hugging Face folder {spec!r} ({msg[:300]})") from None
     finally:
         bars()
@@ -249,6 +251,11 @@ def check_samples(x: np.ndarray, model: LoadedModel, data_option: str, *, chars:
         raise UsageError(f"{data_option}: rows have {d} tokens but {model.describe()} was trained for d = {model.d}; "
                          f"give rows of {model.d} tokens or a model trained on rows of {d}")
     if model.kind == "hf":
+        L = getattr(model.module, "max_length", None)
+        if L is not None and d > L:
+            raise UsageError(f"{data_option}: rows have {d} tokens, but {model.describe()} reads at most {L} positions "
+                             "(its config's max_position_embeddings or equivalent); give rows of at most "
+                             f"{L} tokens")
         try:
             model.module.resolve(d)
         except (ValueError, RuntimeError, IndexError, TypeError) as exc:

@@ -84,6 +84,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler-out", metavar="DIR",
                         help="--format diffusers: write the scheduler config there (a new or empty folder), for "
                              "mdmtheory.exports.diffusers.load_scheduler(DIR)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="--scheduler-out: replace the scheduler_config.json of an earlier run (else refused)")
     parser.add_argument("--chars", action="store_true",
                         help="--data lines are characters, one token each (with --model: the model's alphabet)")
     parser.add_argument("--n-per-level", type=int, default=1000,
@@ -116,6 +118,8 @@ def _check_flags(args) -> bool:
                          f"as {', '.join(BLOCK_FORMATS)}")
     if args.scheduler_out is not None and args.format != "diffusers":
         raise UsageError("--scheduler-out: only with --format diffusers")
+    if args.overwrite and args.scheduler_out is None:
+        raise UsageError("--overwrite: only with --scheduler-out (the one file design writes)")
     if args.certify is not None:
         if not args.certify > 0:  # also refuses nan
             raise UsageError(f"--certify: expected EPS > 0 nats, got {args.certify}")
@@ -159,7 +163,7 @@ def _check_flags(args) -> bool:
 def run(args) -> dict:
     blocks = _check_flags(args)
     out_dir = None if args.scheduler_out is None else check_folder_output(
-        args.scheduler_out, "--scheduler-out", keep=("scheduler_config.json",))
+        args.scheduler_out, "--scheduler-out", keep=("scheduler_config.json",), overwrite=args.overwrite)
     x, K, g, loaded, facts = read_rows(args, "data", "--data", args.model, "--model")
     model = None if loaded is None else (loaded.module if loaded.kind != "hf" and loaded.vocab is None
                                          else loaded.masked())
