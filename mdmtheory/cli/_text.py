@@ -109,6 +109,10 @@ def read_text(args, *, prompt_option: bool = True) -> TextData:
     option = "--text" if args.text is not None else "--jsonl"
     names = dict(_NAMES, path=option)
     with options_for(names):
+        if args.pad_id is not None:  # a token id at all, before the tokenizer is read (its vocabulary: below)
+            from .._validate import int_arg
+
+            int_arg(args.pad_id, "pad_id", 0, tokenized.MAX_TOKEN_ID)
         if args.text is not None:
             for o in ("response_length",):
                 if getattr(args, o) is not None:
