@@ -268,10 +268,17 @@ def check_samples(x: np.ndarray, model: LoadedModel, data_option: str, *, chars:
         r, c = (int(v) for v in np.argwhere(x == top)[0])
         hint = ("" if chars or model.alphabet is None else
                 f"; this model reads characters {''.join(map(str, model.alphabet))!r}: give them with --chars")
+        if model.vocab is not None and model.kind != "hf":  # the outcomes were chosen by --vocab
+            hint += f"; --vocab chose these {K} outcomes (token ids {vocab_words(model.vocab)})"
         raise UsageError(f"{data_option}: token {top} (row {r + 1}, position {c}) is not an outcome of "
                          f"{model.describe()}, which has K = {K} outcomes 0..{K - 1}{hint}")
 
 
+
+
+def vocab_words(ids) -> str:
+    ids = list(ids)
+    return ",".join(map(str, ids[:8])) + (",..." if len(ids) > 8 else "")
 
 
 def read_model_data(path: str, option: str, model, *, chars: bool) -> np.ndarray:

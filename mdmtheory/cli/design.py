@@ -52,6 +52,13 @@ _OPTIONS = {"steps": "--steps", "budget": "--budget", "target_kl": "--budget", "
             "block_length": "--block-length", "prompt_length": "--prompt-length"}
 _BLOCK_OPTIONS = _OPTIONS
 
+
+def _names(args) -> dict:
+    """:data:`_OPTIONS` with the data's library names (samples, K) as the option that gave the
+    rows (``--text``/``--jsonl`` rows are refused as those, not as ``--data``)."""
+    rows = "--text" if getattr(args, "text", None) else "--jsonl" if getattr(args, "jsonl", None) else "--data"
+    return dict(_OPTIONS, samples=rows, x=rows, K=rows)
+
 HELP = "optimal schedule for a data file or a model, exported for LLaDA/Dream/MDLM/dllm"
 EXAMPLE = "mdmtheory design --data words.txt --chars --steps 3 --format llada"
 
@@ -174,7 +181,7 @@ def run(args) -> dict:
     conf = 0.95
     r_len = x.shape[1] - g
     if blocks:
-        with options_for(_BLOCK_OPTIONS):
+        with options_for(_names(args)):
             res = block_design(x, K=K, model=model, forwards=args.forwards, target_kl=args.budget,
                                block_lengths=args.block_length, prompt_length=g, exact_limit=args.exact_limit,
                                n_per_level=args.n_per_level, seed=args.seed, confidence=conf)
@@ -187,7 +194,7 @@ def run(args) -> dict:
     else:
         if args.steps is not None and not 1 <= args.steps <= r_len:
             raise UsageError(f"--steps: expected 1 <= T <= {r_len} (the response length), got {args.steps}")
-        with options_for(_OPTIONS):
+        with options_for(_names(args)):
             res = design(x, K=K, model=model, steps=args.steps, target_kl=args.budget, exact_limit=args.exact_limit,
                          n_per_level=args.n_per_level, seed=args.seed, confidence=conf, prompt_length=g)
         out = {
@@ -247,7 +254,7 @@ def _certify(args, x, K, model) -> dict:
     if x.shape[0] < 2:
         raise UsageError(f"--data: --certify needs at least 2 sequences, got {x.shape[0]}")
     conf = 0.95 if args.confidence is None else args.confidence
-    with options_for(_OPTIONS):
+    with options_for(_names(args)):
         cert, note = certify_data(x, args.certify, K=K, model=model, confidence=conf, seed=args.seed)
     out = {"method": "certificate", "law": "empirical" if model is None else "model", "note": note,
            "d": int(x.shape[1]), "K": int(K if K is not None else max(int(x.max()) + 1, 2))}
