@@ -46,7 +46,7 @@ import torch
 from ..laws.oracles import as_oracle, _check_batch
 from .._moved import renamed_keywords
 from .._validate import int_arg
-from ._checks import check_bool, check_device, check_dtype, int_array, MAX_BATCH, MAX_TOKEN_ID, short
+from ._checks import check_bool, check_device, check_dtype, int_array, MAX_BATCH, MAX_TOKEN_ID, position_limit, short
 
 __all__ = ["MaskedModel", "as_masked_model", "ExactModel", "ModelOracle"]
 
@@ -91,8 +91,6 @@ def _position_limit(model):
     config = getattr(model, "config", None)
     if config is None or not hasattr(config, "to_dict") or not isinstance(model, torch.nn.Module):
         return None
-    from .hf import position_limit
-
     return position_limit(config)
 
 
