@@ -20,7 +20,6 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -141,12 +140,11 @@ def _position_limit(spec) -> tuple:
     """(longest row, the config field in words) of a Hugging Face folder's config.json, read as
     JSON before anything is tokenized or loaded; (None, None) when it is not a folder with a
     readable config stating one (the model loader then reports what is wrong)."""
-    folder = Path(spec)
-    cfg = folder / "config.json"
-    if not folder.is_dir() or not cfg.is_file():
+    cfg = os.path.join(os.fspath(spec), "config.json")
+    if not os.path.isdir(spec) or not os.path.isfile(cfg):  # os.path: False for a name too long, never raises
         return None, None
     try:
-        with cfg.open(encoding="utf-8") as fh:
+        with open(cfg, encoding="utf-8") as fh:
             conf = json.loads(fh.read(1 << 24))
         from ..bridge.hf import position_limit_field
     except (OSError, UnicodeDecodeError, ValueError, RecursionError, ImportError):
