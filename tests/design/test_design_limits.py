@@ -99,3 +99,20 @@ def test_block_profiles_check_the_samples_against_the_model(model):
                  lambda x: estimate_block_design(model, x, forwards=2, n_per_level=3)):
         _quick(lambda: call(beyond), r"^samples: tokens .*K = 2.* 0\.\.1, got 0\.\.3")
         _quick(lambda: call(longer), r"^samples: rows have 6 tokens but the model reads rows of d = 4")
+
+
+def test_normal_quantile_from_the_definition_and_refused_where_infinite():
+    """z with Phi(z) = (1 + c)/2, Phi written with math.erf; c past 1 - 2**-52 refused by name
+    (also by the records' confidence_interval, through _estimate.normal_quantile)."""
+    import math
+
+    from mdmtheory._estimate import normal_quantile
+    from mdmtheory._validate import normal_quantile_arg
+
+    for c in (1e-9, 0.5, 0.95, 0.999999, _largest_confidence()):
+        for f in (normal_quantile_arg, normal_quantile):
+            z = f(c)
+            assert math.isfinite(z) and 0.5 * (1 + math.erf(z / math.sqrt(2))) == pytest.approx((1 + c) / 2, abs=1e-15)
+    for f in (normal_quantile_arg, normal_quantile):
+        with pytest.raises(ValueError, match=r"^confidence: "):
+            f(0.9999999999999999)
