@@ -164,7 +164,15 @@ def _load_hf(spec, option, *, mask_id, shift, trust_remote_code, vocab=None) -> 
             rest = plain_words(msg[len("mask_id:"):].strip())
             raise UsageError(f"--mask-id: {rest}" + ("" if "--mask-id ID" in rest else " (give --mask-id ID)")) from None
         if msg.startswith("vocab:"):
-            raise UsageError(f"--vocab: {msg[len('vocab:'):].strip()}") from None
+            rest = msg[len('vocab:'):].strip()
+            if "mask id" in rest:  # the outcomes (given, or the ids seen in the rows) hold the mask: either is wrong
+                import re
+
+                mid = re.search(r"mask id (\d+)", rest)
+                raise UsageError(f"--mask-id, --vocab: the mask id {mid.group(1) if mid else mask_id} is one of the "
+                                 "outcome token ids (--vocab; default every token id seen in the rows); the mask is "
+                                 "never an outcome: fix --mask-id or drop it from --vocab") from None
+            raise UsageError(f"--vocab: {rest}") from None
         if msg.startswith(f"path: {str(Path(spec).expanduser())!r}: "):  # the folder is named once
             msg = msg[len(f"path: {str(Path(spec).expanduser())!r}: "):]
         raise UsageError(f"{option}: cannot load the Hugging Face folder {spec!r} ({msg[:300]})") from None

@@ -99,8 +99,12 @@ def files(tmp_path_factory):
         transformers.PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="[PAD]",
                                              unk_token="[UNK]").save_pretrained(root / "tok")
         f["tok"] = str(root / "tok")
+        from pipeline_reference import word_level_bert_folder
+
+        word_level_bert_folder(root / "hf", ["a", "b"], 8)  # a BERT masked LM reading at most 8 positions
+        f["hf"] = str(root / "hf")
     except ImportError:
-        f["tok"] = None
+        f["tok"] = f["hf"] = None
     ORIGINALS.clear()
     ORIGINALS.update({p: Path(p).read_bytes() for p, d in _tree(root).items() if d != "dir"})
     return f
@@ -130,6 +134,9 @@ def _bases(f) -> dict:
                          "--steps", "2", "--pad-id", "2", "--vocab", "seen"],
                         ["design", "--jsonl", str(r / "pairs.jsonl"), "--tokenizer", f["tok"], "--prompt-length", "2",
                          "--response-length", "4", "--steps", "2"]]
+    if f.get("hf") is not None:  # a Hugging Face folder: --mask-id and the text options against a real model
+        b["estimate"] += [["estimate", "--model", f["hf"], "--text", str(r / "words.txt"), "--tokenizer", f["hf"],
+                           "--length", "4", "--mask-id", "3", "--n-per-level", "2"]]
     if f["tiny"] is None:
         for cmd in ("estimate", "train"):
             b.pop(cmd)
