@@ -19,7 +19,7 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.core
 
 demo: $(VENV)/.core
-	$(BIN)/python -m mdmtheory report --out mdmtheory-report.html
+	$(BIN)/python -m mdmtheory report --out mdmtheory-report.html --overwrite
 
 test: $(VENV)/.test
 	$(BIN)/python -m pytest

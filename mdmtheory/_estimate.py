@@ -85,8 +85,12 @@ def check_confidence(confidence) -> float:
 
 
 def normal_quantile(confidence: float) -> float:
-    r"""The two-sided normal quantile :math:`z = \Phi^{-1}\bigl((1 + c)/2\bigr)` (1.96 at c = 0.95)."""
-    return NormalDist().inv_cdf(0.5 + check_confidence(confidence) / 2)
+    r"""The two-sided normal quantile :math:`z = \Phi^{-1}\bigl((1 + c)/2\bigr)` (1.96 at c = 0.95);
+    a confidence so close to 1 that the quantile is infinite in float64 is refused by name
+    (:func:`mdmtheory._validate.normal_quantile_arg`)."""
+    from ._validate import normal_quantile_arg
+
+    return normal_quantile_arg(check_confidence(confidence))
 
 
 class Estimate(Record):

@@ -189,3 +189,30 @@ def _short(value) -> str:
     except (RecursionError, ValueError):
         text = f"<{type(value).__name__}>"
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+# --- helper B ---
+def row_length(d: int, name: str = "samples") -> int:
+    """The row length ``d`` of an (n, d) array argument ``name`` within the documented limit
+    ``LIMITS["d"]`` (2**16 positions), checked before any per-position loop."""
+    limit = LIMITS["d"]
+    if d > limit:
+        raise ValueError(f"{name}: rows of {d} tokens; the documented limit is d <= {limit} positions")
+    return int(d)
+
+
+def normal_quantile_arg(confidence, name: str = "confidence") -> float:
+    r"""The quantile :math:`z = \Phi^{-1}((1 + c)/2)` of a two-sided normal interval at
+    confidence c, finite: c must lie in (0, 1) and :math:`(1 + c)/2` must round below 1 in
+    float64 (c <= 1 − 2**−52, z <= 8.2); closer to 1 the quantile is infinite and the interval
+    would be (nan, nan) or (−inf, inf), so it is refused by ``name``."""
+    from statistics import NormalDist
+
+    c = real_arg(confidence, name)
+    if not 0 < c < 1:
+        raise ValueError(f"{name}: expected a probability in (0, 1), e.g. 0.95, got {c!r}")
+    p = 0.5 + c / 2
+    if not p < 1.0:
+        raise ValueError(f"{name}: {c!r} is so close to 1 that the normal quantile z_((1+c)/2) is infinite in "
+                         f"float64; give a confidence <= {1 - 2.0**-52!r}")
+    return NormalDist().inv_cdf(p)

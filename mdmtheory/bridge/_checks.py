@@ -131,3 +131,51 @@ def bool_array(value, name: str, what: str = "") -> np.ndarray:
     if arr.dtype.kind in "iu" and (arr.size == 0 or (arr.min() >= 0 and arr.max() <= 1)):
         return arr.astype(bool)
     raise ValueError(f"{name}: expected a bool array{shape} (True/False or 0/1), got dtype {arr.dtype}")
+
+
+# -- the position limit of a Hugging Face config (issue 30 §5) -------------------------------
+#: Config fields that state the longest sequence a Hugging Face model reads, in the order they
+#: are looked up (BERT/LLaDA-style ``max_position_embeddings``, GPT-2's ``n_positions``, LLaDA's
+#: ``max_sequence_length``, others' spellings); also inside a ``text_config``.
+POSITION_FIELDS = ("max_position_embeddings", "n_positions", "max_sequence_length", "max_seq_len", "seq_length",
+                   "n_ctx")
+#: Model types whose learned position ids start after the padding index (RoBERTa's
+#: ``create_position_ids_from_input_ids``: position = padding_idx + 1 + i), so a row holds at
+#: most max_position_embeddings − pad_token_id − 1 tokens (514 → 512 for roberta-base).
+OFFSET_POSITION_MODEL_TYPES = frozenset({"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert",
+                                         "roberta-prelayernorm", "data2vec-text", "longformer", "xmod", "ibert",
+                                         "mpnet", "luke"})
+
+
+def position_limit(config):
+    """The longest row (tokens) a Hugging Face model reads, from its config (a transformers
+    config object or the dict of ``config.json``): the first of :data:`POSITION_FIELDS` that is
+    a positive integer (also under ``text_config``), less the padding offset of
+    :data:`OFFSET_POSITION_MODEL_TYPES`; None when the config states none (e.g. a callable)."""
+    return position_limit_field(config)[0]
+
+
+def position_limit_field(config) -> tuple:
+    """(:func:`position_limit`, the config field it came from, ``"field = value"``), or
+    (None, None) when the config states none."""
+    get = config.get if isinstance(config, dict) else (lambda k, default=None: getattr(config, k, default))
+    for prefix, where in (("", get), ("text_config.", _sub(get("text_config")))):
+        if where is None:
+            continue
+        for field in POSITION_FIELDS:
+            v = where(field)
+            if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                said = f"{prefix}{field} = {v}"
+                if get("model_type") in OFFSET_POSITION_MODEL_TYPES:
+                    pad = get("pad_token_id")
+                    pad = pad if isinstance(pad, int) and not isinstance(pad, bool) and pad >= 0 else 1
+                    v -= pad + 1
+                    said += f", less the padding offset {pad + 1}"
+                return (v, said) if v > 0 else (None, None)
+    return None, None
+
+
+def _sub(cfg):
+    if cfg is None:
+        return None
+    return cfg.get if isinstance(cfg, dict) else (lambda k, default=None: getattr(cfg, k, default))

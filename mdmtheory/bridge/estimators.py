@@ -53,7 +53,7 @@ from ..samplers.simulate import _choose, _planner_setup
 from ..schedules.plans import check_schedule, Grid, Schedule
 from .._estimate import Estimate, PlanRecord
 from .._moved import renamed_keywords
-from .._validate import int_arg, real_arg, samples_array
+from .._validate import int_arg, normal_quantile_arg, real_arg, samples_array
 from ._checks import check_choice, int_array, MAX_DRAWS, MAX_RESAMPLES, short
 from ._dist import all_reduce_sum, world
 from .model import as_masked_model
@@ -138,8 +138,11 @@ def _prepare(model, samples, seed):
 
 
 def _check_level(level) -> float:
+    """A confidence in (0, 1) whose normal quantile is finite (``_validate.normal_quantile_arg``:
+    closer to 1 than 1 − 2**−52 the interval would be infinite or NaN)."""
     if isinstance(level, (bool, np.bool_)) or not (isinstance(level, numbers.Real) and 0 < level < 1):
         raise ValueError(f"confidence: expected a confidence level in (0, 1), e.g. 0.95, got {short(level)}")
+    normal_quantile_arg(level)
     return float(level)
 
 

@@ -22,9 +22,21 @@ import torch
 
 from .._validate import int_arg
 from ._checks import check_bool, check_device, check_dtype, MAX_BATCH, MAX_TOKEN_ID
+from ._checks import position_limit, position_limit_field  # noqa: F401 - the bridge's public spelling
 from .model import MaskedModel
 
-__all__ = ["from_pretrained"]
+__all__ = ["from_pretrained", "position_limit"]
+
+def _load_errors() -> tuple:
+    """What a missing or corrupt weights file raises while loading (safetensors' own
+    ``SafetensorError`` is no OSError: a truncated header was a traceback)."""
+    errors = (OSError, KeyError, TypeError, AttributeError, IndexError, RuntimeError, MemoryError, RecursionError,
+              EOFError)
+    try:
+        from safetensors import SafetensorError
+    except ImportError:  # pragma: no cover - transformers needs safetensors
+        return errors
+    return errors + (SafetensorError,)
 
 
 #: Hugging Face model types refused by :func:`from_pretrained`: uniform-corruption block
@@ -141,7 +153,7 @@ def from_pretrained(
             break
         except ValueError as exc:  # the config has no class registered for this auto class
             errors.append(f"{cls.__name__}: {' '.join(str(exc).split())[:200]}")
-        except (OSError, KeyError, TypeError, AttributeError, IndexError, RuntimeError, MemoryError, RecursionError) as exc:
+        except _load_errors() as exc:
             # missing or corrupt weights, sizes in the config that the weights (or memory) do not match
             raise ValueError(
                 f"path: {str(folder)!r}: the model cannot be loaded from this folder "

@@ -46,7 +46,7 @@ import torch
 from ..laws.oracles import as_oracle, _check_batch
 from .._moved import renamed_keywords
 from .._validate import int_arg
-from ._checks import check_bool, check_device, check_dtype, int_array, MAX_BATCH, MAX_TOKEN_ID, short
+from ._checks import check_bool, check_device, check_dtype, int_array, MAX_BATCH, MAX_TOKEN_ID, position_limit, short
 
 __all__ = ["MaskedModel", "as_masked_model", "ExactModel", "ModelOracle"]
 
@@ -83,6 +83,15 @@ def _fixed_length(model):
         return model.d
     L = getattr(getattr(model, "config", None), "seq_len", None)
     return L if isinstance(L, int) and not isinstance(L, bool) and isinstance(model, torch.nn.Module) else None
+
+
+def _position_limit(model):
+    """The longest row a Hugging Face model reads (:func:`mdmtheory.bridge.hf.position_limit`
+    of its ``config``), else None (a TinyMDM has its one length; callables say nothing)."""
+    config = getattr(model, "config", None)
+    if config is None or not hasattr(config, "to_dict") or not isinstance(model, torch.nn.Module):
+        return None
+    return position_limit(config)
 
 
 def _module_place(model):
@@ -163,6 +172,7 @@ class MaskedModel:
         self.forwards = 0
         self._vocab = None
         self._length = _fixed_length(model)
+        self.max_length = None if self._length is not None else _position_limit(model)
         if vocab is None and isinstance(model, ExactModel):
             vocab = range(model.K)
         if vocab is not None:
@@ -189,7 +199,13 @@ class MaskedModel:
             )
 
     def check_length(self, d: int, name: str = "samples") -> None:
-        """Refuse sequences of a length the model cannot read (a TinyMDM's seq_len, an ExactModel's d)."""
+        """Refuse sequences of a length the model cannot read (a TinyMDM's seq_len, an ExactModel's d,
+        more tokens than a Hugging Face config's position limit ``max_length``), before any forward."""
+        if self.max_length is not None and d > self.max_length:
+            raise ValueError(
+                f"{name}: sequences of length {d}, but this model reads at most {self.max_length} positions (its "
+                f"config's position limit, e.g. max_position_embeddings); give rows of at most {self.max_length} tokens"
+            )
         if self._length is not None and d != self._length:
             raise ValueError(
                 f"{name}: sequences of length {d}, but this model reads sequences of exactly "

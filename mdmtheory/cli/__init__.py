@@ -80,7 +80,8 @@ def main(argv=None) -> int:
     try:
         result = mod.run(args)
     except (UsageError, ValueError, FileNotFoundError, OSError) as exc:
-        msg = plain_words(exc) or type(exc).__name__
+        msg = (_os_error_words(exc, args) if isinstance(exc, OSError) else None) or plain_words(exc) or \
+            type(exc).__name__
         print(f"mdmtheory {args.command}: error: {msg}", file=sys.stderr)
         return 2
     if result is not None:  # None: nothing to print (e.g. a torchrun rank other than 0)
@@ -89,6 +90,21 @@ def main(argv=None) -> int:
         except BrokenPipeError:
             _quiet_broken_pipe()
     return 0
+
+
+def _os_error_words(exc: OSError, args) -> str | None:
+    """An OSError about a file the user named (a name too long, a folder without permission),
+    as one line naming the option that gave it: ``--model: File name too long: '1000...'``."""
+    name = getattr(exc, "filename", None)
+    if not isinstance(name, str) or not name:
+        return None
+    parser = getattr(args, "_parser", None)
+    for action in getattr(parser, "_actions", ()):
+        value = getattr(args, action.dest, None)
+        if action.option_strings and isinstance(value, str) and value and (name == value or name.startswith(value)):
+            shown = repr(name) if len(name) <= 80 else repr(name[:60]) + f"... ({len(name)} characters)"
+            return f"{action.option_strings[0]}: {exc.strerror or type(exc).__name__}: {shown}"
+    return None
 
 
 def _quiet_broken_pipe() -> None:

@@ -66,12 +66,13 @@ def plain_words(msg: str) -> str:
     return msg.replace("pass mask_id=...", "give --mask-id ID").replace("pass mask_id=", "give --mask-id ID")
 
 
-def check_output(path, option: str, *, suffix: str | None = None) -> Path:
+def check_output(path, option: str, *, suffix: str | None = None, overwrite: bool | None = None) -> Path:
     """``path`` checked as a file the command will write, before any work.
 
     Refused (:class:`UsageError` naming ``option``): a path whose folder does not exist
     (it is not created), is not a folder or is not writable; a path that is an existing
-    folder; with ``suffix``, a path that does not end with it.
+    folder; with ``suffix``, a path that does not end with it; with ``overwrite=False``, an
+    existing file (the command's ``--overwrite`` allows replacing it; None: no such option).
     """
     text = os.fspath(path)
     if not text or "\0" in text:
@@ -81,6 +82,8 @@ def check_output(path, option: str, *, suffix: str | None = None) -> Path:
         raise UsageError(f"{option}: expected a {suffix} path, got {text!r}")
     if p.is_dir():
         raise UsageError(f"{option}: {text!r} is a folder; give a file path inside it")
+    if overwrite is False and (p.exists() or p.is_symlink()):
+        raise UsageError(f"{option}: {text!r} exists; give --overwrite to replace it, or another path")
     parent = p.parent
     if not parent.exists():
         raise UsageError(f"{option}: the folder {str(parent)!r} does not exist; create it first (it is never created "
@@ -92,10 +95,11 @@ def check_output(path, option: str, *, suffix: str | None = None) -> Path:
     return p
 
 
-def check_folder_output(path, option: str, *, keep=()) -> Path:
+def check_folder_output(path, option: str, *, keep=(), overwrite: bool = False) -> Path:
     """``path`` checked as a folder the command will write into, before any work: a new
-    folder (its parent must exist; it is created when written) or an existing one that is
-    empty or holds only the files in ``keep`` (which are overwritten)."""
+    folder (its parent must exist; it is created when written) or an existing empty one;
+    with ``overwrite`` (the command's ``--overwrite``) one that holds only the files in
+    ``keep``, which are replaced (without it they are refused: nothing is overwritten silently)."""
     text = os.fspath(path)
     if not text or "\0" in text:
         raise UsageError(f"{option}: expected a folder path, got {text!r}")
@@ -104,6 +108,10 @@ def check_folder_output(path, option: str, *, keep=()) -> Path:
         if not p.is_dir():
             raise UsageError(f"{option}: {text!r} is a file; give a folder (new or empty)")
         other = sorted(q.name for q in p.iterdir() if q.name not in keep)
+        kept = sorted(q.name for q in p.iterdir() if q.name in keep)
+        if kept and not other and not overwrite:
+            raise UsageError(f"{option}: the folder {text!r} already holds {', '.join(kept)}; give --overwrite to "
+                             "replace it, or a new or empty folder")
         if other:
             raise UsageError(f"{option}: the folder {text!r} is not empty ({', '.join(other[:3])}"
                              f"{', ...' if len(other) > 3 else ''}); give a new or empty folder")

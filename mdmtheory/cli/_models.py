@@ -164,7 +164,17 @@ def _load_hf(spec, option, *, mask_id, shift, trust_remote_code, vocab=None) -> 
             rest = plain_words(msg[len("mask_id:"):].strip())
             raise UsageError(f"--mask-id: {rest}" + ("" if "--mask-id ID" in rest else " (give --mask-id ID)")) from None
         if msg.startswith("vocab:"):
-            raise UsageError(f"--vocab: {msg[len('vocab:'):].strip()}") from None
+            rest = msg[len('vocab:'):].strip()
+            if "mask id" in rest:  # the outcomes (given, or the ids seen in the rows) hold the mask: either is wrong
+                import re
+
+                mid = re.search(r"mask id (\d+)", rest)
+                raise UsageError(f"--mask-id, --vocab: the mask id {mid.group(1) if mid else mask_id} is one of the "
+                                 "outcome token ids (--vocab; default every token id seen in the rows); the mask is "
+                                 "never an outcome: fix --mask-id or drop it from --vocab") from None
+            raise UsageError(f"--vocab: {rest}") from None
+        if msg.startswith(f"path: {str(Path(spec).expanduser())!r}: "):  # the folder is named once
+            msg = msg[len(f"path: {str(Path(spec).expanduser())!r}: "):]
         raise UsageError(f"{option}: cannot load the Hugging Face folder {spec!r} ({msg[:300]})") from None
     finally:
         bars()
@@ -249,6 +259,11 @@ def check_samples(x: np.ndarray, model: LoadedModel, data_option: str, *, chars:
         raise UsageError(f"{data_option}: rows have {d} tokens but {model.describe()} was trained for d = {model.d}; "
                          f"give rows of {model.d} tokens or a model trained on rows of {d}")
     if model.kind == "hf":
+        L = getattr(model.module, "max_length", None)
+        if L is not None and d > L:
+            raise UsageError(f"{data_option}: rows have {d} tokens, but {model.describe()} reads at most {L} positions "
+                             "(its config's max_position_embeddings or equivalent); give rows of at most "
+                             f"{L} tokens")
         try:
             model.module.resolve(d)
         except (ValueError, RuntimeError, IndexError, TypeError) as exc:
@@ -261,10 +276,17 @@ def check_samples(x: np.ndarray, model: LoadedModel, data_option: str, *, chars:
         r, c = (int(v) for v in np.argwhere(x == top)[0])
         hint = ("" if chars or model.alphabet is None else
                 f"; this model reads characters {''.join(map(str, model.alphabet))!r}: give them with --chars")
+        if model.vocab is not None and model.kind != "hf":  # the outcomes were chosen by --vocab
+            hint += f"; --vocab chose these {K} outcomes (token ids {vocab_words(model.vocab)})"
         raise UsageError(f"{data_option}: token {top} (row {r + 1}, position {c}) is not an outcome of "
                          f"{model.describe()}, which has K = {K} outcomes 0..{K - 1}{hint}")
 
 
+
+
+def vocab_words(ids) -> str:
+    ids = list(ids)
+    return ",".join(map(str, ids[:8])) + (",..." if len(ids) > 8 else "")
 
 
 def read_model_data(path: str, option: str, model, *, chars: bool) -> np.ndarray:

@@ -16,7 +16,9 @@ Every error is one :class:`~mdmtheory.cli._common.UsageError` naming the option.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,6 +108,10 @@ def read_text(args, *, prompt_option: bool = True) -> TextData:
     option = "--text" if args.text is not None else "--jsonl"
     names = dict(_NAMES, path=option)
     with options_for(names):
+        if args.pad_id is not None:  # a token id at all, before the tokenizer is read (its vocabulary: below)
+            from .._validate import int_arg
+
+            int_arg(args.pad_id, "pad_id", 0, tokenized.MAX_TOKEN_ID)
         if args.text is not None:
             for o in ("response_length",):
                 if getattr(args, o) is not None:
@@ -123,7 +129,46 @@ def read_text(args, *, prompt_option: bool = True) -> TextData:
                                  "of each; a prompt keeps its last tokens, a response its first)")
             data = tokenized.load_jsonl(args.jsonl, args.tokenizer, prompt_length=args.prompt_length,
                                         response_length=args.response_length, pad_id=args.pad_id)
+    if data.n_padded_prompt:  # said, not silent: a prompt padded on the left changes what the model sees
+        print(f"mdmtheory {getattr(args, 'command', None) or 'design'}: note: {data.n_padded_prompt} of {data.n} "
+              f"prompts are shorter than --prompt-length {data.prompt_length} tokens and were left-padded with token "
+              f"{data.pad_id} (--pad-id); lower --prompt-length to pad less", file=sys.stderr)
     return TextData(data, option, vocab)
+
+
+def _position_limit(spec) -> tuple:
+    """(longest row, the config field in words) of a Hugging Face folder's config.json, read as
+    JSON before anything is tokenized or loaded; (None, None) when it is not a folder with a
+    readable config stating one (the model loader then reports what is wrong)."""
+    cfg = os.path.join(os.fspath(spec), "config.json")
+    if not os.path.isdir(spec) or not os.path.isfile(cfg):  # os.path: False for a name too long, never raises
+        return None, None
+    try:
+        with open(cfg, encoding="utf-8") as fh:
+            conf = json.loads(fh.read(1 << 24))
+        from ..bridge.hf import position_limit_field
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError, ImportError):
+        return None, None
+    return position_limit_field(conf) if isinstance(conf, dict) else (None, None)
+
+
+def check_positions(args, model_spec) -> None:
+    """The rows' length from the text options against the Hugging Face model's position limit
+    (``max_position_embeddings`` or its config's equivalent), before any work: one line naming
+    the options and the limit (it was a torch traceback after loading)."""
+    L, said = _position_limit(model_spec)
+    if L is None:
+        return
+    where = f"{model_spec!r} reads at most {L} positions (config.json: {said})"
+    if getattr(args, "text", None) is not None:
+        n = args.length
+        if isinstance(n, int) and n > L:
+            raise UsageError(f"--length: {n} tokens per row, but the model {where}; give --length <= {L}")
+    elif getattr(args, "jsonl", None) is not None:
+        g, r = getattr(args, "prompt_length", None), getattr(args, "response_length", None)
+        if isinstance(g, int) and isinstance(r, int) and g >= 0 and r >= 1 and g + r > L:
+            raise UsageError(f"--prompt-length, --response-length: {g} + {r} = {g + r} tokens per row, but the model "
+                             f"{where}; give --prompt-length + --response-length <= {L}")
 
 
 def no_text_options(args, model: str | None = None) -> None:
@@ -185,6 +230,8 @@ def read_rows(args, data_attr: str, data_option: str, model_spec, model_option: 
     from ._models import read_model_data
 
     facts = {}
+    if model_spec is not None and text_given(args):
+        check_positions(args, model_spec)
     text = read_text(args) if text_given(args) else None
     if text is not None:
         facts["tokenized"] = dict(text.data.summary(), source=text.option)

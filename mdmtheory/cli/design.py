@@ -53,6 +53,13 @@ _OPTIONS = {"steps": "--steps", "budget": "--budget", "target_kl": "--budget", "
             "block_length": "--block-length", "prompt_length": "--prompt-length"}
 _BLOCK_OPTIONS = _OPTIONS
 
+
+def _names(args) -> dict:
+    """:data:`_OPTIONS` with the data's library names (samples, K) as the option that gave the
+    rows (``--text``/``--jsonl`` rows are refused as those, not as ``--data``)."""
+    rows = "--text" if getattr(args, "text", None) else "--jsonl" if getattr(args, "jsonl", None) else "--data"
+    return dict(_OPTIONS, samples=rows, x=rows, K=rows)
+
 HELP = "optimal schedule for a data file or a model, exported for LLaDA/Dream/MDLM/dllm"
 EXAMPLE = "mdmtheory design --data words.txt --chars --steps 3 --format llada"
 
@@ -85,6 +92,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler-out", metavar="DIR",
                         help="--format diffusers: write the scheduler config there (a new or empty folder), for "
                              "mdmtheory.exports.diffusers.load_scheduler(DIR)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="--scheduler-out: replace the scheduler_config.json of an earlier run (else refused)")
     parser.add_argument("--chars", action="store_true",
                         help="--data lines are characters, one token each (with --model: the model's alphabet)")
     parser.add_argument("--n-per-level", type=int, default=1000,
@@ -117,6 +126,8 @@ def _check_flags(args) -> bool:
                          f"as {', '.join(BLOCK_FORMATS)}")
     if args.scheduler_out is not None and args.format != "diffusers":
         raise UsageError("--scheduler-out: only with --format diffusers")
+    if args.overwrite and args.scheduler_out is None:
+        raise UsageError("--overwrite: only with --scheduler-out (the one file design writes)")
     if args.certify is not None:
         if not args.certify > 0:  # also refuses nan
             raise UsageError(f"--certify: expected EPS > 0 nats, got {args.certify}")
@@ -160,7 +171,7 @@ def _check_flags(args) -> bool:
 def run(args) -> dict:
     blocks = _check_flags(args)
     out_dir = None if args.scheduler_out is None else check_folder_output(
-        args.scheduler_out, "--scheduler-out", keep=("scheduler_config.json",))
+        args.scheduler_out, "--scheduler-out", keep=("scheduler_config.json",), overwrite=args.overwrite)
     x, K, g, loaded, facts = read_rows(args, "data", "--data", args.model, "--model")
     model = None if loaded is None else (loaded.module if loaded.kind != "hf" and loaded.vocab is None
                                          else loaded.masked())
@@ -171,7 +182,7 @@ def run(args) -> dict:
     conf = 0.95
     r_len = x.shape[1] - g
     if blocks:
-        with options_for(_BLOCK_OPTIONS):
+        with options_for(_names(args)):
             res = block_design(x, K=K, model=model, forwards=args.forwards, target_kl=args.budget,
                                block_lengths=args.block_length, prompt_length=g, exact_limit=args.exact_limit,
                                n_per_level=args.n_per_level, seed=args.seed, confidence=conf)
@@ -185,7 +196,7 @@ def run(args) -> dict:
     else:
         if args.steps is not None and not 1 <= args.steps <= r_len:
             raise UsageError(f"--steps: expected 1 <= T <= {r_len} (the response length), got {args.steps}")
-        with options_for(_OPTIONS):
+        with options_for(_names(args)):
             res = design(x, K=K, model=model, steps=args.steps, target_kl=args.budget, exact_limit=args.exact_limit,
                          n_per_level=args.n_per_level, seed=args.seed, confidence=conf, prompt_length=g)
         out = {
@@ -245,7 +256,7 @@ def _certify(args, x, K, model) -> dict:
     if x.shape[0] < 2:
         raise UsageError(f"--data: --certify needs at least 2 sequences, got {x.shape[0]}")
     conf = 0.95 if args.confidence is None else args.confidence
-    with options_for(_OPTIONS):
+    with options_for(_names(args)):
         cert, note = certify_data(x, args.certify, K=K, model=model, confidence=conf, seed=args.seed)
     d = int(x.shape[1])
     Kx = int(K if K is not None else max(int(x.max()) + 1, 2))

@@ -50,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-path", type=int, default=1000,
                         help=f"draws for the path cross-entropy (default 1000; 2 to {MAX_DRAWS:,})")
     parser.add_argument("--csv", metavar="OUT.csv", help="write the profile as CSV (m,c,stderr): input of 'schedule'")
+    parser.add_argument("--overwrite", action="store_true", help="--csv: replace an existing file (else refused)")
     parser.add_argument("--prompt-length", type=int, metavar="G", default=None,
                         help="the first G positions of every row are the prompt: always visible, never scored "
                              "(--jsonl: the prompt tokens kept, its last G)")
@@ -64,7 +65,9 @@ def run(args) -> dict | None:
     for opt, v in (("--n-per-level", args.n_per_level), ("--n-path", args.n_path)):
         check_draws(opt, v)
     check_seed(args.seed)
-    csv_path = None if args.csv is None else check_output(args.csv, "--csv")
+    if args.overwrite and args.csv is None:
+        raise UsageError("--overwrite: only with --csv (the one file estimate writes)")
+    csv_path = None if args.csv is None else check_output(args.csv, "--csv", overwrite=args.overwrite)
     from ._text import no_text_options, read_rows, text_given
 
     if text_given(args):

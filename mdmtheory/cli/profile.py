@@ -7,7 +7,7 @@ import csv
 
 from ..information.entropies import dual_total_correlation, total_correlation
 from ..information.profile import information_profile
-from ._common import check_output
+from ._common import check_output, UsageError
 from ._inputs import add_law_arguments, load_law
 
 HELP = "exact information profile phi_m of a law (table, token sequences or named family)"
@@ -17,10 +17,13 @@ EXAMPLE = "mdmtheory profile --family markov --d 8 --csv phi.csv"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_law_arguments(parser)
     parser.add_argument("--csv", metavar="OUT.csv", help="also write the profile as CSV (m,phi): input of 'schedule'")
+    parser.add_argument("--overwrite", action="store_true", help="--csv: replace an existing file (else refused)")
 
 
 def run(args) -> dict:
-    path = None if args.csv is None else check_output(args.csv, "--csv")
+    if args.overwrite and args.csv is None:
+        raise UsageError("--overwrite: only with --csv (the one file profile writes)")
+    path = None if args.csv is None else check_output(args.csv, "--csv", overwrite=args.overwrite)
     law, name, source = load_law(args)
     prof = information_profile(law)
     out = {

@@ -62,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       "default: 4000 draws of the law)")
     add_text_arguments(parser, jsonl=False)
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="FILE.html", help=f"output file (default {DEFAULT_OUT})")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out file (else refused)")
     parser.add_argument("--steps", type=int_list, metavar="T1,T2,...",
                         help="numbers of sampling steps T, one column each (default: 1..d, log-spaced)")
     parser.add_argument("--planners", default=",".join(DEFAULT_PLANNERS),
@@ -174,7 +175,7 @@ def _load(args, vocab=None):
 
 def run(args) -> dict:
     planners = _check_arguments(args)
-    out_path = check_output(args.out, "--out")
+    out_path = check_output(args.out, "--out", overwrite=args.overwrite)
     rows_given = args.data is not None or text_given(args)
     law_option = next((o for o in ("table", "family", "tokens") if getattr(args, o) is not None), None)
     baseline = args.baseline
@@ -185,8 +186,9 @@ def run(args) -> dict:
         # the law from --table / --family (or the old --tokens beside --data); --data or --text:
         # the rows the model is scored on
         if rows_given and args.model is None:
-            raise UsageError("--data: with --table or --family it gives the rows a model is scored on; give --model "
-                             "(or drop --data)")
+            rows = "--data" if args.data is not None else "--text"  # the option the user gave
+            raise UsageError(f"{rows}: with --table or --family it gives the rows a model is scored on; give --model "
+                             f"(or drop {rows})")
         law_args = argparse.Namespace(**{**vars(args), "data": args.tokens,
                                          "chars": args.chars and args.tokens is not None})
         check_law_options(law_args)

@@ -20,7 +20,7 @@ from ..schedules.plans import Schedule
 from ..exports.formats import llada_default_counts
 from ..design.profile import profile_warning
 from ._common import progress, UsageError
-from ._inputs import add_law_arguments, check_law_options, law_given, load_law, load_profile
+from ._inputs import add_law_arguments, check_law_options, law_given, law_option, load_law, load_profile
 
 HELP = "optimal schedule(s) for a profile (law or CSV/JSON file) vs constant, cosine, log-linear, geometric"
 EXAMPLE = "mdmtheory schedule --profile phi.csv --steps 3"
@@ -75,7 +75,7 @@ def default_steps(d: int) -> list[int]:
 def run(args) -> dict:
     given = law_given(args)
     if args.profile is not None and given:
-        raise UsageError("--profile: give a profile file or a law, not both")
+        raise UsageError(f"--profile, {law_option(args)}: give a profile file or a law, not both")
     se, K = None, None
     if args.profile is not None:
         check_law_options(args)

@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", metavar="FILE|NAME", help=f"a named dataset ({', '.join(DATASETS)}) or a file of {DATA_HELP}")
     parser.add_argument("old_data", metavar="DATA", nargs="?", help=argparse.SUPPRESS)  # the old positional DATA
     parser.add_argument("--out", required=True, help="checkpoint path (.safetensors; a .json is written beside it); "
-                        "its folder must exist")
+                        "its folder must exist, and an existing checkpoint there is refused unless --overwrite")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing checkpoint at --out (its .safetensors and .json)")
     parser.add_argument("--chars", action="store_true", help="--data file lines are characters, one token each")
     parser.add_argument("--causal", action="store_true", help="train the autoregressive baseline instead")
     parser.add_argument("--n", type=int, default=None,
@@ -74,8 +76,8 @@ def _check_arguments(args) -> None:
         for opt, v in (("--n", args.n), ("--d", args.d)):
             if v is not None:
                 raise UsageError(f"{opt}: only for a named dataset ({', '.join(DATASETS)}); a data file has its own rows")
-    out = check_output(args.out, "--out", suffix=".safetensors")
-    check_output(str(out)[: -len(".safetensors")] + ".json", "--out")
+    out = check_output(args.out, "--out", suffix=".safetensors", overwrite=args.overwrite)
+    check_output(str(out)[: -len(".safetensors")] + ".json", "--out", overwrite=args.overwrite)
 
 
 def run(args) -> dict:

@@ -23,6 +23,16 @@ The pad token is ``pad_id`` if given, else the tokenizer's ``pad_token_id``, els
 ``eos_token_id`` (refused when it has neither). :class:`TokenizedData` reports how many rows
 were cut and how many padded.
 
+**The tokenizer is checked, not trusted** (issue 30 §3). Its vocabulary size V is
+``len(tokenizer)`` (or ``vocab_size`` / ``get_vocab_size()``) where it says one; the pad id
+must lie in 0..V−1 (else 0..:data:`MAX_TOKEN_ID`), checked before any line is read, and
+every id it returns must be an integer in the same range (``ValueError`` naming
+``tokenizer``, with the line). A folder whose ``tokenizer_config.json`` names a class that
+its files are not is refused: a ``tokenizer_class`` transformers does not know (it would
+silently load another class), or a class whose vocabulary differs from the folder's own
+``tokenizer.json`` (e.g. ``BertTokenizer`` over a word-level file: it adds ``[CLS]`` and
+``[SEP]`` ids the model never saw).
+
 **Outcomes.** The bridge scores a position over an outcome vocabulary ``vocab`` (token ids;
 outcome k is token ``vocab[k]``, :mod:`mdmtheory.bridge.model`). The default is the sorted
 set of token ids seen in the rows (pad included); :meth:`TokenizedData.outcomes` maps the
@@ -39,13 +49,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._estimate import Record
+from .._validate import int_arg
 
-__all__ = ["TokenizedData", "load_tokenizer", "load_text", "load_jsonl", "MAX_ROWS", "MAX_LENGTH"]
+__all__ = ["TokenizedData", "load_tokenizer", "load_text", "load_jsonl", "MAX_ROWS", "MAX_LENGTH", "MAX_TOKEN_ID"]
 
 #: Largest number of rows read (checked while reading, before tokenizing more).
 MAX_ROWS = 1_000_000
 #: Largest row length (prompt + response tokens).
 MAX_LENGTH = 1 << 16
+#: Largest token id of a tokenizer that does not say its vocabulary size (the bridge's limit, int32).
+MAX_TOKEN_ID = 2**31 - 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,7 +93,11 @@ class TokenizedData(Record):
 
         Raises ValueError naming the first token id that is not in ``vocab``.
         """
-        v = np.asarray(self.vocab if vocab is None else list(vocab), dtype=np.int64)
+        try:
+            v = np.asarray(self.vocab if vocab is None else list(vocab), dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"vocab: expected a non-empty sequence of distinct token ids (integers in "
+                             f"0..{MAX_TOKEN_ID}), got {_short(vocab)}") from None
         if v.ndim != 1 or v.size == 0 or len(set(v.tolist())) != v.size:
             raise ValueError(f"vocab: expected a non-empty sequence of distinct token ids, got {vocab!r}")
         order = np.argsort(v)
@@ -112,35 +129,116 @@ def load_tokenizer(tokenizer):
         from transformers import AutoTokenizer
     except ImportError:  # pragma: no cover - the test extra has it
         raise ValueError("tokenizer: needs transformers: pip install 'mdmtheory[pipelines]'") from None
+    named = _named_class(path)
     try:
-        return AutoTokenizer.from_pretrained(path, local_files_only=True)
+        tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
     except Exception as exc:  # a garbage folder raises many kinds of errors
         raise ValueError(f"tokenizer: {path!r} is not a tokenizer folder ({type(exc).__name__}: "
                          f"{' '.join(str(exc).split())[:200]})") from None
+    _check_class(path, named, tok)
+    return tok
 
 
-def _pad_id(tok, pad_id) -> int:
+def _named_class(path: str):
+    """The ``tokenizer_class`` named by the folder's tokenizer_config.json (None if none), refused
+    when transformers does not know it (``AutoTokenizer`` would silently load another class)."""
+    cfg = os.path.join(path, "tokenizer_config.json")
+    if not os.path.isfile(cfg):
+        return None
+    try:
+        with open(cfg, encoding="utf-8") as fh:
+            conf = json.loads(fh.read(1 << 24))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"tokenizer: {path!r}: its tokenizer_config.json cannot be read ({type(exc).__name__})") from None
+    name = conf.get("tokenizer_class") if isinstance(conf, dict) else None
+    if not isinstance(name, str) or conf.get("auto_map"):  # remote code names its own classes
+        return None
+    from transformers.models.auto.tokenization_auto import tokenizer_class_from_name
+
+    if tokenizer_class_from_name(name) is None:
+        raise ValueError(f"tokenizer: {path!r}: tokenizer_config.json names tokenizer_class {name!r}, which transformers "
+                         "does not know (another class would be loaded in its place); fix tokenizer_class, e.g. "
+                         "'PreTrainedTokenizerFast' for a tokenizer.json")
+    return name
+
+
+def _check_class(path: str, named, tok) -> None:
+    """The loaded class's vocabulary is the folder's own ``tokenizer.json`` (same tokens at the
+    same ids, none added): else the class named in tokenizer_config.json is not what the files are."""
+    file = os.path.join(path, "tokenizer.json")
+    get_vocab = getattr(tok, "get_vocab", None)
+    if not os.path.isfile(file) or not callable(get_vocab):
+        return
+    try:
+        from tokenizers import Tokenizer
+
+        own = Tokenizer.from_file(file).get_vocab(with_added_tokens=True)
+        seen = dict(get_vocab())
+    except Exception:  # noqa: BLE001 - a file the loaded class did not read as tokenizers JSON: nothing to compare
+        return
+    moved = sorted(t for t, i in own.items() if seen.get(t) != i)
+    added = sorted(t for t in seen if t not in own)
+    if moved or added:
+        what = (f"adds tokens {', '.join(map(repr, added[:4]))}{' ...' if len(added) > 4 else ''} that tokenizer.json "
+                "does not have" if added else
+                f"reads tokens {', '.join(map(repr, moved[:4]))}{' ...' if len(moved) > 4 else ''} at other ids")
+        raise ValueError(f"tokenizer: {path!r}: tokenizer_config.json names class {named or type(tok).__name__!r}, "
+                         f"but the folder's tokenizer.json is another tokenizer (the class {what}); fix or remove "
+                         "tokenizer_class in tokenizer_config.json")
+
+
+def _vocab_size(tok):
+    """The tokenizer's vocabulary size V (ids 0..V−1) where it says one, else None."""
+    for get in (lambda: len(tok), lambda: tok.vocab_size, lambda: tok.get_vocab_size(True)):
+        try:
+            V = get()
+        except Exception:  # noqa: BLE001 - an object without that way of saying it
+            continue
+        if isinstance(V, (int, np.integer)) and not isinstance(V, (bool, np.bool_)) and 0 < V <= MAX_TOKEN_ID + 1:
+            return int(V)
+    return None
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _pad_id(tok, pad_id, V) -> int:
+    """The pad id: given, else the tokenizer's pad, else its EOS; a token id of the tokenizer
+    (0..V−1, V its vocabulary size, else 0..MAX_TOKEN_ID)."""
+    top = MAX_TOKEN_ID if V is None else V - 1
+    where = "" if V is None else f" (the tokenizer's vocabulary has ids 0..{top})"
     if pad_id is None:
         pad_id = getattr(tok, "pad_token_id", None)
         if pad_id is None:
             pad_id = getattr(tok, "eos_token_id", None)
         if pad_id is None:
             raise ValueError("pad_id: the tokenizer has no pad or EOS token; give pad_id (a token id)")
-    if isinstance(pad_id, bool) or not isinstance(pad_id, (int, np.integer)) or pad_id < 0:
-        raise ValueError(f"pad_id: expected a token id >= 0, got {pad_id!r}")
-    return int(pad_id)
+        return int_arg(pad_id, "pad_id", 0, top, f"{where}; the tokenizer's own pad/EOS id is not a token id of "
+                       "its vocabulary: give pad_id")
+    return int_arg(pad_id, "pad_id", 0, top, f"{where}; give a token id of the tokenizer (e.g. its pad or EOS)")
 
 
 def _length(x, name: str, minimum: int) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not minimum <= x <= MAX_LENGTH:
-        raise ValueError(f"{name}: expected an integer in {minimum}..{MAX_LENGTH}, got {x!r}")
-    return int(x)
+    return int_arg(x, name, minimum, MAX_LENGTH)
 
 
-def _encode(tok, text: str) -> list[int]:
+def _encode(tok, text: str, V, no: int) -> list[int]:
+    """The ids of one line, checked: integers in 0..V−1 (0..MAX_TOKEN_ID when V is unknown)."""
+    top = MAX_TOKEN_ID if V is None else V - 1
     ids = tok.encode(text, add_special_tokens=False) if _takes_special(tok) else tok.encode(text)
     if hasattr(ids, "ids"):  # a tokenizers.Tokenizer returns an Encoding
         ids = ids.ids
+    try:
+        ids = list(ids)
+    except TypeError:
+        raise ValueError(f"tokenizer: encode() returned {_short(ids)} for line {no}; expected a list of token "
+                         "ids") from None
+    for i in ids:
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i <= top:
+            raise ValueError(f"tokenizer: returned {_short(i)} for line {no}, not a token id of its vocabulary "
+                             f"(0..{top}); the tokenizer is inconsistent with its own vocabulary")
     return [int(i) for i in ids]
 
 
@@ -196,14 +294,17 @@ def _finish(rows, prompt_length, pad, counts, rule) -> TokenizedData:
 def load_text(path, tokenizer, *, length: int, pad_id: int | None = None) -> TokenizedData:
     """One sequence per line (blank lines skipped), each cut or right-padded to ``length``."""
     path = _check_path(path)
-    tok = load_tokenizer(tokenizer)
     L = _length(length, "length", 1)
-    pad = _pad_id(tok, pad_id)
+    if pad_id is not None:
+        int_arg(pad_id, "pad_id", 0, MAX_TOKEN_ID)  # before the tokenizer is loaded
+    tok = load_tokenizer(tokenizer)
+    V = _vocab_size(tok)
+    pad = _pad_id(tok, pad_id, V)
     rows, cut, padded = [], 0, 0
-    for _, line in _lines(path):
+    for no, line in _lines(path):
         if not line.strip():
             continue
-        r, c, p = _fit_right(_encode(tok, line), L, pad)
+        r, c, p = _fit_right(_encode(tok, line, V, no), L, pad)
         rows.append(r)
         cut += c
         padded += p
@@ -217,12 +318,15 @@ def load_jsonl(path, tokenizer, *, prompt_length: int, response_length: int,
     ``response``; the prompt keeps its last ``prompt_length`` tokens (left-padded), the
     response its first ``response_length`` (right-padded)."""
     path = _check_path(path)
-    tok = load_tokenizer(tokenizer)
     Lp = _length(prompt_length, "prompt_length", 0)
     Lr = _length(response_length, "response_length", 1)
     if Lp + Lr > MAX_LENGTH:
         raise ValueError(f"prompt_length: prompt + response = {Lp + Lr} tokens exceed {MAX_LENGTH}")
-    pad = _pad_id(tok, pad_id)
+    if pad_id is not None:
+        int_arg(pad_id, "pad_id", 0, MAX_TOKEN_ID)  # before the tokenizer is loaded
+    tok = load_tokenizer(tokenizer)
+    V = _vocab_size(tok)
+    pad = _pad_id(tok, pad_id, V)
     rows, counts = [], [0, 0, 0, 0]
     for no, line in _lines(path):
         if not line.strip():
@@ -233,8 +337,8 @@ def load_jsonl(path, tokenizer, *, prompt_length: int, response_length: int,
             raise ValueError(f"path: line {no} is not a JSON object ({type(exc).__name__})") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("prompt"), str) or not isinstance(obj.get("response"), str):
             raise ValueError(f"path: line {no} needs string fields 'prompt' and 'response'")
-        pr, cp, pp = _fit_left(_encode(tok, obj["prompt"]), Lp, pad)
-        rr, cr, pr_ = _fit_right(_encode(tok, obj["response"]), Lr, pad)
+        pr, cp, pp = _fit_left(_encode(tok, obj["prompt"], V, no), Lp, pad)
+        rr, cr, pr_ = _fit_right(_encode(tok, obj["response"], V, no), Lr, pad)
         rows.append(pr + rr)
         for i, flag in enumerate((cp, cr, pp, pr_)):
             counts[i] += flag

@@ -8,7 +8,7 @@ from .._moved import renamed_keyword
 from ..information.profile import Profile
 from ..optimal.blocks import _block_length, BlockDesign, _check_ask, _check_lengths, _choose
 from ..optimal.card import optimal_schedule
-from .._validate import samples_array
+from .._validate import row_length, samples_array
 
 __all__ = [
     "estimate_block_profiles",
@@ -32,11 +32,13 @@ def estimate_block_profiles(model, samples, block_length: int, *, prompt_length:
     """
     from .profile import estimate_profile
 
-    from .profile import _window
+    from .profile import _window, check_samples_for_model
 
     x = samples_array(samples, "samples")
+    row_length(x.shape[1])
     g, n = _window(prompt_length, None, x.shape[1])
     B = _block_length(block_length, n)
+    x = check_samples_for_model(model, x)  # tokens and row length against the model, before any block
     return tuple(estimate_profile(model, x, n_per_level=n_per_level, seed=seed + b, prompt_length=g + b * B,
                                   response_length=B) for b in range(n // B))
 
@@ -59,20 +61,21 @@ def estimate_block_design(model, samples, *, forwards: int | None = None, target
     """
     from scipy.stats import norm
 
-    from .._validate import real_arg
-    from .profile import _window, defect_weights
+    from .._validate import normal_quantile_arg
+    from .profile import _window, check_samples_for_model, defect_weights
 
     target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="estimate_block_design")
     if old:
         raise TypeError(f"estimate_block_design() got an unexpected keyword argument {next(iter(old))!r}")
     x = samples_array(samples, "samples")
+    row_length(x.shape[1])
     g, n = _window(prompt_length, None, x.shape[1])
     _check_ask(forwards, target_kl, n)
     Bs = _check_lengths(block_lengths, n)
-    confidence = real_arg(confidence, "confidence")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence: expected a level in (0, 1), got {confidence}")
+    normal_quantile_arg(confidence)  # in (0, 1) with a finite quantile (never a (nan, nan) interval)
+    confidence = float(confidence)
     z = float(norm.ppf(0.5 + confidence / 2))
+    x = check_samples_for_model(model, x)
     ests, total = {}, 0
     for B in Bs:
         ests[B] = estimate_block_profiles(model, x, B, prompt_length=g, n_per_level=n_per_level, seed=seed)

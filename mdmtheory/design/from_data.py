@@ -49,7 +49,8 @@ from ..information.profile import information_profile, Profile
 from ..laws.joint import MAX_OUTCOMES
 from ..optimal.card import optimal_schedule, pareto_frontier, schedule_path_kl
 from ..schedules.plans import Schedule
-from .._validate import int_arg as _int_arg, real_arg as _real_arg, samples_array as _samples_array
+from .._validate import (int_arg as _int_arg, normal_quantile_arg, real_arg as _real_arg, row_length,
+                         samples_array as _samples_array)
 from .profile import (
     _check_model,
     defect_weights,
@@ -133,8 +134,9 @@ class Design(PlanRecord):
 # -- design ------------------------------------------------------------------------------------
 def _samples_and_K(samples, K):
     """The samples as an (n, d) integer array of outcome indices and the alphabet size K
-    (default max + 1, at least 2), checked."""
+    (default max + 1, at least 2), checked; rows of at most 2**16 tokens (``_validate.LIMITS``)."""
     x = _samples_array(samples, "samples")
+    row_length(x.shape[1])
     K = max(int(x.max()) + 1, 2) if K is None else _int_arg(K, "K", 2)
     return _samples_array(x, "samples", K=K), K
 
@@ -190,9 +192,8 @@ def design(
             raise ValueError(f"target_kl: expected EPS > 0 nats, got {target_kl}")
     exact_limit = _int_arg(exact_limit, "exact_limit", 1, MAX_OUTCOMES)
     n_per_level = _int_arg(n_per_level, "n_per_level", 2)  # documented limit: _validate.LIMITS
-    confidence = _real_arg(confidence, "confidence")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence: expected a level in (0, 1), got {confidence}")
+    normal_quantile_arg(confidence)  # in (0, 1) with a finite quantile (never a (nan, nan) interval)
+    confidence = float(confidence)
     z = float(norm.ppf(0.5 + confidence / 2))
     small = d * math.log(K) <= math.log(exact_limit) + 1e-12
     mem = warning = None
@@ -289,6 +290,7 @@ def block_design(
     n, d = x.shape
     g, _ = _window(prompt_length, None, d)
     exact_limit = _int_arg(exact_limit, "exact_limit", 1, MAX_OUTCOMES)
+    normal_quantile_arg(confidence)  # before the memorization check and the exact route
     warn = ""
     if model is None:
         mem = memorization(x, seed=seed, prompt_length=g)

@@ -13,7 +13,7 @@ from ..information.profile import ProfileEstimate
 from ..laws.joint import MAX_OUTCOMES
 from ..schedules.plans import Schedule
 from .._estimate import Record
-from .._validate import int_arg as _int_arg, real_arg as _real_arg, samples_array as _samples_array
+from .._validate import int_arg as _int_arg, real_arg as _real_arg, row_length, samples_array as _samples_array
 
 __all__ = [
     "Memorization",
@@ -36,6 +36,12 @@ MEMORIZATION_THRESHOLD = 0.5
 
 #: Revealed sets per level in :func:`memorization` (all of them when a level has fewer).
 MEMORIZATION_SUBSETS = 64
+
+#: Largest work :math:`S \cdot n \cdot L^2` of :func:`memorization` (S revealed sets per level, n rows,
+#: L response positions: each of the L levels keys the n rows on up to L columns per set), checked
+#: before any work: about a minute at the measured 0.2–0.3·10^9 per second (n = 1000, L = 256, S = 64
+#: is 2^32 and takes 17 s).
+MAX_MEMORIZATION_WORK = 1 << 34
 
 
 @dataclass(frozen=True)
@@ -104,8 +110,12 @@ def memorization(samples, *, subsets: int = MEMORIZATION_SUBSETS, seed: int = 0,
 
     ``prompt_length = g``: the context is the prompt (positions 0..g−1, always revealed)
     and m response positions; levels m = 0..d−g−1.
+
+    Limits, checked before any work: rows of at most 2**16 tokens (``_validate.LIMITS["d"]``)
+    and a work :math:`S n L^2 \le` :data:`MAX_MEMORIZATION_WORK` (L = d − g levels).
     """
     x = _samples_array(samples, "samples")
+    row_length(x.shape[1])
     S = _int_arg(subsets, "subsets", 2)
     threshold = _real_arg(threshold, "threshold")
     if not 0 <= threshold < 1:
@@ -113,6 +123,11 @@ def memorization(samples, *, subsets: int = MEMORIZATION_SUBSETS, seed: int = 0,
     rng = np.random.default_rng(_int_arg(seed, "seed", 0))
     n, D = x.shape
     g, d = _window(prompt_length, None, D)
+    work = S * n * d * d
+    if work > MAX_MEMORIZATION_WORK:
+        raise ValueError(f"samples: {n} rows of {d} response tokens with subsets={S} is a memorization check of "
+                         f"S·n·d^2 = {work:.3g} steps, over the limit {MAX_MEMORIZATION_WORK:.3g} "
+                         "(MAX_MEMORIZATION_WORK); give fewer rows or fewer subsets")
     x = x.astype(np.int64)
     K = max(int(x.max()) + 1, 2)
     u, se, used = np.zeros(d), np.zeros(d), np.zeros(d, np.int64)
@@ -240,6 +255,23 @@ def check_model_outcomes(model, K: int) -> None:
                          "do not use every outcome of the model")
 
 
+def check_samples_for_model(model, x: np.ndarray) -> np.ndarray:
+    """The samples (n, d) checked against what ``model`` reads, before any forward, by name
+    ``samples``: tokens are outcome indices 0..K−1 of the model (its K read without a forward,
+    :func:`model_outcomes`) and rows have the model's length (an oracle's ``d``, a TinyMDM's
+    ``seq_len``) where it has one."""
+    K = model_outcomes(model)
+    if K is not None:
+        x = _samples_array(x, "samples", K=K, tokens=f"tokens (outcome indices of the model, which has K = {K})")
+    L = model.d if _is_oracle(model) else getattr(getattr(model, "config", None), "seq_len", None)
+    if type(model).__name__ != "TinyMDM" and not _is_oracle(model):
+        L = None
+    if isinstance(L, (int, np.integer)) and not isinstance(L, bool) and x.shape[1] != int(L):
+        raise ValueError(f"samples: rows have {x.shape[1]} tokens but the model reads rows of d = {int(L)}; give rows "
+                         f"of {int(L)} tokens")
+    return x
+
+
 def _check_model(model, K: int) -> None:
     """Refuse what has no masked-diffusion profile, before any work."""
     check_model_outcomes(model, K)
@@ -295,10 +327,11 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
     semi-autoregressive sampler; :func:`mdmtheory.design.estimate_block_profiles`).
     """
     x_all = _samples_array(samples, "samples")
-    d = x_all.shape[1]
+    d = row_length(x_all.shape[1])
     n = _int_arg(n_per_level, "n_per_level", 2)
     seed = _int_arg(seed, "seed", 0)
     g, L = _window(prompt_length, response_length, d)
+    x_all = check_samples_for_model(model, x_all)
     if not _is_oracle(model):
         from .. import bridge
 

@@ -159,3 +159,63 @@ def test_diffusion_gemma_is_refused_with_the_reason(tmp_path):
     cfg_cls(text_config=text, vision_config=None).save_pretrained(tmp_path)
     with pytest.raises(ValueError, match="path: .*'diffusion_gemma' model, a uniform-corruption block diffusion"):
         bridge.hf.from_pretrained(tmp_path, mask_id=0)
+
+
+# -- issue 30 §5: the model's position limit and corrupt weights, refused by name before work --
+def test_rows_beyond_the_configs_position_limit_are_refused_before_a_forward(bert_folder):
+    m = bridge.from_pretrained(bert_folder, vocab=VOCAB, device="cpu")
+    assert m.max_length == 16  # the config's max_position_embeddings
+    x = np.zeros((2, 17), dtype=np.int64)
+    with pytest.raises(ValueError, match=r"^samples: sequences of length 17, but this model reads at most 16 positions"):
+        bridge.estimate_profile(m, x, n_per_level=2)
+    bare = bridge.from_pretrained(bert_folder, device="cpu")  # no vocab: resolve(d) probes a forward of d
+    with pytest.raises(ValueError, match=r"^d: sequences of length 17"):
+        bare.resolve(17)
+    assert m.forwards == bare.forwards == 0
+    # 16 positions fit (a forward of 17 is what BERT refuses with a torch traceback)
+    est = bridge.estimate_profile(m, np.zeros((2, 16), dtype=np.int64), levels=[0], n_per_level=2)
+    assert np.isfinite(est.values).all()
+
+
+@pytest.mark.parametrize("cfg, limit", [
+    ({"max_position_embeddings": 64}, 64),
+    ({"n_positions": 1024, "max_position_embeddings": 8}, 8),  # looked up in POSITION_FIELDS order
+    ({"n_positions": 1024}, 1024),
+    ({"max_sequence_length": 4096}, 4096),  # LLaDA's spelling
+    ({"text_config": {"max_position_embeddings": 32}}, 32),
+    ({"model_type": "roberta", "max_position_embeddings": 514, "pad_token_id": 1}, 512),  # ids start at pad + 1
+    ({"max_position_embeddings": True}, None),
+    ({"max_position_embeddings": 0}, None),
+    ({}, None),
+])
+def test_position_limit_of_a_config(cfg, limit):
+    from mdmtheory.bridge.hf import position_limit
+
+    assert position_limit(cfg) == limit
+    assert position_limit(transformers.PretrainedConfig(**cfg)) == limit
+
+
+def test_roberta_limit_is_the_longest_row_it_reads(tmp_path):
+    """The RoBERTa offset from the model itself: a row of the limit runs, one more fails in torch."""
+    from mdmtheory.bridge.hf import position_limit
+
+    cfg = transformers.RobertaConfig(vocab_size=12, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                                     intermediate_size=8, max_position_embeddings=10, pad_token_id=1)
+    model = transformers.RobertaForMaskedLM(cfg).eval()
+    L = position_limit(cfg)
+    with torch.no_grad():
+        model(torch.full((1, L), 5))
+        with pytest.raises((IndexError, RuntimeError)):
+            model(torch.full((1, L + 1), 5))
+
+
+@pytest.mark.parametrize("damage", [lambda b: b[:100], lambda b: b"\x00" * 8, lambda b: b"\xff" * 64])
+def test_corrupt_weights_are_a_value_error_naming_the_folder(bert_folder, tmp_path, damage):
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(bert_folder, bad)
+    w = bad / "model.safetensors"
+    w.write_bytes(damage(w.read_bytes()))
+    with pytest.raises(ValueError, match=r"^path: .*the model cannot be loaded from this folder"):
+        bridge.from_pretrained(bad, vocab=VOCAB, device="cpu")

@@ -470,7 +470,7 @@ def test_report_baseline_takes_a_causal_hugging_face_folder_like_a_checkpoint(ca
             "--planners", "random", "--attention-samples", "8", "--attention-info-samples", "4"]
     for b in (ar, str(tmp_path / "gpt2")):
         capsys.readouterr()
-        out = _json(capsys, base + ["--baseline", b, "--out", str(tmp_path / "r.html")])
+        out = _json(capsys, base + ["--baseline", b, "--out", str(tmp_path / "r.html"), "--overwrite"])
         bl = out["attention"]["baseline"]
         assert len(bl["bos_mean"]) == (1 if b == ar else 2)  # one value per layer of the baseline
         assert all(0 <= v <= 1 for v in bl["bos_mean"])
@@ -479,5 +479,5 @@ def test_report_baseline_takes_a_causal_hugging_face_folder_like_a_checkpoint(ca
                                                          num_attention_heads=2, intermediate_size=8)).save_pretrained(
         tmp_path / "bert")
     capsys.readouterr()
-    assert main(base + ["--baseline", str(tmp_path / "bert"), "--out", str(tmp_path / "r.html")]) == 2
+    assert main(base + ["--baseline", str(tmp_path / "bert"), "--out", str(tmp_path / "r.html"), "--overwrite"]) == 2
     assert "--baseline: " in capsys.readouterr().err

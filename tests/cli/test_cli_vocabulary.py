@@ -180,7 +180,7 @@ def test_report_old_tokens_beside_data_keeps_its_two_files(capsys, tmp_path):
     law_path, x = _tokens_file(tmp_path, "law.txt", seed=1)
     rows_path, _ = _tokens_file(tmp_path, "rows.txt", n=30, seed=2)
     base = ["report", "--model", st, "--n-per-level", "5", "--steps", "1,3", "--planners", "random", "--no-attention",
-            "--out", str(tmp_path / "r.html")]
+            "--out", str(tmp_path / "r.html"), "--overwrite"]
     old, err = _json(capsys, [*base, "--tokens", law_path, "--data", rows_path])
     assert err == ["mdmtheory: --tokens is now --data (the old spelling works for one release)"]
     ref = families.empirical(x, K=2)
@@ -311,7 +311,7 @@ def test_report_reads_text_with_the_tokenizer_and_vocab(capsys, tmp_path):
     x = np.array([[seen.index(t) for t in r] for r in rows])
     ref = families.empirical(x, K=len(seen))
     base = ["report", "--text", str(tmp_path / "t.txt"), "--tokenizer", str(tmp_path / "hf"), "--length", "3",
-            "--steps", "1,3", "--planners", "random", "--out", str(tmp_path / "r.html")]
+            "--steps", "1,3", "--planners", "random", "--out", str(tmp_path / "r.html"), "--overwrite"]
     capsys.readouterr()
     out, _ = _json(capsys, base)  # no model: the law of the tokenized rows, outcomes the ids seen
     assert out["profile"]["phi"] == pytest.approx(_phi(ref)) and out["outcomes"]["vocab"] == seen
@@ -326,10 +326,10 @@ def test_report_reads_text_with_the_tokenizer_and_vocab(capsys, tmp_path):
     # a --family law with a Hugging Face model: --vocab names the token id of each outcome
     out, _ = _json(capsys, ["report", "--family", "markov", "--d", "3", "--model", str(tmp_path / "hf"),
                             "--vocab", f"{vocab['a']},{vocab['b']}", "--n-per-level", "5", "--no-attention",
-                            "--steps", "1,3", "--planners", "random", "--out", str(tmp_path / "r.html")])
+                            "--steps", "1,3", "--planners", "random", "--out", str(tmp_path / "r.html"), "--overwrite"])
     assert out["law"]["K"] == 2 and out["profile"]["cross_entropy"] is not None
     rc, _, err = _run(capsys, ["report", "--family", "markov", "--d", "3", "--vocab", "1,2", "--out",
-                               str(tmp_path / "r.html")])
+                               str(tmp_path / "r.html"), "--overwrite"])
     assert rc == 2 and err[0].startswith("mdmtheory report: error: --vocab:")
 
 

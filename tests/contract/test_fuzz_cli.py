@@ -237,6 +237,10 @@ def check_call(cmd, argv, f):
     for path, data in f["_originals"].items():
         if not os.path.isfile(path) or Path(path).read_bytes() != data:
             Path(path).write_bytes(data)
+    for key in ("out.html", "out.csv", "out.safetensors"):  # outputs go (an existing one is refused: --overwrite)
+        for path in (f[key], f[key].rsplit(".", 1)[0] + ".json"):
+            if os.path.isfile(path):
+                os.remove(path)
     return rc
 
 

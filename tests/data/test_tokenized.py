@@ -114,3 +114,86 @@ def test_bad_tokenizer_and_files(tmp_path):
     with pytest.raises(ValueError, match="path: .* is not UTF-8"):
         load_text(tmp_path / "bin.txt", object.__new__(type("T", (), {"encode": lambda s, t: [1], "pad_token_id": 0})),
                   length=2)
+
+
+# -- issue 30 §3: the tokenizer's output and the pad id are checked, not trusted -------------
+def _vocab_size_from_file(folder) -> int:
+    """V from the folder's own tokenizer.json (its model vocabulary and added tokens), read as JSON."""
+    spec = json.loads((folder / "tokenizer.json").read_text())
+    ids = set(spec["model"]["vocab"].values()) | {t["id"] for t in spec.get("added_tokens", [])}
+    return max(ids) + 1
+
+
+@pytest.mark.parametrize("pad_id", [10**23, -1, True, 1.0, "3", "V"])
+def test_pad_id_must_be_a_token_id_of_the_tokenizer(tok_dir, tmp_path, pad_id):
+    f = tmp_path / "t.txt"
+    f.write_text("the\n")  # one token: the row is padded
+    if pad_id == "V":
+        pad_id = _vocab_size_from_file(tok_dir)
+    with pytest.raises(ValueError, match=r"^pad_id: expected an integer in 0\.\."):
+        load_text(f, tok_dir, length=4, pad_id=pad_id)
+    with pytest.raises(ValueError, match=r"^pad_id: expected an integer in 0\.\."):
+        load_jsonl(tmp_path / "t.txt", tok_dir, prompt_length=2, response_length=2, pad_id=pad_id)
+
+
+def test_the_last_token_id_is_a_valid_pad(tok_dir, tmp_path):
+    f = tmp_path / "t.txt"
+    f.write_text("the\n")
+    V = _vocab_size_from_file(tok_dir)
+    data = load_text(f, tok_dir, length=4, pad_id=V - 1)
+    assert data.ids[0, 1:].tolist() == [V - 1] * 3
+
+
+class _Tok:
+    """A tokenizer object that says its vocabulary size (len) and returns what it is told to."""
+
+    pad_token_id = 0
+
+    def __init__(self, ids, V=5):
+        self.ids, self.V = ids, V
+
+    def __len__(self):
+        return self.V
+
+    def encode(self, text):
+        return self.ids
+
+
+@pytest.mark.parametrize("ids", [[1, 5], [1, -1], [True], [1.0], [10**30], None])
+def test_ids_outside_the_tokenizers_vocabulary_are_refused(tmp_path, ids):
+    f = tmp_path / "t.txt"
+    f.write_text("x\n")
+    with pytest.raises(ValueError, match=r"^tokenizer: .*line 1"):
+        load_text(f, _Tok(ids), length=2)
+    assert load_text(f, _Tok([1, 4]), length=2).ids.tolist() == [[1, 4]]  # 0..V-1 is fine
+
+
+def test_outcomes_refuse_ids_beyond_int64(tok_dir, tmp_path):
+    f = tmp_path / "t.txt"
+    f.write_text("the cat\n")
+    data = load_text(f, tok_dir, length=2)
+    with pytest.raises(ValueError, match=r"^vocab: expected a non-empty sequence"):
+        data.outcomes([10**30, 1])
+
+
+@pytest.mark.parametrize("cls, ok", [("PreTrainedTokenizerFast", True), ("BertTokenizer", False),
+                                     ("GPT2Tokenizer", False), ("NoSuchTokenizer", False)])
+def test_a_folder_whose_tokenizer_class_lies_is_refused(tmp_path, cls, ok):
+    """A word-level tokenizer.json under a config naming another class: transformers loads that
+    class (BertTokenizer adds [CLS]/[SEP], GPT2Tokenizer <|endoftext|>; an unknown name falls
+    back silently), whose ids are not the file's."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {w: i for i, w in enumerate(["a", "b", "[PAD]", "[UNK]"])}
+    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    d = tmp_path / "tok"
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="[PAD]", unk_token="[UNK]").save_pretrained(d)
+    cfg = json.loads((d / "tokenizer_config.json").read_text())
+    cfg["tokenizer_class"] = cls
+    (d / "tokenizer_config.json").write_text(json.dumps(cfg))
+    if ok:
+        assert load_tokenizer(d).encode("a b", add_special_tokens=False) == [0, 1]
+    else:
+        with pytest.raises(ValueError, match=rf"^tokenizer: .*{cls}"):
+            load_tokenizer(d)
