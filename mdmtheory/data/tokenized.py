@@ -177,7 +177,7 @@ def _check_class(path: str, named, tok) -> None:
     except Exception:  # noqa: BLE001 - a file the loaded class did not read as tokenizers JSON: nothing to compare
         return
     moved = sorted(t for t, i in own.items() if seen.get(t) != i)
-    added = sorted(t for t in seen if t not in own)
+    added = sorted(t for t in seen if t not in own and t not in _declared_tokens(path))
     if moved or added:
         what = (f"adds tokens {', '.join(map(repr, added[:4]))}{' ...' if len(added) > 4 else ''} that tokenizer.json "
                 "does not have" if added else
@@ -185,6 +185,39 @@ def _check_class(path: str, named, tok) -> None:
         raise ValueError(f"tokenizer: {path!r}: tokenizer_config.json names class {named or type(tok).__name__!r}, "
                          f"but the folder's tokenizer.json is another tokenizer (the class {what}); fix or remove "
                          "tokenizer_class in tokenizer_config.json")
+
+
+def _declared_tokens(path: str) -> set:
+    """Tokens the folder declares besides tokenizer.json (tokenizer_config.json's
+    ``added_tokens_decoder``, special_tokens_map.json, added_tokens.json): a class that adds
+    them reads the folder as saved, not another tokenizer."""
+    out: set = set()
+
+    def strings(v):
+        if isinstance(v, str):
+            out.add(v)
+        elif isinstance(v, dict):
+            if isinstance(v.get("content"), str):
+                out.add(v["content"])
+            else:
+                for k, w in v.items():
+                    strings(w)
+                    if isinstance(w, int):
+                        out.add(k)
+        elif isinstance(v, list):
+            for w in v:
+                strings(w)
+
+    for name in ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"):
+        try:
+            with open(os.path.join(path, name), encoding="utf-8") as fh:
+                conf = json.loads(fh.read(1 << 24))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        if name == "tokenizer_config.json":
+            conf = {k: v for k, v in conf.items() if k != "tokenizer_class"} if isinstance(conf, dict) else {}
+        strings(conf)
+    return out
 
 
 def _vocab_size(tok):

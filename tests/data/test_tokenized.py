@@ -197,3 +197,21 @@ def test_a_folder_whose_tokenizer_class_lies_is_refused(tmp_path, cls, ok):
     else:
         with pytest.raises(ValueError, match=rf"^tokenizer: .*{cls}"):
             load_tokenizer(d)
+
+
+def test_tokens_the_folder_declares_beside_tokenizer_json_are_not_a_lie(tmp_path):
+    """A special token the folder declares only in special_tokens_map.json (as older saved folders
+    do) is added by the class it names: that is the folder as saved, not another tokenizer.
+    A class adding tokens nobody declared is still refused (the test above)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    vocab = {w: i for i, w in enumerate(["a", "b", "[PAD]", "[UNK]"])}
+    tk = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    d = tmp_path / "tok"
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="[PAD]", unk_token="[UNK]").save_pretrained(d)
+    (d / "special_tokens_map.json").write_text(json.dumps({"pad_token": "[PAD]", "unk_token": "[UNK]",
+                                                            "additional_special_tokens": ["<extra>"]}))
+    tok = load_tokenizer(d)
+    assert "<extra>" in tok.get_vocab() and "<extra>" not in vocab  # the class did add it
+    assert tok.encode("a b", add_special_tokens=False) == [0, 1]
