@@ -261,7 +261,7 @@ def _sampler_kind(planner) -> str:
             return "position"
     else:
         obj = planner
-    if getattr(obj, "revises", False):
+    if getattr(obj, "revises", False) or getattr(obj, "runs_itself", False):  # speculative.py too
         return "revise"
     if getattr(obj, "commits_values", False):
         return "select"
