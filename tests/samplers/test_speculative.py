@@ -191,3 +191,24 @@ def test_remdm_remasking_is_not_exact_on_parity():
     for N in (2, 3, 6):
         for eta in (0.0, 0.5, 1.0):
             assert mt.kl(p, sampler_law(p, None, RemaskingSampler.uniform(N, eta))) > 0.1
+
+
+def test_two_revision_rounds_sample_even_parity_exactly():
+    """Jiang, Haghtalab & Chen §4 as a secondary summary states it: round 1 writes y_1..y_{d-1}
+    iid uniform and y_d = 0 (each position alone: a factorized step), round 2 rewrites every
+    position to z_i = y_i xor y_{i-1} (y_0 = 0; each position reads two). The output is uniform
+    on the even-parity strings, i.e. families.parity(d); the frozen sampler's last step instead
+    reads all d - 1 revealed bits (flipping any one flips p(x_d | x_<d))."""
+    for d in (2, 3, 6):
+        q = np.zeros((2,) * d)
+        for y in itertools.product((0, 1), repeat=d - 1):
+            y = (*y, 0)
+            z = tuple(y[i] ^ (y[i - 1] if i else 0) for i in range(d))
+            q[z] += 2.0 ** -(d - 1)
+        np.testing.assert_array_equal(q, families.parity(d).table)
+        T = families.parity(d).table
+        for x in itertools.product((0, 1), repeat=d - 1):
+            for j in range(d - 1):
+                flipped = list(x)
+                flipped[j] ^= 1
+                assert T[x].argmax() != T[tuple(flipped)].argmax()
