@@ -648,8 +648,8 @@ def speculative() -> str:
         the sequential conditionals, accept with min(1, p/q), residual at the first rejection)
         as an exact law with the law of its forward count (`samplers.speculative_run`). ASSD's
         count is its code's: a draft call and an oracle call per iteration, one call for a last
-        single token; self-speculative: one pass per iteration. On parity the three columns differ
-        most: one speculative iteration of the full window samples it exactly.""")
+        single token; self-speculative: one pass per iteration. On parity one iteration of the full
+        window samples exactly (2 calls, 1 pass) at every d, where the adaptive rules take d steps.""")
     lines = ["  | law | d | ASSD E[calls] | self-spec E[passes] | rejection E[M] | e^TC | "
              "factor(0.75) E[steps], KL | Fréchet(0.25) E[steps], KL |",
              "  |---|---|---|---|---|---|---|---|"]
