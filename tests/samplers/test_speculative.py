@@ -212,3 +212,20 @@ def test_two_revision_rounds_sample_even_parity_exactly():
                 flipped = list(x)
                 flipped[j] ^= 1
                 assert T[x].argmax() != T[tuple(flipped)].argmax()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_laws_windows_and_orders_against_the_loop(seed):
+    rng = np.random.default_rng(seed)
+    d, K = int(rng.integers(2, 5)), int(rng.integers(2, 4))
+    if d == 4 and K == 3:
+        K = 2
+    p = families.dirichlet(d, K, alpha=float(rng.uniform(0.2, 1.5)), seed=seed)
+    order, W = tuple(int(i) for i in rng.permutation(d)), int(rng.integers(1, d + 1))
+    law, fw = brute_force(p.table, order, W, "assd")
+    run = speculative_run(p, SpeculativeSampler("assd", W, order))
+    q = np.zeros(p.table.shape)
+    for x, m in law.items():
+        q[x] += m
+    np.testing.assert_allclose(run.law.table, q, atol=1e-12)
+    assert run.expected_forwards == pytest.approx(sum(c * m for c, m in fw.items()), abs=1e-12)
