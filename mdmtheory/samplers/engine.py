@@ -252,7 +252,8 @@ def _with_ties(planner, ties):
 
 
 def _sampler_kind(planner) -> str:
-    """``"revise"`` (remasking, corrector, editing: :mod:`.revise`), ``"select"``
+    """``"revise"`` (remasking, corrector, editing: :mod:`.revise`; and any sampler with
+    ``runs_itself``, e.g. :mod:`.speculative`: its own ``_exact_run`` and ``simulate``), ``"select"``
     (sample-then-select: :mod:`.select`) or ``"position"`` (a planner of positions)."""
     if isinstance(planner, str):
         try:
