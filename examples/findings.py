@@ -549,6 +549,131 @@ def fastdllm() -> str:
     return head + "\n\n" + table + "\n\n" + textwrap.indent(tail, "  ") + "\n\n" + "\n".join(lines)
 
 
+@functools.lru_cache(maxsize=None)
+def speculative_numbers():
+    """Issue 28 items 9-10: the speculative samplers' KL and forwards on the sampler laws and
+    parity at d = 3..8 (windows 2 and d, and 1 for the W = 1 count), their expected forwards
+    beside the rejection cost, e^TC and the adaptive rules at d = 4 and 8; parity's fewest
+    exact steps without revision and with the revision construction."""
+    import math
+    import numpy as np
+    from mdmtheory.bounds.zyb26 import rejection_cost
+    from mdmtheory.information import total_correlation
+    from mdmtheory.samplers import (FactorPlanner, FrechetPlanner, SpeculativeSampler, exact_run,
+                                    min_exact_steps, speculative_run)
+
+    ds = range(3, 9)
+    worst_kl, worst_ratio, w1 = 0.0, {"assd": 0.0, "self_speculative": 0.0}, []
+    cells = {}
+    for d in ds:
+        laws = dict(mt.families.sampler_laws(d))
+        laws["parity"] = mt.families.parity(d)
+        for name, p in laws.items():
+            for scheme in ("assd", "self_speculative"):
+                for W in ((2, None) if scheme == "assd" else (1, 2, None)):
+                    run = speculative_run(p, SpeculativeSampler(scheme, W))
+                    worst_kl = max(worst_kl, mt.kl(p, run.law))
+                    worst_ratio[scheme] = max(worst_ratio[scheme], run.max_forwards / d)
+            w1.append(speculative_run(p, SpeculativeSampler("assd", 1)).max_forwards == 2 * d - 1)
+            if d in (4, 8):
+                row = [speculative_run(p).expected_forwards,
+                       speculative_run(p, SpeculativeSampler("self_speculative")).expected_forwards,
+                       rejection_cost(p), math.exp(total_correlation(p))]
+                for pl in (FactorPlanner(0.75, reference_quirk=False), FrechetPlanner(0.25)):
+                    r = exact_run(p, None, pl)
+                    row += [float(np.dot(np.arange(r.step_counts.size), r.step_counts)), mt.kl(p, r.law)]
+                cells[name, d] = row
+    parity = {}
+    for d in range(2, 9):
+        p = mt.families.parity(d)
+        T, plan = min_exact_steps(p)
+        one = mt.kl(p, exact_run(p, mt.Schedule((d,))).law)
+        parity[d] = (T, plan.sizes, one, _revision_parity_exact(d), _last_step_dependence(p))
+    return worst_kl, worst_ratio, all(w1), len(w1), cells, parity
+
+
+def _revision_parity_exact(d):
+    """Jiang, Haghtalab & Chen's two-round revision sampler for uniform even parity (as a
+    secondary summary of their §4 describes it): round 1 writes y_1..y_{d-1} iid uniform and
+    y_d = 0 (a product law), round 2 rewrites z_i = y_i xor y_{i-1} (y_0 = 0), a function of two
+    positions. True when the output law is parity(d) exactly."""
+    import itertools
+    import numpy as np
+
+    q = np.zeros((2,) * d)
+    for y in itertools.product((0, 1), repeat=d - 1):
+        y = (*y, 0)
+        z = tuple(y[i] ^ (y[i - 1] if i else 0) for i in range(d))
+        q[z] += 2.0 ** -(d - 1)
+    return bool(np.array_equal(q, mt.families.parity(d).table))
+
+
+def _last_step_dependence(p):
+    """How many revealed bits the last position's conditional p(x_d | x_<d) depends on (flipping
+    which changes it somewhere on the support)."""
+    import numpy as np
+
+    T = p.table
+    cond = T / np.maximum(T.sum(axis=-1, keepdims=True), 1e-300)
+    return sum(bool(np.any(np.abs(cond - np.flip(cond, axis=j)) > 1e-12)) for j in range(p.d - 1))
+
+
+@region("speculative")
+def speculative() -> str:
+    worst_kl, ratio, w1_ok, n_laws, cells, parity = speculative_numbers()
+    par = list(parity.values())
+    rows = [
+        ("ASSD samples the joint exactly", "2504.20456 (abstract); code 83a444d `speculative_decoding`", "verified here",
+         f"max KL {worst_kl:.0e}", "every law (windows 2 and d)", f"{n_laws} (law, d) pairs, d = 3..8"),
+        ("ASSD: model calls ≤ tokens (d)", "2504.20456 (abstract); calls as the code's `nfe_count`",
+         "verified here for windows ≥ 2; refuted at window 1",
+         f"max calls/d = {ratio['assd']:.3f}", "window 2: exactly d calls on every law",
+         f"window 1: 2d − 1 calls on {'all' if w1_ok else 'NOT all'} {n_laws} pairs"),
+        ("Self-speculative MDM: exact, forwards = iterations ≤ d", "2510.03929 (abstract only)", "our reading",
+         f"max passes/d = {ratio['self_speculative']:.3f}", "window 1 (one token per pass)",
+         "same law as ASSD (the same draft and verifier with true conditionals)"),
+        ("Jiang–Haghtalab–Chen: revision samples even parity in O(1) rounds, frozen unmasking cannot "
+         "(AC0 predictor, no workspace)", "2512.25014 §4 (a secondary summary; the paper not read)", "our reading",
+         f"frozen: {par[0][0]} steps at every d = 2..8; revision: 2 rounds",
+         "Schedule((d−1, 1)); revision z_i = y_i ⊕ y_{i−1}",
+         f"1 step: KL = log 2; revision exact at every d: {all(r[3] for r in par)}; the frozen last step "
+         f"depends on d − 1 bits ({', '.join(str(r[4]) for r in par)}), a revision update on ≤ 2"),
+    ]
+    table = "\n".join(["  | statement | place | status | tightness | reached by | check |",
+                       "  |---|---|---|---|---|---|"] + [f"  | {' | '.join(r)} |" for r in rows])
+    head = _para(
+        """**Exact parallel sampling, and what remasking adds on parity** (issue 28 items 9–10;
+        places, statuses and tests in `docs/theory.md` §8). `samplers.SpeculativeSampler` runs
+        ASSD's loop (draft W positions from the product of the one-token conditionals, verify with
+        the sequential conditionals, accept with min(1, p/q), residual at the first rejection)
+        as an exact law with the law of its forward count (`samplers.speculative_run`). ASSD's
+        count is its code's: a draft call and an oracle call per iteration, one call for a last
+        single token; self-speculative: one pass per iteration. On parity one iteration of the full
+        window samples exactly (2 calls, 1 pass) at every d, where the adaptive rules take d steps.""")
+    lines = ["  | law | d | ASSD E[calls] | self-spec E[passes] | rejection E[M] | e^TC | "
+             "factor(0.75) E[steps], KL | Fréchet(0.25) E[steps], KL |",
+             "  |---|---|---|---|---|---|---|---|"]
+    for (name, d), r in cells.items():
+        lines.append(f"  | {name} | {d} | {r[0]:.3f} | {r[1]:.3f} | {r[2]:.3f} | {r[3]:.3f} | "
+                     f"{r[4]:.2f}, {r[5]:.4f} | {r[6]:.2f}, {r[7]:.4f} |")
+    n = len(cells)
+    fast_exact = sum(r[k + 1] < 1e-10 and r[k] < d - 1e-9 for (_, d), r in cells.items() for k in (4, 6))
+    inexact = sum(r[k + 1] >= 1e-10 for r in cells.values() for k in (4, 6))
+    assd_max = max(r[0] / d for (_, d), r in cells.items())
+    tail = _para(
+        f"""Forwards against the alternatives (window d, left-to-right order, the laws above at
+        d = 4 and 8): rejection sampling from the factorized proposal costs E[M] proposals of the
+        whole block (`bounds.rejection_cost`, Zhang et al.; at least e^TC, here up to
+        {max(r[2] for r in cells.values()):.1f}); ASSD is exact with at most {assd_max:.3f}·d
+        expected calls, self-speculative with about half of ASSD's. The adaptive rules (the
+        stated factor rule f = 0.75 and the Fréchet rule δ = 0.25; `samplers.FactorPlanner`,
+        `FrechetPlanner`) have KL > 0 in {inexact} of {2 * n} (law, d, rule) cells and are exact
+        in fewer than d expected steps in {fast_exact} (where the sets they commit are
+        conditionally independent given what is revealed, as x₁, x₃ given x₂ on a chain).""",
+        bullet=False)
+    return head + "\n\n" + table + "\n\n" + "\n".join(lines) + "\n\n" + textwrap.indent(tail, "  ")
+
+
 # -- planners, samplers ----------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)

@@ -252,7 +252,8 @@ def _with_ties(planner, ties):
 
 
 def _sampler_kind(planner) -> str:
-    """``"revise"`` (remasking, corrector, editing: :mod:`.revise`), ``"select"``
+    """``"revise"`` (remasking, corrector, editing: :mod:`.revise`; and any sampler with
+    ``runs_itself``, e.g. :mod:`.speculative`: its own ``_exact_run`` and ``simulate``), ``"select"``
     (sample-then-select: :mod:`.select`) or ``"position"`` (a planner of positions)."""
     if isinstance(planner, str):
         try:
@@ -261,7 +262,7 @@ def _sampler_kind(planner) -> str:
             return "position"
     else:
         obj = planner
-    if getattr(obj, "revises", False):
+    if getattr(obj, "revises", False) or getattr(obj, "runs_itself", False):  # speculative.py too
         return "revise"
     if getattr(obj, "commits_values", False):
         return "select"

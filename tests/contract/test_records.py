@@ -162,6 +162,8 @@ def _builders(tmp_path):
     b["CorrectorSampler"] = lambda: samplers.CorrectorSampler(plan)
     b["EditingSampler"] = lambda: samplers.EditingSampler(plan)
     b["RevisionRun"] = lambda: samplers.revise_run(p, samplers.RemaskingSampler.uniform(2))
+    b["SpeculativeSampler"] = lambda: samplers.SpeculativeSampler("assd", 2)
+    b["SpeculativeRun"] = lambda: samplers.speculative_run(p, samplers.SpeculativeSampler("assd", 2))
     b["Simulation"] = lambda: mt.simulate(p, plan, n=8, seed=0)
     b["KLEstimate"] = lambda: mt.estimate_kl(p, plan, n=8, seed=0)
     b["TieSpread"] = lambda: samplers.tie_spread(p, plan, "confidence")

@@ -1,0 +1,311 @@
+r"""Exact parallel sampling by speculation: ASSD and self-speculative masked diffusion, exactly.
+
+A masked diffusion model gives, at a partial state, the one-token conditionals
+:math:`p(x_j \mid x_A)` of every masked position; an any-subset (or causal) model also gives the
+*sequential* conditionals :math:`p(x_{\sigma(i)} \mid x_A, x_{\sigma(n)}, \dots,
+x_{\sigma(i-1)})` along an order :math:`\sigma`. Speculation drafts a window of W positions
+from the product of the first (one call), scores the drafts with the second, and keeps a prefix
+by speculative (rejection) sampling, so the output is the joint **exactly**.
+
+**One iteration** (state: the first n positions of the order revealed, values a; window
+:math:`W' = \min(W, d - n)`; :math:`q_i(y) = p(x_{\sigma(n+i-1)} = y \mid a)`,
+:math:`p_i(y \mid y_{<i}) = p(x_{\sigma(n+i-1)} = y \mid a, y_{<i})`):
+
+1. draft :math:`y_1, \dots, y_{W'}` independently, :math:`y_i \sim q_i`;
+2. for i = 1, 2, …: accept :math:`y_i` with probability :math:`\min\{1, p_i(y_i \mid
+   y_{<i}) / q_i(y_i)\}`; at the first rejection draw the value from the residual
+   :math:`(p_i(\cdot \mid y_{<i}) - q_i)_+` normalized, and stop.
+
+Since :math:`q_1 = p_1` the first draft is always accepted, so an iteration reveals at least one
+token, and at least two when :math:`W' \ge 2` (the second is accepted or replaced by its residual
+draw). The new values :math:`c_1 \dots c_L` have probability
+
+.. math:: \prod_{i<L} \min\{q_i, p_i\}(c_i)\,\big[(p_L - q_L)_+(c_L) + [L = W']\,\min\{q_L, p_L\}(c_L)\big],
+
+which sums over the two cases (stop at L by rejection; all W' accepted) to :math:`\prod_{i \le L}
+p_i(c_i)` — the joint. :func:`speculative_run` pushes the mass through this formula (the test
+enumerates the drafts and the accept events instead).
+
+**Sources and forwards.**
+
+* ``scheme="assd"``: Guo & Ermon, *Reviving Any-Subset Autoregressive Models with Principled
+  Parallel Sampling and Speculative Decoding* (arXiv 2504.20456), ASSD. The algorithm as
+  read from the authors' code, ``gabeguo/any-order-speculative-decoding``,
+  ``speculative_decoding.py`` (commit 83a444d), function ``speculative_decoding``: a fixed
+  order ``sigma``; per iteration one *draft* call (the W' positions each conditioned on the
+  revealed ones only: ``calc_parallel_perm_mask``), then one *oracle* call on the drafted
+  sequence (the sequential conditionals: ``create_gt_perm_mask``); acceptance
+  ``r < min(1, gt/pred)`` (``r_atol = 0``), the residual ``max(gt - pred, 0)`` normalized on
+  rejection, then ``break``; no bonus token; when one position is left (``n == seqlen - 1``)
+  the draft is committed without the oracle call. Forwards = model calls as ``nfe_count``
+  counts them: 2 per iteration, 1 for that last single-token iteration. The paper's claim
+  (abstract; the full text could not be read here) is that the number of calls never exceeds
+  the number of tokens: true for W ≥ 2 (an iteration of 2 calls reveals ≥ 2 tokens), false for
+  W = 1 (2d − 1 calls: the oracle call confirms a token that is always accepted).
+* ``scheme="self_speculative"``: Campbell, De Bortoli, Shi & Doucet, *Self-Speculative Masked
+  Diffusions* (arXiv 2510.03929). Read from the abstract only (status "our reading"): a
+  non-causal trunk gives the factorized draft, a causal final layer verifies the drafts "in a
+  single forward pass" with speculative sampling. With the true conditionals the drafted and
+  verified laws are those above, so the law is the same as ASSD's; forwards = iterations (one
+  pass each), never above d.
+
+Every conditional is the true one, so the law is exactly p (KL = 0 to rounding) whatever the
+window and the order; what the schemes differ in is the number of forwards, whose exact law
+:func:`speculative_run` gives (``forwards``: the probability of each count).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from .._estimate import Record
+from ..laws.joint import Joint
+
+__all__ = ["SpeculativeSampler", "SpeculativeRun", "speculative_run", "SPECULATIVE_SCHEMES", "min_exact_steps"]
+
+#: The schemes and the source each one's forward count is read from.
+SPECULATIVE_SCHEMES = {
+    "assd": "Guo & Ermon, arXiv 2504.20456; gabeguo/any-order-speculative-decoding@83a444d",
+    "self_speculative": "Campbell et al., arXiv 2510.03929 (abstract)",
+}
+
+
+@dataclass(frozen=True)
+class SpeculativeSampler(Record):
+    """A speculative sampler (module docstring): ``scheme`` ``"assd"`` or
+    ``"self_speculative"`` (how forwards are counted), ``window`` W ≥ 1 the draft length (None:
+    every masked position; ASSD's code has ``k = 10``), ``order`` a permutation of
+    range(d) (None: left to right).
+
+    ``mt.sampler_law(p, None, sampler)`` and ``mt.simulate(p, None, sampler, n=, seed=)`` run
+    it (it carries no plan; ``simulate`` returns forwards per sample)."""
+
+    scheme: str = "assd"
+    window: int | None = None
+    order: tuple | None = None
+
+    #: read by mt.sampler_law / mt.simulate: the sampler runs itself (``_exact_run``, ``simulate``)
+    runs_itself: ClassVar[bool] = True
+
+    def __post_init__(self):
+        if self.scheme not in SPECULATIVE_SCHEMES:
+            raise ValueError(f"scheme: expected one of {sorted(SPECULATIVE_SCHEMES)}, got {self.scheme!r}")
+        w = self.window
+        if w is not None and (isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1):
+            raise ValueError(f"window: expected an integer >= 1 (the draft length) or None (all masked), got {w!r}")
+        if self.order is not None:
+            try:
+                o = tuple(int(v) for v in self.order)
+            except (TypeError, ValueError):
+                raise ValueError(f"order: expected a permutation of range(d), got {self.order!r}") from None
+            if sorted(o) != list(range(len(o))):
+                raise ValueError(f"order: expected a permutation of range(d), got {self.order!r}")
+            object.__setattr__(self, "order", o)
+        if w is not None:
+            object.__setattr__(self, "window", int(w))
+
+    def _order(self, d: int) -> tuple:
+        if self.order is None:
+            return tuple(range(d))
+        if len(self.order) != d:
+            raise ValueError(f"order: has {len(self.order)} positions, the law has d = {d}; pass a permutation "
+                             f"of range({d})")
+        return self.order
+
+    def _window(self, d: int) -> int:
+        return d if self.window is None else min(self.window, d)
+
+    def cost(self, left: int) -> int:
+        """Forwards of one iteration that starts with ``left`` masked positions."""
+        if self.scheme == "self_speculative":
+            return 1
+        return 1 if left == 1 else 2
+
+    @property
+    def _own_plan(self):
+        return None
+
+    def _exact_run(self, p) -> "SpeculativeRun":
+        return speculative_run(p, self)
+
+    # -- Monte Carlo -------------------------------------------------------------------------
+    def simulate(self, p, *, n: int, seed: int):
+        """n samples from any conditional oracle: (samples (n, d), lost (n,), forwards (n,))."""
+        from ..laws.oracles import _inverse_cdf, as_oracle
+        from .simulate import _check_n_seed
+
+        n, seed = _check_n_seed(n, seed)
+        oracle = as_oracle(p)
+        d = oracle.d
+        order = np.asarray(self._order(d))
+        W = self._window(d)
+        rng = np.random.default_rng(seed)
+        x = np.zeros((n, d), dtype=np.int64)
+        done = np.zeros(n, dtype=np.int64)  # revealed prefix length of the order
+        forwards = np.zeros(n, dtype=np.int64)
+        lost = np.zeros(n, dtype=bool)
+        while True:
+            live = np.flatnonzero((done < d) & ~lost)
+            if live.size == 0:
+                break
+            for m in np.unique(done[live]):
+                rows = live[done[live] == m]
+                w = min(W, d - m)
+                pos = order[m:m + w]
+                rv = np.zeros((rows.size, d), dtype=bool)
+                rv[:, order[:m]] = True
+                q = oracle.conditionals(x[rows], rv)[:, pos, :]  # (r, w, K): the drafts' laws
+                if not np.all(np.isfinite(q)) or np.any(q.sum(axis=-1) <= 0):  # pragma: no cover
+                    lost[rows] = True
+                    continue
+                y = _inverse_cdf(q, rng.random((rows.size, w)))
+                xd = x[rows].copy()
+                xd[:, pos] = y
+                going = np.ones(rows.size, dtype=bool)
+                reached = np.zeros(rows.size, dtype=np.int64)
+                for i in range(w):
+                    rvi = rv.copy()
+                    rvi[:, pos[:i]] = True
+                    target = oracle.conditionals(xd, rvi)[:, pos[i], :] if i else q[:, 0, :]
+                    r = np.arange(rows.size)
+                    qi, pi = q[r, i, y[:, i]], target[r, y[:, i]]
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        ratio = np.where(qi > 0, pi / np.where(qi > 0, qi, 1.0), 0.0)
+                    accept = rng.random(rows.size) < np.minimum(1.0, ratio)
+                    rej = going & ~accept
+                    if rej.any():
+                        res = np.maximum(target[rej] - q[rej, i, :], 0.0)
+                        res = res / res.sum(axis=-1, keepdims=True)
+                        xd[np.flatnonzero(rej), pos[i]] = _inverse_cdf(res, rng.random(int(rej.sum())))
+                    reached[going] = i + 1
+                    going &= accept
+                x[rows] = xd
+                forwards[rows] += self.cost(d - m)
+                done[rows] = m + reached
+        return x, lost, forwards
+
+
+@dataclass(frozen=True, eq=False)
+class SpeculativeRun(Record):
+    """Exact run of a :class:`SpeculativeSampler`: ``law`` (the output law; = p), ``forwards``
+    (``[c]`` = probability of c model calls), ``iterations`` (``[t]`` = probability of t
+    iterations), ``expected_forwards``, ``max_forwards`` (the largest count with positive
+    probability), ``scheme``."""
+
+    law: Joint
+    forwards: np.ndarray
+    iterations: np.ndarray
+    expected_forwards: float
+    max_forwards: int
+    scheme: str
+
+
+def speculative_run(p: Joint, sampler: SpeculativeSampler | None = None) -> SpeculativeRun:
+    r"""The exact law and forward count of a speculative sampler on p (module docstring).
+
+    Mass over (iterations, forwards, revealed prefix of the order) is pushed through the
+    iteration's outcome law :math:`\prod_{i<L}\min\{q_i,p_i\}\,[(p_L-q_L)_+ + [L=W']\min\{q_L,p_L\}]`;
+    work :math:`O(d^3 K^d)` at most.
+
+    >>> import mdmtheory as mt
+    >>> run = mt.samplers.speculative_run(mt.families.parity(3))
+    >>> round(mt.kl(mt.families.parity(3), run.law), 12), run.max_forwards
+    (0.0, 2)
+    """
+    if sampler is None:
+        sampler = SpeculativeSampler()
+    if not isinstance(sampler, SpeculativeSampler):
+        raise ValueError(f"sampler: expected a SpeculativeSampler, got {type(sampler).__name__}")
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: expected a Joint (the exact run enumerates K^d states), got {type(p).__name__}")
+    d, K = p.d, p.K
+    order = sampler._order(d)
+    W = sampler._window(d)
+    T = np.transpose(np.asarray(p.table, dtype=np.float64), order)  # axes in sampling order
+    P = [T.sum(axis=tuple(range(n, d))) if n < d else T for n in range(d + 1)]  # prefix marginals
+    F = 2 * d + 1
+    mass = [np.zeros((d + 1, F) + (K,) * n) for n in range(d + 1)]
+    mass[0][0, 0] = 1.0
+
+    def cond(num, den):
+        den = den[..., None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+    for n in range(d):
+        M = mass[n]
+        if not M.any():
+            continue
+        w = min(W, d - n)
+        inc = sampler.cost(d - n)
+        acc = np.ones((K,) * n)
+        for L in range(1, w + 1):
+            axis = n + L - 1
+            others = tuple(a for a in range(n, d) if a != axis)
+            q = cond(T.sum(axis=others) if others else T, P[n])  # (K,)*n + (K,)
+            q = q.reshape((K,) * n + (1,) * (L - 1) + (K,))
+            target = cond(P[n + L], P[n + L - 1])  # (K,)*(n+L)
+            end = acc[..., None] * np.maximum(target - q, 0.0)
+            acc = acc[..., None] * np.minimum(target, q)
+            if L == w:
+                end = end + acc
+            add = M.reshape(M.shape + (1,) * L) * end  # (iters, forwards, K^(n+L))
+            mass[n + L][1:, inc:] += add[:-1, :F - inc]
+    final = mass[d]
+    table = final.sum(axis=(0, 1))
+    inv = np.argsort(order)
+    law = Joint(np.transpose(table, inv))
+    forwards = final.reshape(d + 1, F, -1).sum(axis=(0, 2))
+    iterations = final.reshape(d + 1, F, -1).sum(axis=(1, 2))
+    pos = np.flatnonzero(forwards > 1e-15)
+    return SpeculativeRun(
+        law=law,
+        forwards=forwards,
+        iterations=iterations,
+        expected_forwards=float(np.dot(np.arange(F), forwards)),
+        max_forwards=int(pos[-1]) if pos.size else 0,
+        scheme=sampler.scheme,
+    )
+
+
+# -- how few steps exact sampling needs without speculation ---------------------------------------
+def min_exact_steps(p: Joint, planner="random", *, tol: float = 1e-12, max_steps: int | None = None):
+    r"""The fewest steps T of a factorized sampler (no remasking, no speculation) whose output
+    law is exactly p: the smallest T such that some :class:`~mdmtheory.Schedule` of T steps,
+    run with ``planner`` by the exact engine, has :math:`\mathrm{KL}(p \,\|\, q) \le` ``tol``.
+    Returns ``(T, schedule)`` (the first such schedule in lexicographic order), or
+    ``(None, None)`` when no schedule of at most ``max_steps`` (default d) steps is exact.
+    Every composition of d into T parts is tried (:math:`2^{d-1}` in all).
+
+    Used for Jiang, Haghtalab & Chen (arXiv 2512.25014) on parity (docs/theory.md §8): with the
+    true conditionals, parity of d ≥ 2 bits needs T = 2 (``Schedule((d-1, 1))``).
+
+    >>> import mdmtheory as mt
+    >>> mt.samplers.min_exact_steps(mt.families.parity(4))[0]
+    2
+    """
+    from itertools import combinations
+
+    from ..information.divergence import kl
+    from ..schedules.plans import Schedule
+    from .engine import exact_run
+
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: expected a Joint, got {type(p).__name__}")
+    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not tol >= 0:
+        raise ValueError(f"tol: expected a KL tolerance >= 0, e.g. 1e-12, got {tol!r}")
+    d = p.d
+    top = d if max_steps is None else max_steps
+    if isinstance(top, bool) or not isinstance(top, numbers.Integral) or top < 1:
+        raise ValueError(f"max_steps: expected an integer >= 1 or None (d), got {max_steps!r}")
+    for T in range(1, min(top, d) + 1):
+        for cuts in combinations(range(1, d), T - 1):
+            edges = (0, *cuts, d)
+            plan = Schedule(tuple(b - a for a, b in zip(edges, edges[1:])))
+            if kl(p, exact_run(p, plan, planner).law) <= tol:
+                return T, plan
+    return None, None
