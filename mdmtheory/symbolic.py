@@ -55,7 +55,7 @@ from .information.profile import Profile
 from .laws.joint import Joint, NORMALIZATION_TOL, positions_to_mask
 from .schedules.plans import check_schedule, Grid, Schedule
 from ._moved import renamed_keywords
-from ._validate import int_arg as _int_arg
+from ._validate import int_arg as _int_arg, MAX_NDIM
 
 __all__ = [
     # joints
@@ -328,9 +328,10 @@ def _validated_table(table, *, tol=0, allow_float: bool = False) -> np.ndarray:
         raise ValueError("table: is a numeric mdmtheory.Joint; use symbolic.from_joint(p)")
     if isinstance(table, SymbolicJoint):
         return table._entries()
+    _refuse_text(table)
     try:
         arr = sp.Array(table)
-    except (TypeError, ValueError, sp.SympifyError) as exc:
+    except (TypeError, ValueError, sp.SympifyError, RecursionError) as exc:
         raise ValueError(f"table: cannot be read as an array of shape (K,)*d ({exc})") from None
     shape = arr.shape
     if len(shape) == 0:
@@ -356,6 +357,21 @@ def _validated_table(table, *, tol=0, allow_float: bool = False) -> np.ndarray:
         out[idx] = x
     _check_normalized(out, tol=tol)
     return out
+
+
+def _refuse_text(table, depth: int = 0) -> None:
+    """Text is not an entry: ``sp.Array`` iterates a string's characters without end."""
+    if isinstance(table, (str, bytes, bytearray)):
+        raise ValueError(f"table: entries must be numbers or sympy expressions, got {table[:40]!r} "
+                         "(a symbol is sympy.Symbol('a'))")
+    if depth > MAX_NDIM:
+        raise ValueError(f"table: nested more than {MAX_NDIM} deep; expected an array of shape (K,)*d")
+    if isinstance(table, (list, tuple)):
+        for x in table:
+            _refuse_text(x, depth + 1)
+    elif isinstance(table, np.ndarray) and table.dtype.kind in "USO":
+        for x in table.ravel().tolist():
+            _refuse_text(x, depth + 1)
 
 
 def _check_normalized(arr: np.ndarray, *, tol=0) -> None:

@@ -293,6 +293,9 @@ def save_scheduler(counts, path, *, block_length: int | None = None) -> str:
     (created); :func:`load_scheduler` reads it back. Returns the folder."""
     import os
 
+    from .._validate import path_arg
+
+    path = path_arg(path)
     sched = block_refinement_scheduler(counts, block_length=block_length)
     os.makedirs(path, exist_ok=True)
     sched.save_config(path)
@@ -304,8 +307,11 @@ def load_scheduler(path):
     import json
     import os
 
+    from .._validate import path_arg
+
+    path = path_arg(path)
     cls = _scheduler_class()
-    f = os.path.join(os.fspath(path), cls.config_name)
+    f = os.path.join(path, cls.config_name)
     if not os.path.isfile(f):
         raise ValueError(f"path: {os.fspath(path)!r} has no {cls.config_name} (write it with save_scheduler or "
                          "mdmtheory design --format diffusers --scheduler-out DIR)")

@@ -218,7 +218,14 @@ def information_profile(p: Joint, given=None) -> Profile:
     Proof: proofs/profile_identities.md (tests/proofs/test_profile_identities.py).
     """
     if given is None:
-        return _fix_rounding(Profile.from_entropy_coefficients(entropy_coefficients(p)).values)
+        phi = Profile.from_entropy_coefficients(entropy_coefficients(p)).values
+        if isinstance(p, Joint):
+            return _fix_rounding(phi)
+        try:  # a vector of subset entropies: a rise is the caller's vector, not a bug
+            return _fix_rounding(phi)
+        except RuntimeError as exc:
+            raise ValueError(f"p: these 2**d subset entropies are not those of a law ({exc}); "
+                             "pass a Joint or the subset_entropies of one") from None
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     G = prompt_positions(given, p.d)

@@ -203,7 +203,13 @@ class Joint(Record):
         increasing order, then x_j); ``reachable`` has shape ``(K,)*|A|`` and is False
         where :math:`p(x_A) = 0`; those rows of ``cond`` are 0 (undefined, never NaN).
         """
-        A = sorted(given)
+        try:
+            A = list(given)
+        except TypeError:
+            raise ValueError(f"given: expected an iterable of positions (e.g. [] or [0, 2]), got {given!r}") from None
+        positions_to_mask(A, self.d, name="given")
+        positions_to_mask([j], self.d, name="j")
+        A = sorted(A)
         if j in A:
             raise ValueError(f"j: position {j} is already in given")
         joint = self.marginal(A + [j])

@@ -121,6 +121,8 @@ from ..laws.joint import Joint
 from ..schedules.plans import check_schedule, Schedule
 from .ties import check_ties, DEFAULT_TIES, tie_choices
 from . import kernel
+from .engine import _check_size
+from .._validate import int_arg
 
 __all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "confidence_rows", "select_commits",
            "commit_choices", "SelectionBias", "selection_bias", "MAX_SELECT_WORK",
@@ -589,6 +591,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     planner = SampleThenSelectPlanner() if planner is None else planner
     if not isinstance(planner, SampleThenSelectPlanner):
         raise ValueError(f"planner: expected a SampleThenSelectPlanner, got {type(planner).__name__}")
+    _check_size(p.d, p.K, grid=False)  # the marginal lattice, (K+1)**d entries, before the terms are counted
     sched = check_schedule(plan, p.d, name="plan")
     if not isinstance(sched, Schedule):
         raise ValueError("plan: sample-then-select runs a Schedule (counts per step), not a Grid")
@@ -703,8 +706,14 @@ def selection_bias(p: Joint, size: int, planner: SampleThenSelectPlanner | None 
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     planner = SampleThenSelectPlanner() if planner is None else planner
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or not 1 <= size <= p.d:
-        raise ValueError(f"size: expected an integer in 1..{p.d}, got {size!r}")
+    if not isinstance(planner, SampleThenSelectPlanner):
+        raise ValueError(f"planner: expected a SampleThenSelectPlanner, got {type(planner).__name__}")
+    size = int_arg(size, "size", 1, p.d)
+    _check_size(p.d, p.K, grid=False)  # the marginal lattice, (K+1)**d entries
+    work = _work(p.K, p.d, (size,), planner.threshold)
+    if work > MAX_SELECT_WORK:
+        raise ValueError(f"size: one step of {size} commits needs ~{work:.2g} terms (d={p.d}, K={p.K}), above "
+                         f"{MAX_SELECT_WORK:,}; use Monte Carlo (mdmtheory.samplers.simulate with this planner)")
     d, K = p.d, p.K
     Pf = kernel.marginal_lattice(p.table, xp=np).ravel()
     P = kernel.state_conditionals(Pf, np.array([kernel.empty_state(d, K)]), d, K)[0]

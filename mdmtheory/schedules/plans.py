@@ -34,6 +34,7 @@ which leaves targets that are already valid integers unchanged.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import numbers
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._estimate import Record
+from .._validate import sample_args as _sample_args
 from .._validate import (
     float_array as _float_array,
     int_arg as _int_arg,
@@ -408,19 +410,22 @@ MAX_COMPOSITIONS = 1 << 16
 
 
 def compositions(d: int, steps: int | None = None):
-    """Every composition of d (ordered positive parts), or those with ``steps`` parts."""
-    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
-        raise ValueError(f"d: expected an integer >= 1, got {d!r}")
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, numbers.Integral)
-                              or not 1 <= steps <= d):
-        raise ValueError(f"steps: expected an integer in 1..{d}, got {steps!r}")
+    """Every composition of d (ordered positive parts), or those with ``steps`` parts; at most
+    :data:`MAX_COMPOSITIONS`, counted (2**(d−1), or C(d−1, steps−1)) before any is built."""
+    d = _int_arg(d, "d", 1)
+    if steps is not None:
+        steps = _int_arg(steps, "steps", 1, d)
+    if steps is None and d - 1 > MAX_COMPOSITIONS.bit_length():
+        raise ValueError(f"d: 2**{d - 1} compositions exceed {MAX_COMPOSITIONS}; give the support of the law explicitly")
     n = 2 ** (d - 1) if steps is None else math.comb(d - 1, steps - 1)
     if n > MAX_COMPOSITIONS:
         raise ValueError(f"d: {n} compositions exceed {MAX_COMPOSITIONS}; give the support of the law explicitly")
+    if steps is None:
+        masks = range(2 ** (d - 1))
+    else:  # only the cut sets of size steps - 1, in the same (increasing mask) order
+        masks = sorted(sum(1 << i for i in cuts) for cuts in itertools.combinations(range(d - 1), steps - 1))
     out = []
-    for cuts in range(2 ** (d - 1)):
-        if steps is not None and bin(cuts).count("1") != steps - 1:
-            continue
+    for cuts in masks:
         sizes, run = [], 1
         for i in range(d - 1):
             if cuts >> i & 1:
@@ -496,7 +501,8 @@ class RandomSchedule:
         return cls({s.sizes: 1.0})
 
     def sample(self, n: int, rng: np.random.Generator) -> list[tuple[int, ...]]:
-        """n compositions drawn from the law."""
+        """n compositions drawn from the law (``n`` <= 2**24, ``rng`` a numpy Generator)."""
+        n, rng = _sample_args(n, rng, 1)
         comps = list(self._law)
         idx = rng.choice(len(comps), size=n, p=np.array([self._law[c] for c in comps]))
         return [comps[i] for i in idx]
