@@ -54,7 +54,7 @@ import numpy as np
 
 __all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "size_arg", "seed_arg", "rng_arg", "real_arg", "prob_arg",
            "float_array", "samples_array", "path_arg", "work_bound",
-           "sample_args", "MAX_SAMPLE_ENTRIES"]
+           "sample_args", "MAX_SAMPLE_ENTRIES", "choice_arg", "bool_arg", "bool_array"]
 
 #: Largest integer accepted for an argument without its own entry in :data:`LIMITS`.
 INT_MAX = 2**63 - 1
@@ -116,6 +116,20 @@ def size_arg(value, name: str, minimum: int = 1, maximum: int | None = None, hin
 def seed_arg(value, name: str = "seed") -> int:
     """A seed: an integer in 0..2**63 − 1 (bools, floats, text, None, dicts and arrays refused)."""
     return int_arg(value, name, 0, INT_MAX, " (a seed)")
+
+
+def choice_arg(value, name: str, options) -> str:
+    """One of the strings ``options`` (anything else, arrays included, refused by name)."""
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{name}: expected one of {tuple(options)}, got {_short(value)}")
+    return value
+
+
+def bool_arg(value, name: str) -> bool:
+    """A flag: ``True`` or ``False`` (numpy bools too); numbers, text and arrays refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}: expected True or False, got {_short(value)}")
+    return bool(value)
 
 
 def rng_arg(value, name: str = "rng") -> np.random.Generator:
@@ -212,6 +226,25 @@ def float_array(value, name: str, *, ndim: int | None = None, what: str = "", fi
         raise ValueError(f"{name}: expected an array{shape} ({ndim} axes), got shape {arr.shape}")
     if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name}: contains NaN or infinite entries")
+    return arr
+
+
+def bool_array(value, name: str, *, shape: tuple | None = None, ndim: int | None = None) -> np.ndarray:
+    """A bool array (0/1 integers accepted; floats, text and objects refused), of ``shape``
+    or ``ndim`` axes when given."""
+    if value is None or isinstance(value, (str, bytes, bytearray, dict, set)):
+        raise ValueError(f"{name}: expected a bool array, got {_short(value)}")
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError, RecursionError, MemoryError) as exc:
+        raise ValueError(f"{name}: cannot be read as a bool array ({str(exc)[:80]})") from None
+    if arr.dtype.kind in "iu" and np.all((arr == 0) | (arr == 1)):
+        arr = arr.astype(bool)
+    if arr.dtype.kind != "b":
+        raise ValueError(f"{name}: expected a bool array (or 0/1 integers), got dtype {arr.dtype}")
+    if (shape is not None and arr.shape != tuple(shape)) or (ndim is not None and arr.ndim != ndim):
+        want = shape if shape is not None else f"{ndim} axes"
+        raise ValueError(f"{name}: expected a bool array of shape {want}, got shape {arr.shape}")
     return arr
 
 

@@ -69,9 +69,9 @@ class Bound(Record):
     status: str = ""
 
     def __post_init__(self):
-        if self.kind not in (UPPER, LOWER, ASYMPTOTIC):
+        if not isinstance(self.kind, str) or self.kind not in (UPPER, LOWER, ASYMPTOTIC):
             raise ValueError(f"kind: expected one of {(UPPER, LOWER, ASYMPTOTIC)}, got {self.kind!r}")
-        if self.status not in STATUSES + ("",):
+        if not isinstance(self.status, str) or self.status not in STATUSES + ("",):
             raise ValueError(f"status: expected one of {STATUSES} (or ''), got {self.status!r}")
 
     def holds(self, exact: float, *, scale: float = 0.0, rtol: float = HOLD_RTOL) -> bool | None:

@@ -109,6 +109,8 @@ class PlanAlphaScheduler:
         """(1 − α(s)) / (1 − α(t)): the chance that a mask at time t is still masked at s < t."""
         sv, _ = _as_float32(s, "s")
         tv, back = _as_float32(t)
+        if sv.shape != tv.shape:
+            raise ValueError(f"s: expected the shape of t {tv.shape}, got {sv.shape}")
         if not (np.all((0 <= sv) & (sv < 1) & (0 < tv) & (tv <= 1)) and np.all(sv < tv)):
             raise ValueError(f"s: need 0 <= s < t <= 1 elementwise, got s={s}, t={t}")
         one = np.float32(1)

@@ -37,4 +37,9 @@ def plan_timesteps(plan, steps, *, device=None):
     if isinstance(steps, (bool, np.bool_)) or not isinstance(steps, numbers.Integral) or int(steps) != S:
         raise ValueError(f"steps: Dream must run the plan's {S} steps (its grid has {S + 1} times), got {steps}; "
                          f"call diffusion_generate(..., steps={S})")
-    return torch.tensor(f["times"], dtype=torch.float32, device=device)
+    if device is not None and not isinstance(device, (str, torch.device)):
+        raise ValueError(f"device: expected None, a device name ('cpu', 'cuda:0') or a torch.device, got {device!r}")
+    try:
+        return torch.tensor(f["times"], dtype=torch.float32, device=device)
+    except RuntimeError as exc:  # an unknown device name
+        raise ValueError(f"device: {str(exc).splitlines()[0][:120]}") from None

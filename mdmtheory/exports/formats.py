@@ -171,7 +171,7 @@ def dream_counts(times, d: int, dtype=np.float64) -> list[int]:
     ``times``: the decreasing grid t_0 > ... > t_S > 0 (at most 2**16 + 1 times); ``d``: the
     tokens generated."""
     d = _int_arg(d, "d", 1)
-    if dtype not in (np.float32, np.float64):
+    if not (dtype is np.float32 or dtype is np.float64):
         raise ValueError(f"dtype: expected numpy.float32 or numpy.float64, got {dtype!r}")
     t = _float_array(times, "times", ndim=1, what="(S + 1,) decreasing in (0, 1]")
     if not 2 <= t.size <= _MAX_PLAN_ENTRIES or not np.all(t > 0) or not np.all(np.diff(t) < 0):
@@ -260,7 +260,16 @@ def to_mdlm(schedule, *, eps: float = MDLM_EPS) -> dict:
 
 def dllm_counts(t, alpha_nodes, d: int) -> list[int]:
     """dllm's rule on a grid: ``round(n_rem * (1 - (1 - α(s)) / (1 - α(t))))``, zero-count
-    steps dropped (the last step, α(s) = 1, reveals all that is left)."""
+    steps dropped (the last step, α(s) = 1, reveals all that is left). ``t`` and
+    ``alpha_nodes``: the nodes of :func:`to_dllm` (as many, at most 2**16 + 1)."""
+    d = _int_arg(d, "d", 1)
+    t = _float_array(t, "t", ndim=1, what="(S + 1,) from 1 down to 0")
+    alpha_nodes = _float_array(alpha_nodes, "alpha_nodes", ndim=1, what="(S + 1,) from 0 up to 1")
+    if not 2 <= t.size <= _MAX_PLAN_ENTRIES or alpha_nodes.shape != t.shape:
+        raise ValueError(f"alpha_nodes: expected one node per time (2..{_MAX_PLAN_ENTRIES}), got {alpha_nodes.size} "
+                         f"for {t.size} times")
+    if np.any(alpha_nodes < 0) or np.any(alpha_nodes > 1) or np.any(np.diff(alpha_nodes) <= 0):
+        raise ValueError("alpha_nodes: must increase strictly within [0, 1]")
     left, out = d, []
     for j in range(len(t) - 1):
         at, as_ = alpha_nodes[j], alpha_nodes[j + 1]
@@ -304,7 +313,7 @@ def to_json(schedule) -> dict:
 def export(schedule, fmt: str = "json", **kw) -> dict:
     """Dispatch on ``fmt`` in :data:`FORMATS` (keyword options go to that exporter)."""
     fns = {"json": to_json, "llada": to_llada, "dream": to_dream, "mdlm": to_mdlm, "dllm": to_dllm}
-    if fmt not in fns:
+    if not isinstance(fmt, str) or fmt not in fns:
         raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
     return fns[fmt](schedule, **kw)
 

@@ -37,7 +37,9 @@ MONOTONE_TOL = 1e-12
 
 def monotone_gap(values) -> float:
     r""":math:`\max_s (c_s - \min_{u \le s} c_u)` (>= 0): how far ``values`` are from non-increasing."""
-    c = np.asarray(values, dtype=np.float64)
+    c = float_array(values, "values", ndim=1, what="(d,)", finite=False)
+    if np.any(np.isnan(c)):
+        raise ValueError("values: contains NaN")
     return float(np.max(c - np.minimum.accumulate(c))) if c.size else 0.0
 
 

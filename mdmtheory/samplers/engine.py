@@ -766,8 +766,10 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
         ``"jax"`` (jit, compiled once per (K, d, plan shape)) or ``"eager"`` (JAX op by op).
         The kernel code is the same; results agree to rounding.
     """
-    if backend not in ("auto", "numpy", "jax", "eager"):
+    if not isinstance(backend, str) or backend not in ("auto", "numpy", "jax", "eager"):
         raise ValueError(f"backend: expected 'auto', 'numpy', 'jax' or 'eager', got {backend!r}")
+    if not isinstance(trajectory, (bool, np.bool_)):
+        raise ValueError(f"trajectory: expected True or False, got {type(trajectory).__name__}")
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     if p.lost:
@@ -886,6 +888,10 @@ def sampler_kl(table, plan, *, planner="random"):
     0.693147
     """
     with x64():
+        if not isinstance(table, jax.core.Tracer) and not type(table).__module__.startswith("jax"):
+            from .._validate import float_array
+
+            table = float_array(table, "table", what="(K,)*d")
         t = jnp.asarray(table, dtype=jnp.float64)
         if t.ndim < 1 or any(s != t.shape[0] for s in t.shape) or t.shape[0] < 2:
             raise ValueError(f"table: expected a (K,)*d array with K >= 2, got shape {tuple(t.shape)}")

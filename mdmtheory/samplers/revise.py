@@ -182,6 +182,7 @@ class RemaskingSampler(_Revising, Record):
 
     def rates(self, i: int) -> tuple[float, float]:
         """(σ, unmask probability) of step i (0-based)."""
+        i = int_arg(i, "i", 0, self.steps - 1)
         at, as_ = self.alphas[i], self.alphas[i + 1]
         room = (1 - as_) / at if at > 0 else math.inf
         sigma = min(self.eta, room) if self.schedule == "cap" else self.eta * min(1.0, room)
@@ -253,6 +254,9 @@ class CorrectorSampler(_Revising, Record):
             raise ValueError(f"plan: expected a Schedule, got {type(self.plan).__name__}")
         if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral) or self.k < 1:
             raise ValueError(f"k: expected the number of positions each corrector step redraws (>= 1), got {self.k!r}")
+        if self.after is not None and (isinstance(self.after, (str, bytes, dict)) or not hasattr(self.after, "__len__")
+                                       or len(self.after) > self.plan.steps):
+            raise ValueError(f"after: expected distinct step indices in 0..{self.plan.steps - 1}, got {self.after!r}")
         after = tuple(range(self.plan.steps - 1)) if self.after is None else tuple(self.after)
         if any(isinstance(t, bool) or not isinstance(t, numbers.Integral) or not 0 <= t < self.plan.steps
                for t in after) or len(set(after)) != len(after):

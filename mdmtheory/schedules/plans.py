@@ -449,8 +449,12 @@ class RandomSchedule:
                 raise ValueError("law: expected a dict {sizes: probability} or (compositions, weights)")
             items = list(law.items())
         else:
-            comps = list(law)
-            w = list(weights)
+            if isinstance(law, (str, bytes, dict)) or not hasattr(law, "__len__") or len(law) > MAX_COMPOSITIONS:
+                raise ValueError(f"law: expected a list of at most {MAX_COMPOSITIONS} compositions with weights, "
+                                 f"got {_short(law)}")
+            if isinstance(weights, (str, bytes, dict)) or not hasattr(weights, "__len__"):
+                raise ValueError(f"weights: expected one probability per composition, got {_short(weights)}")
+            comps, w = list(law), list(weights)
             if len(comps) != len(w):
                 raise ValueError(f"weights: {len(w)} weights for {len(comps)} compositions")
             items = list(zip(comps, w))
