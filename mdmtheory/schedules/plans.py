@@ -184,7 +184,10 @@ def check_schedule(schedule, d: int, *, name: str = "schedule") -> Schedule:
     """
     d = _int_arg(d, "d", 1)
     if not isinstance(schedule, Schedule):
-        schedule = Schedule(schedule)
+        try:
+            schedule = Schedule(schedule)
+        except ValueError as exc:  # the message names the caller's argument, then Schedule's field
+            raise ValueError(f"{name}: {exc}") from None
     if schedule.d != d:
         raise ValueError(f"{name}: schedule sizes sum to {schedule.d}, expected d={d}")
     return schedule
@@ -264,8 +267,10 @@ class BlockPlan(Record):
     sizes: tuple[tuple[int, ...], ...]
 
     def __init__(self, blocks, sizes):
+        if isinstance(blocks, (str, bytes, dict)) or isinstance(sizes, (str, bytes, dict)):
+            raise ValueError("blocks, sizes: expected sequences of position tuples and of size tuples")
         try:
-            blocks = [tuple(int(j) for j in b) for b in blocks]
+            blocks = [tuple(_int_arg(j, "blocks", 0, _LIMITS["d"] - 1) for j in b) for b in blocks]
             sizes = list(sizes)
         except TypeError:
             raise ValueError("blocks, sizes: expected sequences of position tuples and of size tuples") from None
