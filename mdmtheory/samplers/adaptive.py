@@ -74,7 +74,7 @@ from scipy.special import entr
 from .._estimate import Record
 from ..laws.joint import Joint, NORMALIZATION_TOL
 from ..schedules.plans import Schedule
-from .._validate import bool_arg, bool_array, float_array, int_arg, real_arg
+from .._validate import bool_arg, bool_array, float_array, int_arg, real_arg, size_arg
 from .planners import register_planner, StepContext
 from .ties import check_ties, Choice, clusters, DEFAULT_TIES, sample_choice, tie_choices, TIE_TOL, TOPK_LAYOUTS
 
@@ -444,7 +444,7 @@ def dilated_levels(length: int, base: int = 2, merge_last: bool = True) -> tuple
     >>> dilated_levels(8)
     ((0, 4), (2, 6), (1, 3, 5, 7))
     """
-    length = _pos_int(length, "length")
+    length = size_arg(length, "length")  # <= LIMITS["length"] = 2**16, before the rounds are built
     base = _pos_int(base, "base")
     merge_last = bool_arg(merge_last, "merge_last")
     if base == 1:

@@ -92,7 +92,7 @@ import numpy as np
 from .._estimate import Record
 from ..laws.joint import Joint
 from .._moved import renamed_keywords
-from .._validate import float_array, int_arg, prob_arg
+from .._validate import float_array, int_arg, prob_arg, size_arg
 from ..schedules.plans import check_schedule, Grid, Schedule
 from .kernel import (
     chain_apply,
@@ -173,7 +173,7 @@ class RemaskingSampler(_Revising, Record):
     @classmethod
     def uniform(cls, steps: int, eta: float = 0.0, schedule: str = "cap") -> "RemaskingSampler":
         """α_i = i / steps (MDLM's log-linear schedule at uniform times); steps <= 2**16."""
-        steps = int_arg(steps, "steps", 1)
+        steps = size_arg(steps, "steps")
         return cls(tuple(i / steps for i in range(steps + 1)), eta, schedule)
 
     @property

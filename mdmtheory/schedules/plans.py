@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._estimate import Record
-from .._validate import sample_args as _sample_args
+from .._validate import sample_args as _sample_args, size_arg as _size_arg
 from .._validate import (
     float_array as _float_array,
     int_arg as _int_arg,
@@ -417,9 +417,9 @@ MAX_COMPOSITIONS = 1 << 16
 def compositions(d: int, steps: int | None = None):
     """Every composition of d (ordered positive parts), or those with ``steps`` parts; at most
     :data:`MAX_COMPOSITIONS`, counted (2**(d−1), or C(d−1, steps−1)) before any is built."""
-    d = _int_arg(d, "d", 1)
+    d = _size_arg(d, "d")
     if steps is not None:
-        steps = _int_arg(steps, "steps", 1, d)
+        steps = _size_arg(steps, "steps", 1, d)
     if steps is None and d - 1 > MAX_COMPOSITIONS.bit_length():
         raise ValueError(f"d: 2**{d - 1} compositions exceed {MAX_COMPOSITIONS}; give the support of the law explicitly")
     n = 2 ** (d - 1) if steps is None else math.comb(d - 1, steps - 1)

@@ -678,10 +678,10 @@ def walk(qual, builders, values, pairs=False) -> tuple[list[str], int]:
     failures, calls = [], 1
     combos = [{p.name: h} for p in params for h in (values if values is not None else default_values(qual, p.name))]
     values = values if values is not None else CORE
-    if pairs:
+    if pairs:  # every pair of arguments hostile at once, with the core values
         for i, p1 in enumerate(params):
             for p2 in params[i + 1:]:
-                combos += [{p1.name: values[k], p2.name: values[(k + 1) % len(values)]} for k in range(len(values))]
+                combos += [{p1.name: CORE[k], p2.name: CORE[(k + 1) % len(CORE)]} for k in range(len(CORE))]
     for hostile in combos:  # a method: the same instance throughout (a refused call must not change it)
         call = _call_for(qual, fn, {k: HOSTILE[h][0]() for k, h in hostile.items()})
         calls += 1
@@ -692,6 +692,15 @@ def walk(qual, builders, values, pairs=False) -> tuple[list[str], int]:
 
 
 TARGETS = targets()
+#: calls made by the slow run (printed at the end of the module with -s)
+WALKED = {"calls": 0}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_calls():
+    yield
+    if WALKED["calls"]:
+        print(f"\nAPI walker: {WALKED['calls']} calls")
 
 
 #: callables walked in the slow run only (their valid call alone takes ~0.1-0.5 s)
@@ -738,7 +747,8 @@ def test_hostile_values_refused_by_name(qual, builders):
 @pytest.mark.slow
 @pytest.mark.parametrize("qual", _cases())
 def test_hostile_values_refused_by_name_slow(qual, builders):
-    failures, _ = walk(qual, builders, list(HOSTILE), pairs=True)
+    failures, calls = walk(qual, builders, list(HOSTILE), pairs=True)
+    WALKED["calls"] += calls
     assert not failures, "\n".join(failures)
 
 
