@@ -1149,7 +1149,8 @@ def bernstein_sum(coefficient, j: sp.Symbol, n, t=TIME) -> sp.Expr:
     try:
         poly = sp.Poly(default, j)
     except sp.PolynomialError:
-        raise ValueError(f"coefficient: expected a polynomial in {j} (or a Piecewise ending in one), got {default}") from None
+        raise ValueError(f"coefficient: expected a polynomial in {j} (or a Piecewise ending in one), "
+                         f"got {default}") from None
     if poly.degree() > MAX_BERNSTEIN_DEGREE:
         raise ValueError(f"coefficient: degree {poly.degree()} in {j}, beyond {MAX_BERNSTEIN_DEGREE}")
     G = _binomial_generating_function(n)

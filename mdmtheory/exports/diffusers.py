@@ -229,7 +229,8 @@ def block_refinement_scheduler(counts, *, block_length: int | None = None, thres
     threshold = prob_arg(threshold, "threshold")
     if editing_threshold is not None:
         editing_threshold = prob_arg(editing_threshold, "editing_threshold")
-    if isinstance(minimal_topk, (bool, np.bool_)) or not isinstance(minimal_topk, (int, np.integer)) or minimal_topk != 1:
+    if (isinstance(minimal_topk, (bool, np.bool_)) or not isinstance(minimal_topk, (int, np.integer))
+            or minimal_topk != 1):
         raise ValueError(f"minimal_topk: must be 1 for designed counts (the pipeline lowers num_inference_steps to "
                          f"gen_length // minimal_topk), got {minimal_topk!r}")
     cls = _scheduler_class()

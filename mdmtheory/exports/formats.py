@@ -350,7 +350,8 @@ def _plan_fields(plan, fmt: str, spec: dict) -> dict:
             elif kind in ("ints", "int_rows"):
                 rows = v if kind == "int_rows" else [v]
                 if not isinstance(rows, (list, tuple)) or len(rows) > _MAX_PLAN_ENTRIES:
-                    raise ValueError(f"{key}: expected a list of at most {_MAX_PLAN_ENTRIES} rows, got {type(v).__name__}")
+                    raise ValueError(f"{key}: expected a list of at most {_MAX_PLAN_ENTRIES} rows, "
+                                     f"got {type(v).__name__}")
                 checked = []
                 for row in rows:
                     if not isinstance(row, (list, tuple)) or len(row) > _MAX_PLAN_ENTRIES:

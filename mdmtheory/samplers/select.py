@@ -169,7 +169,8 @@ class SampleThenSelectPlanner(Record):
 
     def __post_init__(self):
         t = self.threshold
-        if t is not None and (isinstance(t, bool) or not isinstance(t, numbers.Real) or not 0 <= real_arg(t, "threshold") < 1):
+        if t is not None and (isinstance(t, bool) or not isinstance(t, numbers.Real)
+                              or not 0 <= real_arg(t, "threshold") < 1):
             raise ValueError(f"threshold: expected None or a probability in [0, 1) (diffusers commits every "
                              f"position whose confidence exceeds it), got {t!r}")
         T = self.temperature
@@ -290,12 +291,12 @@ def _batch(conf, free, k, threshold):
     free = bool_array(free, "free", shape=conf.shape)
     n, d = conf.shape
     if isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_)):
-        k = np.full(n, int_arg(k, "k", 0, d))
+        k = np.full(n, min(int_arg(k, "k", 0), d))  # more than d commits what is free (clipped below)
     else:
         k = float_array(k, "k", ndim=1, what="(n,) integers")
-        if k.shape != (n,) or np.any(k != np.round(k)) or np.any(k < 0) or np.any(k > d):
-            raise ValueError(f"k: expected an integer in 0..{d} or (n,) of them, got shape {k.shape}")
-        k = k.astype(np.int64)
+        if k.shape != (n,) or np.any(k != np.round(k)) or np.any(k < 0):
+            raise ValueError(f"k: expected an integer >= 0 or (n,) of them, got shape {k.shape}")
+        k = np.minimum(k, d).astype(np.int64)
     if threshold is not None:
         real_arg(threshold, "threshold")
     return conf, free, k

@@ -421,7 +421,8 @@ def compositions(d: int, steps: int | None = None):
     if steps is not None:
         steps = _size_arg(steps, "steps", 1, d)
     if steps is None and d - 1 > MAX_COMPOSITIONS.bit_length():
-        raise ValueError(f"d: 2**{d - 1} compositions exceed {MAX_COMPOSITIONS}; give the support of the law explicitly")
+        raise ValueError(f"d: 2**{d - 1} compositions exceed {MAX_COMPOSITIONS}; give the support of the law "
+                         "explicitly")
     n = 2 ** (d - 1) if steps is None else math.comb(d - 1, steps - 1)
     if n > MAX_COMPOSITIONS:
         raise ValueError(f"d: {n} compositions exceed {MAX_COMPOSITIONS}; give the support of the law explicitly")
