@@ -54,7 +54,7 @@ import numpy as np
 
 __all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "size_arg", "seed_arg", "rng_arg", "real_arg", "prob_arg",
            "float_array", "samples_array", "path_arg", "work_bound",
-           "sample_args", "MAX_SAMPLE_ENTRIES", "choice_arg", "bool_arg", "bool_array"]
+           "sample_args", "MAX_SAMPLE_ENTRIES", "choice_arg", "bool_arg", "bool_array", "name_arg"]
 
 #: Largest integer accepted for an argument without its own entry in :data:`LIMITS`.
 INT_MAX = 2**63 - 1
@@ -130,6 +130,13 @@ def bool_arg(value, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name}: expected True or False, got {_short(value)}")
     return bool(value)
+
+
+def name_arg(value, name: str = "name") -> str:
+    """The argument name a helper puts at the head of its errors: a non-empty str."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name}: expected the caller's argument name (a non-empty str), got {_short(value)}")
+    return value
 
 
 def rng_arg(value, name: str = "rng") -> np.random.Generator:

@@ -154,6 +154,8 @@ def _exact(value, name: str, *, allow_float: bool = True) -> sp.Expr:
         return sp.Rational(f)
     if isinstance(value, str):
         raise ValueError(f"{name}: got the string {value!r}; pass a sympy.Symbol or an exact number")
+    if isinstance(value, (complex, np.complexfloating)):
+        raise ValueError(f"{name}: expected a real number or sympy expression, got the complex {value!r}")
     try:
         expr = value if isinstance(value, sp.Basic) else sp.sympify(value, strict=True)
     except (sp.SympifyError, TypeError) as exc:
@@ -921,7 +923,7 @@ def step_path_kl(p, plan) -> tuple:
     if isinstance(plan, Grid):
         t = [sp.Rational(x) for x in plan.times]
         return tuple(gamma_umask(phi, t[j], t[j + 1]) for j in range(plan.steps))
-    sched = check_schedule(plan if isinstance(plan, Schedule) else Schedule(plan), len(phi))
+    sched = check_schedule(plan, len(phi), name="plan")
     return tuple(
         sp.Add(*[phi[s] - phi[m] for m in range(s, s + k)]) for s, k in zip(sched.starts, sched.sizes)
     )
@@ -938,7 +940,7 @@ def path_kl(p, plan) -> sp.Expr:
     phi = _profile_of(p)
     if isinstance(plan, Grid):
         return sp.Add(*step_path_kl(phi, plan))
-    sched = check_schedule(plan if isinstance(plan, Schedule) else Schedule(plan), len(phi))
+    sched = check_schedule(plan, len(phi), name="plan")
     return sp.Add(*[k * phi[s] for s, k in zip(sched.starts, sched.sizes)]) - sp.Add(*phi)
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._estimate import Record
-from .._validate import sample_args as _sample_args, size_arg as _size_arg
+from .._validate import name_arg as _name_arg, sample_args as _sample_args, size_arg as _size_arg
 from .._validate import (
     float_array as _float_array,
     int_arg as _int_arg,
@@ -95,6 +95,8 @@ class Schedule(Record):
     def __init__(self, sizes):
         if isinstance(sizes, Schedule):
             sizes = sizes.sizes
+        if isinstance(sizes, (str, bytes, bytearray, dict)):
+            raise ValueError(f"sizes: expected a sequence of positive integers, got {_short(sizes)}")
         try:
             raw = list(sizes)
         except TypeError:
@@ -183,6 +185,7 @@ def check_schedule(schedule, d: int, *, name: str = "schedule") -> Schedule:
     ``name`` is the caller's argument name, used in the error message.
     """
     d = _int_arg(d, "d", 1)
+    name = _name_arg(name)
     if not isinstance(schedule, Schedule):
         try:
             schedule = Schedule(schedule)
