@@ -1476,6 +1476,10 @@ def square_root_rule(slope=None, *, s=S_SYMBOL, lo=0, hi=D_SYMBOL, steps=STEPS_S
     """
     s = _symbol(s, "s")
     lo, hi, steps = _exact(lo, "lo"), _exact(hi, "hi"), _exact(steps, "steps")
+    if (hi - lo).is_number and not (hi - lo) > 0:
+        raise ValueError(f"hi: the interval [lo, hi] must have hi > lo, got [{lo}, {hi}]")
+    if steps.is_number and not steps > 0:
+        raise ValueError(f"steps: expected a symbol or a number > 0, got {steps}")
     w = sp.Function("w")(s) if slope is None else _exact(slope, "slope")
     if w.is_number and not w > 0:
         raise ValueError(f"slope: w(s) = |c'(s)| must be > 0, got {w}")

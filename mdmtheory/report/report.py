@@ -113,12 +113,12 @@ class AttentionOptions(Record):
     seed: int = 0
     eps: float = ATTENTION_EPS
 
-    def __post_init__(self):  # the numbers are checked here, the models by build_report
+    def __post_init__(self):  # types here; ranges and models by build_report (as attention_*)
         if self.steps is not None:
-            int_arg(self.steps, "steps", 1)
-        int_arg(self.samples, "samples", 1, 1 << 20)
-        int_arg(self.info_samples, "info_samples", 1, 1 << 20)
-        int_arg(self.seed, "seed", 0)
+            int_arg(self.steps, "steps", -(2**63))
+        int_arg(self.samples, "samples", -(2**63), 1 << 20)
+        int_arg(self.info_samples, "info_samples", -(2**63), 1 << 20)
+        int_arg(self.seed, "seed", -(2**63))
         real_arg(self.eps, "eps")
 
 
