@@ -31,6 +31,10 @@ argument            maximum        why
 ``resolution``      2**20          grid points of a discretized search
 ``blocks``          2**20          blocks of a partition (<= resolution)
 ``maxiter``         10**6          optimizer iterations
+``length``          2**16          positions of a block or sequence (as ``d``)
+``block_length``    2**16          positions of a block (as ``d``)
+``max_post_steps``  2**10          revision steps after the last mask (each one a pass of the engine)
+``n`` · ``d``       2**27          entries of the samples one ``sample(n, rng)`` call draws
 any other integer   2**63 - 1      fits numpy's int64 (seeds, bases, block lengths)
 ==================  =============  ===================================================
 
@@ -48,7 +52,9 @@ import numbers
 
 import numpy as np
 
-__all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "real_arg", "float_array", "samples_array"]
+__all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "size_arg", "seed_arg", "rng_arg", "real_arg", "prob_arg",
+           "float_array", "samples_array", "path_arg", "work_bound",
+           "sample_args", "MAX_SAMPLE_ENTRIES", "choice_arg", "bool_arg", "bool_array", "name_arg"]
 
 #: Largest integer accepted for an argument without its own entry in :data:`LIMITS`.
 INT_MAX = 2**63 - 1
@@ -64,6 +70,9 @@ LIMITS = {
     "resolution": 1 << 20,
     "blocks": 1 << 20,
     "maxiter": 10**6,
+    "length": 1 << 16,
+    "block_length": 1 << 16,
+    "max_post_steps": 1 << 10,
 }
 #: Deepest nesting of an array argument (numpy's own limit is 64 axes).
 MAX_NDIM = 32
@@ -94,6 +103,63 @@ def int_arg(value, name: str, minimum: int, maximum: int | None = None, hint: st
     return value
 
 
+def size_arg(value, name: str, minimum: int = 1, maximum: int | None = None, hint: str = "") -> int:
+    """A size (a count of positions, steps, samples, rounds, ...): an integer ``>= minimum``
+    and at most ``maximum`` or the documented limit of ``name`` (:data:`LIMITS`). A name with
+    no entry in :data:`LIMITS` must pass its own documented ``maximum``: every loop whose
+    length comes from the user is bounded before work."""
+    if maximum is None and name not in LIMITS:
+        raise TypeError(f"size_arg({name!r}): a size without an entry in LIMITS needs its documented maximum")
+    return int_arg(value, name, minimum, maximum, hint)
+
+
+def seed_arg(value, name: str = "seed") -> int:
+    """A seed: an integer in 0..2**63 − 1 (bools, floats, text, None, dicts and arrays refused)."""
+    return int_arg(value, name, 0, INT_MAX, " (a seed)")
+
+
+def choice_arg(value, name: str, options) -> str:
+    """One of the strings ``options`` (anything else, arrays included, refused by name)."""
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{name}: expected one of {tuple(options)}, got {_short(value)}")
+    return value
+
+
+def bool_arg(value, name: str) -> bool:
+    """A flag: ``True`` or ``False`` (numpy bools too); numbers, text and arrays refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}: expected True or False, got {_short(value)}")
+    return bool(value)
+
+
+def name_arg(value, name: str = "name") -> str:
+    """The argument name a helper puts at the head of its errors: a non-empty str."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name}: expected the caller's argument name (a non-empty str), got {_short(value)}")
+    return value
+
+
+def rng_arg(value, name: str = "rng") -> np.random.Generator:
+    """A ``numpy.random.Generator`` (``numpy.random.default_rng(seed)``); nothing is coerced."""
+    if not isinstance(value, np.random.Generator):
+        raise ValueError(f"{name}: expected a numpy.random.Generator (numpy.random.default_rng(seed)), "
+                         f"got {_short(value)}")
+    return value
+
+
+#: Most entries n·d of one call's samples (a (n, d) int64 array of 1 GiB).
+MAX_SAMPLE_ENTRIES = 1 << 27
+
+
+def sample_args(n, rng, d: int) -> tuple[int, np.random.Generator]:
+    """``(n, rng)`` of a ``sample(n, rng)`` method: ``n`` a size (<= ``LIMITS['n']``), the
+    (n, d) draw at most :data:`MAX_SAMPLE_ENTRIES` entries, ``rng`` a numpy Generator."""
+    n = int_arg(n, "n", 0)
+    rng = rng_arg(rng)
+    work_bound(n * max(int(d), 1), MAX_SAMPLE_ENTRIES, "n", f"n·d = {n}·{d} sample entries")
+    return n, rng
+
+
 def real_arg(value, name: str) -> float:
     """A finite real scalar (bools, strings and numbers beyond float64 refused)."""
     if _is_bool(value) or not isinstance(value, numbers.Real):
@@ -105,6 +171,37 @@ def real_arg(value, name: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{name}: expected a finite real number, got {value}")
     return value
+
+
+def prob_arg(value, name: str, *, low_open: bool = False, high_open: bool = False) -> float:
+    """A probability: a finite real in [0, 1] (``low_open`` / ``high_open``: 0 / 1 excluded)."""
+    x = real_arg(value, name)
+    if x < 0 or x > 1 or (low_open and x == 0) or (high_open and x == 1):
+        rng = f"{'(' if low_open else '['}0, 1{')' if high_open else ']'}"
+        raise ValueError(f"{name}: expected a probability in {rng}, got {x!r}")
+    return x
+
+
+def path_arg(value, name: str = "path") -> str:
+    """A file-system path: a non-empty ``str`` or ``os.PathLike`` (bytes, numbers, lists and
+    NUL characters refused); returned as ``str``. Whether it exists is the caller's check."""
+    import os
+
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise ValueError(f"{name}: expected a path (str or pathlib.Path), got {_short(value)}")
+    if not value or "\0" in value:
+        raise ValueError(f"{name}: expected a non-empty path without NUL characters, got {_short(value)}")
+    return value
+
+
+def work_bound(count: int, limit: int, name: str, what: str) -> None:
+    """Refuse before work a loop or allocation of ``count`` units beyond its documented
+    ``limit``: ``ValueError("name: ...")`` saying what was counted (``what``)."""
+    if count > limit:
+        raise ValueError(f"{name}: {what} is {count if count < 10**18 else f'about 2**{count.bit_length()}'}, "
+                         f"beyond the documented limit {limit}")
 
 
 def float_array(value, name: str, *, ndim: int | None = None, what: str = "", finite: bool = True) -> np.ndarray:
@@ -136,6 +233,25 @@ def float_array(value, name: str, *, ndim: int | None = None, what: str = "", fi
         raise ValueError(f"{name}: expected an array{shape} ({ndim} axes), got shape {arr.shape}")
     if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name}: contains NaN or infinite entries")
+    return arr
+
+
+def bool_array(value, name: str, *, shape: tuple | None = None, ndim: int | None = None) -> np.ndarray:
+    """A bool array (0/1 integers accepted; floats, text and objects refused), of ``shape``
+    or ``ndim`` axes when given."""
+    if value is None or isinstance(value, (str, bytes, bytearray, dict, set)):
+        raise ValueError(f"{name}: expected a bool array, got {_short(value)}")
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError, RecursionError, MemoryError) as exc:
+        raise ValueError(f"{name}: cannot be read as a bool array ({str(exc)[:80]})") from None
+    if arr.dtype.kind in "iu" and np.all((arr == 0) | (arr == 1)):
+        arr = arr.astype(bool)
+    if arr.dtype.kind != "b":
+        raise ValueError(f"{name}: expected a bool array (or 0/1 integers), got dtype {arr.dtype}")
+    if (shape is not None and arr.shape != tuple(shape)) or (ndim is not None and arr.ndim != ndim):
+        want = shape if shape is not None else f"{ndim} axes"
+        raise ValueError(f"{name}: expected a bool array of shape {want}, got shape {arr.shape}")
     return arr
 
 

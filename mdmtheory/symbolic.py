@@ -55,7 +55,7 @@ from .information.profile import Profile
 from .laws.joint import Joint, NORMALIZATION_TOL, positions_to_mask
 from .schedules.plans import check_schedule, Grid, Schedule
 from ._moved import renamed_keywords
-from ._validate import int_arg as _int_arg
+from ._validate import int_arg as _int_arg, MAX_NDIM
 
 __all__ = [
     # joints
@@ -124,6 +124,13 @@ TIME = sp.Symbol("t", real=True)
 # ======================================================================================
 # exact scalars
 # ======================================================================================
+def _symbol(value, name: str) -> sp.Symbol:
+    """A sympy Symbol (a variable of integration)."""
+    if not isinstance(value, sp.Symbol):
+        raise ValueError(f"{name}: expected a sympy Symbol, got {type(value).__name__}")
+    return value
+
+
 def _exact(value, name: str, *, allow_float: bool = True) -> sp.Expr:
     """A sympy expression; Python/numpy/sympy floats become the *exact* rational they hold.
 
@@ -147,6 +154,8 @@ def _exact(value, name: str, *, allow_float: bool = True) -> sp.Expr:
         return sp.Rational(f)
     if isinstance(value, str):
         raise ValueError(f"{name}: got the string {value!r}; pass a sympy.Symbol or an exact number")
+    if isinstance(value, (complex, np.complexfloating)):
+        raise ValueError(f"{name}: expected a real number or sympy expression, got the complex {value!r}")
     try:
         expr = value if isinstance(value, sp.Basic) else sp.sympify(value, strict=True)
     except (sp.SympifyError, TypeError) as exc:
@@ -256,6 +265,9 @@ class SymbolicJoint(Record):
     name: str
 
     def __init__(self, table, *, name: str = "table", tol=0):
+        tol = _exact(tol, "tol")
+        if not (tol.is_number and tol >= 0):
+            raise ValueError(f"tol: expected a number >= 0, got {tol}")
         arr = _validated_table(table, tol=tol)
         _fill(self, arr.ndim, arr.shape[0], arr, None, None, name, tol=tol)
 
@@ -328,9 +340,10 @@ def _validated_table(table, *, tol=0, allow_float: bool = False) -> np.ndarray:
         raise ValueError("table: is a numeric mdmtheory.Joint; use symbolic.from_joint(p)")
     if isinstance(table, SymbolicJoint):
         return table._entries()
+    _refuse_text(table)
     try:
         arr = sp.Array(table)
-    except (TypeError, ValueError, sp.SympifyError) as exc:
+    except (TypeError, ValueError, sp.SympifyError, RecursionError) as exc:
         raise ValueError(f"table: cannot be read as an array of shape (K,)*d ({exc})") from None
     shape = arr.shape
     if len(shape) == 0:
@@ -356,6 +369,21 @@ def _validated_table(table, *, tol=0, allow_float: bool = False) -> np.ndarray:
         out[idx] = x
     _check_normalized(out, tol=tol)
     return out
+
+
+def _refuse_text(table, depth: int = 0) -> None:
+    """Text is not an entry: ``sp.Array`` iterates a string's characters without end."""
+    if isinstance(table, (str, bytes, bytearray)):
+        raise ValueError(f"table: entries must be numbers or sympy expressions, got {table[:40]!r} "
+                         "(a symbol is sympy.Symbol('a'))")
+    if depth > MAX_NDIM:
+        raise ValueError(f"table: nested more than {MAX_NDIM} deep; expected an array of shape (K,)*d")
+    if isinstance(table, (list, tuple)):
+        for x in table:
+            _refuse_text(x, depth + 1)
+    elif isinstance(table, np.ndarray) and table.dtype.kind in "USO":
+        for x in table.ravel().tolist():
+            _refuse_text(x, depth + 1)
 
 
 def _check_normalized(arr: np.ndarray, *, tol=0) -> None:
@@ -689,6 +717,7 @@ def to_float(expr, values: Mapping | None = None, *, digits: int = 30) -> float:
     a boundary value: use :func:`substitute` on the joint first).
     """
     expr = _exact(expr, "expr")
+    digits = _int_arg(digits, "digits", 1, 10_000)
     vals = _values(values)
     x = expr.xreplace(vals) if vals else expr
     if not x.is_number:
@@ -762,10 +791,13 @@ def _gap(p: SymbolicJoint, g: int) -> sp.Expr:
 def subset_entropy(p: SymbolicJoint, positions) -> sp.Expr:
     r""":math:`H(X_S)` (nats) for the positions S (an iterable of ints in ``0..d-1``)."""
     _check_joint(p)
+    if isinstance(positions, (str, bytes, dict)) or not hasattr(positions, "__iter__"):
+        raise ValueError(f"positions: expected an iterable of positions in 0..{p.d - 1}, got {positions!r}")
     pos = list(positions)
+    mask = positions_to_mask(pos, p.d)  # integers in 0..d-1 (refused by name otherwise)
     if len(set(pos)) != len(pos):
         raise ValueError(f"positions: repeated entries in {pos}")
-    return _subset_entropy_mask(p, positions_to_mask(pos, p.d))
+    return _subset_entropy_mask(p, mask)
 
 
 def subset_entropies(p: SymbolicJoint) -> tuple:
@@ -891,7 +923,7 @@ def step_path_kl(p, plan) -> tuple:
     if isinstance(plan, Grid):
         t = [sp.Rational(x) for x in plan.times]
         return tuple(gamma_umask(phi, t[j], t[j + 1]) for j in range(plan.steps))
-    sched = check_schedule(plan if isinstance(plan, Schedule) else Schedule(plan), len(phi))
+    sched = check_schedule(plan, len(phi), name="plan")
     return tuple(
         sp.Add(*[phi[s] - phi[m] for m in range(s, s + k)]) for s, k in zip(sched.starts, sched.sizes)
     )
@@ -908,7 +940,7 @@ def path_kl(p, plan) -> sp.Expr:
     phi = _profile_of(p)
     if isinstance(plan, Grid):
         return sp.Add(*step_path_kl(phi, plan))
-    sched = check_schedule(plan if isinstance(plan, Schedule) else Schedule(plan), len(phi))
+    sched = check_schedule(plan, len(phi), name="plan")
     return sp.Add(*[k * phi[s] for s, k in zip(sched.starts, sched.sizes)]) - sp.Add(*phi)
 
 
@@ -1078,6 +1110,10 @@ def _binomial_generating_function(n) -> sp.Expr:
     return sp.hyperexpand(sp.hyper([-n], [], -_Z))
 
 
+#: Largest polynomial degree (and numeric n) of :func:`bernstein_sum` (one derivative per degree).
+MAX_BERNSTEIN_DEGREE = 64
+
+
 def bernstein_sum(coefficient, j: sp.Symbol, n, t=TIME) -> sp.Expr:
     r""":math:`\sum_{j=0}^{n} \binom{n}{j} t^j (1-t)^{n-j} c(j)` for a symbolic degree n.
 
@@ -1087,7 +1123,15 @@ def bernstein_sum(coefficient, j: sp.Symbol, n, t=TIME) -> sp.Expr:
     (see :func:`_binomial_generating_function`) with :math:`z = t/(1-t)`; each exceptional
     point adds its Bernstein basis polynomial times (value - default).
     """
-    coefficient = sp.sympify(coefficient)
+    coefficient = _exact(coefficient, "coefficient")
+    if not isinstance(j, sp.Symbol):
+        raise ValueError(f"j: expected the sympy Symbol of the summation index, got {type(j).__name__}")
+    n = _exact(n, "n")
+    if n.is_number and not (n.is_integer and 0 <= n <= MAX_BERNSTEIN_DEGREE):
+        raise ValueError(f"n: expected a symbol or an integer in 0..{MAX_BERNSTEIN_DEGREE}, got {n}")
+    t = _exact(t, "t")
+    if t.is_number and not 0 <= t < 1:
+        raise ValueError(f"t: expected a symbol or a number in [0, 1), got {t}")
     exceptions = []
     default = coefficient
     if isinstance(coefficient, sp.Piecewise):
@@ -1104,7 +1148,13 @@ def bernstein_sum(coefficient, j: sp.Symbol, n, t=TIME) -> sp.Expr:
             exceptions.append((c[0], value))
         if default is None:
             raise NotImplementedError("bernstein_sum: the Piecewise needs a final (expr, True) branch")
-    poly = sp.Poly(default, j)
+    try:
+        poly = sp.Poly(default, j)
+    except sp.PolynomialError:
+        raise ValueError(f"coefficient: expected a polynomial in {j} (or a Piecewise ending in one), "
+                         f"got {default}") from None
+    if poly.degree() > MAX_BERNSTEIN_DEGREE:
+        raise ValueError(f"coefficient: degree {poly.degree()} in {j}, beyond {MAX_BERNSTEIN_DEGREE}")
     G = _binomial_generating_function(n)
     total = sp.Integer(0)
     Gk = G
@@ -1289,7 +1339,6 @@ def parity_closed_forms() -> ClosedForms:
     return _exchangeable_closed_forms(level, 2)
 
 
-@functools.lru_cache(maxsize=None)
 def markov_chain_closed_forms(a=None, b=None) -> ClosedForms:
     r"""Stationary two-state chain :math:`P = [[1-a, a], [b, 1-b]]` for symbolic d >= 3.
 
@@ -1311,6 +1360,14 @@ def markov_chain_closed_forms(a=None, b=None) -> ClosedForms:
     """
     a = sp.Symbol("a", positive=True) if a is None else _parameter(a, "a")
     b = sp.Symbol("b", positive=True) if b is None else _parameter(b, "b")
+    _check_interval(a, "a", 0, 1, open_lo=True)
+    _check_interval(b, "b", 0, 1, open_lo=True)
+    return _markov_chain_closed_forms(a, b)
+
+
+@functools.lru_cache(maxsize=None)
+def _markov_chain_closed_forms(a, b) -> ClosedForms:
+    """The cached body of :func:`markov_chain_closed_forms` (arguments checked, hashable)."""
     d, m = D_SYMBOL, M_SYMBOL
     g = sp.Symbol("g", integer=True, positive=True)
     _, H_pi, gap = _chain_parts(a, b)
@@ -1380,12 +1437,16 @@ def continuum_path_kl(k, slope, s=S_SYMBOL, lo=0, hi=D_SYMBOL) -> sp.Expr:
     A step of size k at s costs :math:`\sum_{m<k} (c(s) - c(s+m)) \approx \tfrac12 k^2 |c'(s)|`
     and there are :math:`ds/k` steps per unit of s (LZ25, regime d/T large).
     """
-    return sp.integrate(sp.sympify(k) * sp.sympify(slope), (s, lo, hi)) / 2
+    k, slope = _exact(k, "k"), _exact(slope, "slope")
+    return sp.integrate(k * slope, (_symbol(s, "s"), _exact(lo, "lo"), _exact(hi, "hi"))) / 2
 
 
 def continuum_steps(k, s=S_SYMBOL, lo=0, hi=D_SYMBOL) -> sp.Expr:
     r"""Number of steps of a step-size function: :math:`\int_{lo}^{hi} ds / k(s)`."""
-    return sp.integrate(1 / sp.sympify(k), (s, lo, hi))
+    k = _exact(k, "k")
+    if k == 0:
+        raise ValueError("k: the step size must not be 0")
+    return sp.integrate(1 / k, (_symbol(s, "s"), _exact(lo, "lo"), _exact(hi, "hi")))
 
 
 def square_root_rule(slope=None, *, s=S_SYMBOL, lo=0, hi=D_SYMBOL, steps=STEPS_SYMBOL) -> ContinuumSchedule:
@@ -1413,7 +1474,15 @@ def square_root_rule(slope=None, *, s=S_SYMBOL, lo=0, hi=D_SYMBOL, steps=STEPS_S
         positive function ``w(s)`` (then ``sqrt_integral`` stays an unevaluated Integral).
     s, lo, hi, steps : the variable, the interval of s, and T.
     """
+    s = _symbol(s, "s")
+    lo, hi, steps = _exact(lo, "lo"), _exact(hi, "hi"), _exact(steps, "steps")
+    if (hi - lo).is_number and not (hi - lo) > 0:
+        raise ValueError(f"hi: the interval [lo, hi] must have hi > lo, got [{lo}, {hi}]")
+    if steps.is_number and not steps > 0:
+        raise ValueError(f"steps: expected a symbol or a number > 0, got {steps}")
     w = sp.Function("w")(s) if slope is None else _exact(slope, "slope")
+    if w.is_number and not w > 0:
+        raise ValueError(f"slope: w(s) = |c'(s)| must be > 0, got {w}")
     mu = sp.Symbol("mu", positive=True)
     kf = sp.Function("k")(s)
     (el,) = euler_equations(kf * w / 2 + mu / kf, [kf], [s])
@@ -1470,6 +1539,11 @@ class PowerLawSchedule(NamedTuple):
 TAU_SYMBOL = sp.Symbol("tau", nonnegative=True)
 
 
+#: Largest numeric exponent of :func:`power_law_schedule`, and largest numeric A and sigma.
+MAX_POWER = 64
+MAX_POWER_CONSTANT = 10**6
+
+
 def power_law_schedule(alpha=1, *, amplitude=None, shift=None, d=D_SYMBOL, steps=STEPS_SYMBOL) -> PowerLawSchedule:
     r"""Square-root rule for :math:`c(s) = A (s+\sigma)^{-\alpha}` on :math:`[0, d]`.
 
@@ -1496,8 +1570,14 @@ def power_law_schedule(alpha=1, *, amplitude=None, shift=None, d=D_SYMBOL, steps
     alpha = _exact(alpha, "alpha")
     if (alpha <= 0) is sp.true:
         raise ValueError(f"alpha: must be > 0, got {alpha}")
+    if alpha.is_number and alpha > MAX_POWER:
+        raise ValueError(f"alpha: at most {MAX_POWER} (sympy's integrals of (s + sigma)**(-alpha)), got {alpha}")
     A = sp.Symbol("A", positive=True) if amplitude is None else _exact(amplitude, "amplitude")
     sigma = sp.Symbol("sigma", positive=True) if shift is None else _exact(shift, "shift")
+    for name, x in (("amplitude", A), ("shift", sigma)):
+        if x.is_number and not 0 < x <= MAX_POWER_CONSTANT:
+            raise ValueError(f"{name}: a number must lie in (0, {MAX_POWER_CONSTANT}] (sympy's simplification of "
+                             f"the logs slows with large exact numbers; use a symbol and substitute), got {x}")
     s, tau = S_SYMBOL, TAU_SYMBOL
     c = A * (s + sigma) ** (-alpha)
     w = sp.simplify(-sp.diff(c, s))

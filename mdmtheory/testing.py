@@ -50,6 +50,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the test
     ) from exc
 
 from .laws.joint import Joint
+from ._validate import _short, bool_arg, int_arg, real_arg
 from .information.profile import Profile
 from .schedules.plans import Grid, Schedule
 
@@ -85,18 +86,25 @@ _REGULAR = st.floats(min_value=1e-3, max_value=1.0, allow_nan=False, allow_infin
 _TINY = st.floats(min_value=1e-13, max_value=1e-11, allow_nan=False, allow_infinity=False)
 
 
-def _range(value, name: str, minimum: int) -> tuple[int, int]:
-    """An int or an inclusive ``(lo, hi)`` pair, validated."""
+#: Largest d, K or step count a strategy draws (small laws and plans: every draw is enumerated).
+MAX_RANGE = 64
+
+
+def _range(value, name: str, minimum: int, maximum: int = MAX_RANGE) -> tuple[int, int]:
+    """An int or an inclusive ``(lo, hi)`` pair in ``minimum..maximum``, validated."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        lo = hi = int(value)
+        lo = hi = int_arg(value, name, minimum, maximum)
     else:
-        try:
-            lo, hi = (int(x) for x in value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name}: expected an int or an inclusive (lo, hi) pair, got {value!r}") from None
+        if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__") or len(value) != 2:
+            raise ValueError(f"{name}: expected an int or an inclusive (lo, hi) pair, got {_short(value)}")
+        lo, hi = (int_arg(x, name, minimum, maximum) for x in value)
     if lo < minimum or hi < lo:
         raise ValueError(f"{name}: need {minimum} <= lo <= hi, got ({lo}, {hi})")
     return lo, hi
+
+
+def _min_gap(min_gap) -> float:
+    return real_arg(min_gap, "min_gap")
 
 
 def _normalized(w: np.ndarray) -> np.ndarray:
@@ -240,6 +248,7 @@ def joints(
     """
     d_lo, d_hi = _range(d, "d", 1)
     K_lo, K_hi = _range(K, "K", 2)
+    max_outcomes = int_arg(max_outcomes, "max_outcomes", 2, 1 << 24)
     pairs = [(dd, kk) for dd in range(d_lo, d_hi + 1) for kk in range(K_lo, K_hi + 1) if kk**dd <= max_outcomes]
     if not pairs:
         raise ValueError(
@@ -316,7 +325,7 @@ def grids(*, steps=(1, 4), allow_boundary: bool = True, interior: bool = False, 
     >>> test_times()
     """
     lo, hi = _range(steps, "steps", 1)
-    if not (0.0 < min_gap and (hi + 2) * min_gap < 1.0):
+    if not (0.0 < _min_gap(min_gap) and (hi + 2) * min_gap < 1.0):
         raise ValueError(f"min_gap: need 0 < min_gap and (steps + 2) * min_gap < 1, got {min_gap}")
     unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_subnormal=False)
 
@@ -388,6 +397,9 @@ def profiles(d=(1, 8), *, monotone: bool = True, max_value: float = math.log(4))
     >>> test_monotone()
     """
     lo, hi = _range(d, "d", 1)
+    bool_arg(monotone, "monotone")
+    if real_arg(max_value, "max_value") < 0:
+        raise ValueError(f"max_value: expected a number >= 0, got {max_value!r}")
     value = st.one_of(st.just(0.0), st.floats(min_value=0.0, max_value=1.0, allow_nan=False))
 
     @st.composite

@@ -4,6 +4,7 @@ modules of :mod:`mdmtheory.bounds` (one module per source; docs/design.md §8)."
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +13,7 @@ import numpy as np
 from .._estimate import Record
 from ..information.ugc import from_log_odds, _interval, log_odds
 from ..schedules.plans import check_schedule, Grid, Schedule
-from .._validate import int_arg
+from .._validate import _is_bool, _short, int_arg, real_arg
 
 __all__ = [
     "Bound",
@@ -68,16 +69,28 @@ class Bound(Record):
     status: str = ""
 
     def __post_init__(self):
-        if self.kind not in (UPPER, LOWER, ASYMPTOTIC):
+        if not isinstance(self.kind, str) or self.kind not in (UPPER, LOWER, ASYMPTOTIC):
             raise ValueError(f"kind: expected one of {(UPPER, LOWER, ASYMPTOTIC)}, got {self.kind!r}")
-        if self.status not in STATUSES + ("",):
+        if not isinstance(self.status, str) or self.status not in STATUSES + ("",):
             raise ValueError(f"status: expected one of {STATUSES} (or ''), got {self.status!r}")
 
     def holds(self, exact: float, *, scale: float = 0.0, rtol: float = HOLD_RTOL) -> bool | None:
         """Whether the bound holds against the exact quantity, within
         ``rtol * max(|value|, |exact|, scale)`` (``scale``: the problem's natural size, e.g.
         :math:`\\sum_i H(X_i)`, so that rounding of a zero quantity is not a violation).
-        None for an asymptotic statement."""
+        None for an asymptotic statement. ``exact`` is a real number (+inf allowed: an infinite
+        KL; NaN refused), ``scale`` and ``rtol`` finite and >= 0."""
+        ok = not _is_bool(exact) and isinstance(exact, numbers.Real)
+        if ok and exact != math.inf:
+            try:
+                real_arg(exact, "exact")
+            except ValueError:
+                ok = False
+        if not ok:
+            raise ValueError(f"exact: expected a real number (finite or +inf), got {_short(exact)}")
+        for name, x in (("scale", scale), ("rtol", rtol)):
+            if real_arg(x, name) < 0:
+                raise ValueError(f"{name}: expected a finite number >= 0, got {x!r}")
         if self.kind == ASYMPTOTIC:
             return None
         v, e = float(self.value), float(exact)

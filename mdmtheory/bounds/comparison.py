@@ -79,10 +79,11 @@ class Comparison(Record):
         return self.row("path_kl").value
 
     def row(self, name: str) -> ComparisonRow:
+        """The row of that name (``ValueError`` naming the rows there are otherwise)."""
         for r in self.rows:
-            if r.name == name:
+            if isinstance(name, str) and r.name == name:
                 return r
-        raise KeyError(name)
+        raise ValueError(f"name: no row {name!r}; the rows are {', '.join(r.name for r in self.rows)}")
 
     @property
     def names(self) -> tuple[str, ...]:

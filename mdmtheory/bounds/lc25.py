@@ -152,7 +152,7 @@ def lc25_lower_our_reading(p, max_size: int, *, reading: str = "revealed") -> Bo
         raise ValueError(
             f"max_size: our reading of the LC25 lower bound is for k_max >= 2 (at k_max = 1 the sampler is exact), got {s}"
         )
-    if reading not in ("revealed", "masked"):
+    if not isinstance(reading, str) or reading not in ("revealed", "masked"):
         raise ValueError(f"reading: expected 'revealed' or 'masked', got {reading!r}")
     value = s / (16 * d) * _lc25_levels(gain_coefficients(prof), reading)
     return Bound(

@@ -222,14 +222,20 @@ def block_refinement_scheduler(counts, *, block_length: int | None = None, thres
     block_length=B, num_inference_steps=S, threshold=1.0, editing_threshold=None,
     eos_early_stop=False)``; its config round-trips through ``save_config``/``from_config``.
     """
+    from .._validate import prob_arg
+
     blocks = check_counts(counts, block_length=block_length)
     B = sum(blocks[0])
-    if minimal_topk != 1:
+    threshold = prob_arg(threshold, "threshold")
+    if editing_threshold is not None:
+        editing_threshold = prob_arg(editing_threshold, "editing_threshold")
+    if (isinstance(minimal_topk, (bool, np.bool_)) or not isinstance(minimal_topk, (int, np.integer))
+            or minimal_topk != 1):
         raise ValueError(f"minimal_topk: must be 1 for designed counts (the pipeline lowers num_inference_steps to "
                          f"gen_length // minimal_topk), got {minimal_topk!r}")
     cls = _scheduler_class()
     return cls(counts=[list(r) for r in blocks], block_length=B, num_inference_steps=len(blocks[0]),
-               threshold=float(threshold), editing_threshold=editing_threshold, minimal_topk=1)
+               threshold=threshold, editing_threshold=editing_threshold, minimal_topk=1)
 
 
 def scheduler_config(counts, *, block_length: int | None = None, prompt_length: int = 0,
@@ -247,8 +253,11 @@ def scheduler_config(counts, *, block_length: int | None = None, prompt_length: 
     (1, 0) tensor for no prompt) are defined. ``forwards`` is the model calls it makes:
     ``num_inference_steps`` per block (threshold 1.0 commits exactly each step's count, so
     the block ends with its S-th step, diffusers' ``check_block_should_continue``)."""
+    from .._validate import int_arg
+
     blocks = check_counts(counts, block_length=block_length)
     B, S = sum(blocks[0]), len(blocks[0])
+    prompt_length = int_arg(prompt_length, "prompt_length", 0)
     one = len(set(blocks)) == 1
     if gen_length is None:
         gen_length = B * len(blocks)
@@ -272,7 +281,7 @@ def scheduler_config(counts, *, block_length: int | None = None, prompt_length: 
         "gen_length": gen_length,
         "forwards_per_block": S,
         "forwards": S * (gen_length // B),
-        "prompt_length": int(prompt_length),
+        "prompt_length": prompt_length,
         "pipeline_call": call,
         "python": ("from diffusers import LLaDA2Pipeline; "
                    "from mdmtheory.exports.diffusers import block_refinement_scheduler; "
@@ -293,6 +302,9 @@ def save_scheduler(counts, path, *, block_length: int | None = None) -> str:
     (created); :func:`load_scheduler` reads it back. Returns the folder."""
     import os
 
+    from .._validate import path_arg
+
+    path = path_arg(path)
     sched = block_refinement_scheduler(counts, block_length=block_length)
     os.makedirs(path, exist_ok=True)
     sched.save_config(path)
@@ -304,8 +316,11 @@ def load_scheduler(path):
     import json
     import os
 
+    from .._validate import path_arg
+
+    path = path_arg(path)
     cls = _scheduler_class()
-    f = os.path.join(os.fspath(path), cls.config_name)
+    f = os.path.join(path, cls.config_name)
     if not os.path.isfile(f):
         raise ValueError(f"path: {os.fspath(path)!r} has no {cls.config_name} (write it with save_scheduler or "
                          "mdmtheory design --format diffusers --scheduler-out DIR)")

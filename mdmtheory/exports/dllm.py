@@ -22,9 +22,14 @@ import numpy as np
 __all__ = ["PlanAlphaScheduler"]
 
 
-def _as_float32(x):
+def _as_float32(x, name: str = "t"):
     """(float64 numpy array of x's float32 values, a function mapping a float64 result back to
-    x's kind: float, numpy array, or torch tensor on x's device)."""
+    x's kind: float, numpy array, or torch tensor on x's device). Text, None, bools, ragged or
+    non-real input: ``ValueError`` naming ``name``."""
+    if not type(x).__module__.startswith("torch"):
+        from .._validate import float_array
+
+        float_array(x, name, finite=False)  # real numbers only (range checked by the callers)
     if type(x).__module__.startswith("torch"):
         import torch
 
@@ -47,8 +52,10 @@ class PlanAlphaScheduler:
     """
 
     def __init__(self, t, alpha_nodes):
-        t = np.asarray(t, dtype=np.float64)
-        a = np.asarray(alpha_nodes, dtype=np.float64)
+        from .._validate import float_array
+
+        t = float_array(t, "t", ndim=1, what="(S + 1,) from 1 down to 0")
+        a = float_array(alpha_nodes, "alpha_nodes", ndim=1, what="(S + 1,) from 0 up to 1")
         if t.ndim != 1 or t.shape != a.shape or t.size < 2:
             raise ValueError(f"t: expected as many nodes as alpha_nodes (at least 2), got {t.shape} and {a.shape}")
         if not (t[0] == 1 and t[-1] == 0 and np.all(np.diff(t) < 0)):
@@ -61,9 +68,10 @@ class PlanAlphaScheduler:
     @classmethod
     def from_plan(cls, plan) -> "PlanAlphaScheduler":
         """The scheduler of a :func:`mdmtheory.exports.to_dllm` plan."""
-        if not isinstance(plan, dict) or plan.get("format") != "dllm":
-            raise ValueError("plan: expected the dict of mdmtheory.exports.to_dllm (format 'dllm')")
-        return cls(plan["t"], plan["alpha_nodes"])
+        from .formats import _plan_fields
+
+        f = _plan_fields(plan, "dllm", {"t": "floats", "alpha_nodes": "floats"})
+        return cls(f["t"], f["alpha_nodes"])
 
     def __repr__(self) -> str:
         return f"PlanAlphaScheduler(steps={self._t.size - 1})"
@@ -99,14 +107,25 @@ class PlanAlphaScheduler:
 
     def reverse_mask_prob(self, s, t):
         """(1 − α(s)) / (1 − α(t)): the chance that a mask at time t is still masked at s < t."""
-        sv, _ = _as_float32(s)
+        sv, _ = _as_float32(s, "s")
         tv, back = _as_float32(t)
+        if sv.shape != tv.shape:
+            raise ValueError(f"s: expected the shape of t {tv.shape}, got {sv.shape}")
         if not (np.all((0 <= sv) & (sv < 1) & (0 < tv) & (tv <= 1)) and np.all(sv < tv)):
             raise ValueError(f"s: need 0 <= s < t <= 1 elementwise, got s={s}, t={t}")
         one = np.float32(1)
         num = one - np.asarray(self._alpha(s), dtype=np.float32)
         den = one - np.asarray(self._alpha(t), dtype=np.float32)
-        return back(num / den)  # float32 arithmetic, as dllm computes it
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = num / den  # float32 arithmetic, as dllm computes it
+        tiny = den == 0
+        if np.any(tiny):
+            # alpha(t) rounds to 1 in float32 (t within float32 rounding of 0): dllm's 0/0 is
+            # NaN; the ratio of the mask fractions 1 - alpha, read off the nodes in float64
+            # (exact near t = 0), is the value it rounds away
+            m = lambda x: np.interp(x, self._t, 1.0 - self._a)  # noqa: E731
+            out = np.where(tiny, (m(sv) / m(tv)).astype(np.float32), out)
+        return back(out)
 
     def weight(self, t):
         """−α'(t) / (1 − α(t) + 1e-6), dllm's loss weight."""

@@ -12,6 +12,10 @@ name other than ``timesteps``, which ``_sample`` assigns) and call
 
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
+
 __all__ = ["plan_timesteps"]
 
 
@@ -24,10 +28,18 @@ def plan_timesteps(plan, steps, *, device=None):
     """
     import torch
 
-    if not isinstance(plan, dict) or plan.get("format") != "dream":
-        raise ValueError("plan: expected the dict of mdmtheory.exports.to_dream (format 'dream')")
-    S = int(plan["steps"])
-    if isinstance(steps, bool) or int(steps) != steps or int(steps) != S:
+    from .formats import _plan_fields
+
+    f = _plan_fields(plan, "dream", {"steps": "int", "times": "floats"})
+    S = f["steps"]
+    if len(f["times"]) != S + 1:
+        raise ValueError(f"plan: expected steps + 1 = {S + 1} times, got {len(f['times'])}")
+    if isinstance(steps, (bool, np.bool_)) or not isinstance(steps, numbers.Integral) or int(steps) != S:
         raise ValueError(f"steps: Dream must run the plan's {S} steps (its grid has {S + 1} times), got {steps}; "
                          f"call diffusion_generate(..., steps={S})")
-    return torch.tensor(plan["times"], dtype=torch.float32, device=device)
+    if device is not None and not isinstance(device, (str, torch.device)):
+        raise ValueError(f"device: expected None, a device name ('cpu', 'cuda:0') or a torch.device, got {device!r}")
+    try:
+        return torch.tensor(f["times"], dtype=torch.float32, device=device)
+    except RuntimeError as exc:  # an unknown device name
+        raise ValueError(f"device: {str(exc).splitlines()[0][:120]}") from None

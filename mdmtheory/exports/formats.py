@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..schedules.plans import Schedule, schedule_to_grid
-from .._validate import int_arg as _int_arg, real_arg as _real_arg
+from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS as _LIMITS, real_arg as _real_arg
 
 __all__ = [
     "FORMATS",
@@ -167,8 +167,17 @@ def _dream_grid(s: Schedule, eps: float) -> list[float]:
 
 def dream_counts(times, d: int, dtype=np.float64) -> list[int]:
     """Counts Dream's non-``origin`` algorithms take on a grid: ``int(n_masked (1 - s/t))``
-    per step, everything left at the last step (emulated in ``dtype``)."""
-    t = np.asarray(times, dtype=dtype)
+    per step, everything left at the last step (emulated in ``dtype``, float32 or float64).
+    ``times``: the decreasing grid t_0 > ... > t_S > 0 (at most 2**16 + 1 times); ``d``: the
+    tokens generated."""
+    d = _int_arg(d, "d", 1)
+    if not (dtype is np.float32 or dtype is np.float64):
+        raise ValueError(f"dtype: expected numpy.float32 or numpy.float64, got {dtype!r}")
+    t = _float_array(times, "times", ndim=1, what="(S + 1,) decreasing in (0, 1]")
+    if not 2 <= t.size <= _MAX_PLAN_ENTRIES or not np.all(t > 0) or not np.all(np.diff(t) < 0):
+        raise ValueError(f"times: expected 2..{_MAX_PLAN_ENTRIES} times decreasing in (0, 1], got {t.size} "
+                         "(Dream's grid runs from 1 down to eps > 0)")
+    t = t.astype(dtype)
     left, out = d, []
     for j in range(len(t) - 1):
         if j == len(t) - 2:
@@ -251,7 +260,16 @@ def to_mdlm(schedule, *, eps: float = MDLM_EPS) -> dict:
 
 def dllm_counts(t, alpha_nodes, d: int) -> list[int]:
     """dllm's rule on a grid: ``round(n_rem * (1 - (1 - α(s)) / (1 - α(t))))``, zero-count
-    steps dropped (the last step, α(s) = 1, reveals all that is left)."""
+    steps dropped (the last step, α(s) = 1, reveals all that is left). ``t`` and
+    ``alpha_nodes``: the nodes of :func:`to_dllm` (as many, at most 2**16 + 1)."""
+    d = _int_arg(d, "d", 1)
+    t = _float_array(t, "t", ndim=1, what="(S + 1,) from 1 down to 0")
+    alpha_nodes = _float_array(alpha_nodes, "alpha_nodes", ndim=1, what="(S + 1,) from 0 up to 1")
+    if not 2 <= t.size <= _MAX_PLAN_ENTRIES or alpha_nodes.shape != t.shape:
+        raise ValueError(f"alpha_nodes: expected one node per time (2..{_MAX_PLAN_ENTRIES}), got {alpha_nodes.size} "
+                         f"for {t.size} times")
+    if np.any(alpha_nodes < 0) or np.any(alpha_nodes > 1) or np.any(np.diff(alpha_nodes) <= 0):
+        raise ValueError("alpha_nodes: must increase strictly within [0, 1]")
     left, out = d, []
     for j in range(len(t) - 1):
         at, as_ = alpha_nodes[j], alpha_nodes[j + 1]
@@ -295,7 +313,54 @@ def to_json(schedule) -> dict:
 def export(schedule, fmt: str = "json", **kw) -> dict:
     """Dispatch on ``fmt`` in :data:`FORMATS` (keyword options go to that exporter)."""
     fns = {"json": to_json, "llada": to_llada, "dream": to_dream, "mdlm": to_mdlm, "dllm": to_dllm}
-    if fmt not in fns:
+    if not isinstance(fmt, str) or fmt not in fns:
         raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
     return fns[fmt](schedule, **kw)
 
+
+
+#: Most entries of one list field of an exported plan (a count or a time per step).
+_MAX_PLAN_ENTRIES = _LIMITS["steps"] + 1
+
+
+def _plan_fields(plan, fmt: str, spec: dict) -> dict:
+    """The fields of an exported plan (the dict ``to_<fmt>`` returns), each checked before use.
+
+    ``spec`` maps a key to its kind: ``"int"`` (an integer >= 0, at most the documented limit
+    of that name in ``_validate.LIMITS``), ``"floats"`` (a finite 1-d list of reals),
+    ``"ints"`` (a list of integers >= 0) or ``"int_rows"`` (a list of such lists). A missing
+    key or a bad value raises ``ValueError("plan: ...")`` naming the key: the integrations
+    never index a plan with ``plan[key]`` or apply ``int()``/``float()`` to its raw values.
+    """
+    if not isinstance(plan, dict) or plan.get("format") != fmt:
+        raise ValueError(f"plan: expected the dict of mdmtheory.exports.to_{fmt} (format {fmt!r})")
+    out = {}
+    for key, kind in spec.items():
+        if key not in plan:
+            raise ValueError(f"plan: the {fmt!r} plan has no {key!r}; pass the dict to_{fmt} returned, unedited")
+        v = plan[key]
+        try:
+            if kind == "int":
+                out[key] = _int_arg(v, key, 0)
+            elif kind == "floats":
+                arr = _float_array(v, key, ndim=1, what="(steps + 1,)")
+                if arr.size > _MAX_PLAN_ENTRIES:
+                    raise ValueError(f"{key}: {arr.size} entries, beyond {_MAX_PLAN_ENTRIES}")
+                out[key] = arr.tolist()
+            elif kind in ("ints", "int_rows"):
+                rows = v if kind == "int_rows" else [v]
+                if not isinstance(rows, (list, tuple)) or len(rows) > _MAX_PLAN_ENTRIES:
+                    raise ValueError(f"{key}: expected a list of at most {_MAX_PLAN_ENTRIES} rows, "
+                                     f"got {type(v).__name__}")
+                checked = []
+                for row in rows:
+                    if not isinstance(row, (list, tuple)) or len(row) > _MAX_PLAN_ENTRIES:
+                        raise ValueError(f"{key}: expected a list of at most {_MAX_PLAN_ENTRIES} integers, "
+                                         f"got {type(row).__name__}")
+                    checked.append([_int_arg(k, key, 0, _LIMITS["d"]) for k in row])
+                out[key] = checked if kind == "int_rows" else checked[0]
+            else:  # pragma: no cover - the callers' specs
+                raise AssertionError(kind)
+        except ValueError as exc:
+            raise ValueError(f"plan: {exc}") from None
+    return out

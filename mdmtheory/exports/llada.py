@@ -55,10 +55,11 @@ def _caller():
 
 
 def _plan_rows(plan) -> tuple[list[list[int]], int, int]:
-    if not isinstance(plan, dict) or plan.get("format") != "llada":
-        raise ValueError("plan: expected the dict of mdmtheory.exports.to_llada (format 'llada')")
-    rows = [[int(k) for k in row] for row in plan["num_transfer_tokens"]]
-    B, S = int(plan["block_length"]), int(plan["steps_per_block"])
+    from .formats import _plan_fields
+
+    f = _plan_fields(plan, "llada",
+                     {"num_transfer_tokens": "int_rows", "block_length": "int", "steps_per_block": "int"})
+    rows, B, S = f["num_transfer_tokens"], f["block_length"], f["steps_per_block"]
     if not rows or any(len(r) != S or sum(r) != B or min(r) < 0 for r in rows):
         raise ValueError(f"plan: every row of num_transfer_tokens must hold steps_per_block={S} counts summing to "
                          f"block_length={B}, got {rows}")

@@ -29,11 +29,12 @@ __all__ = ["plan_steps", "sample"]
 
 def plan_steps(plan) -> list[tuple[float, float]]:
     """The plan's per-step ``(t, dt)`` pairs, checked (decreasing t in (0, 1], 0 < dt <= t)."""
-    if not isinstance(plan, dict) or plan.get("format") != "mdlm":
-        raise ValueError("plan: expected the dict of mdmtheory.exports.to_mdlm (format 'mdlm')")
-    times, dts = [float(x) for x in plan["times"]], [float(x) for x in plan["dt"]]
-    if len(dts) != int(plan["steps"]) or len(times) != len(dts) + 1:
-        raise ValueError(f"plan: expected steps={plan['steps']} values of dt and steps + 1 times, "
+    from .formats import _plan_fields
+
+    f = _plan_fields(plan, "mdlm", {"times": "floats", "dt": "floats", "steps": "int", "counts": "ints"})
+    times, dts = f["times"], f["dt"]
+    if len(dts) != f["steps"] or len(times) != len(dts) + 1:
+        raise ValueError(f"plan: expected steps={f['steps']} values of dt and steps + 1 times, "
                          f"got {len(dts)} and {len(times)}")
     if not all(0 < dt <= t <= 1 for t, dt in zip(times, dts)) or any(a <= b for a, b in zip(times, times[1:])):
         raise ValueError("plan: times must decrease from 1 and every dt must lie in (0, t]")
@@ -48,7 +49,7 @@ def sample(diffusion, plan):
     :math:`k_j / (d - C_{j-1})`; the last step reaches s = 0 and reveals the rest."""
     pairs = plan_steps(plan)
     length = int(diffusion.config.model.length)
-    if sum(int(k) for k in plan["counts"]) != length:
+    if sum(plan["counts"]) != length:  # counts checked by plan_steps
         raise ValueError(f"plan: reveals {sum(plan['counts'])} tokens, the model generates "
                          f"config.model.length={length}; export a schedule with d={length}")
     if diffusion.parameterization == "ar":

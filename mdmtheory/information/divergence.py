@@ -74,7 +74,7 @@ def reverse_kl(p: Joint, q: Joint, *, lost: str = "refuse") -> float:
     Computed with ``rel_entr``; clipped at 0 only against rounding (as :func:`kl`).
     """
     _pair(p, q)
-    if lost not in ("refuse", "condition", "outcome"):
+    if not isinstance(lost, str) or lost not in ("refuse", "condition", "outcome"):
         raise ValueError(f"lost: expected 'refuse', 'outcome' or 'condition', got {lost!r}")
     Q = q.table
     if q.lost:

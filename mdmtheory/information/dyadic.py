@@ -421,6 +421,9 @@ def dyadic_estimate(
     >>> bool(abs(est.mean - exact) < 5 * est.stderr)
     True
     """
+    if not isinstance(form, str) or form not in FORMS:
+        raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
+    batch = int_arg(batch, "batch", 1, 1 << 24)
     if not isinstance(p, Joint) or form != "kl":
         return _oracle_estimate(p, start, stop, n=n, seed=seed, samples=samples, weights=weights, form=form,
                                 batch=batch)
@@ -481,7 +484,17 @@ def dyadic_terms(p, xs: np.ndarray, U: np.ndarray, grid, *, form: str = "kl") ->
     """
     if not isinstance(form, str) or form not in FORMS:
         raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
-    v = np.asarray(grid, dtype=np.float64)
+    if isinstance(p, Joint):
+        p = as_oracle(p)
+    if not all(hasattr(p, a) for a in ("d", "K", "conditionals")):
+        raise ValueError(f"p: expected a conditional oracle (d, K, conditionals) or a Joint, got {type(p).__name__}")
+    xs = samples_array(xs, "xs", d=p.d, K=p.K, tokens="tokens")
+    U = float_array(U, "U", ndim=2, what=f"(n={xs.shape[0]}, d={p.d}) uniforms")
+    if U.shape != xs.shape or np.any(U < 0) or np.any(U > 1):
+        raise ValueError(f"U: expected {xs.shape} uniforms in [0, 1] (one per sample and position), got {U.shape}")
+    v = float_array(grid, "grid", ndim=1, what="(J + 1,) increasing reveal times in [0, 1]")
+    if v.size < 2 or v.size > (1 << 16) or np.any(np.diff(v) <= 0) or v[0] < 0 or v[-1] > 1:
+        raise ValueError(f"grid: expected 2..65536 increasing reveal times in [0, 1], got {v.size}")
     prev = None
     T = np.zeros((xs.shape[0], v.shape[0] - 1))
     for j, vj in enumerate(v):
@@ -511,7 +524,11 @@ def _check_oracle(law, name: str = "law"):
 @renamed_keywords(law="p")
 def oracle_samples(p, samples, n, rng: np.random.Generator) -> np.ndarray:
     """Validated clean samples (n, d): the given ones, or n drawn by ``p.sample(n, rng)``."""
-    d, K = int(p.d), int(p.K)
+    if isinstance(p, Joint):
+        p = as_oracle(p)
+    if not all(hasattr(p, a) for a in ("d", "K", "conditionals")):
+        raise ValueError(f"p: expected a conditional oracle (d, K, conditionals) or a Joint, got {type(p).__name__}")
+    d, K = int_arg(p.d, "p", 1, hint=" (its d)"), int_arg(p.K, "p", 2, hint=" (its K)")
     if samples is None:
         n = int_arg(n, "n", 2)
         if not hasattr(p, "sample"):

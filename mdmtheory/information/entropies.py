@@ -293,7 +293,10 @@ def _dim(H: np.ndarray) -> int:
 
 
 def popcounts(d: int) -> np.ndarray:
-    """Number of set bits of every mask ``0 .. 2**d - 1``."""
+    """Number of set bits of every mask ``0 .. 2**d - 1`` (d <= 26: a 2**d array)."""
+    from .._validate import int_arg
+
+    d = int_arg(d, "d", 0, 26)
     masks = np.arange(1 << d, dtype=np.int64)
     c = np.zeros(1 << d, dtype=np.int64)
     for j in range(d):

@@ -37,7 +37,9 @@ MONOTONE_TOL = 1e-12
 
 def monotone_gap(values) -> float:
     r""":math:`\max_s (c_s - \min_{u \le s} c_u)` (>= 0): how far ``values`` are from non-increasing."""
-    c = np.asarray(values, dtype=np.float64)
+    c = float_array(values, "values", ndim=1, what="(d,)", finite=False)
+    if np.any(np.isnan(c)):
+        raise ValueError("values: contains NaN")
     return float(np.max(c - np.minimum.accumulate(c))) if c.size else 0.0
 
 
@@ -218,7 +220,14 @@ def information_profile(p: Joint, given=None) -> Profile:
     Proof: proofs/profile_identities.md (tests/proofs/test_profile_identities.py).
     """
     if given is None:
-        return _fix_rounding(Profile.from_entropy_coefficients(entropy_coefficients(p)).values)
+        phi = Profile.from_entropy_coefficients(entropy_coefficients(p)).values
+        if isinstance(p, Joint):
+            return _fix_rounding(phi)
+        try:  # a vector of subset entropies: a rise is the caller's vector, not a bug
+            return _fix_rounding(phi)
+        except RuntimeError as exc:
+            raise ValueError(f"p: these 2**d subset entropies are not those of a law ({exc}); "
+                             "pass a Joint or the subset_entropies of one") from None
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     G = prompt_positions(given, p.d)

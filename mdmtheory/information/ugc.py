@@ -44,7 +44,7 @@ from scipy.special import gammaln, xlog1py, xlogy
 
 from ..laws.joint import Joint
 from .._moved import renamed_keywords
-from .._validate import float_array, int_arg, real_arg, _short
+from .._validate import bool_arg, float_array, int_arg, name_arg, real_arg, _short
 from ..schedules.odds import psi
 from .entropies import _tse_from_coefficients
 from .profile import information_profile, Profile
@@ -85,11 +85,12 @@ def as_profile(x, *, name: str = "p", vectors: bool = False) -> Profile:
     ``vectors=True`` also accepts a plain finite vector of profile values (e.g. a model's
     cross-entropy curve). ``name`` is the caller's argument name, used in errors.
     """
+    name = name_arg(name)
     if isinstance(x, Profile):
         return x
     if isinstance(x, Joint):
         return information_profile(x)
-    if vectors:
+    if bool_arg(vectors, "vectors"):
         try:
             return Profile(x)
         except ValueError as exc:

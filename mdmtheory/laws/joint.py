@@ -32,7 +32,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from .._estimate import Record
-from .._validate import float_array, int_arg, real_arg, _short
+from .._validate import float_array, int_arg, name_arg, real_arg, _short
 
 __all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "RESCALE_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions", "prompt_positions"]
 
@@ -47,6 +47,7 @@ MAX_OUTCOMES = 1 << 24
 
 def positions_to_mask(positions: Iterable[int], d: int, *, name: str = "positions") -> int:
     """Bitmask of a set of positions, validating that each lies in ``0 .. d-1``."""
+    name = name_arg(name)
     d = int_arg(d, "d", 1)
     if isinstance(positions, (str, bytes)) or not hasattr(positions, "__iter__"):
         raise ValueError(f"{name}: expected an iterable of positions in 0..{d - 1}, got {type(positions).__name__}")
@@ -63,6 +64,7 @@ def positions_to_mask(positions: Iterable[int], d: int, *, name: str = "position
 def prompt_positions(given, d: int, *, name: str = "given") -> list[int]:
     """Prompt positions, checked: an iterable of distinct integers in 0..d−1 leaving at
     least one response position; returned as a list in the order given."""
+    name = name_arg(name)
     try:
         G = [int(j) if isinstance(j, np.integer) else j for j in given]
     except TypeError:
@@ -203,7 +205,13 @@ class Joint(Record):
         increasing order, then x_j); ``reachable`` has shape ``(K,)*|A|`` and is False
         where :math:`p(x_A) = 0`; those rows of ``cond`` are 0 (undefined, never NaN).
         """
-        A = sorted(given)
+        try:
+            A = list(given)
+        except TypeError:
+            raise ValueError(f"given: expected an iterable of positions (e.g. [] or [0, 2]), got {given!r}") from None
+        positions_to_mask(A, self.d, name="given")
+        positions_to_mask([j], self.d, name="j")
+        A = sorted(A)
         if j in A:
             raise ValueError(f"j: position {j} is already in given")
         joint = self.marginal(A + [j])

@@ -35,6 +35,7 @@ import numpy as np
 from .._estimate import Estimate, Record
 from .._moved import renamed_keywords
 from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS, samples_array as _samples_array
+from .._validate import sample_args as _sample_args
 from .families import _initial_law, markov_chain, markov_chain_entropy_coefficients, _transition
 from .joint import Joint, Marginals
 
@@ -162,6 +163,7 @@ class TableLaw(Record):
         return out
 
     def sample(self, n, rng):
+        n, rng = _sample_args(n, rng, self.d)
         cdf = np.cumsum(self.joint.table.ravel())
         u = rng.random(n)
         # scale by cdf[-1], not by a differently rounded sum: u * cdf[-1] < cdf[-1] always, so
@@ -270,6 +272,7 @@ class MarkovChainLaw(Record):
             return np.log(self._factors(x, revealed)).sum(axis=1)
 
     def sample(self, n, rng):
+        n, rng = _sample_args(n, rng, self.d)
         x = np.empty((n, self.d), dtype=np.int64)
         u = rng.random((n, self.d))
         x[:, 0] = _inverse_cdf(np.broadcast_to(self.initial, (n, self.K)), u[:, 0])
@@ -551,7 +554,7 @@ class MixtureOfProductsLaw(Record):
         return out
 
     def sample(self, n, rng):
-        n = _int_arg(n, "n", 0)
+        n, rng = _sample_args(n, rng, self.d)
         comp = _inverse_cdf(np.broadcast_to(self.weights, (n, self.M)), rng.random(n))
         return _inverse_cdf(self.probs[comp], rng.random((n, self.d))).astype(np.int64)
 
@@ -664,7 +667,7 @@ class HiddenMarkovLaw(Record):
         return np.where(reach, logc.sum(axis=1), -np.inf)
 
     def sample(self, n, rng):
-        n = _int_arg(n, "n", 0)
+        n, rng = _sample_args(n, rng, self.d)
         z = np.empty((n, self.d), dtype=np.int64)
         z[:, 0] = _inverse_cdf(np.broadcast_to(self.initial, (n, self.S)), rng.random(n))
         for j in range(1, self.d):

@@ -305,7 +305,7 @@ def block_grid(
                 "steps: Proposition 1 needs N >= 2(K + 2 log(psi(T)/psi(t0))) = "
                 f"{2 * (1 + 2 * span):.1f} for one block; use more steps"
             )
-        blocks = min(kmax, resolution)
+        blocks = min(kmax, _int_arg(resolution, "resolution", 1, MAX_BLOCK_RESOLUTION))
     K = _int_arg(blocks, "blocks", 1)
     if K > kmax:
         raise ValueError(

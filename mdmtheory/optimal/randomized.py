@@ -56,7 +56,7 @@ def optimal_random_schedule(p: Joint, *, steps: int | None = None, forwards: flo
     (:func:`_em_weights`); a ValueError if ``max_iter`` iterations do not reach it."""
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
-    if objective not in ("kl", "path_kl"):
+    if not isinstance(objective, str) or objective not in ("kl", "path_kl"):
         raise ValueError(f"objective: expected 'kl' or 'path_kl', got {objective!r}")
     if (steps is None) == (forwards is None):
         raise ValueError("steps/forwards: give exactly one")

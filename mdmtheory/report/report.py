@@ -114,6 +114,13 @@ class AttentionOptions(Record):
     seed: int = 0
     eps: float = ATTENTION_EPS
 
+    def __post_init__(self):  # types here; ranges and models by build_report (as attention_*)
+        if self.steps is not None:
+            int_arg(self.steps, "steps", -(2**63))
+        int_arg(self.samples, "samples", -(2**63), 1 << 20)
+        int_arg(self.info_samples, "info_samples", -(2**63), 1 << 20)
+        int_arg(self.seed, "seed", -(2**63))
+        real_arg(self.eps, "eps")
 
 
 @dataclass(frozen=True)
@@ -525,6 +532,9 @@ def step_costs(prof: Profile, sched: Schedule) -> list[float]:
     r"""Path KL of each step: a step of k tokens taken with s revealed costs
     :math:`\sum_{m=s}^{s+k-1} (\varphi_s - \varphi_m)` nats, the fall of the profile inside the
     step (their sum is :func:`mdmtheory.path_kl`; W26, the profile identity)."""
+    if not isinstance(prof, Profile) or not isinstance(sched, Schedule) or sched.d != prof.d:
+        raise ValueError(f"prof, sched: expected a Profile and a Schedule of its d, got {type(prof).__name__} and "
+                         f"{type(sched).__name__}")
     phi = prof.values
     return [float(np.sum(phi[s] - phi[s:s + k])) for s, k in zip(sched.starts, sched.sizes)]
 
@@ -756,6 +766,8 @@ def build_report(
     if p.lost:
         raise ValueError("p: has lost mass; pass a normalized data law")
     d = p.d
+    if steps is not None and (isinstance(steps, (str, bytes, dict)) or not hasattr(steps, "__iter__")):
+        raise ValueError(f"steps: expected step counts (a list of integers), got {steps!r}")
     Ts = step_counts(d) if steps is None else sorted({int_arg(T, "steps", 1, d) for T in steps})
     if not Ts:
         raise ValueError("steps: give at least one step count")
@@ -780,8 +792,12 @@ def build_report(
         raise ValueError("attention_baseline: the baseline is compared with an MDM; give AttentionOptions(model=...) too")
     if isinstance(planners, str):
         planners = (planners,)
+    if isinstance(planners, (bytes, dict, np.ndarray)) or not hasattr(planners, "__iter__"):
+        raise ValueError(f"planners: expected planner names (a list of str), got {planners!r}")
     if not planners:
         raise ValueError("planners: give at least one planner name")
+    if progress is not None and not callable(progress):
+        raise ValueError(f"progress: expected None or a callable like tqdm, got {type(progress).__name__}")
     progress = progress or _none_progress
 
     prof = information_profile(p)
@@ -1228,6 +1244,9 @@ def render_html(report: Report) -> str:
     """The report as one self-contained HTML document (a string)."""
     from . import plots
 
+    if not isinstance(report, Report):
+        raise ValueError(f"report: expected a mdmtheory.report.Report, got {type(report).__name__}")
+
     r = report
     law = r.law
     parts = [f"<h1>mdmtheory report: {html.escape(law['name'])}</h1>"]
@@ -1370,7 +1389,9 @@ def write_html(report: Report, path) -> Path:
     """Write :func:`render_html` (report) to ``path`` (parent folders are created); returns the path."""
     if not isinstance(report, Report):
         raise ValueError(f"report: expected a mdmtheory.report.Report, got {type(report).__name__}")
-    path = Path(path)
+    from .._validate import path_arg
+
+    path = Path(path_arg(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render_html(report), encoding="utf-8")
     return path

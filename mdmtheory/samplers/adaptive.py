@@ -64,6 +64,7 @@ arXiv 2506.19037, eqs. 8–9); PC-Sampler (Huang et al. 2025, arXiv 2508.13021).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
@@ -74,7 +75,7 @@ from scipy.special import entr
 from .._estimate import Record
 from ..laws.joint import Joint, NORMALIZATION_TOL
 from ..schedules.plans import Schedule
-from .._validate import int_arg, real_arg
+from .._validate import bool_arg, bool_array, float_array, int_arg, real_arg, size_arg
 from .planners import register_planner, StepContext
 from .ties import check_ties, Choice, clusters, DEFAULT_TIES, sample_choice, tie_choices, TIE_TOL, TOPK_LAYOUTS
 
@@ -137,6 +138,7 @@ def ranking(scores, free, group=None) -> np.ndarray:
     -------
     (N, d) int64, ``out[n, r]`` = the position of rank r in row n.
     """
+    scores, free = _scores_free(scores, free, group)
     cl = clusters(scores, free, group)
     return np.lexsort((np.broadcast_to(np.arange(cl.shape[1]), cl.shape), cl), axis=-1)
 
@@ -147,7 +149,32 @@ def ranked_choice(scores, free, k, group=None) -> np.ndarray:
 
     ``k`` is an int or (N,) ints with ``0 <= k[n] <= free[n].sum()``.
     """
-    return tie_choices(scores, np.asarray(free, dtype=bool), k, "lowest", group).chosen
+    scores, free = _scores_free(scores, free, group)
+    n, d = free.shape
+    if isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_)):
+        k = int_arg(k, "k", 0, d)
+    else:
+        kk = float_array(k, "k", ndim=1, what="(N,) integers")
+        if kk.shape != (n,) or np.any(kk != np.round(kk)) or np.any(kk < 0) or np.any(kk > d):
+            raise ValueError(f"k: expected an integer in 0..{d} or (N,) of them, got shape {kk.shape}")
+        k = kk.astype(np.int64)
+    if np.any(np.asarray(k) > free.sum(axis=1)):
+        raise ValueError("k: more positions than a row has free")
+    return tie_choices(scores, free, k, "lowest", group).chosen
+
+
+def _scores_free(scores, free, group=None):
+    """(scores (N, d) float64, finite on free positions; free (N, d) bool), checked; ``group``
+    None or (d,) integers."""
+    scores = float_array(scores, "scores", ndim=2, what="(N, d)", finite=False)
+    free = bool_array(free, "free", shape=scores.shape)
+    if not np.all(np.isfinite(scores[free])):
+        raise ValueError("scores: must be finite on the free positions")
+    if group is not None:
+        g = float_array(group, "group", ndim=1, what="(d,) integers")
+        if g.shape != (scores.shape[1],) or np.any(g != np.round(g)) or np.any(np.abs(g) > 2**53):
+            raise ValueError(f"group: expected (d={scores.shape[1]},) integers, got shape {g.shape}")
+    return scores, free
 
 
 def _context_arrays(ctx: StepContext) -> tuple[np.ndarray, np.ndarray]:
@@ -172,7 +199,7 @@ _finite = real_arg
 
 
 def _check_layout(layout):
-    if layout not in TOPK_LAYOUTS:
+    if not isinstance(layout, str) or layout not in TOPK_LAYOUTS:
         raise ValueError(f"topk_layout: expected one of {list(TOPK_LAYOUTS)} ('sequence': LLaDA's generate.py, the "
                          f"whole sequence; 'block': diffusers' BlockRefinementScheduler, the block only), got {layout!r}")
 
@@ -382,7 +409,7 @@ class SemiAutoregressivePlanner(_Deterministic):
         _check_layout(self.topk_layout)
         _pos_int(self.block_length, "block_length")
         _pos_int(self.steps_per_block, "steps_per_block", allow_none=True)
-        if self.score not in SCORES:
+        if not isinstance(self.score, str) or self.score not in SCORES:
             raise ValueError(f"score: expected one of {sorted(SCORES)}, got {self.score!r}")
 
     @property
@@ -420,8 +447,9 @@ def dilated_levels(length: int, base: int = 2, merge_last: bool = True) -> tuple
     >>> dilated_levels(8)
     ((0, 4), (2, 6), (1, 3, 5, 7))
     """
-    length = _pos_int(length, "length")
+    length = size_arg(length, "length")  # <= LIMITS["length"] = 2**16, before the rounds are built
     base = _pos_int(base, "base")
+    merge_last = bool_arg(merge_last, "merge_last")
     if base == 1:
         return (tuple(range(length)),)
     levels: list[list[int]] = []
@@ -479,9 +507,11 @@ class DilatedPlanner(_Deterministic):
     def __post_init__(self):
         _pos_int(self.block_length, "block_length", allow_none=True)
         _pos_int(self.base, "base")
+        bool_arg(self.merge_last, "merge_last")
 
     def rounds(self, d: int) -> tuple[tuple[int, ...], ...]:
-        """All rounds over positions 0..d-1, block by block."""
+        """All rounds over positions 0..d-1, block by block (d <= 2**16)."""
+        d = _pos_int(d, "d")
         return _dilated_rounds(d, self.block_length, self.base, self.merge_last)
 
     def schedule(self, d: int) -> Schedule:
@@ -546,10 +576,7 @@ class PositionCalibratedPlanner(_Deterministic):
     def __post_init__(self):
         check_ties(self.ties)
         _check_layout(self.topk_layout)
-        try:
-            bg = np.array(self.background, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"background: expected a (K,) probability vector, got {self.background!r}") from None
+        bg = float_array(self.background, "background", what="(K,) probabilities", finite=False)
         if bg.ndim != 1 or bg.shape[0] < 2 or not np.all(np.isfinite(bg)):
             raise ValueError(f"background: expected a finite (K,) vector with K >= 2, got shape {bg.shape}")
         if np.any(bg <= 0):
@@ -581,6 +608,7 @@ class PositionCalibratedPlanner(_Deterministic):
 
     def scores(self, probs: np.ndarray) -> np.ndarray:
         """Calibrated scores (N, d) from conditionals (N, d, K)."""
+        probs = float_array(probs, "probs", ndim=3, what="(N, d, K)")
         N, d, K = probs.shape
         bg = np.asarray(self.background)
         if bg.shape[0] != K:

@@ -394,6 +394,23 @@ def _deterministic_moves(planner_obj, t, size, Pf, live, free, d, K):
     return ch.rows, np.asarray(ch.chosen, dtype=bool), np.asarray(ch.weight, dtype=np.float64), ch.split
 
 
+def _check_move(move) -> tuple[int, np.ndarray]:
+    """One item of a planner's ``moves(ctx)``: a pair (mask, weight), the mask an integer
+    (bit j: position j), the weight real (a scalar or an array over x_A)."""
+    import numbers
+
+    from .._validate import _short, float_array
+
+    try:
+        B, w = move
+    except (TypeError, ValueError):
+        raise ValueError(f"planner: moves(ctx) must yield (mask, weight) pairs, got {_short(move)}") from None
+    if isinstance(B, (bool, np.bool_)) or not isinstance(B, numbers.Integral) or B < 0:
+        raise ValueError(f"planner: proposed the reveal set {_short(B)}; a reveal set is an integer mask >= 0 "
+                         "(bit j: position j), e.g. 0b101 for positions 0 and 2")
+    return int(B), float_array(w, "planner", finite=False)
+
+
 def _general_moves(planner_obj, t, size, marg, vals, free, d, K):
     """(source, chosen, weight) of a planner's ``moves(ctx)``, called once per revealed set
     of the live states with the exact conditionals over every x_A; its weights (scalars or
@@ -423,7 +440,8 @@ def _general_moves(planner_obj, t, size, marg, vals, free, d, K):
         ctx = StepContext(t, A, size, d, K, free_j, reach_x, cond)
         at = tuple(np.where(vals[rows, j] < K, vals[rows, j], 0) for j in range(d))  # x_A of each live row
         total = np.zeros(rows.shape[0])
-        for B, w in planner_obj.moves(ctx):
+        for move in planner_obj.moves(ctx):
+            B, w = _check_move(move)
             if B & ~full:
                 raise ValueError(f"planner: proposed B={B:#b} with positions outside 0..{d - 1}")
             if B & A:
@@ -432,7 +450,6 @@ def _general_moves(planner_obj, t, size, marg, vals, free, d, K):
                 raise ValueError("planner: proposed an empty reveal set")
             if size is not None and B.bit_count() != size:
                 raise ValueError(f"planner: proposed {B.bit_count()} tokens at a step of size {size}")
-            w = np.asarray(w, dtype=np.float64)
             if not np.all(w >= 0):
                 raise ValueError(f"planner: proposed a negative or NaN weight for B={B:#b}")
             wr = np.broadcast_to(w, shape)[at] if w.ndim else np.full(rows.shape[0], float(w))
@@ -750,8 +767,10 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
         ``"jax"`` (jit, compiled once per (K, d, plan shape)) or ``"eager"`` (JAX op by op).
         The kernel code is the same; results agree to rounding.
     """
-    if backend not in ("auto", "numpy", "jax", "eager"):
+    if not isinstance(backend, str) or backend not in ("auto", "numpy", "jax", "eager"):
         raise ValueError(f"backend: expected 'auto', 'numpy', 'jax' or 'eager', got {backend!r}")
+    if not isinstance(trajectory, (bool, np.bool_)):
+        raise ValueError(f"trajectory: expected True or False, got {type(trajectory).__name__}")
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     if p.lost:
@@ -870,6 +889,10 @@ def sampler_kl(table, plan, *, planner="random"):
     0.693147
     """
     with x64():
+        if not isinstance(table, jax.core.Tracer) and not type(table).__module__.startswith("jax"):
+            from .._validate import float_array
+
+            table = float_array(table, "table", what="(K,)*d")
         t = jnp.asarray(table, dtype=jnp.float64)
         if t.ndim < 1 or any(s != t.shape[0] for s in t.shape) or t.shape[0] < 2:
             raise ValueError(f"table: expected a (K,)*d array with K >= 2, got shape {tuple(t.shape)}")

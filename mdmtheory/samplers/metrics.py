@@ -33,12 +33,13 @@ bigram statistic); both vanish only at one token per step.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._estimate import Record
-from .._validate import samples_array
+from .._validate import int_arg, samples_array, seed_arg, work_bound
 
 __all__ = ["TransitionRates", "transition_rates", "transition_rate", "path_kl_per_transition"]
 
@@ -88,7 +89,10 @@ def _bigram_counts(x: np.ndarray, K: int) -> np.ndarray:
 def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -> TransitionRates:
     """KL-rate and TV-rate of ``samples`` (n, d) against ``transition`` (K, K), with a basic
     bootstrap interval over samples (``n_boot`` resamples, seeded). Rows holding −1
-    (lost samples) are excluded."""
+    (lost samples) are excluded. Where the KL-rate is infinite (a sampled transition the
+    chain never makes) its interval is ``(inf, inf)``: every resample holding that sample is
+    infinite too, and a basic interval ``2·kl − q`` would be NaN. The bootstrap's work,
+    ``n_boot`` · n · K², is at most 2**31."""
     from ..laws.families import _transition
 
     P = _transition(transition)
@@ -99,8 +103,9 @@ def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -
         raise ValueError("samples: fewer than 2 complete samples")
     if x.max() >= K:
         raise ValueError(f"samples: token {int(x.max())} is not a state of the {K}-state chain")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 10 <= n_boot <= 100_000:
-        raise ValueError(f"n_boot: expected an integer in 10..100000, got {n_boot!r}")
+    n_boot = int_arg(n_boot, "n_boot", 10, 100_000)
+    seed = seed_arg(seed)
+    work_bound(n_boot * x.shape[0] * K * K, 1 << 31, "n_boot", "the bootstrap's work n_boot·n·K²")
     per = _bigram_counts(x, K)
     kl, tv = _rates(per.sum(axis=0).reshape(K, K), P)
     rng = np.random.default_rng(seed)
@@ -110,10 +115,14 @@ def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -
     # bigram contexts, so the plug-in rates shift up under resampling; reflecting the
     # percentiles about the estimate removes that shift (the percentile interval would not
     # even contain the estimate)
-    qlo, qhi = np.percentile(boots, [2.5, 97.5], axis=0)
-    lo, hi = 2 * np.array([kl, tv]) - qhi, 2 * np.array([kl, tv]) - qlo
+    with np.errstate(invalid="ignore"):  # inf - inf where the KL-rate is infinite: set below
+        qlo, qhi = np.percentile(boots, [2.5, 97.5], axis=0)
+        lo, hi = 2 * np.array([kl, tv]) - qhi, 2 * np.array([kl, tv]) - qlo
     lo = np.maximum(lo, 0.0)
-    corrected = np.maximum(2 * np.array([kl, tv]) - boots.mean(axis=0), 0.0)  # bias-corrected point estimates
+    with np.errstate(invalid="ignore"):  # inf - inf where the KL-rate is infinite: set below
+        corrected = np.maximum(2 * np.array([kl, tv]) - boots.mean(axis=0), 0.0)  # bias-corrected point estimates
+    if math.isinf(kl):
+        lo[0] = hi[0] = corrected[0] = math.inf
     return TransitionRates(kl, tv, (float(lo[0]), float(hi[0])), (float(lo[1]), float(hi[1])), int(x.shape[0]),
                            int(per.sum()), float(corrected[0]), float(corrected[1]))
 

@@ -103,7 +103,11 @@ class BernoulliPlanner(Record):
     allows_empty: bool = True
 
     def __post_init__(self):
-        betas = tuple(float(b) for b in self.betas)
+        from .._validate import float_array
+
+        betas = tuple(float_array(self.betas, "betas", ndim=1, what="(T,) reveal probabilities", finite=False).tolist())
+        if len(betas) > (1 << 16):
+            raise ValueError(f"betas: {len(betas)} steps, beyond the documented limit of steps (65536)")
         if not betas or not all(0.0 <= b <= 1.0 for b in betas):  # NaN fails too
             raise ValueError(f"betas: reveal probabilities must lie in [0, 1], got {self.betas!r}")
         object.__setattr__(self, "betas", betas)

@@ -92,6 +92,7 @@ import numpy as np
 from .._estimate import Record
 from ..laws.joint import Joint
 from .._moved import renamed_keywords
+from .._validate import float_array, int_arg, prob_arg, size_arg
 from ..schedules.plans import check_schedule, Grid, Schedule
 from .kernel import (
     chain_apply,
@@ -157,16 +158,13 @@ class RemaskingSampler(_Revising, Record):
     schedule: str = "cap"
 
     def __post_init__(self):
-        try:
-            a = tuple(float(v) for v in self.alphas)
-        except (TypeError, ValueError):
-            raise ValueError(f"alphas: expected increasing revealed fractions from 0 to 1, got {self.alphas!r}") from None
+        arr = float_array(self.alphas, "alphas", ndim=1, what="(N + 1,) increasing from 0 to 1")
+        int_arg(arr.size - 1, "steps", 1, hint=" (alphas holds steps + 1 fractions)")
+        a = tuple(arr.tolist())
         if len(a) < 2 or a[0] != 0.0 or a[-1] != 1.0 or any(not b > c for b, c in zip(a[1:], a)):
             raise ValueError(f"alphas: expected strictly increasing fractions 0 = a_0 < ... < a_N = 1, got {a!r}")
-        e = self.eta
-        if isinstance(e, bool) or not isinstance(e, numbers.Real) or not 0 <= e <= 1:
-            raise ValueError(f"eta: expected a remasking strength in [0, 1], got {e!r}")
-        if self.schedule not in ("cap", "rescale"):
+        e = prob_arg(self.eta, "eta")
+        if not isinstance(self.schedule, str) or self.schedule not in ("cap", "rescale"):
             raise ValueError(f"schedule: expected 'cap' or 'rescale' (ReMDM's remdm-cap, remdm-rescale), "
                              f"got {self.schedule!r}")
         object.__setattr__(self, "alphas", a)
@@ -174,9 +172,8 @@ class RemaskingSampler(_Revising, Record):
 
     @classmethod
     def uniform(cls, steps: int, eta: float = 0.0, schedule: str = "cap") -> "RemaskingSampler":
-        """α_i = i / steps (MDLM's log-linear schedule at uniform times)."""
-        if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < 1:
-            raise ValueError(f"steps: expected an integer >= 1, got {steps!r}")
+        """α_i = i / steps (MDLM's log-linear schedule at uniform times); steps <= 2**16."""
+        steps = size_arg(steps, "steps")
         return cls(tuple(i / steps for i in range(steps + 1)), eta, schedule)
 
     @property
@@ -185,6 +182,7 @@ class RemaskingSampler(_Revising, Record):
 
     def rates(self, i: int) -> tuple[float, float]:
         """(σ, unmask probability) of step i (0-based)."""
+        i = int_arg(i, "i", 0, self.steps - 1)
         at, as_ = self.alphas[i], self.alphas[i + 1]
         room = (1 - as_) / at if at > 0 else math.inf
         sigma = min(self.eta, room) if self.schedule == "cap" else self.eta * min(1.0, room)
@@ -256,6 +254,9 @@ class CorrectorSampler(_Revising, Record):
             raise ValueError(f"plan: expected a Schedule, got {type(self.plan).__name__}")
         if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral) or self.k < 1:
             raise ValueError(f"k: expected the number of positions each corrector step redraws (>= 1), got {self.k!r}")
+        if self.after is not None and (isinstance(self.after, (str, bytes, dict)) or not hasattr(self.after, "__len__")
+                                       or len(self.after) > self.plan.steps):
+            raise ValueError(f"after: expected distinct step indices in 0..{self.plan.steps - 1}, got {self.after!r}")
         after = tuple(range(self.plan.steps - 1)) if self.after is None else tuple(self.after)
         if any(isinstance(t, bool) or not isinstance(t, numbers.Integral) or not 0 <= t < self.plan.steps
                for t in after) or len(set(after)) != len(after):
@@ -326,10 +327,9 @@ class EditingSampler(_Revising, Record):
         if isinstance(e, bool) or not isinstance(e, numbers.Real) or not 0 < e < 1:
             raise ValueError(f"editing_threshold: expected a probability in (0, 1) (diffusers edits a committed token "
                              f"whose new candidate is more likely than it), got {e!r}")
-        m = self.max_post_steps
-        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 0:
-            raise ValueError(f"max_post_steps: expected an integer >= 0, got {m!r}")
+        m = int_arg(self.max_post_steps, "max_post_steps", 0)  # documented limit: LIMITS (2**10)
         object.__setattr__(self, "editing_threshold", float(e))
+        object.__setattr__(self, "max_post_steps", m)
 
     @renamed_keywords(law="p")
     def simulate(self, p, *, n: int, seed: int):

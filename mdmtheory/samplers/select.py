@@ -121,6 +121,8 @@ from ..laws.joint import Joint
 from ..schedules.plans import check_schedule, Schedule
 from .ties import check_ties, DEFAULT_TIES, tie_choices
 from . import kernel
+from .engine import _check_size
+from .._validate import bool_array, choice_arg, float_array, int_arg, real_arg, rng_arg
 
 __all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "confidence_rows", "select_commits",
            "commit_choices", "SelectionBias", "selection_bias", "MAX_SELECT_WORK",
@@ -167,13 +169,14 @@ class SampleThenSelectPlanner(Record):
 
     def __post_init__(self):
         t = self.threshold
-        if t is not None and (isinstance(t, bool) or not isinstance(t, numbers.Real) or not 0 <= t < 1):
+        if t is not None and (isinstance(t, bool) or not isinstance(t, numbers.Real)
+                              or not 0 <= real_arg(t, "threshold") < 1):
             raise ValueError(f"threshold: expected None or a probability in [0, 1) (diffusers commits every "
                              f"position whose confidence exceeds it), got {t!r}")
         T = self.temperature
-        if isinstance(T, bool) or not isinstance(T, numbers.Real) or not (0 <= T < math.inf):
+        if isinstance(T, bool) or not isinstance(T, numbers.Real) or not (0 <= real_arg(T, "temperature") < math.inf):
             raise ValueError(f"temperature: expected a finite number >= 0 (0: greedy), got {T!r}")
-        if self.confidence not in ("untempered", "tempered"):
+        if not isinstance(self.confidence, str) or self.confidence not in ("untempered", "tempered"):
             raise ValueError(f"confidence: expected 'untempered' (LLaDA) or 'tempered' (diffusers), "
                              f"got {self.confidence!r}")
         check_ties(self.ties)
@@ -194,6 +197,8 @@ class SampleThenSelectPlanner(Record):
         """One Monte Carlo step on a batch: (committed (n, d) bool, candidates (n, d))."""
         from ..laws.oracles import _inverse_cdf
 
+        probs, free = _probs_free(probs, free)
+        rng = rng_arg(rng)
         K = probs.shape[-1]
         P = np.where(free[..., None], probs, 1.0 / K)  # revealed rows are not drawn (any valid row)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -209,6 +214,9 @@ def confidence_rows(P: np.ndarray, S: np.ndarray, confidence: str, temperature: 
     diffusers' ``_sample_from_logits`` (0.42.1, greedy branch) takes the arg max and scores it
     by the plain softmax, so a tempered one-hot (every confidence 1, all tied) is not what it
     runs."""
+    choice_arg(confidence, "confidence", ("untempered", "tempered"))
+    if real_arg(temperature, "temperature") < 0:
+        raise ValueError(f"temperature: expected a number >= 0, got {temperature!r}")
     return S if confidence == "tempered" and temperature > 0 else P
 
 
@@ -216,7 +224,12 @@ def tempered(probs: np.ndarray, temperature: float) -> np.ndarray:
     r"""Rows :math:`p^{1/\tau}` renormalized along the last axis (log space); :math:`\tau = 0`:
     the one-hot of the arg max (lowest index on ties, values equal to
     :data:`CONFIDENCE_DECIMALS` decimals tie); :math:`\tau = 1`: ``probs`` itself."""
-    P = np.asarray(probs, dtype=np.float64)
+    P = float_array(probs, "probs", what="(..., K) rows of probabilities")
+    if P.ndim < 1 or np.any(P < 0):
+        raise ValueError(f"probs: expected (..., K) rows of probabilities >= 0, got shape {P.shape}")
+    temperature = real_arg(temperature, "temperature")
+    if temperature < 0:
+        raise ValueError(f"temperature: expected a number >= 0 (0: greedy), got {temperature!r}")
     if temperature == 1.0:
         return P
     if temperature == 0.0:  # ties (equal to CONFIDENCE_DECIMALS decimals) to the lowest token
@@ -261,6 +274,34 @@ def _topk_rows(conf, free, k) -> np.ndarray:
     return out
 
 
+def _probs_free(probs, free):
+    """(probs (n, d, K) float64 in [0, 1], free (n, d) bool), checked."""
+    probs = float_array(probs, "probs", ndim=3, what="(n, d, K)")
+    if probs.shape[-1] < 1 or np.any(probs < 0) or np.any(probs > 1):
+        raise ValueError(f"probs: expected (n, d, K) probabilities in [0, 1], got shape {probs.shape}")
+    free = bool_array(free, "free", shape=probs.shape[:2])
+    return probs, free
+
+
+def _batch(conf, free, k, threshold):
+    """(conf (n, d) float64, free (n, d) bool, k (n,) int64) of a commit rule, checked."""
+    conf = float_array(conf, "conf", ndim=2, what="(n, d)", finite=False)
+    if np.any(np.isnan(conf)):
+        raise ValueError("conf: contains NaN")
+    free = bool_array(free, "free", shape=conf.shape)
+    n, d = conf.shape
+    if isinstance(k, (numbers.Integral, np.integer)) and not isinstance(k, (bool, np.bool_)):
+        k = np.full(n, min(int_arg(k, "k", 0), d))  # more than d commits what is free (clipped below)
+    else:
+        k = float_array(k, "k", ndim=1, what="(n,) integers")
+        if k.shape != (n,) or np.any(k != np.round(k)) or np.any(k < 0):
+            raise ValueError(f"k: expected an integer >= 0 or (n,) of them, got shape {k.shape}")
+        k = np.minimum(k, d).astype(np.int64)
+    if threshold is not None:
+        real_arg(threshold, "threshold")
+    return conf, free, k
+
+
 def select_commits(conf: np.ndarray, free: np.ndarray, k, threshold: float | None, ties: str = DEFAULT_TIES,
                    rng=None) -> np.ndarray:
     """The committed positions of each row: (n, d) bool, from confidences (n, d), the masked
@@ -270,15 +311,15 @@ def select_commits(conf: np.ndarray, free: np.ndarray, k, threshold: float | Non
     ``"lowest"`` the lowest position first, ``"topk"`` torch.topk's choice (:func:`_topk_rows`);
     with ``threshold``: every masked position above it when at least k are, else the top k."""
     ties = check_ties(ties)
-    conf = _round(np.asarray(conf, dtype=np.float64))
-    free = np.asarray(free, dtype=bool)
+    conf, free, k = _batch(conf, free, k, threshold)
+    conf = _round(conf)
     n, d = conf.shape
-    k = np.minimum(np.broadcast_to(np.asarray(k), (n,)), free.sum(axis=1))
+    k = np.minimum(k, free.sum(axis=1))
     if ties == "random":
         if rng is None:
             raise ValueError("rng: ties='random' draws the order of tied positions; pass a numpy Generator "
                              "(or use ties='lowest' / 'topk')")
-        tb = rng.random((n, d))
+        tb = rng_arg(rng).random((n, d))
     else:
         tb = np.broadcast_to(np.arange(d, dtype=np.float64), (n, d))
     if ties == "topk":
@@ -302,10 +343,10 @@ def commit_choices(conf: np.ndarray, free: np.ndarray, k, threshold: float | Non
     the tie rule decided row n's set). With a threshold, rows with at least k positions above
     it commit them all (no ranking, never split)."""
     ties = check_ties(ties)
-    conf = _round(np.asarray(conf, dtype=np.float64))
-    free = np.asarray(free, dtype=bool)
+    conf, free, k = _batch(conf, free, k, threshold)
+    conf = _round(conf)
     n, d = conf.shape
-    k = np.minimum(np.broadcast_to(np.asarray(k, dtype=np.int64), (n,)), free.sum(axis=1))
+    k = np.minimum(k, free.sum(axis=1))
     many = np.zeros(n, dtype=bool)
     if threshold is not None:
         above = free & (conf > threshold)
@@ -589,6 +630,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     planner = SampleThenSelectPlanner() if planner is None else planner
     if not isinstance(planner, SampleThenSelectPlanner):
         raise ValueError(f"planner: expected a SampleThenSelectPlanner, got {type(planner).__name__}")
+    _check_size(p.d, p.K, grid=False)  # the marginal lattice, (K+1)**d entries, before the terms are counted
     sched = check_schedule(plan, p.d, name="plan")
     if not isinstance(sched, Schedule):
         raise ValueError("plan: sample-then-select runs a Schedule (counts per step), not a Grid")
@@ -707,8 +749,14 @@ def selection_bias(p: Joint, size: int, planner: SampleThenSelectPlanner | None 
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     planner = SampleThenSelectPlanner() if planner is None else planner
-    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or not 1 <= size <= p.d:
-        raise ValueError(f"size: expected an integer in 1..{p.d}, got {size!r}")
+    if not isinstance(planner, SampleThenSelectPlanner):
+        raise ValueError(f"planner: expected a SampleThenSelectPlanner, got {type(planner).__name__}")
+    size = int_arg(size, "size", 1, p.d)
+    _check_size(p.d, p.K, grid=False)  # the marginal lattice, (K+1)**d entries
+    work = _work(p.K, p.d, (size,), planner.threshold)
+    if work > MAX_SELECT_WORK:
+        raise ValueError(f"size: one step of {size} commits needs ~{work:.2g} terms (d={p.d}, K={p.K}), above "
+                         f"{MAX_SELECT_WORK:,}; use Monte Carlo (mdmtheory.samplers.simulate with this planner)")
     d, K = p.d, p.K
     Pf = kernel.marginal_lattice(p.table, xp=np).ravel()
     P = kernel.state_conditionals(Pf, np.array([kernel.empty_state(d, K)]), d, K)[0]

@@ -118,6 +118,9 @@ class KLEstimate(Estimate):
         The floor is the rounding level of the summed log-ratios: a planner that is exact
         (KL = 0, every log-ratio ~1e-16) must not give a huge z from rounding noise.
         """
+        from .._validate import real_arg
+
+        exact = real_arg(exact, "exact")
         return float((self.value - exact) / max(self.stderr, STDERR_FLOOR))
 
 

@@ -173,7 +173,7 @@ def tie_choices(scores, free, k, ties: str = DEFAULT_TIES, group=None, layout: s
         rank = np.cumsum(tied, axis=1)  # 1-based rank among the tied, by position
         return Choice(rows, sure | (tied & (rank <= need[:, None])), np.ones(N), split)
     if ties == "topk":
-        if layout not in TOPK_LAYOUTS:
+        if not isinstance(layout, str) or layout not in TOPK_LAYOUTS:
             raise ValueError(f"layout: expected one of {list(TOPK_LAYOUTS)}, got {layout!r}")
         return Choice(rows, _topk_resolve(scores, cl, free, sure, tied, need, group, split, layout), np.ones(N),
                       split)

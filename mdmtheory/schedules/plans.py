@@ -34,6 +34,7 @@ which leaves targets that are already valid integers unchanged.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import numbers
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._estimate import Record
+from .._validate import name_arg as _name_arg, sample_args as _sample_args, size_arg as _size_arg
 from .._validate import (
     float_array as _float_array,
     int_arg as _int_arg,
@@ -93,6 +95,8 @@ class Schedule(Record):
     def __init__(self, sizes):
         if isinstance(sizes, Schedule):
             sizes = sizes.sizes
+        if isinstance(sizes, (str, bytes, bytearray, dict)):
+            raise ValueError(f"sizes: expected a sequence of positive integers, got {_short(sizes)}")
         try:
             raw = list(sizes)
         except TypeError:
@@ -181,8 +185,12 @@ def check_schedule(schedule, d: int, *, name: str = "schedule") -> Schedule:
     ``name`` is the caller's argument name, used in the error message.
     """
     d = _int_arg(d, "d", 1)
+    name = _name_arg(name)
     if not isinstance(schedule, Schedule):
-        schedule = Schedule(schedule)
+        try:
+            schedule = Schedule(schedule)
+        except ValueError as exc:  # the message names the caller's argument, then Schedule's field
+            raise ValueError(f"{name}: {exc}") from None
     if schedule.d != d:
         raise ValueError(f"{name}: schedule sizes sum to {schedule.d}, expected d={d}")
     return schedule
@@ -262,8 +270,10 @@ class BlockPlan(Record):
     sizes: tuple[tuple[int, ...], ...]
 
     def __init__(self, blocks, sizes):
+        if isinstance(blocks, (str, bytes, dict)) or isinstance(sizes, (str, bytes, dict)):
+            raise ValueError("blocks, sizes: expected sequences of position tuples and of size tuples")
         try:
-            blocks = [tuple(int(j) for j in b) for b in blocks]
+            blocks = [tuple(_int_arg(j, "blocks", 0, _LIMITS["d"] - 1) for j in b) for b in blocks]
             sizes = list(sizes)
         except TypeError:
             raise ValueError("blocks, sizes: expected sequences of position tuples and of size tuples") from None
@@ -408,19 +418,23 @@ MAX_COMPOSITIONS = 1 << 16
 
 
 def compositions(d: int, steps: int | None = None):
-    """Every composition of d (ordered positive parts), or those with ``steps`` parts."""
-    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
-        raise ValueError(f"d: expected an integer >= 1, got {d!r}")
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, numbers.Integral)
-                              or not 1 <= steps <= d):
-        raise ValueError(f"steps: expected an integer in 1..{d}, got {steps!r}")
+    """Every composition of d (ordered positive parts), or those with ``steps`` parts; at most
+    :data:`MAX_COMPOSITIONS`, counted (2**(d−1), or C(d−1, steps−1)) before any is built."""
+    d = _size_arg(d, "d")
+    if steps is not None:
+        steps = _size_arg(steps, "steps", 1, d)
+    if steps is None and d - 1 > MAX_COMPOSITIONS.bit_length():
+        raise ValueError(f"d: 2**{d - 1} compositions exceed {MAX_COMPOSITIONS}; give the support of the law "
+                         "explicitly")
     n = 2 ** (d - 1) if steps is None else math.comb(d - 1, steps - 1)
     if n > MAX_COMPOSITIONS:
         raise ValueError(f"d: {n} compositions exceed {MAX_COMPOSITIONS}; give the support of the law explicitly")
+    if steps is None:
+        masks = range(2 ** (d - 1))
+    else:  # only the cut sets of size steps - 1, in the same (increasing mask) order
+        masks = sorted(sum(1 << i for i in cuts) for cuts in itertools.combinations(range(d - 1), steps - 1))
     out = []
-    for cuts in range(2 ** (d - 1)):
-        if steps is not None and bin(cuts).count("1") != steps - 1:
-            continue
+    for cuts in masks:
         sizes, run = [], 1
         for i in range(d - 1):
             if cuts >> i & 1:
@@ -444,8 +458,12 @@ class RandomSchedule:
                 raise ValueError("law: expected a dict {sizes: probability} or (compositions, weights)")
             items = list(law.items())
         else:
-            comps = list(law)
-            w = list(weights)
+            if isinstance(law, (str, bytes, dict)) or not hasattr(law, "__len__") or len(law) > MAX_COMPOSITIONS:
+                raise ValueError(f"law: expected a list of at most {MAX_COMPOSITIONS} compositions with weights, "
+                                 f"got {_short(law)}")
+            if isinstance(weights, (str, bytes, dict)) or not hasattr(weights, "__len__"):
+                raise ValueError(f"weights: expected one probability per composition, got {_short(weights)}")
+            comps, w = list(law), list(weights)
             if len(comps) != len(w):
                 raise ValueError(f"weights: {len(w)} weights for {len(comps)} compositions")
             items = list(zip(comps, w))
@@ -496,7 +514,8 @@ class RandomSchedule:
         return cls({s.sizes: 1.0})
 
     def sample(self, n: int, rng: np.random.Generator) -> list[tuple[int, ...]]:
-        """n compositions drawn from the law."""
+        """n compositions drawn from the law (``n`` <= 2**24, ``rng`` a numpy Generator)."""
+        n, rng = _sample_args(n, rng, 1)
         comps = list(self._law)
         idx = rng.choice(len(comps), size=n, p=np.array([self._law[c] for c in comps]))
         return [comps[i] for i in idx]

@@ -351,7 +351,7 @@ def test_kl_arguments():
 def test_path_kl_arguments():
     with pytest.raises(ValueError, match=r"^p: "):
         path_kl(np.full((2, 2), 0.25), Schedule((2,)))
-    with pytest.raises(ValueError, match=r"^sizes: "):
+    with pytest.raises(ValueError, match=r"^plan: sizes: "):  # the caller's argument, then Schedule's field
         path_kl(uniform(2, 2), (2, 0))
 
 
