@@ -71,14 +71,12 @@ from functools import partial
 from itertools import combinations
 from math import comb
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .._estimate import Record
 from ..laws.joint import Joint, Marginals
 from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
-from .._jax import x64
+from .._jax import jax, jit, jnp, x64
 from .adaptive import _Deterministic
 from .planners import RandomPlanner, resolve_planner, StepContext
 from .ties import check_ties
@@ -701,7 +699,7 @@ def _grid_step_kl(Hl, t, beta, xp):
     return xp.sum(pi * ((Hl - G) + beta * D))
 
 
-@partial(jax.jit, static_argnums=(1, 2, 3))
+@partial(jit, static_argnums=(1, 2, 3))
 def _propagate_jit(table, plan, K, trajectory, grid_betas=None):
     return _propagate(table, plan, K, trajectory, grid_betas)
 

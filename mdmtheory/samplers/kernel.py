@@ -43,10 +43,10 @@ from functools import lru_cache
 from itertools import combinations, product
 from math import comb
 
-import jax.numpy as jnp
 import numpy as np
 
 from .._estimate import Record
+from .._jax import jnp
 
 __all__ = [
     "marginal_lattice",
