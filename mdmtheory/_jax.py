@@ -11,6 +11,8 @@ The modules that compute with JAX write ``from .._jax import jax, jit, jnp, x64`
 * :func:`jit` is ``jax.jit`` for module-level decorators: the function is wrapped by
   ``jax.jit`` on its first call (a decorator runs at import time, ``jax.jit`` would import JAX
   there).
+* :func:`default_backend` is ``jax.default_backend()``, answered ``"cpu"`` without importing
+  JAX where no accelerator can be found (the entropies choose their kernel by it).
 
 This is the pattern of :class:`importlib.util.LazyLoader`, kept out of ``sys.modules`` so that
 ``"jax" in sys.modules`` still says whether JAX was imported (tests/contract/test_layout.py).
@@ -21,9 +23,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import importlib.util
+import os
 import threading
 
-__all__ = ["jax", "jnp", "jit", "x64"]
+__all__ = ["jax", "jnp", "jit", "x64", "default_backend"]
 
 
 class _LazyModule:
@@ -93,6 +97,33 @@ def jit(fun=None, **options):
     if fun is None:
         return functools.partial(jit, **options)
     return _LazyJit(fun, options)
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_only() -> bool:
+    """True when JAX can find no backend but the CPU: ``JAX_PLATFORMS=cpu``, or nothing
+    installed that gives it another. JAX finds GPUs (and other devices) through PJRT plugins,
+    the modules of the ``jax_plugins`` namespace package or of the ``jax_plugins`` entry-point
+    group, or ``PJRT_NAMES_AND_LIBRARY_PATHS``; and TPUs through libtpu (jax 0.10.2,
+    jax/_src/xla_bridge.py: ``discover_pjrt_plugins``, ``register_backend_factory('tpu', ...)``,
+    ``make_tpu_client``)."""
+    if os.environ.get("JAX_PLATFORMS", "").strip().lower() == "cpu":
+        return True
+    if any(os.environ.get(v) for v in ("JAX_PLATFORMS", "PJRT_NAMES_AND_LIBRARY_PATHS", "TPU_LIBRARY_PATH")):
+        return False
+    if any(importlib.util.find_spec(m) is not None for m in ("jax_plugins", "libtpu")):
+        return False
+    from importlib.metadata import entry_points
+
+    return not entry_points(group="jax_plugins")
+
+
+def default_backend() -> str:
+    """``jax.default_backend()`` ("cpu", "gpu", "tpu"); ``"cpu"`` without importing JAX when JAX
+    is not imported yet and can find no other backend (:func:`_cpu_only`)."""
+    if jax._module is None and _cpu_only():
+        return "cpu"
+    return jax.default_backend()
 
 
 def x64():

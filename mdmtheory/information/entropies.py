@@ -39,7 +39,7 @@ import numpy as np
 from scipy.special import comb
 
 from ..laws.joint import Joint
-from .._jax import jax, jit, jnp, x64
+from .._jax import default_backend, jax, jit, jnp, x64
 from .._validate import float_array
 
 __all__ = [
@@ -260,7 +260,7 @@ def subset_entropies(p: Joint) -> np.ndarray:
         raise ValueError(f"p: has lost mass {p.lost:.3g}; entropies need a normalized law")
     H = _CACHE.get(p)
     if H is None:
-        H = _compute(p.table) if jax.default_backend() == "cpu" else _compute_xla(p.table)
+        H = _compute(p.table) if default_backend() == "cpu" else _compute_xla(p.table)
         H.setflags(write=False)
         _CACHE[p] = H
     return H

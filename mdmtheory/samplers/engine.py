@@ -453,8 +453,11 @@ def _general_moves(planner_obj, t, size, marg, vals, free, d, K):
 def _expand(live, src, chosen, w, Pf, d, K) -> "_k.ChainStep":
     r"""The terms of one step: every (state, reveal set B, values y_B), with target
     :math:`x_A \cup y_B`, factor w and the conditionals :math:`P[x_A, y_b] / P[x_A]`, one
-    per b in B (padded with the denominator itself: factor 1)."""
-    stride = _k.lattice_strides(d, K)
+    per b in B (padded with the denominator itself: factor 1). Lattice indices and term
+    sources are int32 when the lattice allows (:func:`kernel.index_dtype`): the terms are
+    the largest arrays of a run (K^d of them at the last step)."""
+    idx = _k.index_dtype(d, K)
+    stride = _k.lattice_strides(d, K).astype(idx)
     counts = chosen.sum(axis=1)
     kmax = int(counts.max()) if counts.size else 0
     parts = []
@@ -462,18 +465,23 @@ def _expand(live, src, chosen, w, Pf, d, K) -> "_k.ChainStep":
         k = int(k)
         rows = np.flatnonzero(counts == k)
         pos = np.nonzero(chosen[rows])[1].reshape(rows.shape[0], k)  # chosen positions, increasing
-        ys = np.indices((K,) * k).reshape(k, -1).T  # (K^k, k), C order
-        base = live[src[rows]]
-        step = (ys[None, :, :] - K) * stride[pos][:, None, :]  # (n, K^k, k)
-        num = base[:, None, None] + step
-        tgt = base[:, None] + step.sum(axis=2)
+        ys = np.indices((K,) * k, dtype=idx).reshape(k, -1).T  # (K^k, k), C order
+        base = live[src[rows]].astype(idx)
+        num = (ys[None, :, :] - K) * stride[pos][:, None, :]  # (n, K^k, k): the steps
+        tgt = num.sum(axis=2, dtype=idx)
+        tgt += base[:, None]
+        num += base[:, None, None]  # in place (the terms are the largest arrays of a run)
         den = np.broadcast_to(base[:, None], tgt.shape)
         if k < kmax:
             num = np.concatenate([num, np.broadcast_to(den[..., None], tgt.shape + (kmax - k,))], axis=2)
-        parts.append((np.repeat(src[rows], K**k), tgt.ravel(), num.reshape(-1, kmax), den.ravel(),
+        parts.append((np.repeat(src[rows].astype(idx), K**k), tgt.ravel(), num.reshape(-1, kmax), den.ravel(),
                       np.repeat(w[rows], K**k)))
-    src_t, tgt_t, num_t, den_t, w_t = (np.concatenate([p_[i] for p_ in parts]) for i in range(5))
+    # one part (every state reveals as many tokens): its arrays as they are, not copied
+    src_t, tgt_t, num_t, den_t, w_t = (parts[0][i] if len(parts) == 1 else np.concatenate([p_[i] for p_ in parts])
+                                       for i in range(5))
+    del parts
     dst, out, nxt = _k.chain_targets(tgt_t, Pf, d, K)
+    del tgt_t
     ones = bool(np.all(w_t == 1.0))
     return _k.ChainStep(src_t, dst, out, nxt, None if ones else w_t, num_t, den_t)
 

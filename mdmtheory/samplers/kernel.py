@@ -418,6 +418,12 @@ def level_step(S, Pn, Pn1, K: int, d: int, n: int, k: int, w: float, xp=jnp):
 # States are flat indices into the ``(K+1,)*d`` lattice (C order, slot K = masked).
 
 
+def index_dtype(d: int, K: int):
+    """int32 when every flat index of the ``(K+1,)*d`` lattice (and d times the largest, a sum
+    of d indices) fits in it, else int64: half the memory of the chain's index arrays."""
+    return np.int32 if d * (K + 1) ** d < 2**31 else np.int64
+
+
 def lattice_strides(d: int, K: int) -> np.ndarray:
     """Flat-index stride of each axis of the ``(K+1,)*d`` lattice (C order)."""
     return (K + 1) ** np.arange(d - 1, -1, -1, dtype=np.int64)
@@ -489,6 +495,9 @@ class ChainStep(Record):
 
 FINISHED = -1
 LOST = -2
+#: States classified at a time by :func:`chain_targets` (its (states, d) value arrays were the
+#: peak of a run with K^d terms: 12 M states x d = 5 in int64, 0.5 GB per temporary).
+CLASSIFY_CHUNK = 1 << 18
 
 
 def distinct_states(keys: np.ndarray, size: int):
@@ -511,18 +520,25 @@ def chain_targets(tgt: np.ndarray, Pf: np.ndarray, d: int, K: int, finish_full: 
     states with masked positions and :math:`p(x_A) = 0` are lost (their conditionals do not
     exist), all others are live. ``distinct``: ``tgt`` is already sorted with each state once
     (the caller deduplicated it), so it is not sorted again."""
-    tgt = np.asarray(tgt, dtype=np.int64)
+    tgt = np.asarray(tgt)
+    if tgt.dtype not in (np.int32, np.int64):
+        tgt = tgt.astype(np.int64)
     if distinct:  # the caller deduplicated (sorted, each once): no second sort
         u, inv = tgt, slice(None)
     else:
         u, inv = np.unique(tgt, return_inverse=True)  # classify each distinct target once
-    vals = state_values(u, d, K)
-    full = (vals < K).all(axis=1)
-    out_u = np.where(full, output_index(np.where(vals < K, vals, 0), K), 0)
-    lost = ~full & ~(Pf[u] > 0)
-    keep = ~lost & ~full if finish_full else ~lost
+    full = np.empty(u.shape, dtype=bool)
+    keep = np.empty(u.shape, dtype=bool)
+    out_u = np.empty(u.shape, dtype=tgt.dtype)  # the indices keep the caller's width (int32: half)
+    for a in range(0, u.shape[0], CLASSIFY_CHUNK):  # (chunk, d) values at a time, not (states, d)
+        b = min(a + CLASSIFY_CHUNK, u.shape[0])
+        vals = state_values(u[a:b], d, K)
+        f = full[a:b] = (vals < K).all(axis=1)
+        out_u[a:b] = np.where(f, output_index(np.where(vals < K, vals, 0), K), 0)
+        lost = ~f & ~(Pf[u[a:b]] > 0)
+        keep[a:b] = ~lost & ~f if finish_full else ~lost
     live = u[keep]
-    dst_u = np.full(u.shape, LOST, dtype=np.int64)
+    dst_u = np.full(u.shape, LOST, dtype=tgt.dtype)
     dst_u[keep] = np.arange(live.shape[0])
     if finish_full:
         dst_u[full] = FINISHED

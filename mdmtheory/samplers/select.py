@@ -619,6 +619,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         free = kernel.state_values(live, d, K) == K
         n_free = free.sum(axis=1)
         src, tgt, w, w0, nb = [], [], [], [], []
+        w_parts = w  # the list itself: w0 shares its parts when no tie was possible
         for m in np.unique(n_free):
             rows = np.nonzero(n_free == m)[0]
             pos = np.nonzero(free[rows])[1].reshape(len(rows), m)  # masked positions, increasing
@@ -643,12 +644,19 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
                     src.append(r[ii])
                     tgt.append(live[r[ii]] + np.take(move, cd).sum(axis=1))
                     w.append(W[ii, tt])
-                    w0.append(W0[ii, tt])
+                    w0.append(w[-1] if W0 is W else W0[ii, tt])  # no tie possible: the same terms
                     nb.append(np.full(len(ii), kk, np.int16) if codes.ndim == 2 else
                               (codes[ii, tt] >= 0).sum(axis=1).astype(np.int16))
-        src, w, w0, nb = np.concatenate(src), np.concatenate(w), np.concatenate(w0), np.concatenate(nb)
+        # one list at a time (each list and its concatenation are alive together: a step of the
+        # words law at T = 1 has K^d = 12 M terms, 95 MB per array)
+        src = np.concatenate(src)
+        w = np.concatenate(w)
+        w0 = w if all(a is b for a, b in zip(w0, w_parts)) else np.concatenate(w0)
+        del w_parts
+        nb = np.concatenate(nb)
+        tgt = np.concatenate(tgt)
         # the distinct targets and each term's among them (a mark on the lattice, not a sort)
-        u, inv = kernel.distinct_states(np.concatenate(tgt), Pf.shape[0])
+        u, inv = kernel.distinct_states(tgt, Pf.shape[0])
         del tgt
         # classified in slices of sorted targets: each slice's live states follow the last's
         dst, out, nxt, n_live = [], [], [], 0
@@ -661,7 +669,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
             n_live += len(nxt_a)
         dst, out, nxt = np.concatenate(dst), np.concatenate(out), np.concatenate(nxt)
         step = kernel.ChainStep(src=src, dst=dst[inv], out=out[inv], live=nxt, w=w)
-        del inv
+        del inv, u, dst, out  # the per-target arrays: the step holds the per-term ones
         new, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
         if mass0 is mass and np.array_equal(w0, w):  # no tie decided so far: one chain
             mass0, out0, lost0 = new, out_t, lost_t
