@@ -466,8 +466,11 @@ def _expand(live, src, chosen, w, Pf, d, K) -> "_k.ChainStep":
         rows = np.flatnonzero(counts == k)
         pos = np.nonzero(chosen[rows])[1].reshape(rows.shape[0], k)  # chosen positions, increasing
         ys = np.indices((K,) * k, dtype=idx).reshape(k, -1).T  # (K^k, k), C order
+        ys -= K
         base = live[src[rows]].astype(idx)
-        num = (ys[None, :, :] - K) * stride[pos][:, None, :]  # (n, K^k, k): the steps
+        num = np.empty((rows.shape[0],) + ys.shape, dtype=idx)
+        np.multiply(ys[None, :, :], stride[pos][:, None, :], out=num)  # (n, K^k, k): the steps
+        del ys
         tgt = num.sum(axis=2, dtype=idx)
         tgt += base[:, None]
         num += base[:, None, None]  # in place (the terms are the largest arrays of a run)
@@ -652,10 +655,11 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
                 untied = _k.chain_apply(untied, step, Pf, K**d, xp=xp)[0]
             for j in range(d):
                 add(j, t + 1, moved[j])
-            new, out, lost_t, _c = _k.chain_apply(mass, step, Pf, K**d, xp=xp)
+            new, out, lost_t = _k.chain_apply(mass, step, Pf, K**d, xp=xp)[:3]  # not the terms' masses
             q = q + out
             lost = lost + lost_t
             finish.append(xp.sum(out))
+            del out
             if trajectory:
                 step_kl.append(_chain_step_kl(pi, step, Pf, xp))
                 pi = _k.chain_apply(pi, _k.ChainStep(step.src, step.dst, step.out, step.live, step.w), Pf, K**d, xp=xp)[0]

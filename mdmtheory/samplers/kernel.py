@@ -504,11 +504,13 @@ def distinct_states(keys: np.ndarray, size: int):
     """(the distinct keys, sorted; the position of each key among them), keys in [0, size):
     a mark on an array of ``size`` (the lattice, or a multiple of it) instead of a sort of
     the keys, cheaper when there are many terms per state."""
+    idx = np.int32 if keys.dtype == np.int32 else np.int64  # int32 keys: int32 out (half the memory)
     seen = np.zeros(size, dtype=bool)
     seen[keys] = True
-    u = np.flatnonzero(seen)
-    pos = np.zeros(size, dtype=np.int64)
-    pos[u] = np.arange(u.size)
+    u = np.flatnonzero(seen).astype(idx, copy=False)
+    del seen
+    pos = np.zeros(size, dtype=idx)
+    pos[u] = np.arange(u.size, dtype=idx)
     return u, pos[keys]
 
 
@@ -525,8 +527,8 @@ def chain_targets(tgt: np.ndarray, Pf: np.ndarray, d: int, K: int, finish_full: 
         tgt = tgt.astype(np.int64)
     if distinct:  # the caller deduplicated (sorted, each once): no second sort
         u, inv = tgt, slice(None)
-    else:
-        u, inv = np.unique(tgt, return_inverse=True)  # classify each distinct target once
+    else:  # classify each distinct target once (a mark on the lattice, not a sort: less memory)
+        u, inv = distinct_states(tgt, Pf.shape[0])
     full = np.empty(u.shape, dtype=bool)
     keep = np.empty(u.shape, dtype=bool)
     out_u = np.empty(u.shape, dtype=tgt.dtype)  # the indices keep the caller's width (int32: half)
@@ -555,7 +557,16 @@ def chain_apply(mass, step: ChainStep, Pf, n_out: int, xp=jnp):
     c = mass[step.src]
     if step.w is not None:
         c = c * step.w
-    if step.num is not None:
+    if step.num is not None and xp is np:  # the same products in place: one array per term less
+        den = Pf[step.den]
+        den[~(den > 0)] = 1.0
+        for col in range(step.num.shape[1]):
+            f = Pf[step.num[:, col]]
+            f /= den
+            c *= f
+            del f
+        del den
+    elif step.num is not None:
         den = Pf[step.den]
         den = xp.where(den > 0, den, 1.0)
         for col in range(step.num.shape[1]):
@@ -565,8 +576,10 @@ def chain_apply(mass, step: ChainStep, Pf, n_out: int, xp=jnp):
     live_t = step.dst >= 0
     n_live = step.live.shape[0]
     if xp is np:
+        # every term of a last step finishes: the arrays themselves, not a masked copy of each
         new = np.bincount(step.dst[live_t], c[live_t], minlength=n_live)
-        out = np.bincount(step.out[fin], c[fin], minlength=n_out)
+        every = bool(fin.all())
+        out = np.bincount(step.out if every else step.out[fin], c if every else c[fin], minlength=n_out)
         lost = float(c[lost_t].sum())
     else:
         new = xp.zeros(n_live).at[step.dst[live_t]].add(c[live_t])
