@@ -13,8 +13,10 @@ wing (docs/design.md, "Layout"), each wing importing only the wings below it:
 * :mod:`~mdmtheory.design` (plans from data, certificates) and :mod:`~mdmtheory.report`;
 * :mod:`mdmtheory.cli` (the ``mdmtheory`` command).
 
-``mt.symbolic`` (sympy) and ``mt.testing`` (hypothesis strategies, a test extra) load on first
-use. Old import paths work for one release with a DeprecationWarning (:mod:`._moved`).
+Every wing and name here loads on first use (``import mdmtheory`` imports no wing, numpy
+included; JAX, torch and matplotlib come when a function needs them), as do ``mt.symbolic``
+(sympy) and ``mt.testing`` (hypothesis strategies, a test extra). Old import paths work for
+one release with a DeprecationWarning (:mod:`._moved`).
 """
 
 import importlib as _importlib
