@@ -607,6 +607,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     d, K = p.d, p.K
     Pf = kernel.marginal_lattice(p.table, xp=np).ravel()
     stride = kernel.lattice_strides(d, K)
+    idx = kernel.index_dtype(d, K)  # the terms' sources and targets (int32 where the lattice allows)
     live = np.array([kernel.empty_state(d, K)], dtype=np.int64)
     mass = np.ones(1)
     mass0 = mass  # the mass of the runs no tie rule has decided yet (the same object until a tie)
@@ -641,8 +642,8 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
                     else:
                         cd = codes[ii, tt]
                         cd = np.where(cd >= 0, cd, m * K) + (ii * (m * K + 1))[:, None]
-                    src.append(r[ii])
-                    tgt.append(live[r[ii]] + np.take(move, cd).sum(axis=1))
+                    src.append(r[ii].astype(idx))
+                    tgt.append((live[r[ii]] + np.take(move, cd).sum(axis=1)).astype(idx))
                     w.append(W[ii, tt])
                     w0.append(w[-1] if W0 is W else W0[ii, tt])  # no tie possible: the same terms
                     nb.append(np.full(len(ii), kk, np.int16) if codes.ndim == 2 else
