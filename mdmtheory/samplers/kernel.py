@@ -328,9 +328,15 @@ def level_index(d: int, K: int, n: int) -> np.ndarray:
     sub = level_subsets(d, n)
     stride = (K + 1) ** np.arange(d - 1, -1, -1, dtype=np.int64)
     base = K * stride.sum() - K * stride[sub].sum(axis=1)  # every axis masked, then A's opened
-    vals = np.indices((K,) * n).reshape(n, -1) if n else np.zeros((0, 1), dtype=np.int64)
-    idx = base[:, None] + stride[sub] @ vals
-    idx = idx.astype(np.int32 if (K + 1) ** d < 2**31 else np.int64)
+    # base + sum_j stride[A_j] y_j over the (K,)*n values y in C order, one axis at a time in
+    # the result's own dtype (the (n, K^n) int64 value matrix was 0.5 GB at the words law's n = 5)
+    R = sub.shape[0]
+    idx = np.empty((R,) + (K,) * n, dtype=np.int32 if (K + 1) ** d < 2**31 else np.int64)
+    idx[...] = base.reshape((R,) + (1,) * n)
+    for j in range(n):
+        idx += (stride[sub[:, j]][:, None] * np.arange(K)).astype(idx.dtype).reshape(
+            (R,) + (1,) * j + (K,) + (1,) * (n - j - 1))
+    idx = idx.reshape(R, K**n)
     idx.setflags(write=False)
     return idx
 
