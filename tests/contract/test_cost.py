@@ -71,3 +71,20 @@ print(status('VmHWM') - before)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(ROOT), check=True)
     grew = int(out.stdout.strip().splitlines()[-1])
     assert grew <= 240 * 12**5, f"{grew / 12**5:.0f} bytes per term"
+
+
+def test_the_report_reads_one_step_planner_laws_from_the_random_one():
+    """The report's KL cache takes every planner's one-step law from the random planner's (the
+    demo's peak was four chain runs of K^d terms at T = 1): the same KL as each planner's own
+    exact run, and no tie mass."""
+    from mdmtheory.information import kl
+    from mdmtheory.report.report import _KLCache, DEFAULT_PLANNERS
+
+    p = mt.families.dirichlet(4, 3, seed=5)
+    cache = _KLCache(p)
+    one = mt.Schedule((4,))
+    for pl in DEFAULT_PLANNERS:
+        run = exact_run(p, one, pl)
+        assert abs(cache(one, pl) - kl(p, run.law)) < 1e-13 and run.tie_mass == 0.0
+        assert cache.tie_mass.get(((4,), pl), 0.0) == 0.0
+    assert cache(mt.Schedule((2, 2)), "confidence") == kl(p, exact_run(p, mt.Schedule((2, 2)), "confidence").law)
