@@ -1,7 +1,7 @@
 """JAX, imported on first use, in float64 without flipping the caller's global configuration.
 
-This is the one module of the package that names ``jax``. Importing it costs seconds (1.3 s
-of CPU on an idle machine, 8.5 s on a loaded one; benchmarks/RESULTS.md, "Cost of the main
+This is the one module of the package that names ``jax``. Importing it costs seconds (1.75 s
+of CPU on a quiet 2-core machine, 8.5 s on a loaded one; benchmarks/RESULTS.md §14, "Cost of the main
 job"), so ``import mdmtheory`` and ``mdmtheory --help`` must not pay it (issue 31 item 14).
 The modules that compute with JAX write ``from .._jax import jax, jit, jnp, x64``:
 
