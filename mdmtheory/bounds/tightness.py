@@ -35,8 +35,6 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 from scipy.special import comb
 
@@ -47,7 +45,7 @@ from ..laws.joint import Joint
 from ..samplers.engine import sampler_kl
 from ..schedules.odds import psi_raw
 from ..schedules.plans import Grid, Schedule
-from .._jax import x64
+from .._jax import jax, jnp, x64
 from ..information import ugc as _u
 from ..samplers import kernel as _kernel
 from .. import bounds as _b

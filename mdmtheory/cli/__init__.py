@@ -9,9 +9,12 @@ command module is written.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
+import importlib.util
 import os
 import sys
+from pathlib import Path
 
 from ._common import UsageError, dumps, plain_words
 
@@ -35,6 +38,23 @@ def _load(name: str):
     return importlib.import_module(f".{COMMANDS[name]}", __name__)
 
 
+def _help(name: str) -> str:
+    """The one-line ``HELP`` of a command, read from its module's source without importing it
+    (a command module imports the wings it runs: ``mdmtheory --help`` lists every command and
+    must not load the library; issue 31 item 14). Falls back to importing the module when its
+    ``HELP`` is not a plain string literal."""
+    spec = importlib.util.find_spec(f".{COMMANDS[name]}", __name__)
+    try:
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+        for node in tree.body:
+            if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["HELP"]
+                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+                return node.value.value
+    except (OSError, SyntaxError, TypeError):
+        pass
+    return _load(name).HELP
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: ``mdmtheory CMD: error: ...`` on stderr, exit code 2."""
 
@@ -42,7 +62,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands=None) -> argparse.ArgumentParser:
+    """The ``mdmtheory`` parser. ``commands``: names of the commands whose modules are
+    imported and whose options are added, the others are listed by their help line only
+    (:func:`main` names the one command that runs, or none for ``mdmtheory --help``);
+    default: every command in full."""
+    load = set(COMMANDS) if commands is None else set(commands)
+    if not load <= set(COMMANDS):
+        raise ValueError(f"commands: expected names among {', '.join(COMMANDS)}, got {sorted(load - set(COMMANDS))}")
     parser = _Parser(
         prog="mdmtheory",
         description="Exact and Monte Carlo verification of masked-diffusion theory.",
@@ -50,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
+        if name not in load:
+            sub.add_parser(name, help=_help(name))
+            continue
         mod = _load(name)
         p = sub.add_parser(
             name,
@@ -69,7 +99,8 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         argv = ["demo", *argv]  # bare `mdmtheory [--d N]` runs the main job
-    parser = build_parser()
+    # only the command that runs is imported (`mdmtheory --help` imports none)
+    parser = build_parser([argv[0]] if argv[0] in COMMANDS else [])
     args, extra = parser.parse_known_args(argv)
     if extra:  # named by the command that refused them: "mdmtheory profile: error: ..."
         getattr(args, "_parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")

@@ -35,13 +35,11 @@ import threading
 import weakref
 from functools import partial
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 from scipy.special import comb
 
 from ..laws.joint import Joint
-from .._jax import x64
+from .._jax import default_backend, jax, jit, jnp, x64
 from .._validate import float_array
 
 __all__ = [
@@ -83,7 +81,7 @@ def _scratch(shape: tuple) -> tuple[np.ndarray, np.ndarray]:
     return bufs[0][..., :c], bufs[1][..., :c]
 
 
-@jax.jit
+@jit
 def _neg_xlogx_columns(L):
     return -jnp.sum(L * jnp.log(jnp.maximum(L, _TINY)), axis=-1)
 
@@ -172,7 +170,7 @@ def _compute(table: np.ndarray) -> np.ndarray:
 XLA_BLOCK_ENTRIES = 1 << 20
 
 
-@partial(jax.jit, static_argnums=(1,))
+@partial(jit, static_argnums=(1,))
 def _block_entropies_xla(block: jax.Array, K: int) -> jax.Array:
     """Entropies of all subsets of the trailing axes of ``block``.
 
@@ -262,7 +260,7 @@ def subset_entropies(p: Joint) -> np.ndarray:
         raise ValueError(f"p: has lost mass {p.lost:.3g}; entropies need a normalized law")
     H = _CACHE.get(p)
     if H is None:
-        H = _compute(p.table) if jax.default_backend() == "cpu" else _compute_xla(p.table)
+        H = _compute(p.table) if default_backend() == "cpu" else _compute_xla(p.table)
         H.setflags(write=False)
         _CACHE[p] = H
     return H

@@ -71,14 +71,12 @@ from functools import partial
 from itertools import combinations
 from math import comb
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from .._estimate import Record
 from ..laws.joint import Joint, Marginals
 from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
-from .._jax import x64
+from .._jax import jax, jit, jnp, x64
 from .adaptive import _Deterministic
 from .planners import RandomPlanner, resolve_planner, StepContext
 from .ties import check_ties
@@ -473,8 +471,11 @@ def _general_moves(planner_obj, t, size, marg, vals, free, d, K):
 def _expand(live, src, chosen, w, Pf, d, K) -> "_k.ChainStep":
     r"""The terms of one step: every (state, reveal set B, values y_B), with target
     :math:`x_A \cup y_B`, factor w and the conditionals :math:`P[x_A, y_b] / P[x_A]`, one
-    per b in B (padded with the denominator itself: factor 1)."""
-    stride = _k.lattice_strides(d, K)
+    per b in B (padded with the denominator itself: factor 1). Lattice indices and term
+    sources are int32 when the lattice allows (:func:`kernel.index_dtype`): the terms are
+    the largest arrays of a run (K^d of them at the last step)."""
+    idx = _k.index_dtype(d, K)
+    stride = _k.lattice_strides(d, K).astype(idx)
     counts = chosen.sum(axis=1)
     kmax = int(counts.max()) if counts.size else 0
     parts = []
@@ -482,18 +483,26 @@ def _expand(live, src, chosen, w, Pf, d, K) -> "_k.ChainStep":
         k = int(k)
         rows = np.flatnonzero(counts == k)
         pos = np.nonzero(chosen[rows])[1].reshape(rows.shape[0], k)  # chosen positions, increasing
-        ys = np.indices((K,) * k).reshape(k, -1).T  # (K^k, k), C order
-        base = live[src[rows]]
-        step = (ys[None, :, :] - K) * stride[pos][:, None, :]  # (n, K^k, k)
-        num = base[:, None, None] + step
-        tgt = base[:, None] + step.sum(axis=2)
+        ys = np.indices((K,) * k, dtype=idx).reshape(k, -1).T  # (K^k, k), C order
+        ys -= K
+        base = live[src[rows]].astype(idx)
+        num = np.empty((rows.shape[0],) + ys.shape, dtype=idx)
+        np.multiply(ys[None, :, :], stride[pos][:, None, :], out=num)  # (n, K^k, k): the steps
+        del ys
+        tgt = num.sum(axis=2, dtype=idx)
+        tgt += base[:, None]
+        num += base[:, None, None]  # in place (the terms are the largest arrays of a run)
         den = np.broadcast_to(base[:, None], tgt.shape)
         if k < kmax:
             num = np.concatenate([num, np.broadcast_to(den[..., None], tgt.shape + (kmax - k,))], axis=2)
-        parts.append((np.repeat(src[rows], K**k), tgt.ravel(), num.reshape(-1, kmax), den.ravel(),
+        parts.append((np.repeat(src[rows].astype(idx), K**k), tgt.ravel(), num.reshape(-1, kmax), den.ravel(),
                       np.repeat(w[rows], K**k)))
-    src_t, tgt_t, num_t, den_t, w_t = (np.concatenate([p_[i] for p_ in parts]) for i in range(5))
+    # one part (every state reveals as many tokens): its arrays as they are, not copied
+    src_t, tgt_t, num_t, den_t, w_t = (parts[0][i] if len(parts) == 1 else np.concatenate([p_[i] for p_ in parts])
+                                       for i in range(5))
+    del parts
     dst, out, nxt = _k.chain_targets(tgt_t, Pf, d, K)
+    del tgt_t
     ones = bool(np.all(w_t == 1.0))
     return _k.ChainStep(src_t, dst, out, nxt, None if ones else w_t, num_t, den_t)
 
@@ -664,10 +673,11 @@ def _propagate(table, plan, K: int, trajectory: bool, grid_betas=None, xp=jnp):
                 untied = _k.chain_apply(untied, step, Pf, K**d, xp=xp)[0]
             for j in range(d):
                 add(j, t + 1, moved[j])
-            new, out, lost_t, _c = _k.chain_apply(mass, step, Pf, K**d, xp=xp)
+            new, out, lost_t = _k.chain_apply(mass, step, Pf, K**d, xp=xp)[:3]  # not the terms' masses
             q = q + out
             lost = lost + lost_t
             finish.append(xp.sum(out))
+            del out
             if trajectory:
                 step_kl.append(_chain_step_kl(pi, step, Pf, xp))
                 pi = _k.chain_apply(pi, _k.ChainStep(step.src, step.dst, step.out, step.live, step.w), Pf, K**d, xp=xp)[0]
@@ -719,7 +729,7 @@ def _grid_step_kl(Hl, t, beta, xp):
     return xp.sum(pi * ((Hl - G) + beta * D))
 
 
-@partial(jax.jit, static_argnums=(1, 2, 3))
+@partial(jit, static_argnums=(1, 2, 3))
 def _propagate_jit(table, plan, K, trajectory, grid_betas=None):
     return _propagate(table, plan, K, trajectory, grid_betas)
 

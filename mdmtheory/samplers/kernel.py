@@ -43,10 +43,10 @@ from functools import lru_cache
 from itertools import combinations, product
 from math import comb
 
-import jax.numpy as jnp
 import numpy as np
 
 from .._estimate import Record
+from .._jax import jnp
 
 __all__ = [
     "marginal_lattice",
@@ -328,9 +328,15 @@ def level_index(d: int, K: int, n: int) -> np.ndarray:
     sub = level_subsets(d, n)
     stride = (K + 1) ** np.arange(d - 1, -1, -1, dtype=np.int64)
     base = K * stride.sum() - K * stride[sub].sum(axis=1)  # every axis masked, then A's opened
-    vals = np.indices((K,) * n).reshape(n, -1) if n else np.zeros((0, 1), dtype=np.int64)
-    idx = base[:, None] + stride[sub] @ vals
-    idx = idx.astype(np.int32 if (K + 1) ** d < 2**31 else np.int64)
+    # base + sum_j stride[A_j] y_j over the (K,)*n values y in C order, one axis at a time in
+    # the result's own dtype (the (n, K^n) int64 value matrix was 0.5 GB at the words law's n = 5)
+    R = sub.shape[0]
+    idx = np.empty((R,) + (K,) * n, dtype=np.int32 if (K + 1) ** d < 2**31 else np.int64)
+    idx[...] = base.reshape((R,) + (1,) * n)
+    for j in range(n):
+        idx += (stride[sub[:, j]][:, None] * np.arange(K)).astype(idx.dtype).reshape(
+            (R,) + (1,) * j + (K,) + (1,) * (n - j - 1))
+    idx = idx.reshape(R, K**n)
     idx.setflags(write=False)
     return idx
 
@@ -418,6 +424,12 @@ def level_step(S, Pn, Pn1, K: int, d: int, n: int, k: int, w: float, xp=jnp):
 # States are flat indices into the ``(K+1,)*d`` lattice (C order, slot K = masked).
 
 
+def index_dtype(d: int, K: int):
+    """int32 when every flat index of the ``(K+1,)*d`` lattice (and d times the largest, a sum
+    of d indices) fits in it, else int64: half the memory of the chain's index arrays."""
+    return np.int32 if d * (K + 1) ** d < 2**31 else np.int64
+
+
 def lattice_strides(d: int, K: int) -> np.ndarray:
     """Flat-index stride of each axis of the ``(K+1,)*d`` lattice (C order)."""
     return (K + 1) ** np.arange(d - 1, -1, -1, dtype=np.int64)
@@ -489,17 +501,22 @@ class ChainStep(Record):
 
 FINISHED = -1
 LOST = -2
+#: States classified at a time by :func:`chain_targets` (its (states, d) value arrays were the
+#: peak of a run with K^d terms: 12 M states x d = 5 in int64, 0.5 GB per temporary).
+CLASSIFY_CHUNK = 1 << 18
 
 
 def distinct_states(keys: np.ndarray, size: int):
     """(the distinct keys, sorted; the position of each key among them), keys in [0, size):
     a mark on an array of ``size`` (the lattice, or a multiple of it) instead of a sort of
     the keys, cheaper when there are many terms per state."""
+    idx = np.int32 if keys.dtype == np.int32 else np.int64  # int32 keys: int32 out (half the memory)
     seen = np.zeros(size, dtype=bool)
     seen[keys] = True
-    u = np.flatnonzero(seen)
-    pos = np.zeros(size, dtype=np.int64)
-    pos[u] = np.arange(u.size)
+    u = np.flatnonzero(seen).astype(idx, copy=False)
+    del seen
+    pos = np.zeros(size, dtype=idx)
+    pos[u] = np.arange(u.size, dtype=idx)
     return u, pos[keys]
 
 
@@ -511,18 +528,25 @@ def chain_targets(tgt: np.ndarray, Pf: np.ndarray, d: int, K: int, finish_full: 
     states with masked positions and :math:`p(x_A) = 0` are lost (their conditionals do not
     exist), all others are live. ``distinct``: ``tgt`` is already sorted with each state once
     (the caller deduplicated it), so it is not sorted again."""
-    tgt = np.asarray(tgt, dtype=np.int64)
+    tgt = np.asarray(tgt)
+    if tgt.dtype not in (np.int32, np.int64):
+        tgt = tgt.astype(np.int64)
     if distinct:  # the caller deduplicated (sorted, each once): no second sort
         u, inv = tgt, slice(None)
-    else:
-        u, inv = np.unique(tgt, return_inverse=True)  # classify each distinct target once
-    vals = state_values(u, d, K)
-    full = (vals < K).all(axis=1)
-    out_u = np.where(full, output_index(np.where(vals < K, vals, 0), K), 0)
-    lost = ~full & ~(Pf[u] > 0)
-    keep = ~lost & ~full if finish_full else ~lost
+    else:  # classify each distinct target once (a mark on the lattice, not a sort: less memory)
+        u, inv = distinct_states(tgt, Pf.shape[0])
+    full = np.empty(u.shape, dtype=bool)
+    keep = np.empty(u.shape, dtype=bool)
+    out_u = np.empty(u.shape, dtype=tgt.dtype)  # the indices keep the caller's width (int32: half)
+    for a in range(0, u.shape[0], CLASSIFY_CHUNK):  # (chunk, d) values at a time, not (states, d)
+        b = min(a + CLASSIFY_CHUNK, u.shape[0])
+        vals = state_values(u[a:b], d, K)
+        f = full[a:b] = (vals < K).all(axis=1)
+        out_u[a:b] = np.where(f, output_index(np.where(vals < K, vals, 0), K), 0)
+        lost = ~f & ~(Pf[u[a:b]] > 0)
+        keep[a:b] = ~lost & ~f if finish_full else ~lost
     live = u[keep]
-    dst_u = np.full(u.shape, LOST, dtype=np.int64)
+    dst_u = np.full(u.shape, LOST, dtype=tgt.dtype)
     dst_u[keep] = np.arange(live.shape[0])
     if finish_full:
         dst_u[full] = FINISHED
@@ -539,7 +563,16 @@ def chain_apply(mass, step: ChainStep, Pf, n_out: int, xp=jnp):
     c = mass[step.src]
     if step.w is not None:
         c = c * step.w
-    if step.num is not None:
+    if step.num is not None and xp is np:  # the same products in place: one array per term less
+        den = Pf[step.den]
+        den[~(den > 0)] = 1.0
+        for col in range(step.num.shape[1]):
+            f = Pf[step.num[:, col]]
+            f /= den
+            c *= f
+            del f
+        del den
+    elif step.num is not None:
         den = Pf[step.den]
         den = xp.where(den > 0, den, 1.0)
         for col in range(step.num.shape[1]):
@@ -549,8 +582,10 @@ def chain_apply(mass, step: ChainStep, Pf, n_out: int, xp=jnp):
     live_t = step.dst >= 0
     n_live = step.live.shape[0]
     if xp is np:
+        # every term of a last step finishes: the arrays themselves, not a masked copy of each
         new = np.bincount(step.dst[live_t], c[live_t], minlength=n_live)
-        out = np.bincount(step.out[fin], c[fin], minlength=n_out)
+        every = bool(fin.all())
+        out = np.bincount(step.out if every else step.out[fin], c if every else c[fin], minlength=n_out)
         lost = float(c[lost_t].sum())
     else:
         new = xp.zeros(n_live).at[step.dst[live_t]].add(c[live_t])

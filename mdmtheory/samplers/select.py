@@ -649,6 +649,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     d, K = p.d, p.K
     Pf = kernel.marginal_lattice(p.table, xp=np).ravel()
     stride = kernel.lattice_strides(d, K)
+    idx = kernel.index_dtype(d, K)  # the terms' sources and targets (int32 where the lattice allows)
     live = np.array([kernel.empty_state(d, K)], dtype=np.int64)
     mass = np.ones(1)
     mass0 = mass  # the mass of the runs no tie rule has decided yet (the same object until a tie)
@@ -661,6 +662,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         free = kernel.state_values(live, d, K) == K
         n_free = free.sum(axis=1)
         src, tgt, w, w0, nb = [], [], [], [], []
+        w_parts = w  # the list itself: w0 shares its parts when no tie was possible
         for m in np.unique(n_free):
             rows = np.nonzero(n_free == m)[0]
             pos = np.nonzero(free[rows])[1].reshape(len(rows), m)  # masked positions, increasing
@@ -682,15 +684,22 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
                     else:
                         cd = codes[ii, tt]
                         cd = np.where(cd >= 0, cd, m * K) + (ii * (m * K + 1))[:, None]
-                    src.append(r[ii])
-                    tgt.append(live[r[ii]] + np.take(move, cd).sum(axis=1))
+                    src.append(r[ii].astype(idx))
+                    tgt.append((live[r[ii]] + np.take(move, cd).sum(axis=1)).astype(idx))
                     w.append(W[ii, tt])
-                    w0.append(W0[ii, tt])
+                    w0.append(w[-1] if W0 is W else W0[ii, tt])  # no tie possible: the same terms
                     nb.append(np.full(len(ii), kk, np.int16) if codes.ndim == 2 else
                               (codes[ii, tt] >= 0).sum(axis=1).astype(np.int16))
-        src, w, w0, nb = np.concatenate(src), np.concatenate(w), np.concatenate(w0), np.concatenate(nb)
+        # one list at a time (each list and its concatenation are alive together: a step of the
+        # words law at T = 1 has K^d = 12 M terms, 95 MB per array)
+        src = np.concatenate(src)
+        w = np.concatenate(w)
+        w0 = w if all(a is b for a, b in zip(w0, w_parts)) else np.concatenate(w0)
+        del w_parts
+        nb = np.concatenate(nb)
+        tgt = np.concatenate(tgt)
         # the distinct targets and each term's among them (a mark on the lattice, not a sort)
-        u, inv = kernel.distinct_states(np.concatenate(tgt), Pf.shape[0])
+        u, inv = kernel.distinct_states(tgt, Pf.shape[0])
         del tgt
         # classified in slices of sorted targets: each slice's live states follow the last's
         dst, out, nxt, n_live = [], [], [], 0
@@ -703,7 +712,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
             n_live += len(nxt_a)
         dst, out, nxt = np.concatenate(dst), np.concatenate(out), np.concatenate(nxt)
         step = kernel.ChainStep(src=src, dst=dst[inv], out=out[inv], live=nxt, w=w)
-        del inv
+        del inv, u, dst, out  # the per-target arrays: the step holds the per-term ones
         new, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
         if mass0 is mass and np.array_equal(w0, w):  # no tie decided so far: one chain
             mass0, out0, lost0 = new, out_t, lost_t

@@ -39,3 +39,12 @@ def test_bench_select_and_revise_quick(capsys):
     assert _load("bench_revise").main(["--quick", "--reps", "1"]) == 0
     out = capsys.readouterr().out
     assert "ReMDM" in out and "corrector" in out and "editing" in out
+
+
+def test_bench_cost_quick(capsys):
+    """issue 31 item 14: the import and --help rows, each in a fresh process; the script's own
+    checks (--help at most 0.5 s of CPU, no JAX on import) decide its exit status."""
+    rc = _load("bench_cost").main(["--quick"])
+    out = capsys.readouterr().out
+    assert re.search(r"^\| import mdmtheory\s+\| [\d.]+ \(", out, re.M) and "met: import mdmtheory loads no jax" in out
+    assert rc == 0, out

@@ -165,7 +165,8 @@ def test_the_checks_fail_on_a_planted_upward_import_and_circle(tmp_path):
 def test_heavy_libraries_are_imported_only_where_allowed():
     """torch, matplotlib and diffusers: only in bridge/, report/, the exports adapters and the CLI's
     model loading (lazily there), and in the "topk" tie rule, which runs ``torch.topk`` itself
-    because the tie order is torch's (lazily: only that rule imports it)."""
+    because the tie order is torch's (lazily: only that rule imports it). JAX: only in
+    :mod:`mdmtheory._jax`, the others take ``jax``, ``jnp``, ``jit`` from it (issue 31 item 14)."""
     allowed = ("mdmtheory.bridge", "mdmtheory.report", "mdmtheory.exports", "mdmtheory.cli",
                "mdmtheory.samplers.ties", "mdmtheory.samplers.select")
     bad = []
@@ -176,6 +177,8 @@ def test_heavy_libraries_are_imported_only_where_allowed():
             mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
             for m in mods:
+                if m.split(".")[0] in ("jax", "jaxlib") and name != "mdmtheory._jax":
+                    bad.append(f"{name} imports {m} (take jax, jnp, jit from mdmtheory._jax: imported on first use)")
                 if m.split(".")[0] not in ("torch", "matplotlib", "diffusers"):
                     continue
                 if not name.startswith(allowed):
@@ -185,14 +188,94 @@ def test_heavy_libraries_are_imported_only_where_allowed():
     assert not bad, bad
 
 
-def test_import_mdmtheory_imports_no_heavy_library():
+def _loaded_in_a_fresh_process(code: str, watch=("numpy", "scipy", "jax", "torch", "matplotlib", "diffusers",
+                                                 "transformers", "sympy")) -> list[str]:
+    """The libraries of ``watch`` (and the mdmtheory wings) in ``sys.modules`` after ``code``."""
     import subprocess
 
-    code = ("import sys, mdmtheory; heavy = [m for m in ('torch', 'matplotlib', 'diffusers', 'transformers') "
-            "if m in sys.modules]; print(heavy)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+    probe = (f"{code}\nimport sys; print(sorted(m for m in sys.modules if m.split('.')[0] in {watch!r} "
+             "or m.count('.') == 1 and m.split('.')[0] == 'mdmtheory' and not m.split('.')[1].startswith('_')))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
                          cwd=str(PKG.parent))
-    assert out.stdout.strip() == "[]"
+    return ast.literal_eval(out.stdout.strip().splitlines()[-1])
+
+
+def test_import_mdmtheory_imports_no_heavy_library():
+    """``import mdmtheory`` loads nothing heavy, not even its wings (issue 31 item 14: it took
+    16 s on a loaded machine, JAX 8.5 s of it); every name of the top level works, each on
+    first use."""
+    assert _loaded_in_a_fresh_process("import mdmtheory") == []
+
+
+def test_mdmtheory_help_imports_no_library_and_no_command():
+    """``mdmtheory --help`` (issue 31 item 14: 4 s of CPU) imports neither numpy nor any wing:
+    each command's one-line help is read from its module's source; ``mdmtheory CMD`` imports
+    only CMD's module."""
+    code = ("import contextlib, io, sys\nfrom mdmtheory.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    try:\n        main({argv!r})\n    except SystemExit:\n        pass\n"
+            "assert {expect!r} in out.getvalue(), out.getvalue()")
+    assert _loaded_in_a_fresh_process(code.format(argv=["--help"], expect="optimal schedule(s) for a profile")) == [
+        "mdmtheory.cli"]
+    one = _loaded_in_a_fresh_process(code.format(argv=["profile", "--help"], expect="--family"))
+    assert "mdmtheory.information" in one and "mdmtheory.report" not in one, one
+
+
+def test_cli_help_lines_read_from_source_are_the_modules_help():
+    from mdmtheory import cli
+
+    for name in cli.COMMANDS:
+        assert cli._help(name) == importlib.import_module(f"mdmtheory.cli.{cli.COMMANDS[name]}").HELP
+
+
+def test_the_library_imports_without_jax_torch_or_matplotlib_and_jax_comes_on_first_use():
+    """Every wing and every top-level name loads without JAX, torch or matplotlib: a function
+    imports them when it runs, JAX through :mod:`mdmtheory._jax` (its stand-ins compute as JAX
+    itself does)."""
+    if not _jax_cpu_only():
+        pytest.skip("an accelerator plugin is installed: the backend check imports JAX by design")
+    code = """
+import importlib, sys
+from functools import partial
+import numpy as np
+import mdmtheory as mt
+from mdmtheory import _jax
+for n in mt.__all__:
+    getattr(mt, n)
+for w in mt._WINGS:
+    importlib.import_module("mdmtheory." + w)
+heavy = sorted({m.split(".")[0] for m in sys.modules} & {"jax", "torch", "matplotlib", "diffusers", "transformers"})
+assert not heavy, heavy
+assert all("mdmtheory." + w in sys.modules for w in mt._WINGS)  # the probe sees what is loaded
+
+@partial(_jax.jit, static_argnums=(1,))
+def f(x, n):
+    return _jax.jnp.sum(x ** n)
+
+assert _jax.default_backend() == "cpu" and "jax" not in sys.modules, "decorating or the backend check imported jax"
+x = np.linspace(0.0, 1.0, 7)
+with _jax.x64():
+    got = float(f(x, 3))
+assert "jax" in sys.modules
+import jax
+with _jax.x64():
+    ref = float(jax.jit(lambda x, n: jax.numpy.sum(x ** n), static_argnums=(1,))(x, 3))
+assert got == ref and abs(got - float(np.sum(x ** 3))) < 1e-15, (got, ref)
+assert _jax.jnp.float64 is jax.numpy.float64 and f.lower(x, 3) is not None
+print("ok")
+"""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("JAX_PLATFORMS", "PJRT_NAMES_AND_LIBRARY_PATHS")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(PKG.parent), env=env)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def _jax_cpu_only() -> bool:
+    from mdmtheory import _jax
+
+    return _jax._cpu_only()
 
 
 def test_top_level_is_small_and_leaks_nothing():
