@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from statistics import NormalDist
 
 import numpy as np
 

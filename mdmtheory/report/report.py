@@ -248,6 +248,7 @@ class _KLCache:
             rkey = (key[0], "random")
             self(sched, "random")
             self.values[key], self.rates[key], self.tie_mass[key] = self.values[rkey], self.rates[rkey], 0.0
+            self.parts[key] = self.parts[rkey]
         if key not in self.values:
             run = exact_run(self.p, sched, planner)
             self.add(sched, planner, run.law)
@@ -459,7 +460,8 @@ def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
     and diffusers' LLaDA2Pipeline without a threshold both make T forwards, which
     ``SelectRun.expected_forwards`` counts) where its exact law is within its size limit."""
     from ..samplers import SampleThenSelectPlanner, ThresholdPlanner, exact_run, select_run
-    from ..samplers.select import MAX_SELECT_WORK, _work
+    from ..laws.families import product
+    from ..samplers.select import MAX_SELECT_WORK, SELECT_PIPELINE, _work
 
     d = p.d
     pts = []
@@ -482,6 +484,14 @@ def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
         sched = Schedule.constant(d, T)
         if _work(p.K, d, sched.sizes, None) > MAX_SELECT_WORK:
             beyond.append(T)
+            continue
+        if len(sched.sizes) == 1:
+            # one step of size d: a candidate drawn at every position from its marginal and all
+            # committed, one forward — the product of the marginals (tests/contract/test_cost.py
+            # checks it against select_run, whose K^d terms were the demo's peak memory)
+            q = product([p.marginal([j]) for j in range(d)])
+            pts.append({"planner": "sample_then_select", "setting": f"T = {T}", "tokens_per_forward": float(d),
+                        "kl": kl(p, q), "pipeline": SELECT_PIPELINE})
             continue
         r = select_run(p, sched, SampleThenSelectPlanner())
         pts.append({"planner": "sample_then_select", "setting": f"T = {T}", "tokens_per_forward": d / r.expected_forwards,
@@ -1074,7 +1084,7 @@ def _falls_at(phi: list, starts) -> list[tuple[int, float]]:
 def schedule_caption(rec: dict, phi) -> str:
     """Caption of the recommended-schedule figure, from the numbers it shows (each claim computed)."""
     phi = list(phi)
-    d, T = len(phi), rec["steps"]
+    T = rec["steps"]
     opt, const = Schedule(rec["sizes"]), Schedule(rec["constant_sizes"])
     cap = (f"Tokens revealed at each step ({_plural(T, 'step')} in all) by the recommended schedule {rec['sizes']} "
            f"and by the constant one {rec['constant_sizes']}. A step of k tokens taken with s already revealed costs "
