@@ -129,16 +129,30 @@ def test_bad_input_raises():
     p = mt.families.repeated(3)
     opt = CertificateOptions
     for kw, word in [({"eps": 0.0}, "eps"), ({"confidence": 1.0}, "confidence"),
-                     ({"options": opt(weights="x")}, "weights"), ({"options": opt(rule="x")}, "rule"),
-                     ({"options": opt(form="x")}, "form"), ({"options": opt(interval=(0.5, 0.4))}, "interval"),
-                     ({"options": opt(tail=-1.0)}, "tail")]:
+                     ({"options": lambda: opt(weights="x")}, "weights"), ({"options": lambda: opt(rule="x")}, "rule"),
+                     ({"options": lambda: opt(form="x")}, "form"), ({"options": lambda: opt(interval=(0.5, 0.4))}, "interval"),
+                     ({"options": lambda: opt(tail=-1.0)}, "tail")]:
         args = {"eps": 0.1, **kw}
-        with pytest.raises(ValueError, match=word):
+        with pytest.raises(ValueError, match=word):  # bad options are refused when made (a lambda here)
+            args = {k: v() if callable(v) else v for k, v in args.items()}
             certify(p, 100, args.pop("eps"), **args)
     with pytest.raises(ValueError, match="samples"):
         certify(p, np.zeros((10, 2), int), 0.1)
     with pytest.raises(ValueError, match="interval"):
         certify(mt.families.repeated(2), 100, 0.1)
+
+
+@pytest.mark.parametrize("kw, word", [({"weights": "x"}, "weights"), ({"weights": ["stated"]}, "weights"),
+                                      ({"rule": None}, "rule"), ({"form": "x"}, "form"), ({"form": 1}, "form"),
+                                      ({"interval": (0.5, 0.4)}, "interval"), ({"interval": "ab"}, "interval"),
+                                      ({"tail": True}, "tail"), ({"tail": "1"}, "tail"), ({"tail": 0.0}, "tail"),
+                                      ({"tail": float("nan")}, "tail"), ({"tail": None}, "tail")])
+def test_options_are_checked_when_made(kw, word):
+    """CertificateOptions refuses a bad field where it is made, naming the field (issue 30: the
+    API walker fed tail=True and got it accepted)."""
+    with pytest.raises(ValueError, match=f"^{word}: "):
+        CertificateOptions(**kw)
+    CertificateOptions(form=None, interval=(0.1, 0.9), tail=1e-3)  # the valid values pass
 
 
 @pytest.mark.parametrize("rule", ["w26", "tight"])

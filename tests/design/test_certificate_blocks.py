@@ -155,14 +155,15 @@ def test_bad_input_raises():
     p = mt.families.repeated(4)
     opt = CertificateOptions
     for kw, word in [({"eps": 0.0}, "eps"), ({"confidence": 1.0}, "confidence"),
-                     ({"options": opt(weights="x")}, "weights"), ({"options": opt(rule="x")}, "rule"),
-                     ({"options": opt(form="x")}, "form"), ({"boundaries": "x"}, "boundaries"),
+                     ({"options": lambda: opt(weights="x")}, "weights"), ({"options": lambda: opt(rule="x")}, "rule"),
+                     ({"options": lambda: opt(form="x")}, "form"), ({"boundaries": "x"}, "boundaries"),
                      ({"split": 1.0}, "split"), ({"blocks": 0}, "blocks"), ({"blocks": 500}, "blocks"),
                      ({"edges": (0.5, 0.4)}, "edges"), ({"resolution": 0}, "resolution"),
-                     ({"options": opt(tail=0.0)}, "tail"), ({"options": opt(interval=(0.6, 0.5))}, "interval"),
+                     ({"options": lambda: opt(tail=0.0)}, "tail"), ({"options": lambda: opt(interval=(0.6, 0.5))}, "interval"),
                      ({"options": {"rule": "w26"}}, "options")]:
         args = {"eps": 0.1, **kw}
-        with pytest.raises(ValueError, match=word):
+        with pytest.raises(ValueError, match=word):  # bad options are refused when made (a lambda here)
+            args = {k: v() if callable(v) else v for k, v in args.items()}
             certify_blocks(50, args.pop("eps"), p=p, **args)
     with pytest.raises(ValueError, match="samples"):
         certify_blocks(50, 0.1)  # no law: samples must be given
