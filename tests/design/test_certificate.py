@@ -235,3 +235,10 @@ def test_old_keywords_warn_and_match_the_options_record():
         certify(p, 300, 0.05, options={"form": "kl"})
     with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
         certify(p, 300, 0.05, colour="red")
+
+
+@pytest.mark.parametrize("samples_or_n", [None, 10**400, 10**12, -1, 1])
+def test_certify_names_samples_or_n(samples_or_n):
+    """A bad count was refused as 'n: ...', an argument certify does not have (issue 30)."""
+    with pytest.raises(ValueError, match=r"^samples_or_n: "):
+        certify(mt.families.repeated(3), samples_or_n, 0.1)
