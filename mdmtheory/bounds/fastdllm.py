@@ -325,7 +325,8 @@ def statement_checks(p, *, planner=None, max_n=None, names=None) -> tuple[Statem
         raise ValueError(f"p: statement_checks enumerates every state and set (3^d shapes); d <= 8, got d={p.d}")
     if max_n is not None:
         max_n = int_arg(max_n, "max_n", 1)
-    if names is not None and (isinstance(names, (str, bytes, dict)) or not isinstance(names, (list, tuple, set, frozenset))):
+    if names is not None and (isinstance(names, (str, bytes, dict))
+                              or not isinstance(names, (list, tuple, set, frozenset))):
         raise ValueError(f"names: expected a list of statement names from {list(STATEMENTS)}, got {names!r:.80}")
     names = tuple(STATEMENTS) if names is None else tuple(names)
     for nm in names:

@@ -589,7 +589,8 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
     for g in _chunks(w.shard(n), 4 * model.max_batch):
         x = xs[g % n_s]
         m = g.shape[0]
-        key = np.concatenate([np.zeros((m, gp)), _uniforms(seed, _FACTOR, g, d)], axis=1)  # random order of the response
+        # random order of the response
+        key = np.concatenate([np.zeros((m, gp)), _uniforms(seed, _FACTOR, g, d)], axis=1)
         revealed = np.zeros((m, D), dtype=bool)
         revealed[:, :gp] = True  # the prompt: visible from the start
         L = np.zeros(m)

@@ -99,7 +99,8 @@ class TokenizedData(Record):
             raise ValueError(f"{want}, got {_short(vocab)}")
         try:
             raw = np.asarray(self.vocab if vocab is None else list(vocab))
-            if raw.dtype.kind not in "iu" or raw.ndim != 1 or (raw.size and (raw.min() < 0 or raw.max() > MAX_TOKEN_ID)):
+            if raw.dtype.kind not in "iu" or raw.ndim != 1 or (
+                    raw.size and (raw.min() < 0 or raw.max() > MAX_TOKEN_ID)):
                 raise ValueError
             v = raw.astype(np.int64)
         except (TypeError, ValueError, OverflowError, RecursionError):

@@ -137,7 +137,8 @@ def separation(candidates, best, n_per_level: int | None = None) -> dict | None:
                              f"got {c!r:.80}")
 
     if isinstance(candidates, (str, bytes, dict)) or not isinstance(candidates, (list, tuple)):
-        raise ValueError(f"candidates: expected a list of BlockCandidates (BlockDesign.candidates), got {candidates!r:.80}")
+        raise ValueError(f"candidates: expected a list of BlockCandidates (BlockDesign.candidates), "
+                         f"got {candidates!r:.80}")
     for i, c in enumerate(candidates):
         check(c, f"candidates[{i}]")
     check(best, "best")

@@ -455,7 +455,8 @@ def certify(
     t0, T = _interval(interval, d)
     rng = np.random.default_rng(seed)
     if samples_or_n is None:
-        raise ValueError("samples_or_n: expected clean samples (n, d) or a number of samples n to draw from p, got None")
+        raise ValueError("samples_or_n: expected clean samples (n, d) or a number of samples n to draw from p, "
+                         "got None")
     if isinstance(samples_or_n, (int, np.integer)) and not isinstance(samples_or_n, (bool, np.bool_)):
         xs = oracle_samples(p, None, _int_arg(samples_or_n, "samples_or_n", 2, LIMITS["n"], " (samples to draw)"), rng)
     else:

@@ -186,7 +186,8 @@ def interval_statistics(p, xs, U, tau, resolution, *, weights="corrected", form=
     xs = _samples_array(xs, "xs", d=d, K=K)
     U = _float_array(U, "U", ndim=2, what=f"(n, d) = {xs.shape}")
     if U.shape != xs.shape or np.any(U < 0) or np.any(U > 1):
-        raise ValueError(f"U: expected uniform reveal times in [0, 1] of the shape of xs {xs.shape}, got shape {U.shape}")
+        raise ValueError(f"U: expected uniform reveal times in [0, 1] of the shape of xs {xs.shape}, "
+                         f"got shape {U.shape}")
     tau = _float_array(tau, "tau", ndim=1, what="(J + 1,)")
     if tau.shape[0] < 2 or np.any(np.diff(tau) <= 0) or tau[0] <= 0 or tau[-1] >= 1:
         raise ValueError(f"tau: expected increasing candidate times 0 < tau_0 < ... < tau_J < 1 (candidate_grid), "

@@ -461,7 +461,5 @@ def test_frechet_extremal_size_and_robust_eta():
 @pytest.mark.parametrize("names", [5, 10**400, float("nan"), "kl", {"a": 1}, [{"a": 1}], [None]])
 def test_statement_checks_refuses_bad_names(names):
     """names=5 raised "TypeError: 'int' object is not iterable"."""
-    from mdmtheory.bounds import statement_checks
-
     with pytest.raises(ValueError, match=r"^names: "):
         statement_checks(mt.families.repeated(2), names=names)

@@ -400,7 +400,8 @@ RESULT_RECORDS = frozenset({
     "optimal.BlockPartition", "optimal.Frontier", "optimal.LagrangianFrontier", "optimal.RandomizedOptimum",
     "report.Report", "samplers.ComparisonTable", "samplers.ExactRun", "samplers.KLEstimate",
     "samplers.RevealDiagnostics", "samplers.RevisionRun", "samplers.SelectRun", "samplers.SelectionBias",
-    "samplers.Simulation", "samplers.SpeculativeRun", "samplers.StepContext", "samplers.TieSpread", "samplers.TransitionRates",
+    "samplers.Simulation", "samplers.SpeculativeRun", "samplers.StepContext", "samplers.TieSpread",
+    "samplers.TransitionRates",
     "symbolic.ClosedForms", "symbolic.ContinuumSchedule", "symbolic.PowerLawSchedule",
     "symbolic.RiemannCertificate",
 })

@@ -130,7 +130,8 @@ def test_bad_input_raises():
     opt = CertificateOptions
     for kw, word in [({"eps": 0.0}, "eps"), ({"confidence": 1.0}, "confidence"),
                      ({"options": lambda: opt(weights="x")}, "weights"), ({"options": lambda: opt(rule="x")}, "rule"),
-                     ({"options": lambda: opt(form="x")}, "form"), ({"options": lambda: opt(interval=(0.5, 0.4))}, "interval"),
+                     ({"options": lambda: opt(form="x")}, "form"),
+                     ({"options": lambda: opt(interval=(0.5, 0.4))}, "interval"),
                      ({"options": lambda: opt(tail=-1.0)}, "tail")]:
         args = {"eps": 0.1, **kw}
         with pytest.raises(ValueError, match=word):  # bad options are refused when made (a lambda here)

@@ -159,7 +159,8 @@ def test_bad_input_raises():
                      ({"options": lambda: opt(form="x")}, "form"), ({"boundaries": "x"}, "boundaries"),
                      ({"split": 1.0}, "split"), ({"blocks": 0}, "blocks"), ({"blocks": 500}, "blocks"),
                      ({"edges": (0.5, 0.4)}, "edges"), ({"resolution": 0}, "resolution"),
-                     ({"options": lambda: opt(tail=0.0)}, "tail"), ({"options": lambda: opt(interval=(0.6, 0.5))}, "interval"),
+                     ({"options": lambda: opt(tail=0.0)}, "tail"),
+                     ({"options": lambda: opt(interval=(0.6, 0.5))}, "interval"),
                      ({"options": {"rule": "w26"}}, "options")]:
         args = {"eps": 0.1, **kw}
         with pytest.raises(ValueError, match=word):  # bad options are refused when made (a lambda here)
