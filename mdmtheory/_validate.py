@@ -53,7 +53,7 @@ import numbers
 import numpy as np
 
 __all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "size_arg", "seed_arg", "rng_arg", "real_arg", "prob_arg",
-           "float_array", "samples_array", "path_arg", "work_bound",
+           "float_array", "samples_array", "path_arg", "file_arg", "NoSuchFile", "work_bound",
            "sample_args", "MAX_SAMPLE_ENTRIES", "choice_arg", "bool_arg", "bool_array", "name_arg"]
 
 #: Largest integer accepted for an argument without its own entry in :data:`LIMITS`.
@@ -194,6 +194,24 @@ def path_arg(value, name: str = "path") -> str:
     if not value or "\0" in value:
         raise ValueError(f"{name}: expected a non-empty path without NUL characters, got {_short(value)}")
     return value
+
+
+class NoSuchFile(FileNotFoundError, ValueError):
+    """A path argument that names no file: a ``FileNotFoundError`` (what ``open`` raises) that is
+    also a ``ValueError`` naming the argument, as every other refused argument."""
+
+
+def file_arg(value, name: str = "path") -> str:
+    """An existing file: :func:`path_arg`, then :class:`NoSuchFile` (``"name: no such file
+    ..."``) when nothing is there. ``bytes`` paths are decoded (``os.fsdecode``)."""
+    import os
+
+    if isinstance(value, (bytes, bytearray)):
+        value = os.fsdecode(bytes(value))
+    path = path_arg(value, name)
+    if not os.path.isfile(path):
+        raise NoSuchFile(f"{name}: no such file {path!r}")
+    return path
 
 
 def work_bound(count: int, limit: int, name: str, what: str) -> None:

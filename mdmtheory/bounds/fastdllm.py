@@ -69,7 +69,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._estimate import Record
-from .._validate import int_arg, real_arg
+from .._validate import float_array, int_arg, real_arg
 from ..laws.joint import Joint
 from ._core import DERIVED, LOWER, OUR_READING, PAPER, UPPER
 
@@ -325,10 +325,13 @@ def statement_checks(p, *, planner=None, max_n=None, names=None) -> tuple[Statem
         raise ValueError(f"p: statement_checks enumerates every state and set (3^d shapes); d <= 8, got d={p.d}")
     if max_n is not None:
         max_n = int_arg(max_n, "max_n", 1)
+    if names is not None and (isinstance(names, (str, bytes, dict))
+                              or not isinstance(names, (list, tuple, set, frozenset))):
+        raise ValueError(f"names: expected a list of statement names from {list(STATEMENTS)}, got {names!r:.80}")
     names = tuple(STATEMENTS) if names is None else tuple(names)
     for nm in names:
-        if nm not in STATEMENTS:
-            raise ValueError(f"names: unknown statement {nm!r}; known: {list(STATEMENTS)}")
+        if not isinstance(nm, str) or nm not in STATEMENTS:
+            raise ValueError(f"names: unknown statement {nm!r:.80}; known: {list(STATEMENTS)}")
     if planner is not None and not hasattr(planner, "_choice"):
         raise ValueError(f"planner: expected a scored planner of mdmtheory.samplers.adaptive (with _choice), got {planner!r}")
     accs = {nm: _Acc(nm) for nm in names}
@@ -356,6 +359,19 @@ def fdpp_theorem41(p, *, planner=None, max_n=None) -> tuple[StatementCheck, ...]
 
 
 # -- the confidence-profile statements ---------------------------------------------------------
+#: Most positions of :func:`frechet_extremal` (a dense table of 2^n outcomes <= MAX_OUTCOMES).
+MAX_EXTREMAL_N = 24
+
+
+def _confidences(confidences) -> np.ndarray:
+    """A non-empty 1-d float64 array of confidences in [0, 1] (the shared check, by name)."""
+    c = float_array(confidences, "confidences", what="(m,)")
+    if c.ndim != 1 or c.size == 0 or np.any((c < 0) | (c > 1)):
+        raise ValueError(f"confidences: expected a non-empty 1-d array of values in [0, 1], got shape {c.shape}"
+                         f"{'' if c.ndim != 1 or c.size == 0 else f', values {c.min():g}..{c.max():g}'}")
+    return c
+
+
 def frechet_terms(confidences) -> dict:
     r"""Fast-dLLM++'s quantities for one confidence profile, for every prefix n = 1..m.
 
@@ -365,9 +381,7 @@ def frechet_terms(confidences) -> dict:
     :math:`\sum_{j<n}(c_{(j)} - c_{(n)})`, eq. 31), each an (m,) array; Proposition 4.3 says
     G = F + B where :math:`L_n > 0`, with B >= 0 and B = 0 iff the prefix is flat.
     """
-    c = np.asarray(confidences, dtype=np.float64)
-    if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)) or np.any((c < 0) | (c > 1)):
-        raise ValueError(f"confidences: expected a non-empty 1-d array of values in [0, 1], got {confidences!r}")
+    c = _confidences(confidences)
     cs = -np.sort(-c)
     n = np.arange(1, cs.size + 1)
     L = np.maximum(0.0, np.cumsum(cs) - (n - 1))
@@ -389,12 +403,11 @@ def frechet_robust(confidences, eta) -> dict:
     :math:`L_\eta > 0`, :math:`G_\eta = \hat G - (|S|+1)\eta`. Returns floats ``L``, ``U``, ``G``
     and the (|S|,) array ``lower``.
     """
-    c = np.asarray(confidences, dtype=np.float64)
-    if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)) or np.any((c < 0) | (c > 1)):
-        raise ValueError(f"confidences: expected a non-empty 1-d array of values in [0, 1], got {confidences!r}")
-    e = np.broadcast_to(np.asarray(eta, dtype=np.float64), c.shape) if np.ndim(eta) <= 1 else None
-    if e is None or not np.all(np.isfinite(e)) or np.any(e < 0):
-        raise ValueError(f"eta: expected allowances >= 0 (a scalar or one per confidence), got {eta!r}")
+    c = _confidences(confidences)
+    e = float_array(eta, "eta", what="() or (m,)")
+    if e.ndim > 1 or (e.ndim == 1 and e.shape not in (c.shape, (1,))) or np.any(e < 0):
+        raise ValueError(f"eta: expected allowances >= 0 (a scalar or one per confidence, {c.size}), got {eta!r:.80}")
+    e = np.broadcast_to(e, c.shape)
     lower = np.maximum(0.0, c - e)
     L = max(0.0, float(lower.sum()) - (c.size - 1))
     U = 1.0 - float(lower.min())
@@ -452,10 +465,11 @@ def frechet_extremal(confidences) -> Joint:
     :math:`P(e_j) = 1 - c_j`, so :math:`\max_{z \ne 0} P(z) = U_n` and Theorem 4.1's condition
     :math:`L_n > U_n` cannot be weakened); covering arcs otherwise (:math:`P(X = 0) = 0`).
     """
-    c = np.asarray(confidences, dtype=np.float64)
-    if c.ndim != 1 or c.size == 0 or not np.all(np.isfinite(c)) or np.any((c < 0) | (c > 1)):
-        raise ValueError(f"confidences: expected a non-empty 1-d array of values in [0, 1], got {confidences!r}")
+    c = _confidences(confidences)
     n = c.size
+    if n > MAX_EXTREMAL_N:
+        raise ValueError(f"confidences: {n} positions; the extremal law is a table of 2^n outcomes, n <= "
+                         f"{MAX_EXTREMAL_N} (MAX_EXTREMAL_N)")
     starts = np.concatenate([[0.0], np.cumsum(1.0 - c)[:-1]])
     ends = starts + (1.0 - c)
     cuts = {0.0, 1.0}

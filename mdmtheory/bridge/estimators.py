@@ -44,7 +44,7 @@ from ..information._montecarlo import (
     cross_entropy_sums,
     mean_se as _mean_se,
     reveal as _reveal,
-    uniforms,
+    uniforms as _uniforms,
 )
 from ..information.dyadic import dyadic_grid, dyadic_terms, dyadic_weights, WEIGHTS
 from ..information.profile import Profile, ProfileEstimate
@@ -89,7 +89,24 @@ class _CounterDraws:
         self.seed, self.index = seed, np.asarray(index, dtype=np.int64) * (n_steps + 1) + step
 
     def random(self, shape):
-        return uniforms(self.seed, _TIES, self.index, shape[1])
+        return _uniforms(self.seed, _TIES, self.index, shape[1])
+
+
+def uniforms(seed: int, stream: int, index, width: int) -> np.ndarray:
+    """Uniforms in [0, 1), shape (len(index), width): the estimators' counter-based draws, a pure
+    function of (seed, stream, draw index g, column) (splitmix64, Steele, Lea & Flood 2014; see
+    :mod:`mdmtheory.information._montecarlo`).
+
+    ``seed``, ``stream``: integers in 0..2**63 − 1; ``index``: a 1-D array of draw indices in
+    0..2**63 − 1, at most ``MAX_DRAWS`` of them; ``width``: 1..2**16 columns (a row's positions).
+    """
+    seed = int_arg(seed, "seed", 0, hint=" (a seed)")
+    stream = int_arg(stream, "stream", 0)
+    width = int_arg(width, "width", 1, 1 << 16, hint=" (columns: positions of a row)")
+    idx = int_array(index, "index", "of draw indices (1-D)")
+    if idx.ndim != 1 or idx.shape[0] > MAX_DRAWS or (idx.size and int(idx.min()) < 0):
+        raise ValueError(f"index: expected a 1-D array of at most {MAX_DRAWS} draw indices >= 0, got {short(index)}")
+    return _uniforms(seed, stream, idx.astype(np.int64), width)
 
 
 # -- argument checks ---------------------------------------------------------------------
@@ -210,7 +227,9 @@ class PlanComparison(Estimate):
         return int(np.argmin(self.values))
 
     def zscore(self, a: int, b: int) -> float:
-        """(values[a] − values[b]) / its paired standard error."""
+        """(values[a] − values[b]) / its paired standard error; ``a``, ``b``: plan indices."""
+        top = len(self.plans) - 1
+        a, b = int_arg(a, "a", 0, top, hint=" (a plan index)"), int_arg(b, "b", 0, top, hint=" (a plan index)")
         se = self.difference_stderr[a, b]
         return float(self.difference[a, b] / se) if se > 0 else float("nan")
 
@@ -382,7 +401,7 @@ def _check_plans(plans, d: int) -> tuple:
             try:
                 plan = Schedule(plan)
             except ValueError as exc:
-                raise ValueError(f"plans[{k}]: {exc}") from None
+                raise ValueError(f"{f'plans[{k}]' if len(plans) > 1 else 'plan'}: {exc}") from None
         out.append(check_schedule(plan, d, name=f"plans[{k}]" if len(plans) > 1 else "plan"))
     if not out:
         raise ValueError("plans: expected at least one Schedule")
@@ -428,7 +447,7 @@ def compare_plans(model, samples, plans, *, n: int = 1000, seed: int = 0, distri
     total, outer = np.zeros(L), np.zeros((L, L))
     for g in _chunks(w.shard(n), model.max_batch):
         x = xs[g % n_s]
-        u = uniforms(seed, _PATH, g, d)
+        u = _uniforms(seed, _PATH, g, d)
         Y = np.empty((g.shape[0], L))
         for li, s in enumerate(lv):
             Y[:, li] = _masked_nll(model, _reveal(x, u, np.full(g.shape[0], s), gp, d), x, gp, gp + d) / (d - s)
@@ -570,7 +589,8 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
     for g in _chunks(w.shard(n), 4 * model.max_batch):
         x = xs[g % n_s]
         m = g.shape[0]
-        key = np.concatenate([np.zeros((m, gp)), uniforms(seed, _FACTOR, g, d)], axis=1)  # random order of the response
+        # random order of the response
+        key = np.concatenate([np.zeros((m, gp)), _uniforms(seed, _FACTOR, g, d)], axis=1)
         revealed = np.zeros((m, D), dtype=bool)
         revealed[:, :gp] = True  # the prompt: visible from the start
         L = np.zeros(m)
@@ -665,7 +685,7 @@ def estimate_learning_error(model, p, *, levels=None, n_per_level: int = 1000, s
         ell = g // n_per_level
         i = lv[ell]
         x = xs_all[g]
-        x_in = _reveal(x, uniforms(seed, _LEARN, g, d), i, gp)
+        x_in = _reveal(x, _uniforms(seed, _LEARN, g, d), i, gp)
         rv = x_in >= 0
         lq = model.log_probs(x_in).cpu().numpy()
         p = np.asarray(oracle.conditionals(np.where(rv, x, 0), rv), dtype=np.float64)
@@ -755,7 +775,7 @@ def estimate_dyadic(model, samples, start: float, stop: float, *, weights: str =
     total, sumsq = np.zeros(1), np.zeros(1)
     for g in _chunks(w.shard(n), max(1, model.max_batch // max(1, d))):
         x = xs[g % n_s]
-        U = uniforms(seed, _DYADIC, g, d)
+        U = _uniforms(seed, _DYADIC, g, d)
         oracle = _PromptedOracle(model, x[:, :gp], d)
         T, _ = dyadic_terms(oracle, x[:, gp:], U, v, form="kl")  # leave-one-out conditionals of the model
         if not np.all(np.isfinite(T)):

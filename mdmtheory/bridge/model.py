@@ -200,7 +200,11 @@ class MaskedModel:
 
     def check_length(self, d: int, name: str = "samples") -> None:
         """Refuse sequences of a length the model cannot read (a TinyMDM's seq_len, an ExactModel's d,
-        more tokens than a Hugging Face config's position limit ``max_length``), before any forward."""
+        more tokens than a Hugging Face config's position limit ``max_length``), before any forward.
+        ``d``: a sequence length (an integer >= 1); ``name``: the argument the rows came from."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name: expected the caller's argument name (a non-empty str), got {short(name)}")
+        d = int_arg(d, name, 1, hint=" (a sequence length)")
         if self.max_length is not None and d > self.max_length:
             raise ValueError(
                 f"{name}: sequences of length {d}, but this model reads at most {self.max_length} positions (its "
@@ -215,7 +219,8 @@ class MaskedModel:
 
     # -- vocabulary ------------------------------------------------------------------------
     def resolve(self, d: int) -> None:
-        """Fix the outcome vocabulary (``vocab=None``: one probe forward of length d)."""
+        """Fix the outcome vocabulary (``vocab=None``: one probe forward of length d >= 1)."""
+        d = int_arg(d, "d", 1, hint=" (a sequence length)")
         if self._vocab is not None:
             return
         self.check_length(d, "d")
@@ -461,6 +466,9 @@ def as_masked_model(obj, **kw) -> MaskedModel:
         if kw:
             raise ValueError(f"model: already a MaskedModel; options {sorted(kw)} cannot be changed here")
         return obj
+    if not callable(obj):
+        raise ValueError(f"model (obj): expected a torch MDM (an nn.Module or a callable ids -> logits) or a "
+                         f"MaskedModel, got {short(obj)}")
     if "mask_id" not in kw:
         mask_id = getattr(obj, "mask_id", None)
         if mask_id is None:

@@ -31,7 +31,8 @@ import numpy as np
 from .._estimate import Record
 from ..information.profile import information_profile, Profile
 from ..laws.joint import Joint
-from .._validate import int_arg as _int_arg, real_arg as _real_arg, samples_array as _samples_array
+from .._validate import file_arg as _file_arg, int_arg as _int_arg, MAX_NDIM as _MAX_NDIM, real_arg as _real_arg, \
+    samples_array as _samples_array
 
 __all__ = [
     "Dataset", "words", "phonemes", "markov", "load_sequences", "read_npy", "WORDS_MIN_FREQUENCY",
@@ -347,20 +348,17 @@ def load_sequences(path, *, chars: bool = False, K: int | None = None) -> tuple[
     Raises
     ------
     FileNotFoundError
-        ``path`` does not exist.
+        ``path`` does not exist (:class:`mdmtheory._validate.NoSuchFile`, also a ValueError
+        naming ``path``).
     ValueError
         Empty file, ragged lines (the first offending line number is named), a token that
         is not an integer, or a token out of range (negative, or ``>= K``).
     """
-    if isinstance(path, (bool, np.bool_)) or not isinstance(path, (str, bytes, os.PathLike)):
-        raise ValueError(f"DATA: expected a file path, got {path!r:.60}")
-    path = os.fsdecode(path)
     if not isinstance(chars, (bool, np.bool_)):
         raise ValueError(f"chars: expected True or False, got {chars!r:.60}")
     if K is not None:
         K = _int_arg(K, "K", 2, MAX_ALPHABET)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"DATA: no such file {path!r}")
+    path = _file_arg(path, "path")  # NoSuchFile: a FileNotFoundError and a ValueError naming path
     if path.endswith(".npy"):
         if chars:
             raise ValueError("chars: only for text files; a .npy file holds integer tokens already")
@@ -428,11 +426,11 @@ def read_npy(path, name: str = "path", *, ndim: int | None = None) -> np.ndarray
     """
     from numpy.lib import format as npf
 
-    if isinstance(path, (bool, np.bool_)) or not isinstance(path, (str, bytes, os.PathLike)):
-        raise ValueError(f"{name}: expected a file path, got {path!r:.60}")
-    path = os.fsdecode(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{name}: no such file {path!r}")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name: expected the caller's argument name (a non-empty str), got {name!r:.60}")
+    if ndim is not None:
+        ndim = _int_arg(ndim, "ndim", 1, _MAX_NDIM)
+    path = _file_arg(path, name)  # NoSuchFile: a FileNotFoundError and a ValueError naming the argument
     size = os.path.getsize(path)
     try:
         with open(path, "rb") as fh:

@@ -93,11 +93,18 @@ class TokenizedData(Record):
 
         Raises ValueError naming the first token id that is not in ``vocab``.
         """
+        want = f"vocab: expected a non-empty sequence of distinct token ids (integers in 0..{MAX_TOKEN_ID})"
+        if vocab is not None and (isinstance(vocab, (str, bytes, bytearray, dict, set, bool, np.bool_))
+                                  or not hasattr(vocab, "__len__")):
+            raise ValueError(f"{want}, got {_short(vocab)}")
         try:
-            v = np.asarray(self.vocab if vocab is None else list(vocab), dtype=np.int64)
-        except (TypeError, ValueError, OverflowError):
-            raise ValueError(f"vocab: expected a non-empty sequence of distinct token ids (integers in "
-                             f"0..{MAX_TOKEN_ID}), got {_short(vocab)}") from None
+            raw = np.asarray(self.vocab if vocab is None else list(vocab))
+            if raw.dtype.kind not in "iu" or raw.ndim != 1 or (
+                    raw.size and (raw.min() < 0 or raw.max() > MAX_TOKEN_ID)):
+                raise ValueError
+            v = raw.astype(np.int64)
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            raise ValueError(f"{want}, got {_short(vocab)}") from None
         if v.ndim != 1 or v.size == 0 or len(set(v.tolist())) != v.size:
             raise ValueError(f"vocab: expected a non-empty sequence of distinct token ids, got {vocab!r}")
         order = np.argsort(v)

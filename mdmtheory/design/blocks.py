@@ -2,13 +2,16 @@ r"""Block designs from a model and data: the estimated half of :mod:`mdmtheory.o
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 from .._moved import renamed_keyword
 from ..information.profile import Profile
-from ..optimal.blocks import _block_length, BlockDesign, _check_ask, _check_lengths, _choose
+from ..optimal.blocks import _block_length, BlockCandidate, BlockDesign, _check_ask, _check_lengths, _choose
 from ..optimal.card import optimal_schedule
-from .._validate import row_length, samples_array
+from .._validate import INT_MAX, int_arg, LIMITS, row_length, samples_array
 
 __all__ = [
     "estimate_block_profiles",
@@ -36,6 +39,7 @@ def estimate_block_profiles(model, samples, block_length: int, *, prompt_length:
 
     x = samples_array(samples, "samples")
     row_length(x.shape[1])
+    seed = int_arg(seed, "seed", 0, INT_MAX - LIMITS["d"], " (block b is seeded seed + b)")
     g, n = _window(prompt_length, None, x.shape[1])
     B = _block_length(block_length, n)
     x = check_samples_for_model(model, x)  # tokens and row length against the model, before any block
@@ -69,6 +73,7 @@ def estimate_block_design(model, samples, *, forwards: int | None = None, target
         raise TypeError(f"estimate_block_design() got an unexpected keyword argument {next(iter(old))!r}")
     x = samples_array(samples, "samples")
     row_length(x.shape[1])
+    seed = int_arg(seed, "seed", 0, INT_MAX - LIMITS["d"], " (block b is seeded seed + b)")
     g, n = _window(prompt_length, None, x.shape[1])
     _check_ask(forwards, target_kl, n)
     Bs = _check_lengths(block_lengths, n)
@@ -120,6 +125,25 @@ def separation(candidates, best, n_per_level: int | None = None) -> dict | None:
     def get(c, k):
         return c.get(k) if isinstance(c, dict) else getattr(c, "ci" if k == "path_kl_ci" else k)
 
+    def check(c, name):  # a BlockCandidate or its to_dict(): the fields read here, of the right types
+        keys = ("block_length", "forwards", "path_kl", "path_kl_ci")
+        if not (isinstance(c, BlockCandidate) or (isinstance(c, dict) and all(k in c for k in keys))):
+            raise ValueError(f"{name}: expected a BlockCandidate (or its to_dict()), got {c!r:.80}")
+        ci, v, f = get(c, "path_kl_ci"), get(c, "path_kl"), get(c, "forwards")
+        ok = all(x is None or (isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+                               and math.isfinite(x)) for x in (v, f, *(ci if isinstance(ci, (tuple, list)) else ())))
+        if not ok or (ci is not None and not (isinstance(ci, (tuple, list)) and len(ci) == 2 and v is not None)):
+            raise ValueError(f"{name}: expected finite path_kl, forwards and a (low, high) path_kl_ci (or None), "
+                             f"got {c!r:.80}")
+
+    if isinstance(candidates, (str, bytes, dict)) or not isinstance(candidates, (list, tuple)):
+        raise ValueError(f"candidates: expected a list of BlockCandidates (BlockDesign.candidates), "
+                         f"got {candidates!r:.80}")
+    for i, c in enumerate(candidates):
+        check(c, f"candidates[{i}]")
+    check(best, "best")
+    if n_per_level is not None:
+        n_per_level = int_arg(n_per_level, "n_per_level", 1)
     bci = get(best, "path_kl_ci")
     if bci is None:
         return None

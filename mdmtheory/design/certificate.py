@@ -204,6 +204,20 @@ class CertificateOptions(Record):
     interval: tuple | None = None
     tail: float = 1e-3
 
+    def __post_init__(self):
+        """Types and ranges checked where the options are made (the functions check them again:
+        ``interval`` against d)."""
+        for name, options in (("weights", WEIGHTS), ("form", FORMS), ("rule", RULES)):
+            value = getattr(self, name)
+            if not (name == "form" and value is None) and (not isinstance(value, str) or value not in options):
+                raise ValueError(f"{name}: expected one of {options}{' or None' if name == 'form' else ''}, "
+                                 f"got {value!r:.80}")
+        if self.interval is not None:
+            _interval(self.interval, 3)
+        tail = _real_arg(self.tail, "tail")
+        if not tail > 0:
+            raise ValueError(f"tail: expected a truncation allowance > 0 (nats), got {tail}")
+
 
 @dataclass(frozen=True)
 class Certificate(PlanRecord):
@@ -440,8 +454,11 @@ def certify(
     batch = _int_arg(batch, "batch", 1)
     t0, T = _interval(interval, d)
     rng = np.random.default_rng(seed)
+    if samples_or_n is None:
+        raise ValueError("samples_or_n: expected clean samples (n, d) or a number of samples n to draw from p, "
+                         "got None")
     if isinstance(samples_or_n, (int, np.integer)) and not isinstance(samples_or_n, (bool, np.bool_)):
-        xs = oracle_samples(p, None, samples_or_n, rng)
+        xs = oracle_samples(p, None, _int_arg(samples_or_n, "samples_or_n", 2, LIMITS["n"], " (samples to draw)"), rng)
     else:
         xs = oracle_samples(p, samples_or_n, None, rng)
     n = xs.shape[0]

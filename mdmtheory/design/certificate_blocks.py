@@ -84,7 +84,8 @@ from ..laws.joint import Joint
 from ..laws.oracles import empirical_oracle, loo_conditionals, MixtureOfProductsLaw
 from ..schedules.plans import Grid
 from .._moved import renamed_keywords
-from .._validate import int_arg as _int_arg, LIMITS, real_arg as _real_arg
+from .._validate import choice_arg as _choice_arg, float_array as _float_array, int_arg as _int_arg, LIMITS, \
+    real_arg as _real_arg, samples_array as _samples_array, work_bound as _work_bound
 from .certificate import CertificateOptions, _confidence, empirical_bernstein_radius, _interval, _range_entropy
 
 __all__ = ["BlockCertificate", "certify_blocks", "BLOCK_RULES", "BOUNDARIES", "candidate_grid", "interval_statistics"]
@@ -93,6 +94,8 @@ __all__ = ["BlockCertificate", "certify_blocks", "BLOCK_RULES", "BOUNDARIES", "c
 BLOCK_RULES = ("w26", "tight")
 #: How block boundaries are chosen from data when ``edges`` is not given.
 BOUNDARIES = ("split", "union")
+#: Most entries n·(J + 1)² of :func:`interval_statistics`' table Q (2 GiB of float64).
+MAX_INTERVAL_ENTRIES = 1 << 28
 
 
 def _lam(t):
@@ -122,7 +125,9 @@ def candidate_grid(start: float, stop: float, resolution: int = 4) -> tuple[np.n
     (9, 2)
     """
     r = _int_arg(resolution, "resolution", 1, 64)
-    t0, T = start, stop
+    t0, T = _real_arg(start, "start"), _real_arg(stop, "stop")
+    if not 0.0 < t0 < T < 1.0:
+        raise ValueError(f"start, stop: expected reveal times 0 < start < stop < 1, got ({t0}, {T})")
     l0, l1 = float(_lam(t0)), float(_lam(T))
     h = math.log(2.0) / r
     n = int(math.floor((l1 - l0) / h + 1e-9))
@@ -176,11 +181,27 @@ def interval_statistics(p, xs, U, tau, resolution, *, weights="corrected", form=
     (:math:`\tau = \max\{0, \log(d\,W_{\max}/\mathrm{tail})\}`), bias allowance
     :math:`d e^{-\tau} W_{ij} \le` ``tail``.
     """
+    p = _fast_oracle(p) if isinstance(p, Joint) else _check_oracle(p, "p")
     d, K = int(p.d), int(p.K)
-    tau = np.asarray(tau, dtype=np.float64)
-    r = int(resolution)
+    xs = _samples_array(xs, "xs", d=d, K=K)
+    U = _float_array(U, "U", ndim=2, what=f"(n, d) = {xs.shape}")
+    if U.shape != xs.shape or np.any(U < 0) or np.any(U > 1):
+        raise ValueError(f"U: expected uniform reveal times in [0, 1] of the shape of xs {xs.shape}, "
+                         f"got shape {U.shape}")
+    tau = _float_array(tau, "tau", ndim=1, what="(J + 1,)")
+    if tau.shape[0] < 2 or np.any(np.diff(tau) <= 0) or tau[0] <= 0 or tau[-1] >= 1:
+        raise ValueError(f"tau: expected increasing candidate times 0 < tau_0 < ... < tau_J < 1 (candidate_grid), "
+                         f"got {tau.shape[0]} values")
+    r = _int_arg(resolution, "resolution", 1, 64)
+    weights = _choice_arg(weights, "weights", WEIGHTS)
+    form = _choice_arg(form, "form", FORMS)
+    tail = _real_arg(tail, "tail")
+    if not tail > 0:
+        raise ValueError(f"tail: expected a truncation allowance > 0 (nats), got {tail}")
+    batch = _int_arg(batch, "batch", 1)
     J = tau.shape[0] - 1
     n = xs.shape[0]
+    _work_bound(n * (J + 1) ** 2, MAX_INTERVAL_ENTRIES, "tau", f"n·(J + 1)² = {n}·{J + 1}² interval statistics")
     # weights and ranges of every candidate interval
     Wmat = np.zeros((J + 1, J + 1))
     wstep = {}
@@ -468,14 +489,12 @@ def certify_blocks(
     if not eps > 0:
         raise ValueError(f"eps: expected a target KL > 0 (nats), got {eps}")
     conf = _confidence(confidence)
-    if weights not in WEIGHTS:
-        raise ValueError(f"weights: expected one of {WEIGHTS}, got {weights!r}")
-    if form not in FORMS:
-        raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
-    if rule not in BLOCK_RULES:
-        raise ValueError(f"rule: expected one of {BLOCK_RULES}, got {rule!r}")
-    if boundaries not in BOUNDARIES:
-        raise ValueError(f"boundaries: expected one of {BOUNDARIES}, got {boundaries!r}")
+    weights = _choice_arg(weights, "weights", WEIGHTS)
+    form = _choice_arg(form, "form", FORMS)
+    rule = _choice_arg(rule, "rule", BLOCK_RULES)
+    boundaries = _choice_arg(boundaries, "boundaries", BOUNDARIES)
+    K = _int_arg(K, "blocks", 1)  # checked even when edges fix the blocks
+    resolution = _int_arg(resolution, "resolution", 1, 64)
     tail = _real_arg(tail, "tail")
     if not tail > 0:
         raise ValueError(f"tail: expected a truncation allowance > 0 (nats), got {tail}")
@@ -485,7 +504,11 @@ def certify_blocks(
     seed = _int_arg(seed, "seed", 0)
     batch = _int_arg(batch, "batch", 1)
     rng = np.random.default_rng(seed)
+    if samples is None:
+        raise ValueError("samples: expected clean samples (n, d) or a number of samples n to draw from p, got None")
     drawn = isinstance(samples, (int, np.integer)) and not isinstance(samples, (bool, np.bool_))
+    if drawn:
+        samples = _int_arg(samples, "samples", 2, LIMITS["n"], " (samples to draw)")
     if p is None:
         if drawn:
             raise ValueError("samples: without p, give the clean samples (n, d) (the empirical law is certified)")
@@ -497,7 +520,7 @@ def certify_blocks(
     U = rng.random(xs.shape)
 
     if edges is not None:
-        e = np.asarray(edges, dtype=np.float64)
+        e = _float_array(edges, "edges", what="(K + 1,)")
         if e.ndim != 1 or e.shape[0] < 2 or not np.all(np.isfinite(e)) or np.any(np.diff(e) <= 0) \
                 or e[0] <= 0 or e[-1] >= 1:
             raise ValueError(f"edges: expected increasing block boundaries 0 < b_0 < ... < b_K < 1, got {edges!r}")

@@ -291,6 +291,7 @@ def block_design(
     g, _ = _window(prompt_length, None, d)
     exact_limit = _int_arg(exact_limit, "exact_limit", 1, MAX_OUTCOMES)
     normal_quantile_arg(confidence)  # before the memorization check and the exact route
+    n_per_level = _int_arg(n_per_level, "n_per_level", 2)  # also on the exact route, which does not use it
     warn = ""
     if model is None:
         mem = memorization(x, seed=seed, prompt_length=g)

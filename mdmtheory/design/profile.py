@@ -217,7 +217,16 @@ def profile_warning(values, K: int | None = None, *, stderr=None) -> str | None:
 
 
 def defect_weights(schedule: Schedule) -> np.ndarray:
-    r"""Weights :math:`w_m` with :math:`\sum_t k_t c(s_t) - \sum_m c(m) = \sum_m w_m c(m)`."""
+    r"""Weights :math:`w_m` with :math:`\sum_t k_t c(s_t) - \sum_m c(m) = \sum_m w_m c(m)`.
+
+    ``schedule``: a :class:`~mdmtheory.schedules.Schedule` (or its card step sizes)."""
+    if not isinstance(schedule, Schedule):
+        if schedule is None or isinstance(schedule, (str, bytes, dict)):
+            raise ValueError(f"schedule: expected a Schedule (card step sizes summing to d), got {schedule!r:.80}")
+        try:
+            schedule = Schedule(schedule)
+        except ValueError as exc:
+            raise ValueError(f"schedule: expected a Schedule (card step sizes summing to d); {exc}") from None
     w = -np.ones(schedule.d)
     for s, k in zip(schedule.starts, schedule.sizes):
         w[s] += k

@@ -712,6 +712,31 @@ def _sorted_confidences(probs, free):
     return np.where(valid, cs, 0.0), n_free, valid, conf
 
 
+def _count_args(sorted_conf, n_free) -> tuple[np.ndarray, np.ndarray]:
+    """The checked arguments of the public ``count`` of :class:`FactorPlanner` and
+    :class:`FrechetPlanner`: confidences (N, d) in [0, 1] sorted in decreasing order over the
+    first m_r entries of row r, and the counts m of masked positions, (N,) or (N, 1) integers
+    in 0..d."""
+    cs = float_array(sorted_conf, "sorted_conf", ndim=2, what="(N, d)")
+    if cs.size and (np.any(cs < 0) or np.any(cs > 1)):
+        raise ValueError(f"sorted_conf: expected confidences in [0, 1], got {cs.min():g}..{cs.max():g}")
+    if isinstance(n_free, (bool, np.bool_, str, bytes, dict)) or n_free is None:
+        raise ValueError(f"n_free: expected (N,) integers in 0..d (masked positions of each row), got {n_free!r:.80}")
+    try:
+        m = np.asarray(n_free)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        m = np.zeros((0, 0))
+    if m.dtype.kind not in "iu" or m.ndim not in (1, 2) or m.size != cs.shape[0] or (m.ndim == 2 and m.shape[1] != 1):
+        raise ValueError(f"n_free: expected ({cs.shape[0]},) integers in 0..{cs.shape[1]} (masked positions of each "
+                         f"row of sorted_conf), got {n_free!r:.80}")
+    m = m.reshape(-1).astype(np.int64)
+    if m.size and (m.min() < 0 or m.max() > cs.shape[1]):
+        raise ValueError(f"n_free: expected counts in 0..{cs.shape[1]}, got {int(m.min())}..{int(m.max())}")
+    if np.any((np.diff(cs, axis=1) > TIE_TOL) & (np.arange(1, cs.shape[1]) < m[:, None])):
+        raise ValueError("sorted_conf: expected each row's first n_free confidences in decreasing order")
+    return cs, m
+
+
 @dataclass(frozen=True)
 class FactorPlanner(_Deterministic):
     r"""Fast-dLLM's factor rule: the largest n with :math:`(n+1)(1 - c_{(n)}) \le f`, at least one.
@@ -770,7 +795,9 @@ class FactorPlanner(_Deterministic):
         """The number of positions the rule commits, from confidences sorted in decreasing
         order ((N, d), entries past ``n_free`` ignored) and the numbers of masked positions
         ((N,) or (N, 1) ints)."""
-        cs = np.asarray(sorted_conf, dtype=np.float64)
+        return self._count(*_count_args(sorted_conf, n_free))
+
+    def _count(self, cs, n_free) -> np.ndarray:
         m = np.asarray(n_free).reshape(-1)
         n = np.arange(1, cs.shape[1] + 1)
         thresh = 1.0 - float(self.f) / (n + 1)
@@ -783,7 +810,7 @@ class FactorPlanner(_Deterministic):
 
     def _rank(self, step, size, probs, free):
         cs, n_free, _, conf = _sorted_confidences(probs, free)
-        return conf, self.count(cs, n_free), None, None
+        return conf, self._count(cs, n_free), None, None
 
 
 @dataclass(frozen=True)
@@ -830,7 +857,9 @@ class FrechetPlanner(_Deterministic):
 
     def count(self, sorted_conf, n_free) -> np.ndarray:
         """The number of positions the rule commits (as :meth:`FactorPlanner.count`)."""
-        cs = np.asarray(sorted_conf, dtype=np.float64)
+        return self._count(*_count_args(sorted_conf, n_free))
+
+    def _count(self, cs, n_free) -> np.ndarray:
         m = np.asarray(n_free).reshape(-1)
         cols = np.arange(cs.shape[1])
         valid = cols < m[:, None]
@@ -842,7 +871,7 @@ class FrechetPlanner(_Deterministic):
 
     def _rank(self, step, size, probs, free):
         cs, n_free, _, conf = _sorted_confidences(probs, free)
-        return conf, self.count(cs, n_free), None, None
+        return conf, self._count(cs, n_free), None, None
 
 
 for _name, _cls in (

@@ -64,6 +64,7 @@ import numpy as np
 
 from .._estimate import Record
 from ..laws.joint import Joint
+from .._validate import int_arg, LIMITS
 
 __all__ = ["SpeculativeSampler", "SpeculativeRun", "speculative_run", "SPECULATIVE_SCHEMES", "min_exact_steps"]
 
@@ -92,13 +93,16 @@ class SpeculativeSampler(Record):
     runs_itself: ClassVar[bool] = True
 
     def __post_init__(self):
-        if self.scheme not in SPECULATIVE_SCHEMES:
+        if not isinstance(self.scheme, str) or self.scheme not in SPECULATIVE_SCHEMES:
             raise ValueError(f"scheme: expected one of {sorted(SPECULATIVE_SCHEMES)}, got {self.scheme!r}")
         w = self.window
         if w is not None and (isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1):
             raise ValueError(f"window: expected an integer >= 1 (the draft length) or None (all masked), got {w!r}")
         if self.order is not None:
             try:
+                if isinstance(self.order, (str, bytes, dict)) or not all(
+                        isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in self.order):
+                    raise TypeError
                 o = tuple(int(v) for v in self.order)
             except (TypeError, ValueError):
                 raise ValueError(f"order: expected a permutation of range(d), got {self.order!r}") from None
@@ -120,7 +124,9 @@ class SpeculativeSampler(Record):
         return d if self.window is None else min(self.window, d)
 
     def cost(self, left: int) -> int:
-        """Forwards of one iteration that starts with ``left`` masked positions."""
+        """Forwards of one iteration that starts with ``left`` >= 1 masked positions (at most
+        2**16, the documented limit of d)."""
+        left = int_arg(left, "left", 1, LIMITS["d"], " (masked positions at the start of the iteration)")
         if self.scheme == "self_speculative":
             return 1
         return 1 if left == 1 else 2

@@ -20,7 +20,7 @@ from hypothesis import given, settings, strategies as st
 
 import mdmtheory as mt
 from mdmtheory.bounds import (fastdllm_counterexample, fastdllm_theorem1, fdpp_theorem41, frechet_extremal,
-                              frechet_terms, kl_counterexample, statement_checks)
+                              frechet_robust, frechet_terms, kl_counterexample, statement_checks)
 from mdmtheory.samplers import FactorPlanner, FrechetPlanner
 
 
@@ -432,3 +432,34 @@ def test_proposition_c1_on_overconfident_reports():
             xstar = tuple(int(np.argmax(m)) for m in marg)
             assert all(joint.get(xstar, 0.0) > joint.get(z, 0.0) for z in zs if z != xstar)
     assert certified > 20
+
+
+# -- issue 30: the Fréchet quantities and statement_checks refuse hostile values by name --------------
+@pytest.mark.parametrize("bad", [None, "0.9", True, 10**400, [0.9, "x"], [[0.9], [0.8, 0.7]], [], [0.5, 1.5],
+                                 [0.5, float("nan")], {"a": 1}])
+def test_frechet_functions_refuse_bad_confidences(bad):
+    """np.asarray(..., float64) took '0.9' and True as numbers and raised OverflowError for 10**400."""
+    for fn in (frechet_terms, frechet_extremal, lambda c: frechet_robust(c, 0.0)):
+        with pytest.raises(ValueError, match=r"^confidences: "):
+            fn(bad)
+
+
+def test_frechet_extremal_size_and_robust_eta():
+    """The extremal law is a 2^n table: n > 24 refused before work; eta one per confidence or a scalar."""
+    with pytest.raises(ValueError, match=r"^confidences: 25 positions"):
+        frechet_extremal([0.99] * 25)
+    c = [0.9, 0.8, 0.7]
+    lower = np.maximum(0.0, np.array(c) - 0.1)  # Appendix C: the conservative confidences
+    np.testing.assert_allclose(frechet_robust(c, 0.1)["lower"], lower)
+    np.testing.assert_allclose(frechet_robust(c, [0.1])["lower"], lower)
+    np.testing.assert_allclose(frechet_robust(c, [0.1, 0.1, 0.1])["lower"], lower)
+    for eta in [True, None, "0.1", -0.1, [0.1, 0.1], [[0.1]], float("inf")]:
+        with pytest.raises(ValueError, match=r"^eta: "):
+            frechet_robust(c, eta)
+
+
+@pytest.mark.parametrize("names", [5, 10**400, float("nan"), "kl", {"a": 1}, [{"a": 1}], [None]])
+def test_statement_checks_refuses_bad_names(names):
+    """names=5 raised "TypeError: 'int' object is not iterable"."""
+    with pytest.raises(ValueError, match=r"^names: "):
+        statement_checks(mt.families.repeated(2), names=names)

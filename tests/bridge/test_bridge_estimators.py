@@ -310,3 +310,59 @@ def test_prompt_length_is_checked(bad):
     p = mt.families.dirichlet(5, 2, alpha=0.7, seed=8)
     with pytest.raises(ValueError, match="prompt_length: expected an integer in 0..4"):
         bridge.estimate_profile(bridge.ExactModel(p), _samples(p, 10), n_per_level=2, prompt_length=bad)
+
+
+# -- issue 30: the API walker's finds in the bridge ------------------------------------------------
+@pytest.mark.parametrize("obj", [True, None, 3, "model", [1, 2], {"mask_id": 2}])
+def test_a_model_that_is_not_callable_is_refused_by_name(obj):
+    """Not a module nor a callable: 'model (obj): ...' (it was 'mask_id: required for a bool')."""
+    with pytest.raises(ValueError, match=r"^model \(obj\): expected a torch MDM"):
+        bridge.as_masked_model(obj)
+    x = mt.laws.TableLaw(mt.laws.families.markov_chain([[0.8, 0.2], [0.3, 0.7]], 3)).sample(
+        8, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"^model \(obj\)"):
+        bridge.estimate_profile(obj, x, n_per_level=4)
+
+
+def test_public_uniforms_checks_its_arguments_and_matches_the_kernel():
+    """bridge.uniforms: the same numbers as the estimators' kernel (splitmix64 of the counter,
+    recomputed here from its definition), each argument refused by name."""
+    from mdmtheory.information._montecarlo import uniforms as kernel
+
+    M = (1 << 64) - 1
+
+    def splitmix(z):
+        z = (z + 0x9E3779B97F4A7C15) & M
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+        return z ^ (z >> 31)
+
+    seed, stream, index, width = 7, 2, [0, 5, 9], 3
+    key = splitmix(splitmix(seed) ^ stream)
+    ref = [[(splitmix(splitmix(key ^ splitmix(g)) ^ ((c * 0xD1B54A32D192ED03) & M)) >> 11) / 2.0**53
+            for c in range(width)] for g in index]
+    np.testing.assert_array_equal(bridge.uniforms(seed, stream, np.array(index), width), ref)
+    np.testing.assert_array_equal(kernel(seed, stream, np.array(index), width), ref)
+    for kw, name in [({"seed": True}, "seed"), ({"seed": -1}, "seed"), ({"stream": "1"}, "stream"),
+                     ({"width": 0}, "width"), ({"width": 10**12}, "width"), ({"index": None}, "index"),
+                     ({"index": [[0, 1]]}, "index"), ({"index": [-1]}, "index"), ({"index": [0.5]}, "index")]:
+        args = {"seed": seed, "stream": stream, "index": index, "width": width, **kw}
+        with pytest.raises(ValueError, match=f"^{name}: "):
+            bridge.uniforms(**args)
+
+
+def test_zscore_and_resolve_refuse_non_indices():
+    """PlanComparison.zscore(True, 0) indexed a bool mask; resolve(True) passed a bool as d."""
+    p = mt.laws.families.markov_chain([[0.8, 0.2], [0.3, 0.7]], 3)
+    model = bridge.MaskedModel(bridge.ExactModel(p), mask_id=2)
+    x = mt.laws.TableLaw(p).sample(16, np.random.default_rng(0))
+    cmp = bridge.compare_plans(model, x, [mt.Schedule((1, 2)), mt.Schedule((3,))], n=8)
+    assert cmp.zscore(0, 1) == pytest.approx(float(cmp.difference[0, 1] / cmp.difference_stderr[0, 1]))
+    for a, b in [(True, 0), (0, 2), (-1, 0), (0.0, 1), (np.float64(0), 1)]:
+        with pytest.raises(ValueError, match=r"^(a|b): expected an integer in 0\.\.1"):
+            cmp.zscore(a, b)
+    for d in [True, None, "3", 0, 10**400]:
+        with pytest.raises(ValueError, match=r"^d: "):
+            model.resolve(d)
+    with pytest.raises(ValueError, match=r"^samples: expected an integer"):
+        model.check_length(np.zeros((2, 7), dtype=np.int64))

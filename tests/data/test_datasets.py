@@ -226,8 +226,14 @@ def test_load_sequences_refuses_unchecked_arguments(tmp_path):
     f.write_text("ab\nba\n")
     with pytest.raises(ValueError, match=r"^chars: expected True or False"):
         D.load_sequences(f, chars="yes")
-    with pytest.raises(ValueError, match=r"^DATA: expected a file path"):
+    with pytest.raises(ValueError, match=r"^path: expected a path"):
         D.load_sequences(None)
+    with pytest.raises(ValueError, match=r"^path: expected a path"):  # a bool is not a path (was accepted as fd 1)
+        D.load_sequences(True)
+    with pytest.raises(ValueError, match=r"^path: no such file"):  # also a FileNotFoundError (the CLI's case)
+        D.load_sequences(tmp_path / "missing.txt")
+    with pytest.raises(FileNotFoundError, match=r"^path: no such file"):
+        D.read_npy(str(tmp_path / "missing.npy"), "path")
 
 
 def test_size_arguments_have_documented_maxima():

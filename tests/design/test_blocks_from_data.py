@@ -143,3 +143,36 @@ def test_estimated_budget_keyword_is_target_kl_for_one_release():
     with pytest.warns(DeprecationWarning, match=r"estimate_block_design\(budget=\.\.\.\) is now"):
         old = estimate_block_design(as_oracle(p), x, budget=0.5, block_lengths=[4, 2], n_per_level=50, seed=1)
     assert old == new
+
+
+# -- issue 30: the API walker's finds ----------------------------------------------------------------
+def test_block_seeds_and_draw_counts_are_checked_before_work():
+    """seed + b raised TypeError for a None or text seed and accepted True; block_design's
+    exact route never read n_per_level (True accepted)."""
+    p = mt.families.markov_chain([[0.8, 0.2], [0.3, 0.7]], 4)
+    x = mt.laws.TableLaw(p).sample(32, np.random.default_rng(0))
+    for seed in [True, None, "1", [], -1, 2**63 - 1]:
+        with pytest.raises(ValueError, match=r"^seed: "):
+            estimate_block_profiles(as_oracle(p), x, 2, n_per_level=4, seed=seed)
+        with pytest.raises(ValueError, match=r"^seed: "):
+            estimate_block_design(as_oracle(p), x, forwards=2, n_per_level=4, seed=seed)
+    for n in [True, "8", None, 1]:
+        with pytest.raises(ValueError, match=r"^n_per_level: "):
+            block_design(x, forwards=2, n_per_level=n)
+
+
+def test_separation_refuses_what_is_not_a_candidate():
+    """separation iterated its arguments unchecked (TypeError for True, AttributeError for a list)."""
+    from mdmtheory.design import separation
+
+    p = mt.families.markov_chain([[0.8, 0.2], [0.3, 0.7]], 4)
+    x = mt.laws.TableLaw(p).sample(64, np.random.default_rng(0))
+    res = estimate_block_design(as_oracle(p), x, forwards=2, n_per_level=8)
+    separation(res.candidates, res.best, 8)  # the valid call
+    separation([c.to_dict() for c in res.candidates], res.best.to_dict())  # the CLI's dicts
+    for args, name in [((True, res.best), "candidates"), (("ab", res.best), "candidates"),
+                       (([1, 2], res.best), r"candidates\[0\]"), ((res.candidates, None), "best"),
+                       ((res.candidates, {"path_kl": 0.1}), "best"), ((res.candidates, res.best, True), "n_per_level"),
+                       ((res.candidates, res.best, 10**400), "n_per_level")]:
+        with pytest.raises(ValueError, match=f"^{name}: "):
+            separation(*args)

@@ -129,16 +129,31 @@ def test_bad_input_raises():
     p = mt.families.repeated(3)
     opt = CertificateOptions
     for kw, word in [({"eps": 0.0}, "eps"), ({"confidence": 1.0}, "confidence"),
-                     ({"options": opt(weights="x")}, "weights"), ({"options": opt(rule="x")}, "rule"),
-                     ({"options": opt(form="x")}, "form"), ({"options": opt(interval=(0.5, 0.4))}, "interval"),
-                     ({"options": opt(tail=-1.0)}, "tail")]:
+                     ({"options": lambda: opt(weights="x")}, "weights"), ({"options": lambda: opt(rule="x")}, "rule"),
+                     ({"options": lambda: opt(form="x")}, "form"),
+                     ({"options": lambda: opt(interval=(0.5, 0.4))}, "interval"),
+                     ({"options": lambda: opt(tail=-1.0)}, "tail")]:
         args = {"eps": 0.1, **kw}
-        with pytest.raises(ValueError, match=word):
+        with pytest.raises(ValueError, match=word):  # bad options are refused when made (a lambda here)
+            args = {k: v() if callable(v) else v for k, v in args.items()}
             certify(p, 100, args.pop("eps"), **args)
     with pytest.raises(ValueError, match="samples"):
         certify(p, np.zeros((10, 2), int), 0.1)
     with pytest.raises(ValueError, match="interval"):
         certify(mt.families.repeated(2), 100, 0.1)
+
+
+@pytest.mark.parametrize("kw, word", [({"weights": "x"}, "weights"), ({"weights": ["stated"]}, "weights"),
+                                      ({"rule": None}, "rule"), ({"form": "x"}, "form"), ({"form": 1}, "form"),
+                                      ({"interval": (0.5, 0.4)}, "interval"), ({"interval": "ab"}, "interval"),
+                                      ({"tail": True}, "tail"), ({"tail": "1"}, "tail"), ({"tail": 0.0}, "tail"),
+                                      ({"tail": float("nan")}, "tail"), ({"tail": None}, "tail")])
+def test_options_are_checked_when_made(kw, word):
+    """CertificateOptions refuses a bad field where it is made, naming the field (issue 30: the
+    API walker fed tail=True and got it accepted)."""
+    with pytest.raises(ValueError, match=f"^{word}: "):
+        CertificateOptions(**kw)
+    CertificateOptions(form=None, interval=(0.1, 0.9), tail=1e-3)  # the valid values pass
 
 
 @pytest.mark.parametrize("rule", ["w26", "tight"])
@@ -221,3 +236,10 @@ def test_old_keywords_warn_and_match_the_options_record():
         certify(p, 300, 0.05, options={"form": "kl"})
     with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
         certify(p, 300, 0.05, colour="red")
+
+
+@pytest.mark.parametrize("samples_or_n", [None, 10**400, 10**12, -1, 1])
+def test_certify_names_samples_or_n(samples_or_n):
+    """A bad count was refused as 'n: ...', an argument certify does not have (issue 30)."""
+    with pytest.raises(ValueError, match=r"^samples_or_n: "):
+        certify(mt.families.repeated(3), samples_or_n, 0.1)

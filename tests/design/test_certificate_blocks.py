@@ -155,14 +155,16 @@ def test_bad_input_raises():
     p = mt.families.repeated(4)
     opt = CertificateOptions
     for kw, word in [({"eps": 0.0}, "eps"), ({"confidence": 1.0}, "confidence"),
-                     ({"options": opt(weights="x")}, "weights"), ({"options": opt(rule="x")}, "rule"),
-                     ({"options": opt(form="x")}, "form"), ({"boundaries": "x"}, "boundaries"),
+                     ({"options": lambda: opt(weights="x")}, "weights"), ({"options": lambda: opt(rule="x")}, "rule"),
+                     ({"options": lambda: opt(form="x")}, "form"), ({"boundaries": "x"}, "boundaries"),
                      ({"split": 1.0}, "split"), ({"blocks": 0}, "blocks"), ({"blocks": 500}, "blocks"),
                      ({"edges": (0.5, 0.4)}, "edges"), ({"resolution": 0}, "resolution"),
-                     ({"options": opt(tail=0.0)}, "tail"), ({"options": opt(interval=(0.6, 0.5))}, "interval"),
+                     ({"options": lambda: opt(tail=0.0)}, "tail"),
+                     ({"options": lambda: opt(interval=(0.6, 0.5))}, "interval"),
                      ({"options": {"rule": "w26"}}, "options")]:
         args = {"eps": 0.1, **kw}
-        with pytest.raises(ValueError, match=word):
+        with pytest.raises(ValueError, match=word):  # bad options are refused when made (a lambda here)
+            args = {k: v() if callable(v) else v for k, v in args.items()}
             certify_blocks(50, args.pop("eps"), p=p, **args)
     with pytest.raises(ValueError, match="samples"):
         certify_blocks(50, 0.1)  # no law: samples must be given
@@ -187,3 +189,55 @@ def test_old_keywords_warn_and_match_the_new_spelling():
     assert new.to_dict()["blocks"] == new.to_dict()["K"] == 2
     with pytest.raises(ValueError, match="^blocks: give either"):
         certify_blocks(300, 0.1, blocks=2, K=2, p=p)
+
+
+# -- issue 30: interval_statistics, candidate_grid and certify_blocks check their arguments ----------
+def _stats_case():
+    p = mt.families.markov_chain([[0.8, 0.2], [0.3, 0.7]], 4)
+    rng = np.random.default_rng(3)
+    xs = mt.laws.TableLaw(p).sample(6, rng)
+    U = rng.random(xs.shape)
+    tau, r = candidate_grid(0.25, 0.75, 2)
+    return p, xs, U, tau, r
+
+
+def test_interval_statistics_refuses_each_argument_by_name():
+    """It read p.d, xs.shape and int(resolution) unchecked (AttributeError, IndexError,
+    UnboundLocalError for a bad form); now each argument is refused by name before work."""
+    p, xs, U, tau, r = _stats_case()
+    base = interval_statistics(p, xs, U, tau, r)
+    assert base.Q.shape == (6, tau.shape[0], tau.shape[0])
+    for kw, name in [({"p": True}, "p"), ({"xs": None}, "xs"), ({"xs": xs[:, :3]}, "xs"), ({"xs": xs + 5}, "xs"),
+                     ({"U": "u"}, "U"), ({"U": U[:3]}, "U"), ({"U": U + 1.5}, "U"), ({"tau": [0.5]}, "tau"),
+                     ({"tau": tau[::-1]}, "tau"), ({"tau": 10**400}, "tau"), ({"resolution": True}, "resolution"),
+                     ({"resolution": 0}, "resolution"), ({"form": None}, "form"), ({"weights": ["stated"]}, "weights"),
+                     ({"tail": True}, "tail"), ({"batch": 0.5}, "batch")]:
+        args = {"p": p, "xs": xs, "U": U, "tau": tau, "resolution": r, **kw}
+        with pytest.raises(ValueError, match=f"^{name}: "):
+            interval_statistics(args.pop("p"), args.pop("xs"), args.pop("U"), args.pop("tau"), args.pop("resolution"),
+                                **args)
+
+
+@pytest.mark.parametrize("start, stop", [(True, 0.75), (0.25, None), (0.0, 0.5), (0.5, 0.25), (0.25, 1.0),
+                                         ("0.2", 0.5), (float("nan"), 0.5)])
+def test_candidate_grid_refuses_bad_intervals(start, stop):
+    """start=True gave a divide-by-zero warning in the log-odds and a grid from t0 = 1."""
+    with pytest.raises(ValueError, match=r"^(start|stop|start, stop): "):
+        candidate_grid(start, stop, 2)
+
+
+def test_certify_blocks_checks_blocks_resolution_samples_and_edges_up_front():
+    """With edges the blocks and resolution were never read (True or None accepted); samples=None
+    and 10**400 were refused naming n, an argument certify_blocks does not have; edges=10**400
+    raised OverflowError."""
+    p = mt.families.repeated(4)
+    for kw, name in [({"blocks": True}, "blocks"), ({"blocks": None}, "blocks"), ({"resolution": "4"}, "resolution"),
+                     ({"boundaries": np.zeros((2, 7))}, "boundaries")]:
+        with pytest.raises(ValueError, match=f"^{name}: "):
+            certify_blocks(50, 0.1, p=p, edges=[0.25, 0.5, 0.75], **kw)
+    for samples in [None, 10**400, -1, 1]:
+        with pytest.raises(ValueError, match=r"^samples: "):
+            certify_blocks(samples, 0.1, p=p)
+    for edges in [10**400, "ab", [[0.2, 0.3], [0.5]]]:
+        with pytest.raises(ValueError, match=r"^edges: "):
+            certify_blocks(50, 0.1, p=p, edges=edges)

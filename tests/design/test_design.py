@@ -433,3 +433,17 @@ def test_budget_keyword_is_target_kl_for_one_release():
     assert bold == bnew
     with pytest.raises(ValueError, match="^target_kl: give either"):
         design(x, target_kl=0.05, budget=0.05)
+
+
+def test_defect_weights_takes_a_schedule_or_its_sizes_and_refuses_the_rest():
+    """defect_weights(True) raised AttributeError ('bool' has no attribute 'd'). The weights from
+    their definition: w_m = -1 + (k_t at m = s_t), so sum_t k_t c(s_t) - sum_m c(m) = sum_m w_m c(m)."""
+    sizes = (1, 3, 2)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    ref = -np.ones(6)
+    ref[starts] += sizes
+    np.testing.assert_array_equal(defect_weights(mt.Schedule(sizes)), ref)
+    np.testing.assert_array_equal(defect_weights(list(sizes)), ref)
+    for bad in [True, None, 3.5, "12", {"a": 1}, [[0, 1], [1]], [0, 2]]:
+        with pytest.raises(ValueError, match=r"^schedule: "):
+            defect_weights(bad)

@@ -207,3 +207,39 @@ def test_planners_refuse_bad_input_by_name():
 
 def test_exported():
     assert {"FactorPlanner", "FrechetPlanner"} <= set(mt.samplers.__all__)
+
+
+# -- issue 30: the public count methods check their arguments (the engine calls _count) --------------
+def _count_reference(rule, cs, m):
+    """The counts from the rules' definitions, one row at a time: factor, the first failure of
+    c_(n) >= 1 - f/(n+1) (n >= 2) with the reference quirk; Fréchet, the prefixes with
+    G_n = sum_{j<=n} c_(j) - (n-1) - (1 - c_(n)) > delta (G_1 = +inf)."""
+    out = []
+    for row, mm in zip(cs, m):
+        if isinstance(rule, FactorPlanner):
+            k = 1
+            while k < mm and row[k] >= 1 - rule.f / (k + 2) - 1e-12:
+                k += 1
+            if rule.reference_quirk and k == mm - 1:
+                k = mm
+        else:
+            k = 1 + sum(1 for n in range(2, mm + 1) if sum(row[:n]) - (n - 1) - (1 - row[n - 1]) > rule.delta + 1e-12)
+        out.append(min(k, mm))
+    return out
+
+
+def test_count_matches_the_definitions_and_refuses_bad_arguments():
+    cs = np.array([[0.99, 0.97, 0.9, 0.2], [0.8, 0.8, 0.0, 0.0], [0.95, 0.6, 0.55, 0.5]])
+    m = np.array([4, 2, 3])
+    for rule in (FactorPlanner(1.0), FactorPlanner(0.5, reference_quirk=False), FrechetPlanner(0.25),
+                 FrechetPlanner.from_factor(0.9)):
+        assert rule.count(cs, m).tolist() == _count_reference(rule, cs, m)
+        assert rule.count(cs, m[:, None]).tolist() == _count_reference(rule, cs, m)
+        for kw, name in [({"sorted_conf": None}, "sorted_conf"), ({"sorted_conf": cs[0]}, "sorted_conf"),
+                         ({"sorted_conf": cs + 1}, "sorted_conf"), ({"sorted_conf": cs[:, ::-1]}, "sorted_conf"),
+                         ({"sorted_conf": "x"}, "sorted_conf"), ({"n_free": True}, "n_free"),
+                         ({"n_free": None}, "n_free"), ({"n_free": m[:2]}, "n_free"), ({"n_free": m + 5}, "n_free"),
+                         ({"n_free": m - 3}, "n_free"), ({"n_free": m * 0.5}, "n_free")]:
+            args = {"sorted_conf": cs, "n_free": m, **kw}
+            with pytest.raises(ValueError, match=f"^{name}: "):
+                rule.count(**args)

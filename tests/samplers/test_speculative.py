@@ -229,3 +229,20 @@ def test_random_laws_windows_and_orders_against_the_loop(seed):
         q[x] += m
     np.testing.assert_allclose(run.law.table, q, atol=1e-12)
     assert run.expected_forwards == pytest.approx(sum(c * m for c, m in fw.items()), abs=1e-12)
+
+
+def test_cost_scheme_and_order_refuse_bad_values_by_name():
+    """cost(left) compared anything with 1 (cost('x') was 2); scheme=[] raised 'unhashable type';
+    order=(0.7, 1.2) was truncated to (0, 1) (issue 30)."""
+    s = SpeculativeSampler("assd")
+    assert [s.cost(1), s.cost(2), s.cost(5)] == [1, 2, 2]  # the draft call plus the verify call, one when one is left
+    assert SpeculativeSampler("self_speculative").cost(3) == 1
+    for left in [True, None, "x", 0, 1.5, 10**400]:
+        with pytest.raises(ValueError, match=r"^left: "):
+            s.cost(left)
+    for scheme in [[], {"a": 1}, None, np.zeros((2, 7))]:
+        with pytest.raises(ValueError, match=r"^scheme: "):
+            SpeculativeSampler(scheme)
+    for order in [(0.7, 1.2), (True, False), ("0", "1"), 5]:
+        with pytest.raises(ValueError, match=r"^order: "):
+            SpeculativeSampler("assd", order=order)
