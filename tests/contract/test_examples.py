@@ -171,6 +171,7 @@ def test_w26_printed_numbers(capsys):
     assert "§2.2.2, Fig. 4" not in text or "65" in text
 
 
+@pytest.mark.slow  # 7 s; the sample-then-select region of docs/findings.md (tests/contract/test_docs.py) re-runs the same example by default
 def test_sample_then_select(capsys):
     from scipy.stats import norm
 

@@ -21,7 +21,7 @@ from mdmtheory.design.certificate_blocks import _dp, _greedy, _lam
 from mdmtheory.design import candidate_grid, certify_blocks, interval_statistics
 from mdmtheory.design import CertificateOptions
 from mdmtheory.information import dyadic_grid, dyadic_terms, dyadic_weights
-from mdmtheory.laws import MixtureOfProductsLaw, as_oracle
+from mdmtheory.laws import MixtureOfProductsLaw
 from mdmtheory.testing import joints
 
 
