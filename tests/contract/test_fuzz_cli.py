@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_harness import Hang  # the one BaseException a hung call raises (not swallowed)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,10 +43,6 @@ REPO = Path(__file__).resolve().parents[2]
 
 _NAMED = re.compile(r"^(--[A-Za-z][\w-]*|argument |the following arguments are required: |one of the arguments |"
                     r"unrecognized arguments: |ambiguous option: |invalid choice: )")
-
-
-class Hang(BaseException):
-    pass
 
 
 def _alarm(signum, frame):
