@@ -85,3 +85,39 @@ def _deep(n, leaf=(0.5, 0.5)):
     out = _Deep([x])
     out.depth = n
     return out
+
+
+def run_cli(argv: list, *, cwd, seconds: float, what: str) -> tuple[int, str, str]:
+    """Run ``mdmtheory`` (``cli.main``) on ``argv`` plus ``--quiet`` inside the folder ``cwd``
+    under a ``seconds`` alarm; return ``(exit code, stdout, stderr)``. A hang or any exception
+    escaping ``main`` fails the test (``what`` says which call). Shared by the CLI fuzz and the
+    CLI hostile table."""
+    import io
+    import os
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from mdmtheory.cli import main
+
+    def alarm(signum, frame):
+        raise Hang(f"call ran longer than {seconds} s")
+
+    out, err = io.StringIO(), io.StringIO()
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    back = os.getcwd()
+    os.chdir(cwd)  # a default output (mdmtheory-report.html) lands in the test's folder
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                rc = main([*argv, "--quiet"])
+            except SystemExit as exc:  # argparse's own errors
+                rc = exc.code
+    except Hang:
+        pytest.fail(f"hung (> {seconds} s): {what}")
+    except Exception as exc:  # noqa: BLE001 - any escape fails the contract
+        pytest.fail(f"{type(exc).__name__} escaped main for {what}: {exc!r}\nargv: {argv}")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        os.chdir(back)
+    return rc, out.getvalue(), err.getvalue()

@@ -20,21 +20,18 @@ Two profiles: a fast derandomized one in ``make test`` and a ``slow`` one
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import re
-import signal
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
 import pytest
-from fuzz_harness import Hang  # the one BaseException a hung call raises (not swallowed)
+from fuzz_harness import run_cli  # main under an alarm in a folder (shared with the other CLI table)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mdmtheory.cli import COMMANDS, build_parser, main
+from mdmtheory.cli import COMMANDS, build_parser
 
 #: Longest time one call may take (the first calls import torch and jit-compile).
 CALL_SECONDS = 90.0
@@ -43,10 +40,6 @@ REPO = Path(__file__).resolve().parents[2]
 
 _NAMED = re.compile(r"^(--[A-Za-z][\w-]*|argument |the following arguments are required: |one of the arguments |"
                     r"unrecognized arguments: |ambiguous option: |invalid choice: )")
-
-
-def _alarm(signum, frame):
-    raise Hang(f"call ran longer than {CALL_SECONDS} s")
 
 
 @pytest.fixture(scope="module")
@@ -197,26 +190,7 @@ def check_call(cmd, argv, f):
     """Run one command line under the contract; returns the exit code."""
     CALLS["n"] += 1
     before = _snapshot(f)
-    out, err = io.StringIO(), io.StringIO()
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
-    cwd = os.getcwd()
-    os.chdir(f["root"])  # a default output (mdmtheory-report.html) lands in the test's folder
-    try:
-        with redirect_stdout(out), redirect_stderr(err):
-            try:
-                rc = main([*argv, "--quiet"])
-            except SystemExit as exc:  # argparse's own errors
-                rc = exc.code
-    except Hang:
-        pytest.fail(f"hung (> {CALL_SECONDS} s): {argv}")
-    except Exception as exc:  # noqa: BLE001 - any escape is a failure of the contract
-        pytest.fail(f"{type(exc).__name__} escaped main: {exc!r}\nargv: {argv}")
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-        os.chdir(cwd)
-    text = err.getvalue()
+    rc, stdout, text = run_cli(argv, cwd=f["root"], seconds=CALL_SECONDS, what=str(argv))
     assert "Traceback" not in text, f"{argv}\n{text}"
     assert rc in (0, 2), f"exit code {rc}: {argv}\n{text}"
     if rc == 2:

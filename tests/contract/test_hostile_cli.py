@@ -23,19 +23,16 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
 import os
 import re
-import signal
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import numpy as np
 import pytest
-from fuzz_harness import Hang  # the one BaseException a hung call raises (not swallowed)
+from fuzz_harness import run_cli  # main under an alarm in a folder (shared with the other CLI table)
 
-from mdmtheory.cli import COMMANDS, build_parser, main
+from mdmtheory.cli import COMMANDS, build_parser
 
 #: Longest time one call may take (the first calls import torch).
 CALL_SECONDS = 60.0
@@ -56,10 +53,6 @@ HOSTILE = {
     "folder for a file": "{dir}",
     "file for a folder": "{file}",
 }
-
-
-def _alarm(signum, frame):
-    raise Hang(f"call ran longer than {CALL_SECONDS} s")
 
 
 @pytest.fixture(scope="module")
@@ -212,26 +205,7 @@ def _names(line: str, opt: str) -> bool:
 def check(f, cmd, opt, kind, argv):
     root = f["root"]
     before = _tree(root)
-    out, err = io.StringIO(), io.StringIO()
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
-    cwd = os.getcwd()
-    os.chdir(root / "out")  # a default output lands in the test's folder
-    try:
-        with redirect_stdout(out), redirect_stderr(err):
-            try:
-                rc = main([*argv, "--quiet"])
-            except SystemExit as exc:  # argparse's own errors
-                rc = exc.code
-    except Hang:
-        pytest.fail(f"hung (> {CALL_SECONDS} s): {opt} = {kind}: {argv}")
-    except Exception as exc:  # noqa: BLE001 - any escape fails the contract
-        pytest.fail(f"{type(exc).__name__} escaped main for {opt} = {kind}: {exc!r}\nargv: {argv}")
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-        os.chdir(cwd)
-    text = err.getvalue()
+    rc, stdout, text = run_cli(argv, cwd=root / "out", seconds=CALL_SECONDS, what=f"{opt} = {kind}: {argv}")
     where = f"{cmd} {opt} = {kind} ({argv})"
     assert "Traceback" not in text, f"{where}\n{text}"
     if rc == 0:
@@ -241,13 +215,13 @@ def check(f, cmd, opt, kind, argv):
         _restore(root, before)
         if ok:
             return rc
-    assert rc == 2, f"{where}: exit code {rc}, expected 2\nstderr: {text}\nstdout: {out.getvalue()[:300]}"
+    assert rc == 2, f"{where}: exit code {rc}, expected 2\nstderr: {text}\nstdout: {stdout[:300]}"
     lines = text.strip().splitlines()
     assert len(lines) == 1, f"{where}: expected one line on stderr, got {lines}"
     head = f"mdmtheory {cmd}: error: "
     assert lines[0].startswith(head), f"{where}: {lines[0]!r}"
     assert _names(lines[0], opt), f"{where}: the error does not name {opt}: {lines[0]!r}"
-    assert out.getvalue() == "", f"{where}: printed on stdout although refused"
+    assert stdout == "", f"{where}: printed on stdout although refused"
     after = _tree(root)
     _restore(root, before)
     assert after == before, f"{where}: refused but left files behind or changed them"
