@@ -250,12 +250,16 @@ def joint_reference(p, thr, eth, max_post, temperature=1.0):
 JOINT = [(0.5, 0.0, 2), (0.6, 0.8, 16), (0.9, 0.5, 0), (0.3, 0.95, 3)]
 
 
-@pytest.mark.parametrize("p", LAWS[:2] + [mt.families.markov_chain([[0.85, 0.15], [0.25, 0.75]], 3)],
-                         ids=["dir4", "dir3K3", "markov3"])
-@pytest.mark.parametrize("thr, eth, post", JOINT)
-def test_joint_threshold_exact_chain_is_the_enumeration_of_the_files_step(p, thr, eth, post):
-    if p.K ** p.d * (p.K + 1) ** p.d > 5000 and post > 2:
-        pytest.skip("kept short")
+JOINT_LAWS = {"dir4": LAWS[0], "dir3K3": LAWS[1], "markov3": mt.families.markov_chain([[0.85, 0.15], [0.25, 0.75]], 3)}
+# each setting on one law by default, every other pair under -m slow
+JOINT_CASES = [pytest.param(name, *case, id=f"{name}-{case}",
+                            marks=() if i % len(JOINT_LAWS) == k else pytest.mark.slow)
+               for k, case in enumerate(JOINT) for i, name in enumerate(JOINT_LAWS)]
+
+
+@pytest.mark.parametrize("law, thr, eth, post", JOINT_CASES)
+def test_joint_threshold_exact_chain_is_the_enumeration_of_the_files_step(law, thr, eth, post):
+    p = JOINT_LAWS[law]
     sampler = JointThresholdSampler(thr, edit_threshold=eth, max_post_edit_steps=post, ties="lowest")
     ref, lost, fw = joint_reference(p, thr, eth, post)
     run = serving_run(p, sampler)
@@ -302,10 +306,11 @@ RULES = [EntropyThresholdPlanner(0.6), EBSamplingPlanner(0.4), HierarchyBlockPla
                                                                               max_post_edit_steps=2)]
 
 
-@pytest.mark.parametrize("rule", RULES, ids=lambda r: type(r).__name__)
+@pytest.mark.parametrize("rule", [pytest.param(r, id=type(r).__name__, marks=() if isinstance(
+    r, (JointThresholdSampler, FullAttnMultiBlockPlanner)) else pytest.mark.slow) for r in RULES])
 def test_monte_carlo_agrees_with_the_exact_law(rule):
     p = mt.families.markov_chain([[0.85, 0.15], [0.25, 0.75]], 4)
-    n = 20000
+    n = 10000
     run = serving_run(p, rule)
     sim = mt.simulate(p, None, rule, n=n, seed=4)
     _z_check(p, run.law, sim.samples, sim.lost, n)
