@@ -476,7 +476,7 @@ def _rule_run(p: Joint, rule) -> tuple:
     return run.law, run.expected_steps, "one forward per step"
 
 
-def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
+def _parallelism(p: Joint, Ts, names, rows, progress, rules=None) -> dict:
     """Accuracy vs parallelism (issue 20 §5): every (planner, setting) as expected tokens per
     forward d / E[forwards] and its exact KL; the frontier keeps the points no other point
     beats on both (more tokens per forward and no more KL). E[forwards] is the expected
@@ -489,7 +489,8 @@ def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
     and diffusers' LLaDA2Pipeline without a threshold both make T forwards, which
     ``SelectRun.expected_forwards`` counts) where its exact law is within its size limit; and
     the rules of :data:`PARALLELISM_RULES` (SGLang's dLLM rules by default, forwards as each
-    file's loop counts them) for (K+1)^d <= :data:`PARALLELISM_RULES_MAX_STATES`."""
+    file's loop counts them) for (K+1)^d <= :data:`PARALLELISM_RULES_MAX_STATES` (``rules``: another
+    such list in its place)."""
     from ..samplers import SampleThenSelectPlanner, ThresholdPlanner, exact_run, select_run
     from ..laws.families import product
     from ..samplers.select import MAX_SELECT_WORK, SELECT_PIPELINE, _work
@@ -531,7 +532,7 @@ def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
         skipped.append(f"sample-then-select at T = {', '.join(map(str, beyond))}: its exact law is beyond the size "
                        f"limit at K = {p.K}, d = {d} (mdmtheory.samplers.simulate estimates it)")
     if (p.K + 1) ** d <= PARALLELISM_RULES_MAX_STATES:
-        for name, setting, rule in PARALLELISM_RULES:
+        for name, setting, rule in (PARALLELISM_RULES if rules is None else rules):
             try:
                 law, forwards, pipeline = _rule_run(p, rule)
             except ValueError as err:  # the rule's own size limit
