@@ -958,7 +958,7 @@ def serving_settings():
         ("EntropyThreshold", "θ = 0.3", EntropyThresholdPlanner(0.3)),
         ("EBSampling", "γ = 0.15 (default)", EBSamplingPlanner(0.15)),
         ("EBSampling", "γ = 1", EBSamplingPlanner(1.0)),
-        ("HierarchyBlock", "τ = 0.9, sub-block 8 (default)", HierarchyBlockPlanner(0.9)),
+        ("HierarchyBlock", "τ = 0.9 (default), sub-block 2", HierarchyBlockPlanner(0.9, sub_block_size=2)),
         ("HierarchyBlock", "τ = 0.7, sub-block 3", HierarchyBlockPlanner(0.7, sub_block_size=3)),
         ("FullAttnMultiBlock", "θ = 0.4, block 2", FullAttnMultiBlockPlanner(0.4, block_size=2)),
         ("FullAttnMultiBlock", "θ = 0.2, block 3", FullAttnMultiBlockPlanner(0.2, block_size=3)),

@@ -84,7 +84,8 @@ from .kernel import (
 from .ties import check_ties, DEFAULT_TIES, TIE_TOL
 
 __all__ = ["EntropyThresholdPlanner", "EBSamplingPlanner", "HierarchyBlockPlanner", "FullAttnMultiBlockPlanner",
-           "JointThresholdSampler", "ServingRun", "serving_run", "SERVING_RULES", "SGLANG_SOURCES"]
+           "JointThresholdSampler", "ServingRun", "serving_run", "SERVING_RULES", "SGLANG_SOURCES",
+           "MAX_JOINT_WORK"]
 
 #: Where each rule was read: SGLang algorithm name -> (repository, file, commit).
 SGLANG_SOURCES = {
@@ -205,9 +206,12 @@ class HierarchyBlockPlanner(_Own):
     first position alone, drawn from :math:`p(x_j \mid x_A)`; it costs no forward. So forwards
     = (steps − (blocks − 1)) + blocks = steps + 1.
 
-    ``block_size`` None: one block of all d positions (SGLang's block is its ``block_size``,
-    full blocks only; a shorter last block or sub-block here is the obvious extension).
-    Defaults: threshold 0.9, sub-block 8 (the file's).
+    ``block_size`` None: one block of all d positions. SGLang's block is always its full
+    ``block_size`` and the file decodes ``block_size // sub_block_size`` sub-blocks, so only
+    a block that is a multiple of the sub-block is decoded completely (with d = 6 and the
+    default sub-block of 8 the file's loop would decode nothing); here a shorter last block or
+    sub-block is decoded too (the obvious extension). Defaults: threshold 0.9, sub-block 8
+    (the file's).
     """
 
     threshold: float = 0.9
@@ -339,7 +343,11 @@ class JointThresholdSampler(Record):
     (a repetition penalty, default 0 in the file) is not modelled. Defaults: threshold 0.5,
     edit_threshold 0, max_post_edit_steps 16 (the file's), temperature 1 (SGLang's file is
     greedy: ``temperature=0`` is it as read; at 1 it is the ``sample_block_tokens`` form of
-    SGLang's ``LowConfidence``, whose output law is not a point mass).
+    SGLang's ``LowConfidence``, whose output law is not a point mass). A sampling variant of
+    the pre-refactor file also exists (found in the code index without its repository; it
+    imports ``sample_from_logits_dllm``): it picks the mask-to-token positions by the arg-max
+    confidence and samples only their values, keeps the edits greedy, and samples the last
+    post-edit step from the summed logits; it is not modelled here.
 
     Exact law: :func:`serving_run` / ``mt.sampler_law(p, None, sampler)`` (a chain over
     (state, post-edit count) with every candidate vector per state, like the editing chain of

@@ -264,6 +264,7 @@ def test_joint_threshold_exact_chain_is_the_enumeration_of_the_files_step(law, t
     ref, lost, fw = joint_reference(p, thr, eth, post)
     run = serving_run(p, sampler)
     np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
+    np.testing.assert_allclose(mt.sampler_law(p, None, sampler).table, ref, atol=1e-12)
     assert run.lost == pytest.approx(lost, abs=1e-12)
     for f in range(run.forwards.shape[0]):
         assert run.forwards[f] == pytest.approx(fw.get(f, 0.0), abs=1e-12)
