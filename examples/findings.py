@@ -1005,7 +1005,12 @@ def serving() -> str:
                          f"{'yes' if front else 'no'} |")
             on.setdefault(r, 0)
             on[r] += front
-    jt = [kls["random"] for cells, _ in out.values() for r, s, kls, *_ in cells if r == "JointThreshold"]
+    jt = {s: [kls["random"] for cells, _ in out.values() for r, s2, kls, *_ in cells if r == "JointThreshold" and s2 == s]
+          for r, s, _ in serving_settings() if r == "JointThreshold"}
+    (s0, k0), (s1, k1) = jt.items()
+    exact_extra = sum(kls["random"] < 1e-12 and abs(fw - (d + 1)) < 1e-12
+                      for cells, _ in out.values() for _, _, kls, _, fw, _ in cells)
+    n_cells = sum(len(cells) for cells, _ in out.values())
     others = "; ".join(f"{law}: {', '.join(o)}" for law, (_, o) in out.items())
     head = _para(
         f"""**SGLang's dLLM decoding rules, exactly** (`mdmtheory.samplers.serving`, read from
@@ -1018,9 +1023,12 @@ def serving() -> str:
         planners draw each revealed value from p(x_j | x_A); JointThreshold draws a candidate
         at every position at temperature 1 (its file is greedy: one output). Points on the
         frontier per rule (of {2 * len(out)}): {', '.join(f'{r} {n}' for r, n in on.items())}.
-        JointThreshold's KL ranges {min(jt):.3f}–{max(jt):.3f}: its token-to-token edits
-        accept a candidate because it is likely, the selection bias of sample-then-select
-        applied to visible tokens. The rest of each frontier: {others}.""")
+        In {exact_extra} of {n_cells} cells a rule commits one token per step (KL 0) and pays
+        its file's final forward, d + 1 = {d + 1} forwards, one more than random order at T =
+        {d}. JointThreshold ({s0}: every differing candidate is accepted, simultaneous redraws
+        from the leave-one-out conditionals) has KL {min(k0):.3f}–{max(k0):.3f}; with {s1}
+        (only likely candidates, the selection bias of sample-then-select on visible tokens)
+        {min(k1):.3f}–{max(k1):.3f}. The rest of each frontier: {others}.""")
     return head + "\n\n" + "\n".join(lines)
 
 

@@ -471,8 +471,10 @@ def _joint_terms(S, C, vals, rev, post, sampler, Pf, d, K):
     return row, w, w0, cls, key
 
 
-#: Largest number of (state, candidate vector) terms one JointThreshold step may have.
-MAX_JOINT_WORK = 20_000_000
+#: Largest number of (state, candidate vector) terms one JointThreshold step may have (every
+#: state of the lattice live, each post-edit count, K^d candidates): d = 7 binary with a
+#: post-edit budget of 2, or d = 6 with the default 16, take about a second.
+MAX_JOINT_WORK = 2_000_000
 
 
 def _joint_run(p: Joint, sampler: JointThresholdSampler) -> "ServingRun":
