@@ -3,7 +3,7 @@ r"""The decoding rules of a serving engine: SGLang's dLLM algorithms, exactly.
 SGLang serves masked diffusion LLMs with ``--dllm-algorithm NAME`` and a YAML
 ``algorithm_config``; each algorithm is one file of ``python/sglang/srt/dllm/algorithm/`` whose
 class is registered under its class name (``__init__.py``: ``import_algorithms`` maps
-``module.Algorithm.__name__``). This module brings four of them into the exact engine, read
+``module.Algorithm.__name__``). This module brings five of them into the exact engine, read
 from ``sgl-project/sglang`` (file and commit below; the repository snapshot is too large to
 fetch whole, so each file was read at the commit named):
 
