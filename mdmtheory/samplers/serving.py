@@ -594,6 +594,6 @@ SERVING_RULES: tuple = (
     ("sglang_eb_sampling", "gamma = 0.15", EBSamplingPlanner(0.15)),
     ("sglang_hierarchy_block", "threshold = 0.9, sub-block 2", HierarchyBlockPlanner(0.9, sub_block_size=2)),
     ("sglang_full_attn_multi_block", "threshold = 0.4, block 2", FullAttnMultiBlockPlanner(0.4, block_size=2)),
-    ("sglang_joint_threshold", "threshold = 0.5, edit 0.9, T = 1",
+    ("sglang_joint_threshold", "threshold = 0.5, edit 0.9, 2 post-edit steps, T = 1",
      JointThresholdSampler(0.5, edit_threshold=0.9, max_post_edit_steps=2)),
 )
