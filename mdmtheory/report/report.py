@@ -1395,7 +1395,12 @@ def render_html(report: Report) -> str:
                      "sample-then-select at temperature 1 (T forwards in LLaDA's generate and in diffusers' "
                      "LLaDA2Pipeline; with a threshold diffusers' pipeline makes one more forward when the masks "
                      "run out before the last step, so a threshold saves forwards only by finishing at least two "
-                     "steps early). The frontier keeps the points that no other point beats with more tokens per "
+                     "steps early)"
+                     + ("; and the rules of PARALLELISM_RULES (SGLang's dLLM algorithms by default, their forwards "
+                        "as each engine's loop counts them for one block: " + html.escape(", ".join(sorted(
+                            {q["pipeline"] for q in par["points"] if q.get("pipeline", "").startswith("SGLang")})))
+                        + ")" if any(q.get("pipeline", "").startswith("SGLang") for q in par["points"]) else "")
+                     + ". The frontier keeps the points that no other point beats with more tokens per "
                      "forward and no more KL." + (f" ({html.escape(par['skipped'])}.)" if par.get("skipped") else "")
                      + "</p>")
         parts.append(_table(["planner", "setting", "tokens per forward", "exact KL"],
