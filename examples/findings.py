@@ -946,6 +946,92 @@ def revision() -> str:
         {len(names)} laws.""")
 
 
+def serving_settings():
+    """(rule, setting, object) of the serving-rules table: SGLang's defaults (tuned for
+    vocabularies of 10^5 tokens: at K = 2 an entropy is at most log 2 = 0.69 nats) and one
+    setting scaled to K = 2 each."""
+    from mdmtheory.samplers import (EBSamplingPlanner, EntropyThresholdPlanner, FullAttnMultiBlockPlanner,
+                                    HierarchyBlockPlanner, JointThresholdSampler)
+
+    return (
+        ("EntropyThreshold", "θ = 0.95 (default)", EntropyThresholdPlanner(0.95)),
+        ("EntropyThreshold", "θ = 0.3", EntropyThresholdPlanner(0.3)),
+        ("EBSampling", "γ = 0.15 (default)", EBSamplingPlanner(0.15)),
+        ("EBSampling", "γ = 1", EBSamplingPlanner(1.0)),
+        ("HierarchyBlock", "τ = 0.9 (default), sub-block 2", HierarchyBlockPlanner(0.9, sub_block_size=2)),
+        ("HierarchyBlock", "τ = 0.7, sub-block 3", HierarchyBlockPlanner(0.7, sub_block_size=3)),
+        ("FullAttnMultiBlock", "θ = 0.4, block 2", FullAttnMultiBlockPlanner(0.4, block_size=2)),
+        ("FullAttnMultiBlock", "θ = 0.2, block 3", FullAttnMultiBlockPlanner(0.2, block_size=3)),
+        ("JointThreshold", "τ = 0.5, edit 0, 16 post (default)", JointThresholdSampler()),
+        ("JointThreshold", "τ = 0.9, edit 0.9, 2 post", JointThresholdSampler(0.9, 0.9, 2)),
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def serving_numbers():
+    """Per sampler law at d = 6: for each serving setting, (KL per tie rule, lost, E[forwards],
+    on the report's frontier), and the frontier's other members."""
+    import dataclasses
+    from mdmtheory.report.report import _parallelism
+    from mdmtheory.samplers import serving_run
+
+    d, Ts, names = 6, list(range(1, 7)), ["random", "confidence"]
+    out = {}
+    for law, p in mt.families.sampler_laws(d).items():
+        rows = [[mt.kl(p, mt.sampler_law(p, mt.Schedule.constant(d, T), pl)) for pl in names] for T in Ts]
+        sets = serving_settings()
+        par = _parallelism(p, Ts, names, rows, lambda it, **kw: it,
+                           rules=[(f"{r}: {s}", s, obj) for r, s, obj in sets])
+        front = {q["planner"] for q in par["frontier"]}
+        cells = []
+        for r, s, obj in sets:
+            runs = {t: serving_run(p, dataclasses.replace(obj, ties=t)) for t in RULES}
+            cells.append((r, s, {t: mt.kl(p, v.law) for t, v in runs.items()}, runs["random"].lost,
+                          runs["random"].expected_forwards, f"{r}: {s}" in front))
+        others = [f"{q['planner']} {q['setting']}" for q in par["frontier"] if q["planner"] not in
+                  {f"{r}: {s}" for r, s, _ in sets}]
+        out[law] = (cells, others)
+    return d, out
+
+
+@region("serving", slow=True)
+def serving() -> str:
+    d, out = serving_numbers()
+    lines = ["  | law | rule | setting | KL | lost | E[forwards] | frontier |", "  |---|---|---|---|---|---|---|"]
+    on = {}
+    for law, (cells, _) in out.items():
+        for r, s, kls, lost, fw, front in cells:
+            lines.append(f"  | {law} | {r} | {s} | {_three(kls, '.4f')} | {lost:.2g} | {fw:.2f} | "
+                         f"{'yes' if front else 'no'} |")
+            on.setdefault(r, 0)
+            on[r] += front
+    jt = {s: [kls["random"] for cells, _ in out.values() for r, s2, kls, *_ in cells if r == "JointThreshold" and s2 == s]
+          for r, s, _ in serving_settings() if r == "JointThreshold"}
+    (s0, k0), (s1, k1) = jt.items()
+    exact_extra = sum(kls["random"] < 1e-12 and abs(fw - (d + 1)) < 1e-12
+                      for cells, _ in out.values() for _, _, kls, _, fw, _ in cells)
+    n_cells = sum(len(cells) for cells, _ in out.values())
+    others = "; ".join(f"{law}: {', '.join(o)}" for law, (_, o) in out.items())
+    head = _para(
+        f"""**SGLang's dLLM decoding rules, exactly** (`mdmtheory.samplers.serving`, read from
+        `sgl-project/sglang` `python/sglang/srt/dllm/algorithm/`, files and commits in
+        `docs/samplers.md`, "Serving-engine rules"), on the sampler laws at d = {d}: exact KL
+        (nats, as random / lowest / topk tie rule), lost mass, expected forwards as each file's loop
+        counts them for one block of d, and whether the point is on the report's
+        accuracy-vs-parallelism frontier (d / E[forwards] against KL, beside random order and
+        confidence at T = 1..{d}, Fast-dLLM's threshold rule and sample-then-select). The
+        planners draw each revealed value from p(x_j | x_A); JointThreshold draws a candidate
+        at every position at temperature 1 (its file is greedy: one output). Points on the
+        frontier per rule (of {2 * len(out)}): {', '.join(f'{r} {n}' for r, n in on.items())}.
+        In {exact_extra} of {n_cells} cells a rule commits one token per step (KL 0) and pays
+        its file's final forward, d + 1 = {d + 1} forwards, one more than random order at T =
+        {d}. JointThreshold ({s0}: every differing candidate is accepted, simultaneous redraws
+        from the leave-one-out conditionals) has KL {min(k0):.3f}–{max(k0):.3f}; with {s1}
+        (only likely candidates, the selection bias of sample-then-select on visible tokens)
+        {min(k1):.3f}–{max(k1):.3f}. The rest of each frontier: {others}.""")
+    return head + "\n\n" + "\n".join(lines)
+
+
 @functools.lru_cache(maxsize=None)
 def sampler_centric_numbers():
     """The example's run at its defaults (d = 256, n = 256, seeds as in the example)."""

@@ -60,6 +60,7 @@ from ..optimal.card import pareto_frontier
 from .plots import Z95  # one constant for the CIs of the record and of the figures
 from ..information.profile import Profile, information_profile
 from ..samplers import exact_run
+from ..samplers.serving import SERVING_RULES
 from ..schedules.plans import Schedule
 from ..schedules.families import cosine_schedule, geometric_schedule, loglinear_grid
 
@@ -403,6 +404,16 @@ PARALLELISM_THRESHOLDS = (0.5, 0.7, 0.8, 0.9, 0.95)
 #: full run on the exact engine's sparse chain (the five-letter words, 27^5 = 1.4e7 lattice
 #: entries: 1.7-4 s per threshold), so the engine's own limit.
 PARALLELISM_MAX_STATES = 1 << 25
+#: More points of the frontier: (name, setting, rule) for any rule that chooses its own step
+#: sizes — a position planner run with ``plan=None`` (forwards = its steps), a serving rule of
+#: :mod:`mdmtheory.samplers.serving` (forwards as its engine's loop counts them) or a sampler
+#: with its own exact run (``_exact_run(p)``: revising, speculative; forwards from its record).
+#: A simple list: add rules here. Run when (K+1)^d <= :data:`PARALLELISM_RULES_MAX_STATES`
+#: (and within the rule's own size limit; a rule beyond it is named in the skipped note).
+PARALLELISM_RULES: tuple = SERVING_RULES
+#: Largest (K+1)^d for which the report runs :data:`PARALLELISM_RULES` (d = 10 binary): each is
+#: a full exact run, and the report's default demo (the five-letter words, 27^5) stays as it was.
+PARALLELISM_RULES_MAX_STATES = 3**10
 
 
 def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCache) -> dict:
@@ -447,7 +458,25 @@ def _ties_line(p: Joint, Ts: list[int], planners, cache: _KLCache) -> dict:
     return {"depends": bool(depends), "T": T, "spread": spread, "text": text}
 
 
-def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
+def _rule_run(p: Joint, rule) -> tuple:
+    """(law, expected forwards, the loop they are counted in) of a :data:`PARALLELISM_RULES` rule."""
+    from ..samplers import exact_run
+    from ..samplers.serving import serving_run, SGLANG_SOURCES
+
+    algorithm = getattr(rule, "sglang_algorithm", "")
+    if algorithm:
+        r = serving_run(p, rule)
+        repo, path, commit = SGLANG_SOURCES[algorithm]
+        return r.law, r.expected_forwards, f"SGLang {algorithm} ({path.rsplit('/', 1)[-1]} @ {commit[:7]})"
+    if getattr(rule, "revises", False) or getattr(rule, "runs_itself", False):
+        r = rule._exact_run(p)
+        fw = getattr(r, "expected_forwards", None)
+        return r.law, float(r.forwards if fw is None else fw), getattr(r, "pipeline", None) or "the sampler's own loop"
+    run = exact_run(p, None, rule)
+    return run.law, run.expected_steps, "one forward per step"
+
+
+def _parallelism(p: Joint, Ts, names, rows, progress, rules=None) -> dict:
     """Accuracy vs parallelism (issue 20 §5): every (planner, setting) as expected tokens per
     forward d / E[forwards] and its exact KL; the frontier keeps the points no other point
     beats on both (more tokens per forward and no more KL). E[forwards] is the expected
@@ -458,7 +487,10 @@ def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
     its forwards are its steps, random: the exact law of the step count gives their mean);
     sample-then-select at temperature 1 (LLaDA's low_confidence; ML-GSAI/LLaDA generate.py
     and diffusers' LLaDA2Pipeline without a threshold both make T forwards, which
-    ``SelectRun.expected_forwards`` counts) where its exact law is within its size limit."""
+    ``SelectRun.expected_forwards`` counts) where its exact law is within its size limit; and
+    the rules of :data:`PARALLELISM_RULES` (SGLang's dLLM rules by default, forwards as each
+    file's loop counts them) for (K+1)^d <= :data:`PARALLELISM_RULES_MAX_STATES` (``rules``: another
+    such list in its place)."""
     from ..samplers import SampleThenSelectPlanner, ThresholdPlanner, exact_run, select_run
     from ..laws.families import product
     from ..samplers.select import MAX_SELECT_WORK, SELECT_PIPELINE, _work
@@ -499,6 +531,15 @@ def _parallelism(p: Joint, Ts, names, rows, progress) -> dict:
     if beyond:
         skipped.append(f"sample-then-select at T = {', '.join(map(str, beyond))}: its exact law is beyond the size "
                        f"limit at K = {p.K}, d = {d} (mdmtheory.samplers.simulate estimates it)")
+    if (p.K + 1) ** d <= PARALLELISM_RULES_MAX_STATES:
+        for name, setting, rule in (PARALLELISM_RULES if rules is None else rules):
+            try:
+                law, forwards, pipeline = _rule_run(p, rule)
+            except ValueError as err:  # the rule's own size limit
+                skipped.append(f"{name} ({setting}): {err}")
+                continue
+            pts.append({"planner": name, "setting": setting, "tokens_per_forward": d / forwards, "kl": kl(p, law),
+                        "lost": float(law.lost), "pipeline": pipeline})
     order = sorted(pts, key=lambda q: (-q["tokens_per_forward"], q["kl"]))
     front, best = [], float("inf")
     for q in order:  # from the most parallel down: keep a point when it lowers the best KL so far
@@ -1354,7 +1395,12 @@ def render_html(report: Report) -> str:
                      "sample-then-select at temperature 1 (T forwards in LLaDA's generate and in diffusers' "
                      "LLaDA2Pipeline; with a threshold diffusers' pipeline makes one more forward when the masks "
                      "run out before the last step, so a threshold saves forwards only by finishing at least two "
-                     "steps early). The frontier keeps the points that no other point beats with more tokens per "
+                     "steps early)"
+                     + ("; and the rules of PARALLELISM_RULES (SGLang's dLLM algorithms by default, their forwards "
+                        "as each engine's loop counts them for one block: " + html.escape(", ".join(sorted(
+                            {q["pipeline"] for q in par["points"] if q.get("pipeline", "").startswith("SGLang")})))
+                        + ")" if any(q.get("pipeline", "").startswith("SGLang") for q in par["points"]) else "")
+                     + ". The frontier keeps the points that no other point beats with more tokens per "
                      "forward and no more KL." + (f" ({html.escape(par['skipped'])}.)" if par.get("skipped") else "")
                      + "</p>")
         parts.append(_table(["planner", "setting", "tokens per forward", "exact KL"],

@@ -3,7 +3,7 @@
 Planners (:mod:`.planners`, :mod:`.adaptive`: which positions a step reveals), the exact law
 engine (:mod:`.engine` on :mod:`.kernel`, with the tie rules of :mod:`.ties`), the samplers
 that are not one planner (:mod:`.select`: sample-then-select; :mod:`.revise`: remasking,
-correctors, editing; :mod:`.speculative`: exact speculative sampling (ASSD); :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt),
+correctors, editing; :mod:`.speculative`: exact speculative sampling (ASSD); :mod:`.serving`: SGLang's dLLM decoding rules; :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt),
 Monte Carlo (:mod:`.simulate`), and what a run shows (:mod:`.diagnostics`, :mod:`.metrics`,
 :mod:`.spread`).
 """
@@ -19,6 +19,7 @@ from . import (
     randomized,
     revise,
     select,
+    serving,
     simulate as _simulate_module,
     speculative,
     spread,
@@ -33,6 +34,7 @@ from .prompted import *  # noqa: F401,F403
 from .randomized import *  # noqa: F401,F403
 from .revise import *  # noqa: F401,F403
 from .select import *  # noqa: F401,F403
+from .serving import *  # noqa: F401,F403
 from .simulate import *  # noqa: F401,F403
 from .speculative import *  # noqa: F401,F403
 from .spread import *  # noqa: F401,F403
@@ -48,6 +50,7 @@ __all__ = [
     *randomized.__all__,
     *prompted.__all__,
     *speculative.__all__,
+    *serving.__all__,
     *_simulate_module.__all__,
     *spread.__all__,
     *diagnostics.__all__,
