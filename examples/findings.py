@@ -630,11 +630,13 @@ def speculative_rows() -> list[tuple[str, str, str, str, str, str]]:
          "verified here for windows ≥ 2; refuted at window 1",
          f"max calls/d = {ratio['assd']:.3f}", "window 2: exactly d calls on every law",
          f"window 1: 2d − 1 calls on {'all' if w1_ok else 'NOT all'} {n_laws} pairs"),
-        ("Self-speculative MDM: exact, forwards = iterations ≤ d", "2510.03929 (abstract only)", "our reading",
+        ("Self-speculative MDM: exact, forwards = iterations ≤ d", "2510.03929 (abstract and opening only)", "our reading",
          f"max passes/d = {ratio['self_speculative']:.3f}", "window 1 (one token per pass)",
          "same law as ASSD (the same draft and verifier with true conditionals)"),
         ("Jiang–Haghtalab–Chen: revision samples even parity in O(1) rounds, frozen unmasking cannot "
-         "(AC0 predictor, no workspace)", "2512.25014 §4 (a secondary summary; the paper not read)", "our reading",
+         "(AC0 predictor, no workspace)",
+         "2512.25014 §4, Thm 4.5 (secondary: a notes summary and a third party's note; the paper not read)",
+         "our reading",
          f"frozen: {par[0][0]} steps at every d = 2..8; revision: 2 rounds",
          "Schedule((d−1, 1)); revision z_i = y_i ⊕ y_{i−1}",
          f"1 step: KL = log 2; revision exact at every d: {all(r[3] for r in par)}; the frozen last step "
