@@ -618,27 +618,36 @@ def _last_step_dependence(p):
     return sum(bool(np.any(np.abs(cond - np.flip(cond, axis=j)) > 1e-12)) for j in range(p.d - 1))
 
 
-@region("speculative")
-def speculative() -> str:
+def speculative_rows() -> list[tuple[str, str, str, str, str, str]]:
+    """Issue 28 items 9-10, one 6-tuple per statement (statement, place, status, tightness,
+    reached by, check), every number computed by :func:`speculative_numbers`."""
     worst_kl, ratio, w1_ok, n_laws, cells, parity = speculative_numbers()
     par = list(parity.values())
-    rows = [
+    return [
         ("ASSD samples the joint exactly", "2504.20456 (abstract); code 83a444d `speculative_decoding`", "verified here",
          f"max KL {worst_kl:.0e}", "every law (windows 2 and d)", f"{n_laws} (law, d) pairs, d = 3..8"),
         ("ASSD: model calls ≤ tokens (d)", "2504.20456 (abstract); calls as the code's `nfe_count`",
          "verified here for windows ≥ 2; refuted at window 1",
          f"max calls/d = {ratio['assd']:.3f}", "window 2: exactly d calls on every law",
          f"window 1: 2d − 1 calls on {'all' if w1_ok else 'NOT all'} {n_laws} pairs"),
-        ("Self-speculative MDM: exact, forwards = iterations ≤ d", "2510.03929 (abstract only)", "our reading",
+        ("Self-speculative MDM: exact, forwards = iterations ≤ d", "2510.03929 (abstract and opening only)", "our reading",
          f"max passes/d = {ratio['self_speculative']:.3f}", "window 1 (one token per pass)",
          "same law as ASSD (the same draft and verifier with true conditionals)"),
         ("Jiang–Haghtalab–Chen: revision samples even parity in O(1) rounds, frozen unmasking cannot "
-         "(AC0 predictor, no workspace)", "2512.25014 §4 (a secondary summary; the paper not read)", "our reading",
+         "(AC0 predictor, no workspace)",
+         "2512.25014 §4, Thm 4.5 (secondary: a notes summary and a third party's note; the paper not read)",
+         "our reading",
          f"frozen: {par[0][0]} steps at every d = 2..8; revision: 2 rounds",
          "Schedule((d−1, 1)); revision z_i = y_i ⊕ y_{i−1}",
          f"1 step: KL = log 2; revision exact at every d: {all(r[3] for r in par)}; the frozen last step "
          f"depends on d − 1 bits ({', '.join(str(r[4]) for r in par)}), a revision update on ≤ 2"),
     ]
+
+
+@region("speculative")
+def speculative() -> str:
+    worst_kl, ratio, w1_ok, n_laws, cells, parity = speculative_numbers()
+    rows = speculative_rows()
     table = "\n".join(["  | statement | place | status | tightness | reached by | check |",
                        "  |---|---|---|---|---|---|"] + [f"  | {' | '.join(r)} |" for r in rows])
     head = _para(

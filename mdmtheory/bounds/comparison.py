@@ -44,9 +44,11 @@ class ComparisonRow(Record):
 
     ``slack`` = bound / exact (1 when they are equal, including 0 = 0 and inf = inf; inf when
     exact = 0 < bound or bound = inf; 0 when exact = inf > bound; None for exact rows);
-    ``holds`` is None for exact and asymptotic rows; ``status`` is the bound's
+    ``holds`` is None for exact, asymptotic and reference rows (kind ``"reference"``: a cost
+    set beside the exact one for comparison, not a bound on it); ``status`` is the bound's
     :attr:`Bound.status` (``"paper"``, ``"paper, via summary"``, ``"our reading"``,
-    ``"derived here"``; ``"exact"`` for exact rows).
+    ``"derived here"``; ``"exact"`` for exact rows; a speculative sampler's rows carry the
+    status docs/theory.md §8 gives them, ``"verified here"`` included).
     """
 
     name: str
@@ -157,6 +159,59 @@ def _step_rows(p: Joint, planner) -> list[ComparisonRow]:
     return rows
 
 
+#: docs/theory.md §8: the status of each speculative statement, by scheme
+_SPECULATIVE_STATUS = {
+    "assd": {"exact": "verified here", "calls": "our reading"},
+    "self_speculative": {"exact": "our reading", "calls": "our reading"},
+}
+_SPECULATIVE_SOURCE = {
+    "assd": "Guo & Ermon, arXiv 2504.20456 (abstract); code gabeguo/any-order-speculative-decoding@83a444d",
+    "self_speculative": "Campbell et al., arXiv 2510.03929 (abstract and opening)",
+}
+
+
+def _speculative_rows(p: Joint, sampler, scale: float):
+    """The exact law of a :class:`~mdmtheory.samplers.SpeculativeSampler` and its rows
+    (docs/theory.md §8): exactness (KL = 0), the expected and largest number of model calls,
+    calls <= d (the abstract's "upper bounded by the number of tokens"), and the rejection
+    sampler's expected proposals E[M] >= e^TC (Zhang et al., :func:`rejection_cost`) beside the
+    expected calls."""
+    from ..samplers.speculative import speculative_run  # deferred, as compare's exact_run
+
+    run = speculative_run(p, sampler)
+    kl_exact = _kl(p, run.law)
+    status, source = _SPECULATIVE_STATUS[sampler.scheme], _SPECULATIVE_SOURCE[sampler.scheme]
+    exact_b = Bound("speculative_exact", 0.0, "kl", source, "KL(p||q) = 0: speculation samples the joint exactly")
+    calls = "model calls (nfe_count)" if sampler.scheme == "assd" else "forward passes (one per iteration)"
+    ef, mf, d = float(run.expected_forwards), float(run.max_forwards), float(p.d)
+    em = float(rejection_cost(p))
+    rows = [
+        ComparisonRow("expected_forwards", "exact", "forwards", ef, None, None, None,
+                      f"E[{calls}] (samplers.speculative_run)", "exact"),
+        ComparisonRow("max_forwards", "exact", "forwards", mf, None, None, None,
+                      f"largest count of {calls} with positive probability", "exact"),
+        ComparisonRow("speculative_exact", "upper", "kl", 0.0, kl_exact, None,
+                      exact_b.holds(kl_exact, scale=scale), source, status["exact"]),
+        ComparisonRow("speculative_calls_le_d", "upper", "max_forwards", d, mf, _slack(d, mf), d >= mf,
+                      source + ": calls <= tokens (d)", status["calls"]),
+        ComparisonRow("rejection_vs_speculative", "reference", "expected_forwards", em, ef, _slack(em, ef), None,
+                      "rejection from the product of marginals: E[M] proposals (Zhang et al.; >= e^TC)",
+                      "verified here"),
+    ]
+    return run.law, kl_exact, rows
+
+
+def _law_rows(p: Joint, scale: float) -> list[ComparisonRow]:
+    """The rows about the law alone: H(0,1) <= min(TC, DTC), the DHW26 sandwich and bounds, ZYB26."""
+    prof = as_profile(p)
+    H01 = _ugc(prof, 0.0, 1.0)
+    dhw = effective_total_correlation(prof)
+    lo, hi = dhw_sandwich(prof)
+    return [_row(ugc_total_bound(prof), H01, scale), _row(lo, dhw, scale), _row(hi, dhw, scale),
+            _row(dhw_tc_bound(prof), dhw, scale), _row(dhw26_dimension_bound(p), dhw, scale),
+            _row(zyb26_verification_lower(p), rejection_cost(p), scale)]
+
+
 def compare(p, plan, planner: str = "random") -> Comparison:
     r"""Exact KL, path KL and every applicable bound for one law and one plan.
 
@@ -197,7 +252,16 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     Fast-dLLM++ Lemma A.1 and Theorem 4.1 (:func:`~mdmtheory.bounds.fastdllm.statement_checks`),
     each with the worst case's bound and exact value; the greedy statements are of kind
     ``"implication"`` (value 0, exact the smallest mode gap among the certified sets, slack None),
-    listed only when some committed set meets their hypothesis. The exact row ``reverse_kl`` is KL(q‖p) of the output
+    listed only when some committed set meets their hypothesis. Speculative rows (planner a
+    :class:`~mdmtheory.samplers.SpeculativeSampler`, ``plan=None``; docs/theory.md §8): the exact
+    rows ``kl`` and ``reverse_kl`` of its output law, ``expected_forwards`` and ``max_forwards``
+    (model calls as the scheme counts them), ``speculative_exact`` (KL = 0, within the tolerance
+    above; slack None: the bound is 0), ``speculative_calls_le_d`` (largest count <= d; fails
+    for ASSD at window 1, 2d − 1 calls) and ``rejection_vs_speculative`` (kind ``"reference"``: the rejection sampler's
+    E[M] proposals, :func:`rejection_cost`, beside the expected calls; slack = their ratio),
+    then the law rows; no ``path_kl`` (a speculative run reveals a random number of positions
+    per iteration, chosen by the values: no fixed-set reference path to compare with) and so
+    no data processing row. The exact row ``reverse_kl`` is KL(q‖p) of the output
     law (inf when q puts mass off p's support). ZC26's rates (:func:`zc26_rates`) are for
     random-size schedules, a plan kind compare does not take yet, so they are not listed.
     """
@@ -205,6 +269,24 @@ def compare(p, plan, planner: str = "random") -> Comparison:
 
     if not isinstance(p, Joint):
         raise ValueError(f"p: compare needs a mdmtheory.Joint (exact output law), got {type(p).__name__}")
+    from ..samplers.speculative import SpeculativeSampler
+
+    if isinstance(planner, SpeculativeSampler):
+        if plan is not None:
+            raise ValueError(f"plan: a SpeculativeSampler carries no plan (its window sets what it drafts); pass "
+                             f"plan=None, got {type(plan).__name__}")
+        scale = p.d * math.log(p.K)
+        law, kl_exact, spec = _speculative_rows(p, planner, scale)
+        rkl, _ = _reverse_kl(p, law)
+        rows = [
+            ComparisonRow("kl", "exact", "kl", kl_exact, None, None, None, "exact output law (samplers.speculative_run)",
+                          "exact"),
+            ComparisonRow("reverse_kl", "exact", "reverse_kl", rkl, None, None, None,
+                          "KL(q||p) of the output law (inf off p's support; ZYB26 claim (2))", "exact"),
+            *spec,
+        ]
+        rows += _law_rows(p, scale)
+        return Comparison(rows=tuple(rows), plan=None, planner=repr(planner), law=law)
     self_sized = plan is None and not isinstance(planner, str) and getattr(planner, "needs_schedule", True) is False
     if not (isinstance(plan, (Schedule, Grid)) or self_sized):
         raise ValueError(f"plan: expected a mdmtheory.Schedule or Grid (None only with a planner that chooses its own "
@@ -248,15 +330,7 @@ def compare(p, plan, planner: str = "random") -> Comparison:
             rows.append(_row(w26_proposition1_dp_lower(prof, block, N), w26_block_objective_min(prof, block, N).value, scale))
             rows.append(_row(optimal_grid_error_lower(prof, block, N), path, scale))
             rows.append(_row(w26_theorem3(prof, N, start=t0, stop=tN), None, scale))
-    H01 = _ugc(prof, 0.0, 1.0)
-    dhw = effective_total_correlation(prof)
-    rows.append(_row(ugc_total_bound(prof), H01, scale))
-    lo, hi = dhw_sandwich(prof)
-    rows.append(_row(lo, dhw, scale))
-    rows.append(_row(hi, dhw, scale))
-    rows.append(_row(dhw_tc_bound(prof), dhw, scale))
-    rows.append(_row(dhw26_dimension_bound(p), dhw, scale))
-    rows.append(_row(zyb26_verification_lower(p), rejection_cost(p), scale))
+    rows += _law_rows(p, scale)
     if _planner_name(planner) in _STEP_RULES and p.d <= 8:
         rows += _step_rows(p, planner)
     return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner),

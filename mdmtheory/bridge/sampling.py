@@ -13,16 +13,31 @@ planners, Bernoulli grids, random step sizes, sample-then-select — and the rev
 take the same object (``RemaskingSampler(...).simulate(model_law(model, d), n=, seed=)``).
 On an :class:`ExactModel` of a full-support law the samples follow the exact sampler law
 (tested against it by z-score).
+
+:func:`speculative_sample` drives the speculative samplers of
+:mod:`mdmtheory.samplers.speculative` (ASSD, Guo & Ermon arXiv 2504.20456; self-speculative
+masked diffusion, Campbell et al. arXiv 2510.03929) with the model as drafter and verifier and
+counts the model's calls per sample: per iteration one call on the revealed state (the
+draft's one-token conditionals) and, when the window W' >= 2, one call on the W' − 1 partial
+sequences (revealed, y_1..y_{i−1}), i = 2..W', as one batch (the sequential conditionals the
+verifier needs; ASSD's any-subset model computes them in one pass, a masked model in one
+batch). For every window W >= 2 this is ASSD's count (its code's ``nfe_count``), so on an
+:class:`ExactModel` the law of ``calls`` is ``speculative_run(p, SpeculativeSampler("assd",
+W)).forwards`` whatever the scheme; ``forwards`` is the scheme's own count (one pass per
+iteration for the self-speculative model, whose causal head a masked model does not have).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
+from .._estimate import Record
 from .._validate import int_arg
 from .model import ModelOracle
 
-__all__ = ["model_law", "sample"]
+__all__ = ["model_law", "sample", "speculative_sample", "SpeculativeSimulation"]
 
 
 class _ModelLaw(ModelOracle):
@@ -45,3 +60,30 @@ def sample(model, d: int, plan=None, planner="random", *, n: int, seed: int):
     from ..samplers import simulate
 
     return simulate(model_law(model, d), plan, planner, n=n, seed=seed)
+
+
+@dataclass(frozen=True, eq=False)
+class SpeculativeSimulation(Record):
+    """:func:`speculative_sample`'s draws: ``samples`` (n, d), ``lost`` (n,), ``forwards`` (n,):
+    the scheme's count (``SpeculativeSampler.cost``), ``calls`` (n,): the model calls each sample
+    took (module docstring), ``scheme``."""
+
+    samples: np.ndarray
+    lost: np.ndarray
+    forwards: np.ndarray
+    calls: np.ndarray
+    scheme: str
+
+
+def speculative_sample(model, d: int, sampler=None, *, n: int, seed: int) -> SpeculativeSimulation:
+    """n samples of a :class:`~mdmtheory.samplers.SpeculativeSampler` (default ASSD, full
+    window) drafted and verified by ``model`` on sequences of length ``d``, with each sample's
+    model calls counted (module docstring)."""
+    from ..samplers.speculative import SpeculativeSampler
+
+    if sampler is None:
+        sampler = SpeculativeSampler()
+    if not isinstance(sampler, SpeculativeSampler):
+        raise ValueError(f"sampler: expected a mdmtheory.samplers.SpeculativeSampler, got {type(sampler).__name__}")
+    x, lost, forwards, calls = sampler.simulate(model_law(model, d), n=n, seed=seed)
+    return SpeculativeSimulation(samples=x, lost=lost, forwards=forwards, calls=calls, scheme=sampler.scheme)

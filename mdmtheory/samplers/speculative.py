@@ -140,7 +140,15 @@ class SpeculativeSampler(Record):
 
     # -- Monte Carlo -------------------------------------------------------------------------
     def simulate(self, p, *, n: int, seed: int):
-        """n samples from any conditional oracle: (samples (n, d), lost (n,), forwards (n,))."""
+        r"""n samples from any conditional oracle: (samples (n, d), lost (n,), forwards (n,),
+        calls (n,)). ``forwards`` counts as the scheme does (:meth:`cost`); ``calls`` counts the
+        oracle's invocations that included the sample: per iteration one draft call and, when
+        the window W' >= 2, one call for the W' - 1 sequential conditionals
+        :math:`p_i(\cdot \mid y_{<i})`, i = 2..W', stacked into one batch (an any-subset model
+        gives them in one pass; a masked model, e.g. one driven by :mod:`mdmtheory.bridge`, takes
+        the W' - 1 partial sequences as one batch). :math:`p_1 = q_1` needs no call. So
+        ``calls`` = ASSD's ``forwards`` for every window W >= 2 (and d at W = 1, where ASSD's
+        code spends 2d - 1)."""
         from ..laws.oracles import _inverse_cdf, as_oracle
         from .simulate import _check_n_seed
 
@@ -153,6 +161,7 @@ class SpeculativeSampler(Record):
         x = np.zeros((n, d), dtype=np.int64)
         done = np.zeros(n, dtype=np.int64)  # revealed prefix length of the order
         forwards = np.zeros(n, dtype=np.int64)
+        calls = np.zeros(n, dtype=np.int64)
         lost = np.zeros(n, dtype=bool)
         while True:
             live = np.flatnonzero((done < d) & ~lost)
@@ -160,31 +169,42 @@ class SpeculativeSampler(Record):
                 break
             for m in np.unique(done[live]):
                 rows = live[done[live] == m]
+                r = rows.size
                 w = min(W, d - m)
                 pos = order[m:m + w]
-                rv = np.zeros((rows.size, d), dtype=bool)
+                rv = np.zeros((r, d), dtype=bool)
                 rv[:, order[:m]] = True
                 q = oracle.conditionals(x[rows], rv)[:, pos, :]  # (r, w, K): the drafts' laws
+                calls[rows] += 1
                 if not np.all(np.isfinite(q)) or np.any(q.sum(axis=-1) <= 0):  # pragma: no cover
                     lost[rows] = True
                     continue
-                y = _inverse_cdf(q, rng.random((rows.size, w)))
+                y = _inverse_cdf(q, rng.random((r, w)))
                 xd = x[rows].copy()
                 xd[:, pos] = y
-                going = np.ones(rows.size, dtype=bool)
-                reached = np.zeros(rows.size, dtype=np.int64)
+                # the targets p_i(. | y_<i), i = 2..w, from one stacked call (row k, i at k*(w-1) + i-2)
+                target = q.copy()
+                if w > 1:
+                    rvs = np.repeat(rv, w - 1, axis=0)
+                    for i in range(1, w):
+                        rvs[i - 1::w - 1, pos[:i]] = True
+                    out = oracle.conditionals(np.repeat(xd, w - 1, axis=0), rvs).reshape(r, w - 1, d, -1)
+                    target[:, 1:, :] = out[:, np.arange(w - 1), pos[1:], :]
+                    calls[rows] += 1
+                    if not np.all(np.isfinite(target)) or np.any(target.sum(axis=-1) <= 0):  # pragma: no cover
+                        lost[rows] = True
+                        continue
+                going = np.ones(r, dtype=bool)
+                reached = np.zeros(r, dtype=np.int64)
+                idx = np.arange(r)
                 for i in range(w):
-                    rvi = rv.copy()
-                    rvi[:, pos[:i]] = True
-                    target = oracle.conditionals(xd, rvi)[:, pos[i], :] if i else q[:, 0, :]
-                    r = np.arange(rows.size)
-                    qi, pi = q[r, i, y[:, i]], target[r, y[:, i]]
+                    qi, pi = q[idx, i, y[:, i]], target[idx, i, y[:, i]]
                     with np.errstate(divide="ignore", invalid="ignore"):
                         ratio = np.where(qi > 0, pi / np.where(qi > 0, qi, 1.0), 0.0)
-                    accept = rng.random(rows.size) < np.minimum(1.0, ratio)
+                    accept = rng.random(r) < np.minimum(1.0, ratio)
                     rej = going & ~accept
                     if rej.any():
-                        res = np.maximum(target[rej] - q[rej, i, :], 0.0)
+                        res = np.maximum(target[rej, i, :] - q[rej, i, :], 0.0)
                         res = res / res.sum(axis=-1, keepdims=True)
                         xd[np.flatnonzero(rej), pos[i]] = _inverse_cdf(res, rng.random(int(rej.sum())))
                     reached[going] = i + 1
@@ -192,7 +212,7 @@ class SpeculativeSampler(Record):
                 x[rows] = xd
                 forwards[rows] += self.cost(d - m)
                 done[rows] = m + reached
-        return x, lost, forwards
+        return x, lost, forwards, calls
 
 
 @dataclass(frozen=True, eq=False)

@@ -389,6 +389,8 @@ def test_optimal_error_can_sit_below_c_over_n():
         assert B.w26_block_objective_min(p, (1 / 3, 2 / 3), n).value == pytest.approx(math.expm1(2 * LOG2 / n) * _repeated3_H(1 / 3, 2 / 3), rel=1e-12)
 
 
+@pytest.mark.slow  # ~4 s (nested quadrature, N = 128); default twins: tests/optimal/test_optimal.py::
+# test_theorem3_n_times_optimal_error_converges_to_half_p_ugc, the compare row's holds None (test_compare_grid_table)
 def test_theorem3_is_asymptotic_and_converges():
     """N times the error of the equal-sqrt(h')-mass grid tends to P_ugc / 2 (W26 Thm 3;
     that grid is asymptotically optimal); the Bound is flagged asymptotic (no verdict)."""

@@ -99,6 +99,8 @@ def test_group_from_env_closes_the_group_it_creates(monkeypatch, fail):
     assert not torch.distributed.is_initialized()
 
 
+@pytest.mark.slow  # ~10 s (torchrun, two processes); default twin: test_two_gloo_processes_equal_one (every
+# estimator sharded over two real processes equals one) and the CLI estimate tests in one process
 def test_estimate_command_under_torchrun_equals_one_process(tmp_path, monkeypatch, capsys):
     """The user's path: ``torchrun --nproc_per_node 2 -m mdmtheory estimate ...`` (gloo on CPU)."""
     import json

@@ -102,6 +102,7 @@ def test_not_run_snippet_compiles_and_its_mdmtheory_names_exist(f, line, code):
             assert hasattr(mod, n) or importlib.util.find_spec(f"{module}.{n}"), f"{module}.{n}"
 
 
+@pytest.mark.slow  # ~6 s (a pytest subprocess); default twin: the same snippet runs in-process in test_snippet_runs_as_printed
 def test_given_snippet_runs_under_plain_pytest(tmp_path):
     """As a user runs it: its own file, its own folder (an empty pytest.ini pins the rootdir
     there), no conftest of ours, hypothesis' default settings but what the snippet sets."""

@@ -243,6 +243,8 @@ def test_sampler_centric(capsys):
     assert "can lie above its own interval" in text
 
 
+@pytest.mark.slow  # ~5 s; default twins of what it checks: tests/samplers/test_kernel.py::test_chain_under_vmap_equals_a_loop
+# (vmap = a loop) and ::test_chain_kl_value_and_gradient (grad = finite differences)
 def test_kl_sweep(capsys):
     out, text = _run("kl_sweep", capsys)
     assert out["err_loop"] < 1e-12  # vmap over the family = a loop of exact_run on mt.families.ising_chain

@@ -228,6 +228,7 @@ OVERRIDES: dict[str, dict] = {
         "estimate": lambda: __import__("mdmtheory.bridge", fromlist=["x"]).estimate_profile(
             _masked(), SAMPLES, n_per_level=8), "n_resamples": lambda: 4},
     "bridge.sample": {"model": _masked},
+    "bridge.speculative_sample": {"model": _masked, "sampler": lambda: mt.samplers.SpeculativeSampler("assd", 2)},
     "bridge.uniforms": {"stream": lambda: 0, "index": lambda: np.arange(3), "width": lambda: 4},
     "data.load_sequences": {"path": _sequences_file},
     "data.read_npy": {"path": _npy},
@@ -398,7 +399,7 @@ RESULT_RECORDS = frozenset({
     "bounds.BlockAllocation", "bounds.Bound", "bounds.Comparison", "bounds.ComparisonRow", "bounds.StatementCheck",
     "bounds.ZC26Check",
     "bridge.DyadicModelEstimate", "bridge.FactorizationEstimate", "bridge.PathEstimate",
-    "bridge.PlanComparison", "bridge.ScheduleEstimate", "data.Dataset", "data.TokenizedData",
+    "bridge.PlanComparison", "bridge.ScheduleEstimate", "bridge.SpeculativeSimulation", "data.Dataset", "data.TokenizedData",
     "design.BlockCertificate", "design.Certificate", "design.Design", "design.Memorization",
     "information.DyadicEstimate", "information.Lemma1", "information.ProfileEstimate",
     "laws.InformationProfileEstimate", "optimal.BlockCandidate", "optimal.BlockDesign",

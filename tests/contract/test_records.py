@@ -206,6 +206,7 @@ def _builders(tmp_path):
     b["InformationCorrelation"] = lambda: __import__("mdmtheory.bridge.attention", fromlist=["f"]) \
         .attention_information_correlation(_trace(), p)
     b["PathEstimate"] = lambda: _bridge().estimate_path_cross_entropy(_exact_model(), x, plan, n=8)
+    b["SpeculativeSimulation"] = lambda: _bridge().speculative_sample(_exact_model(), 4, None, n=8, seed=0)
     b["PlanComparison"] = lambda: _bridge().compare_plans(_exact_model(), x, [plan, mt.Schedule([1, 3])], n=8)
     b["ScheduleEstimate"] = lambda: _bridge().optimal_schedule_estimate(
         _bridge().estimate_profile(_exact_model(), x, n_per_level=8), 2, n_resamples=4)

@@ -450,6 +450,9 @@ def _brute_step_costs(phi, sizes):
     return out
 
 
+@pytest.mark.slow  # ~15 s (3524-word support); default twins: test_frontier_is_the_brute_force_optimum_and_below_card_families,
+# test_recommended_is_the_fewest_steps_meeting_the_target (brute force on the fixture law) and the `demo` region of
+# docs/guide.md (tests/contract/test_docs.py), which renders these numbers
 def test_default_demo_budget_beats_every_family_by_brute_force():
     """The default report (five-letter words, T = DEFAULT_RECOMMEND_STEPS): the optimum found by
     enumerating every schedule of T steps differs from the constant one and beats constant,

@@ -131,6 +131,9 @@ def test_stochastic_planner_with_value_dependent_weights(K, d, seed, zeros):
     assert run.reveal_steps.sum() <= d + 1e-12
 
 
+@pytest.mark.slow  # ~7 s (compiling the eager chain); default twins: tests/samplers/test_sampler_kl.py::
+# test_exact_run_backends_agree (numpy = JAX kernel) and ::test_planners_and_errors, test_ties.py::
+# test_sampler_kl_follows_the_tie_rule (the JAX chain of adaptive planners = the numpy law)
 @pytest.mark.parametrize("planner", ["confidence", "margin", "left_to_right"])
 def test_chain_apply_numpy_equals_jax(planner):
     t = random_table(2, 6, 3, zeros=0.2)

@@ -246,3 +246,41 @@ def test_cost_scheme_and_order_refuse_bad_values_by_name():
     for order in [(0.7, 1.2), (True, False), ("0", "1"), 5]:
         with pytest.raises(ValueError, match=r"^order: "):
             SpeculativeSampler("assd", order=order)
+
+
+def _rejection_proposals(table):
+    """E[M] of rejection sampling x ~ p from the product of its marginals q with the tight
+    envelope M = max_x p(x)/q(x): the expected number of proposals is M (from the definition)."""
+    d = table.ndim
+    margs = [table.sum(axis=tuple(j for j in range(d) if j != i)) for i in range(d)]
+    best = 0.0
+    for x in itertools.product(range(table.shape[0]), repeat=d):
+        if table[x] > 0:
+            best = max(best, table[x] / math.prod(margs[i][x[i]] for i in range(d)))
+    return best
+
+
+@pytest.mark.parametrize("scheme, W", [("assd", None), ("assd", 1), ("assd", 2), ("self_speculative", 2)])
+def test_compare_rows_for_a_speculative_sampler(scheme, W):
+    """mt.compare(p, None, sampler): KL 0, E[calls] and max calls as the authors' loop counts
+    them (brute force above), calls <= d failing only at ASSD's window 1 (2d - 1 calls), and the
+    rejection sampler's E[M] beside E[calls]."""
+    p = families.dirichlet(4, 2, alpha=0.4, seed=5)
+    s = SpeculativeSampler(scheme, W)
+    cmp = mt.compare(p, None, s)
+    _, fw = brute_force(p.table, tuple(range(4)), W or 4, scheme)
+    ef = sum(c * m for c, m in fw.items())
+    mf = max(c for c, m in fw.items() if m > 1e-15)
+    assert cmp.kl < 1e-12 and cmp.row("speculative_exact").holds
+    assert cmp.row("expected_forwards").value == pytest.approx(ef, abs=1e-12)
+    assert cmp.row("max_forwards").value == mf
+    le_d = cmp.row("speculative_calls_le_d")
+    assert (le_d.value, le_d.exact, le_d.holds) == (4.0, mf, mf <= 4)
+    assert le_d.holds is not (scheme == "assd" and W == 1)
+    ref = cmp.row("rejection_vs_speculative")
+    assert ref.value == pytest.approx(_rejection_proposals(p.table), rel=1e-10) and ref.holds is None
+    assert ref.exact == pytest.approx(ef, abs=1e-12)
+    assert cmp.row("speculative_exact").status == ("verified here" if scheme == "assd" else "our reading")
+    assert "path_kl" not in cmp.names and "zyb26_verification_lower" in cmp.names
+    with pytest.raises(ValueError, match="^plan: "):
+        mt.compare(p, mt.Schedule((2, 2)), s)
