@@ -735,7 +735,8 @@ def jys_rows() -> list[tuple[str, str, str, str, str, str]]:
         ("JYS KLUB ≥ path KL ≥ KL (masked, Euler steps, exact conditionals)",
          "2410.07761 (abstract); code 3de34f6 `jys.py`, `ddms/sedd.py`", "our reading",
          f"path KL/KLUB ≤ {pk:.4f}, KL/KLUB ≤ {kk:.4f}",
-         f"{pr['law']}, {pr['grid']} (d = {pr['d']}, K = {pr['K']})",
+         f"{pr['law']}, one step (d = {pr['d']}, K = {pr['K']}); KL: the same at d = {kr['d']}, K = {kr['K']} "
+         "(KL where (2K+1)^d ≤ 2^22)",
          f"{'holds' if holds else 'FAILS'} on {n_cells} (law, grid) cells; KLUB = path KL + d Σ τ exactly"),
         ("KLUB's slack d Σ τ is law-free: KLUB/KL unbounded", "derived here (Girsanov, frozen rates)",
          "derived here", f"min KLUB/path KL = {mn:.4f}", f"{mr['law']}, {mr['grid']} (d = {mr['d']}, K = {mr['K']})",
@@ -825,7 +826,7 @@ def duel_rows() -> list[tuple[str, str, str, str, str, str]]:
     return [
         ("DUEL: Σ log p(x_j ∣ x_A) along a deterministic planner's path = log q(x) of its sampler",
          "2603.01367 (abstract); code 0afae1c `exact_likelihood.py`", "our reading",
-         f"identity: max ∣Δ log q∣ = {worst:.1e}", "—",
+         "identity: max ∣Δ log q∣ " + ("< 1e-12" if worst < 1e-12 else f"= {worst:.1e}"), "—",
          f"holds for every x: {n_seq} (law, planner, schedule, x) cases, fixed tie rules"),
         ("… only when the tie rule is fixed (`lowest`, `topk`)", "derived here", "derived here", "—",
          "Markov chain (0.9/0.3), d = 4, sizes (2, 2), confidence",

@@ -155,3 +155,31 @@ def test_bad_arguments_are_refused_by_name():
         jys_gain(LAW, 0.2, 0.5, 0.1)
     with pytest.raises(ValueError, match="grid"):
         jys_klub(LAW, mt.Schedule((3,)))
+
+
+def _stored():
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "tightness" / "summary_jys.tsv"
+    lines = [ln.split("\t") for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
+    return [dict(zip(lines[0], ln)) for ln in lines[1:]]
+
+
+def test_stored_klub_tightness_is_the_repeated_symbol_closed_form():
+    """benchmarks/tightness_jys.py's largest path KL/KLUB at every (d, K) is one step on the
+    repeated symbol: path KL = TC = (d - 1) log K (to O(1e-5)), KLUB = TC + d tau(1, 1e-5), tau = (1 - u^2)/2
+    - u log(1/u) (the Girsanov timing term written out here); recomputed for d <= 4 from the law."""
+    u = 1e-5
+    tau = (1 - u * u) / 2 - u * math.log(1 / u)
+    rows = [r for r in _stored() if r["target"] == "path_over_klub"]
+    assert {(int(r["d"]), int(r["K"])) for r in rows} == {(d, K) for d in range(3, 9) for K in (2, 3, 4)}
+    for r in rows:
+        d, K = int(r["d"]), int(r["K"])
+        tc = (d - 1) * math.log(K)
+        assert (r["law"], r["grid"]) == (f"repeated(K={K})", "uniform N=1")
+        # the grid stops at 1 - 1e-5 (the rest is the exact completion): path KL = TC - O(1e-5)
+        assert float(r["best_ratio"]) == pytest.approx(tc / (tc + d * tau), abs=5e-5)
+        if d <= 4:
+            p = mt.families.repeated(d, K)
+            g = mt.Grid((0.0, 1 - u))
+            assert engine_path_kl(p, g.times) / jys_klub(p, g).value == pytest.approx(float(r["best_ratio"]), abs=2e-6)
