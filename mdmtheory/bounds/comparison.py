@@ -161,7 +161,7 @@ def _step_rows(p: Joint, planner) -> list[ComparisonRow]:
 
 
 #: DUEL rows walk every sequence: laws with at most this many (K**d)
-DUEL_MAX_SEQUENCES = 4096
+DUEL_MAX_SEQUENCES = 64
 _DUEL = ("DUEL, Turok, De Sa & Kuleshov, arXiv 2603.01367 (abstract; giladturok/duel-code@0afae1c "
          "exact_likelihood.py): log q(x) = sum of log p(x_j | x_A) along the planner's path")
 
@@ -169,8 +169,9 @@ _DUEL = ("DUEL, Turok, De Sa & Kuleshov, arXiv 2603.01367 (abstract; giladturok/
 def _duel_rows(p: Joint, plan, planner, kl_exact: float, tie_mass: float, scale: float) -> list[ComparisonRow]:
     """DUEL's likelihood as an identity: its NLL minus H(p) against the exact KL, for planners
     deterministic given x_A (:mod:`mdmtheory.samplers.likelihood`). A planner with
-    ``ties="random"`` that split a tie is scored under torch.topk's rule, as DUEL's code does:
-    the row then describes another sampler (holds None, name ``duel_likelihood_topk``)."""
+    ``ties="random"`` that split a tie is scored under the fixed lowest-index rule (DUEL's code
+    uses torch.topk's; "lowest" needs no torch): the row then describes another sampler (holds
+    None, name ``duel_likelihood_lowest``)."""
     import dataclasses
 
     from ..samplers.adaptive import _Deterministic
@@ -182,11 +183,11 @@ def _duel_rows(p: Joint, plan, planner, kl_exact: float, tie_mass: float, scale:
         return []
     split = getattr(obj, "ties", None) == "random" and tie_mass > 0
     if getattr(obj, "ties", None) == "random":
-        obj = dataclasses.replace(obj, ties="topk")
+        obj = dataclasses.replace(obj, ties="lowest")
     t = p.table[p.table > 0]
     value = duel_nll(p, obj, plan) + float(np.sum(t * np.log(t)))
     holds = None if split else bool(abs(value - kl_exact) <= HOLD_RTOL * max(abs(value), abs(kl_exact), scale))
-    return [ComparisonRow("duel_likelihood_topk" if split else "duel_likelihood", "identity", "kl", value, kl_exact,
+    return [ComparisonRow("duel_likelihood_lowest" if split else "duel_likelihood", "identity", "kl", value, kl_exact,
                           _slack(value, kl_exact), holds, _DUEL, OUR_READING)]
 
 
@@ -232,10 +233,10 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     ``"implication"`` (value 0, exact the smallest mode gap among the certified sets, slack None),
     listed only when some committed set meets their hypothesis. Grid rows also carry JYS's KLUB
     (:func:`~mdmtheory.bounds.jys.jys_klub`, Girsanov and code forms, against the path KL); a
-    planner deterministic given x_A (fixed order or scored, K**d <= 4096) carries DUEL's
+    planner deterministic given x_A (fixed order or scored, K**d <= 64: the row walks every sequence) carries DUEL's
     likelihood (row ``duel_likelihood``, kind ``"identity"``: its expected NLL minus H(p)
-    against the exact KL; under ``ties="random"`` with a split tie ``duel_likelihood_topk``,
-    holds None: DUEL's code scores torch.topk's sampler). The exact row ``reverse_kl`` is KL(q‖p) of the output
+    against the exact KL; under ``ties="random"`` with a split tie ``duel_likelihood_lowest``,
+    holds None: a fixed tie rule scores another sampler). The exact row ``reverse_kl`` is KL(q‖p) of the output
     law (inf when q puts mass off p's support). ZC26's rates (:func:`zc26_rates`) are for
     random-size schedules, a plan kind compare does not take yet, so they are not listed.
     """

@@ -76,7 +76,7 @@ def test_duel_is_the_exact_law_of_every_deterministic_planner(p):
     -inf exactly where q(x) = 0 — for fixed orders and scored rules with a fixed tie rule."""
     cases = [(LeftToRightPlanner(), mt.Schedule((2,) + (1,) * (p.d - 2))),
              (ConfidencePlanner(ties="lowest"), mt.Schedule((p.d - 1, 1))),
-             (MarginPlanner(ties="topk"), mt.Schedule((1,) * p.d)),
+             (MarginPlanner(ties="lowest"), mt.Schedule((1,) * p.d)),
              (EntropyPlanner(ties="lowest"), mt.Schedule((1, p.d - 1))),
              (ThresholdPlanner(0.6, ties="lowest"), None)]
     for planner, plan in cases:
@@ -92,29 +92,31 @@ def test_duel_nll_is_entropy_plus_kl_and_ranks_like_the_kl():
     ranking of samplers is the exact KL ranking of the samplers it describes."""
     p = mt.families.markov_chain(np.array([[0.9, 0.1], [0.3, 0.7]]), 4)
     r = mt.families.dirichlet(4, 2, alpha=2.0, seed=1)
-    pl, plan = ConfidencePlanner(ties="topk"), mt.Schedule((2, 2))
+    pl, plan = ConfidencePlanner(ties="lowest"), mt.Schedule((2, 2))
     for data in (p, r):
         H = -float(np.sum(data.table * np.log(data.table)))
         q = exact_run(p, plan, pl).law
         assert duel_nll(p, pl, plan, data=data) == pytest.approx(H + mt.kl(data, q), rel=1e-12)
     cands = [(f"{pl.name}{s}", pl, mt.Schedule(s)) for s in [(2, 2), (1, 3)]
              for pl in (LeftToRightPlanner(), EntropyPlanner())]
-    rk = duel_ranking(p, cands)
+    rk = duel_ranking(p, cands, ties="lowest")  # "topk" imports torch: the slow findings region runs it
     assert rk.agree
     np.testing.assert_allclose(np.array(rk.nll) - rk.entropy, rk.kl, atol=1e-12)
 
 
 def test_random_ties_break_the_identity_on_the_markov_chain():
     """Under the package's default ties='random' the sampler mixes over tie resolutions: DUEL
-    (torch.topk's resolution) refuses x whose path splits a tie, and its likelihood is then that
-    of another sampler. Markov chain P = [[.9,.1],[.3,.7]], d = 4, confidence, sizes (2, 2):
-    KL 0.2721 under topk ties (equal to left-to-right's: DUEL cannot tell them apart), 0.0689
+    (torch.topk's resolution; here the lowest-index rule, which gives the same sets on this law
+    and needs no torch) refuses x whose path splits a tie, and its likelihood is then that of
+    another sampler. Markov chain P = [[.9,.1],[.3,.7]], d = 4, confidence, sizes (2, 2):
+    KL 0.2721 under a fixed tie rule (equal to left-to-right's: DUEL cannot tell them apart), 0.0689
     under random ties (four times better than left-to-right)."""
     p = mt.families.markov_chain(np.array([[0.9, 0.1], [0.3, 0.7]]), 4)
     plan = mt.Schedule((2, 2))
     with pytest.raises(ValueError, match="ties"):
         duel_log_likelihood(p, (0, 0, 0, 0), ConfidencePlanner(), plan)
-    rk = duel_ranking(p, [("left_to_right", LeftToRightPlanner(), plan), ("confidence", ConfidencePlanner(), plan)])
+    rk = duel_ranking(p, [("left_to_right", LeftToRightPlanner(), plan), ("confidence", ConfidencePlanner(), plan)],
+                      ties="lowest")
     assert rk.kl[1] == pytest.approx(0.27212, abs=5e-5) and rk.kl_own[1] == pytest.approx(0.06891, abs=5e-5)
     assert rk.nll[0] == pytest.approx(rk.nll[1], abs=1e-12) and rk.kl[0] == pytest.approx(rk.kl[1], abs=1e-12)
     assert rk.by_kl_own == ("confidence", "left_to_right")
@@ -130,3 +132,14 @@ def test_non_deterministic_planners_and_bad_input_are_refused():
         duel_log_likelihood(p, (0, 0, 0), LeftToRightPlanner(), None)
     with pytest.raises(ValueError, match="ties"):
         duel_ranking(p, [("c", ConfidencePlanner(), mt.Schedule((3,)))], ties="random")
+
+
+def test_compare_carries_the_duel_identity():
+    """compare's row duel_likelihood: DUEL's NLL minus H(p) = the exact KL for a fixed tie rule;
+    with ties='random' and a split tie the row is duel_likelihood_lowest and has no verdict."""
+    p = mt.families.markov_chain(np.array([[0.9, 0.1], [0.3, 0.7]]), 4)
+    plan = mt.Schedule((2, 2))
+    row = mt.compare(p, plan, ConfidencePlanner(ties="lowest")).row("duel_likelihood")
+    assert row.holds and row.value == pytest.approx(row.exact, rel=1e-12) and row.status == "our reading"
+    row = mt.compare(p, plan, ConfidencePlanner()).row("duel_likelihood_lowest")
+    assert row.holds is None and row.value == pytest.approx(0.27212, abs=5e-5) and row.exact == pytest.approx(0.06891, abs=5e-5)
