@@ -143,7 +143,8 @@ def test_code_search_is_not_the_path_kl_optimum():
     opt = mt.optimal.optimal_grid(p, 2, start=s.grid.times[0], stop=s.grid.times[-1])
     jp, op = engine_path_kl(p, s.grid.times), engine_path_kl(p, opt.times)
     assert jp > op + 0.01
-    assert 1 - opt.times[1] == pytest.approx(0.25, abs=1e-3)
+    assert s.times[1] == pytest.approx(0.332, abs=5e-4) and jp == pytest.approx(0.4188, abs=5e-5)
+    assert 1 - opt.times[1] == pytest.approx(0.25, abs=1e-3) and op == pytest.approx(0.4007, abs=5e-5)
 
 
 def test_bad_arguments_are_refused_by_name():
@@ -183,3 +184,11 @@ def test_stored_klub_tightness_is_the_repeated_symbol_closed_form():
             p = mt.families.repeated(d, K)
             g = mt.Grid((0.0, 1 - u))
             assert engine_path_kl(p, g.times) / jys_klub(p, g).value == pytest.approx(float(r["best_ratio"]), abs=2e-6)
+
+
+def test_compare_lists_the_klub_rows_for_grids():
+    c = mt.compare(LAW, mt.Grid((0.0, 0.5, 0.9)))
+    for name in ("jys_klub_girsanov", "jys_klub_code"):
+        row = c.row(name)
+        assert row.holds and row.exact == pytest.approx(c.path_kl, rel=1e-9) and row.status == "our reading"
+    assert c.row("jys_klub_code").value > c.row("jys_klub_girsanov").value > c.path_kl

@@ -120,6 +120,7 @@ def test_random_ties_break_the_identity_on_the_markov_chain():
     assert rk.kl[1] == pytest.approx(0.27212, abs=5e-5) and rk.kl_own[1] == pytest.approx(0.06891, abs=5e-5)
     assert rk.nll[0] == pytest.approx(rk.nll[1], abs=1e-12) and rk.kl[0] == pytest.approx(rk.kl[1], abs=1e-12)
     assert rk.by_kl_own == ("confidence", "left_to_right")
+    assert rk.kl[0] / rk.kl_own[1] > 3.9  # "four times better"
 
 
 def test_non_deterministic_planners_and_bad_input_are_refused():
