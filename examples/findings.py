@@ -683,6 +683,191 @@ def speculative() -> str:
     return head + "\n\n" + table + "\n\n" + "\n".join(lines) + "\n\n" + textwrap.indent(tail, "  ")
 
 
+
+# -- Jump Your Steps (issue 28 item 6) and DUEL (item 7) ---------------------------------------
+JYS_LAWS = {
+    "parity, d = 4": lambda: mt.families.parity(4),
+    "Markov chain (stay 0.9), d = 6": lambda: mt.families.markov_chain([[0.9, 0.1], [0.1, 0.9]], 6),
+    "Dirichlet(0.3), d = 5, K = 3": lambda: mt.families.dirichlet(5, 3, alpha=0.3, seed=0),
+}
+FINDINGS_HEADER = ["  | statement | place | status | tightness (max ratio over laws) | reached by | check |",
+                   "  |---|---|---|---|---|---|"]
+
+
+@functools.lru_cache(maxsize=None)
+def jys_numbers():
+    """JYS's grid (the code's search, exact gain) against optimal_grid and the uniform grid on
+    a few laws, N = 2, 4 steps: path KL, output-law KL, KLUB; the parity(4) two-step split;
+    the stored tightness rows (benchmarks/tightness_jys.py)."""
+    from mdmtheory.bounds import jys_klub, jys_schedule
+    from mdmtheory.optimal import optimal_grid, optimal_schedule
+
+    cells, holds = {}, True
+    for name, make in JYS_LAWS.items():
+        p = make()
+        for N in (2, 4):
+            s = jys_schedule(p, N)
+            r0, rN = s.grid.times[0], s.grid.times[-1]
+            grids = {"jys": s.grid, "optimal": optimal_grid(p, N, start=r0, stop=rN), "uniform": mt.Grid.uniform(N, r0, rN)}
+            row = {}
+            for g, grid in grids.items():
+                pk = mt.path_kl(p, grid)
+                kl = mt.kl(p, mt.sampler_law(p, grid))
+                kb = jys_klub(p, grid).value
+                holds = holds and kb >= pk >= kl - 1e-12
+                row[g] = (pk, kl, kb)
+            card = optimal_schedule(mt.information_profile(p), N)
+            row["card"] = (mt.path_kl(p, card), mt.kl(p, mt.sampler_law(p, card)), None)
+            cells[name, N] = row
+    par = mt.families.parity(4)
+    s = jys_schedule(par, 2)
+    o = optimal_grid(par, 2, start=s.grid.times[0], stop=s.grid.times[-1])
+    split = (s.times[1], mt.path_kl(par, s.grid), 1 - o.times[1], mt.path_kl(par, o))
+    prod = jys_schedule(mt.families.product([[0.2, 0.8]] * 4), 2).times[1]
+    return cells, holds, split, prod, _tsv("summary_jys.tsv")
+
+
+def _best(rows, target, agg=max):
+    vals = [(float(r["best_ratio"]), r) for r in rows if r["target"] == target and r["best_ratio"] != "nan"]
+    return agg(vals, key=lambda v: v[0])
+
+
+def jys_rows() -> list[tuple[str, str, str, str, str, str]]:
+    """The findings-table rows of Jump Your Steps (issue 28 item 6)."""
+    cells, holds, split, prod, tight = jys_numbers()
+    pk, pr = _best(tight, "path_over_klub")
+    kk, kr = _best(tight, "kl_over_klub")
+    mn, mr = _best(tight, "klub_over_path_min", min)
+    jp, jr = _best(tight, "jys_over_optimal_path")
+    jk, jkr = _best(tight, "jys_over_optimal_kl")
+    ds = sorted({int(r["d"]) for r in tight})
+    n_cells = sum(len(v) for v in cells.values())
+    return [
+        ("JYS KLUB ≥ path KL ≥ KL (masked, Euler steps, exact conditionals)",
+         "2410.07761 (abstract); code 3de34f6 `jys.py`, `ddms/sedd.py`", "our reading",
+         f"path KL/KLUB ≤ {pk:.4f}, KL/KLUB ≤ {kk:.4f}",
+         f"{pr['law']}, one step (d = {pr['d']}, K = {pr['K']}); KL: the same at d = {kr['d']}, K = {kr['K']} "
+         "(KL where (2K+1)^d ≤ 2^22)",
+         f"{'holds' if holds else 'FAILS'} on {n_cells} (law, grid) cells; KLUB = path KL + d Σ τ exactly"),
+        ("KLUB's slack d Σ τ is law-free: KLUB/KL unbounded", "derived here (Girsanov, frozen rates)",
+         "derived here", f"min KLUB/path KL = {mn:.4f}", f"{mr['law']}, {mr['grid']} (d = {mr['d']}, K = {mr['K']})",
+         "product laws: path KL = 0 < KLUB"),
+        ("JYS's search (the code's gain, exact model) finds the best grid", "`main.py` (Euler branch)", "our reading",
+         f"JYS/optimal path KL up to {jp:.3f}, output KL up to {jk:.3f}",
+         f"{jr['law']}, {jr['grid']} (d = {jr['d']}, K = {jr['K']})",
+         f"no: parity(4), N = 2 splits at t = {split[0]:.3f} (path KL {split[1]:.4f}), optimum t = {split[2]:.3f} "
+         f"({split[3]:.4f}); product law: t = {prod:.3f} ≈ 1/e"),
+    ]
+
+
+@region("jys")
+def jys() -> str:
+    cells, holds, split, prod, tight = jys_numbers()
+    ds = sorted({int(r["d"]) for r in tight})
+    Ks = sorted({int(r["K"]) for r in tight})
+    table = "\n".join(FINDINGS_HEADER + [f"  | {' | '.join(r)} |" for r in jys_rows()])
+    head = _para(
+        f"""**Jump Your Steps: its KL upper bound and its schedule search, exact** (arXiv
+        2410.07761; the paper's text beyond the abstract could not be read: the formulas are the
+        authors' code, `enkeejunior1/jump-your-steps` at 3de34f6; places, statuses and tests in
+        `docs/theory.md` §13). With exact conditionals the masked Euler/τ-leaping schedule is the
+        package's Bernoulli grid at reveal times 1 − t, and the KLUB (the CTMC Girsanov KL with the
+        rates frozen at each step's start) is the exact path KL plus d Σ τ(t_k, t_(k+1)), a term
+        that does not depend on the law; the code's gain, which the search maximizes, carries the
+        same law-free term d (t2 − t3) log(t1/t2). Tightness: `benchmarks/tightness_jys.py` over
+        a fixed set of laws and grids at d = {ds[0]}..{ds[-1]}, K = {Ks[0]}..{Ks[-1]} (no optimizer
+        over laws: a small budget), stored in `benchmarks/tightness/summary_jys.tsv`.""")
+    lines = ["  | law | N | path KL: JYS / optimal / uniform | output KL: JYS / optimal / uniform | KLUB of JYS "
+             "| card optimum: path KL, KL |",
+             "  |---|---|---|---|---|---|"]
+    for (name, N), row in cells.items():
+        lines.append(f"  | {name} | {N} | " + " / ".join(f"{row[g][0]:.4f}" for g in ("jys", "optimal", "uniform"))
+                     + " | " + " / ".join(f"{row[g][1]:.4f}" for g in ("jys", "optimal", "uniform"))
+                     + f" | {row['jys'][2]:.4f} | {row['card'][0]:.4f}, {row['card'][1]:.4f} |")
+    worse = sum(row["jys"][0] > row["optimal"][0] + 1e-9 for row in cells.values())
+    card = sum(row["card"][1] < row["jys"][1] - 1e-12 for row in cells.values())
+    tail = _para(
+        f"""JYS's grid against the package's `optimal_grid` (same end points, least path KL), the
+        uniform grid, and the optimal card schedule with the same number of steps
+        (`optimal_schedule`: fixed counts, random order), every KL exact (nats): JYS's path KL
+        is above the grid optimum in {worse} of {len(cells)} (law, N) cells, and the card optimum
+        has a lower output-law KL than JYS's grid in {card} of {len(cells)}.""", bullet=False)
+    return head + "\n\n" + table + "\n\n" + textwrap.indent(tail, "  ") + "\n\n" + "\n".join(lines)
+
+
+DUEL_LAWS = {
+    "Markov chain (0.9/0.3), d = 4": lambda: mt.families.markov_chain([[0.9, 0.1], [0.3, 0.7]], 4),
+    "Ising chain (J = 0.8, h = 0.2), d = 4": lambda: mt.families.ising_chain(4, 0.8, 0.2),
+    "noisy repeated bit (0.1), d = 4": lambda: mt.families.noisy_repeated_bit(4, 0.1),
+    "Dirichlet(0.5), d = 3, K = 3": lambda: mt.families.dirichlet(3, 3, alpha=0.5, seed=2),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def duel_numbers():
+    """DUEL's log q(x) against the engine's exact law (every x, fixed tie rules), and the
+    rankings of four planners x two schedules by DUEL's NLL (topk ties) and by the exact KL of
+    the samplers with their own (random) ties."""
+    from mdmtheory.samplers import (ConfidencePlanner, EntropyPlanner, LeftToRightPlanner, MarginPlanner,
+                                    duel_log_likelihoods, duel_ranking, exact_run)
+
+    worst, n_seq, rankings = 0.0, 0, {}
+    for name, make in DUEL_LAWS.items():
+        p = make()
+        sch = [mt.Schedule((2,) * (p.d // 2) + (1,) * (p.d % 2)), mt.Schedule((p.d - 1, 1))]
+        for pl in (LeftToRightPlanner(), ConfidencePlanner(ties="topk"), MarginPlanner(ties="lowest"),
+                   EntropyPlanner(ties="topk")):
+            for plan in sch:
+                lq = duel_log_likelihoods(p, pl, plan)
+                q = exact_run(p, plan, pl).law.table
+                fin = q > 0
+                assert np.array_equal(np.isneginf(lq), ~fin)
+                worst = max(worst, float(np.max(np.abs(lq[fin] - np.log(q[fin])))))
+                n_seq += q.size
+        cands = [(f"{pl.name}{plan.sizes}", pl, plan) for plan in sch
+                 for pl in (LeftToRightPlanner(), ConfidencePlanner(), MarginPlanner(), EntropyPlanner())]
+        rankings[name] = duel_ranking(p, cands)
+    return worst, n_seq, rankings
+
+
+def duel_rows() -> list[tuple[str, str, str, str, str, str]]:
+    """The findings-table rows of DUEL (issue 28 item 7)."""
+    worst, n_seq, rankings = duel_numbers()
+    agree = sum(r.agree for r in rankings.values())
+    own = sum(r.by_nll == r.by_kl_own for r in rankings.values())
+    mk = rankings["Markov chain (0.9/0.3), d = 4"]
+    i = mk.labels.index("confidence(2, 2)")
+    j = mk.labels.index("left_to_right(2, 2)")
+    return [
+        ("DUEL: Σ log p(x_j ∣ x_A) along a deterministic planner's path = log q(x) of its sampler",
+         "2603.01367 (abstract); code 0afae1c `exact_likelihood.py`", "our reading",
+         "identity: max ∣Δ log q∣ " + ("< 1e-12" if worst < 1e-12 else f"= {worst:.1e}"), "—",
+         f"holds for every x: {n_seq} (law, planner, schedule, x) cases, fixed tie rules"),
+        ("… only when the tie rule is fixed (`lowest`, `topk`)", "derived here", "derived here", "—",
+         "Markov chain (0.9/0.3), d = 4, sizes (2, 2), confidence",
+         f"random ties: KL {mk.kl_own[i]:.4f}; DUEL scores topk's sampler, KL {mk.kl[i]:.4f} "
+         f"(= left-to-right's {mk.kl[j]:.4f})"),
+        ("DUEL ranks samplers like the exact KL", "2603.01367 (abstract)", "derived here",
+         "identity (NLL = H + KL)", "—",
+         f"same ranking on {agree} of {len(rankings)} laws (same tie rule); the ranking of the random-tie "
+         f"samplers differs on {len(rankings) - own} of {len(rankings)}"),
+    ]
+
+
+@region("duel", slow=True)
+def duel() -> str:
+    table = "\n".join(FINDINGS_HEADER + [f"  | {' | '.join(r)} |" for r in duel_rows()])
+    head = _para(
+        f"""**DUEL: the exact likelihood of a deterministic planner** (arXiv 2603.01367; read: the
+        abstract, the project page and the authors' code `giladturok/duel-code`; places,
+        statuses and tests in `docs/theory.md` §14). `samplers.duel_log_likelihood` runs DUEL's
+        loop with a law's exact conditionals as the model; it is checked against the exact
+        engine's output law on every sequence of {', '.join(DUEL_LAWS)} for left-to-right,
+        confidence, margin and entropy planners (sizes (2, 2) or (2, 1) and (d − 1, 1)). The
+        rankings are of those four planners on both schedules, by DUEL's expected NLL (torch.topk's
+        ties, as DUEL's code) and by the exact KL.""")
+    return head + "\n\n" + table
+
 # -- planners, samplers ----------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=None)

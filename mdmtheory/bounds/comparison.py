@@ -9,15 +9,18 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from .._estimate import Record
 from ..information.divergence import kl as _kl
 from ..information.ugc import as_profile, effective_total_correlation, log_odds, _ugc
 from ..laws.joint import Joint
 from ..schedules.plans import Grid, Schedule
-from ._core import Bound, DERIVED, _is_geometric
+from ._core import Bound, DERIVED, HOLD_RTOL, OUR_READING, _is_geometric
 from .derived import optimal_grid_error_lower, riemann_bound
 from .dhw26 import dhw26_dimension_bound, dhw_sandwich, dhw_tc_bound
 from .fastdllm import IMPLICATION, statement_checks as _statement_checks
+from .jys import jys_klub
 from .lc25 import lc25_bound, lc25_lower_our_reading, worst_path_kl
 from .pb25 import COMPARE_MAX_D as _PB25_MAX_D, pb25_partition_lower, pb25_schedule_lower
 from .w26 import (
@@ -212,6 +215,37 @@ def _law_rows(p: Joint, scale: float) -> list[ComparisonRow]:
             _row(zyb26_verification_lower(p), rejection_cost(p), scale)]
 
 
+#: DUEL rows walk every sequence: laws with at most this many (K**d)
+DUEL_MAX_SEQUENCES = 64
+_DUEL = ("DUEL, Turok, De Sa & Kuleshov, arXiv 2603.01367 (abstract; giladturok/duel-code@0afae1c "
+         "exact_likelihood.py): log q(x) = sum of log p(x_j | x_A) along the planner's path")
+
+
+def _duel_rows(p: Joint, plan, planner, kl_exact: float, tie_mass: float, scale: float) -> list[ComparisonRow]:
+    """DUEL's likelihood as an identity: its NLL minus H(p) against the exact KL, for planners
+    deterministic given x_A (:mod:`mdmtheory.samplers.likelihood`). A planner with
+    ``ties="random"`` that split a tie is scored under the fixed lowest-index rule (DUEL's code
+    uses torch.topk's; "lowest" needs no torch): the row then describes another sampler (holds
+    None, name ``duel_likelihood_lowest``)."""
+    import dataclasses
+
+    from ..samplers.adaptive import _Deterministic
+    from ..samplers.likelihood import duel_nll
+    from ..samplers.planners import resolve_planner
+
+    obj = resolve_planner(planner)
+    if not isinstance(obj, _Deterministic) or isinstance(plan, Grid) or p.K ** p.d > DUEL_MAX_SEQUENCES:
+        return []
+    split = getattr(obj, "ties", None) == "random" and tie_mass > 0
+    if getattr(obj, "ties", None) == "random":
+        obj = dataclasses.replace(obj, ties="lowest")
+    t = p.table[p.table > 0]
+    value = duel_nll(p, obj, plan) + float(np.sum(t * np.log(t)))
+    holds = None if split else bool(abs(value - kl_exact) <= HOLD_RTOL * max(abs(value), abs(kl_exact), scale))
+    return [ComparisonRow("duel_likelihood_lowest" if split else "duel_likelihood", "identity", "kl", value, kl_exact,
+                          _slack(value, kl_exact), holds, _DUEL, OUR_READING)]
+
+
 def compare(p, plan, planner: str = "random") -> Comparison:
     r"""Exact KL, path KL and every applicable bound for one law and one plan.
 
@@ -261,7 +295,12 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     E[M] proposals, :func:`rejection_cost`, beside the expected calls; slack = their ratio),
     then the law rows; no ``path_kl`` (a speculative run reveals a random number of positions
     per iteration, chosen by the values: no fixed-set reference path to compare with) and so
-    no data processing row. The exact row ``reverse_kl`` is KL(q‖p) of the output
+    no data processing row. Grid rows also carry JYS's KLUB
+    (:func:`~mdmtheory.bounds.jys.jys_klub`, Girsanov and code forms, against the path KL); a
+    planner deterministic given x_A (fixed order or scored, K**d <= 64: the row walks every sequence) carries DUEL's
+    likelihood (row ``duel_likelihood``, kind ``"identity"``: its expected NLL minus H(p)
+    against the exact KL; under ``ties="random"`` with a split tie ``duel_likelihood_lowest``,
+    holds None: a fixed tie rule scores another sampler). The exact row ``reverse_kl`` is KL(q‖p) of the output
     law (inf when q puts mass off p's support). ZC26's rates (:func:`zc26_rates`) are for
     random-size schedules, a plan kind compare does not take yet, so they are not listed.
     """
@@ -322,6 +361,8 @@ def compare(p, plan, planner: str = "random") -> Comparison:
         rows.append(_row(pb25_partition_lower(p, cuts), kl_exact, scale))
     elif isinstance(plan, Grid):
         rows.append(_row(w26_theorem1(prof, plan), path, scale))
+        rows.append(_row(jys_klub(prof, plan), path, scale))
+        rows.append(_row(jys_klub(prof, plan, form="code"), path, scale))
         t0, tN, N = plan.times[0], plan.times[-1], plan.steps
         if _is_geometric(plan) and N >= float(log_odds(tN) - log_odds(t0)):
             rows.append(_row(w26_corollary1(prof, plan), path, scale))
@@ -333,5 +374,6 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     rows += _law_rows(p, scale)
     if _planner_name(planner) in _STEP_RULES and p.d <= 8:
         rows += _step_rows(p, planner)
+    rows += _duel_rows(p, plan, planner, kl_exact, run.tie_mass, scale)
     return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner),
                       law=run.law)

@@ -1,7 +1,8 @@
 """Samplers: how a masked diffusion model generates, exactly and by Monte Carlo.
 
 Planners (:mod:`.planners`, :mod:`.adaptive`: which positions a step reveals), the exact law
-engine (:mod:`.engine` on :mod:`.kernel`, with the tie rules of :mod:`.ties`), the samplers
+engine (:mod:`.engine` on :mod:`.kernel`, with the tie rules of :mod:`.ties`), DUEL's exact likelihood of a
+deterministic planner (:mod:`.likelihood`), the samplers
 that are not one planner (:mod:`.select`: sample-then-select; :mod:`.revise`: remasking,
 correctors, editing; :mod:`.speculative`: exact speculative sampling (ASSD); :mod:`.serving`: SGLang's dLLM decoding rules; :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt),
 Monte Carlo (:mod:`.simulate`), and what a run shows (:mod:`.diagnostics`, :mod:`.metrics`,
@@ -13,6 +14,7 @@ from . import (
     diagnostics,
     engine,
     kernel,
+    likelihood,
     metrics,
     planners,
     prompted,
@@ -28,6 +30,7 @@ from . import (
 from .adaptive import *  # noqa: F401,F403
 from .diagnostics import *  # noqa: F401,F403
 from .engine import *  # noqa: F401,F403
+from .likelihood import *  # noqa: F401,F403
 from .metrics import *  # noqa: F401,F403
 from .planners import *  # noqa: F401,F403
 from .prompted import *  # noqa: F401,F403
@@ -45,6 +48,7 @@ __all__ = [
     *planners.__all__,
     *adaptive.__all__,
     *engine.__all__,
+    *likelihood.__all__,
     *select.__all__,
     *revise.__all__,
     *randomized.__all__,

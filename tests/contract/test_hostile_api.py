@@ -356,6 +356,16 @@ OVERRIDES.update({
     "samplers.FrechetPlanner.count": {"sorted_conf": _SORTED_CONF, "n_free": lambda: np.array([[3], [2]])},
 })
 
+_L2R = lambda: mt.samplers.LeftToRightPlanner()  # noqa: E731
+OVERRIDES.update({  # issue 28 items 6-7: Jump Your Steps, DUEL
+    "bounds.jys_gain": {"t1": lambda: 0.9, "t2": lambda: 0.5, "t3": lambda: 0.1},
+    "bounds.jys_schedule": {"steps": lambda: 2, "src_steps": lambda: 64},
+    "samplers.duel_log_likelihood": {"x": lambda: (0, 1, 0, 1), "planner": _L2R, "plan": lambda: PLAN},
+    "samplers.duel_log_likelihoods": {"planner": _L2R, "plan": lambda: PLAN},
+    "samplers.duel_nll": {"planner": _L2R, "plan": lambda: PLAN},
+    "samplers.duel_ranking": {"candidates": lambda: [("left_to_right", mt.samplers.LeftToRightPlanner(), PLAN)]},
+})
+
 #: instances for the methods where the records contract's builder does not fit
 INSTANCES = {
     "data.Dataset": lambda: mt.data.markov(d=4),
@@ -397,7 +407,7 @@ ENGINE_HOOKS = {"moves": "exact engine hook (StepContext)", "select": "Monte Car
 #: values and are not walked
 RESULT_RECORDS = frozenset({
     "bounds.BlockAllocation", "bounds.Bound", "bounds.Comparison", "bounds.ComparisonRow", "bounds.StatementCheck",
-    "bounds.ZC26Check",
+    "bounds.ZC26Check", "bounds.JysSearch",
     "bridge.DyadicModelEstimate", "bridge.FactorizationEstimate", "bridge.PathEstimate",
     "bridge.PlanComparison", "bridge.ScheduleEstimate", "bridge.SpeculativeSimulation", "data.Dataset", "data.TokenizedData",
     "design.BlockCertificate", "design.Certificate", "design.Design", "design.Memorization",
@@ -407,7 +417,7 @@ RESULT_RECORDS = frozenset({
     "report.Report", "samplers.ComparisonTable", "samplers.ExactRun", "samplers.KLEstimate",
     "samplers.RevealDiagnostics", "samplers.RevisionRun", "samplers.SelectRun", "samplers.SelectionBias",
     "samplers.Simulation", "samplers.ServingRun", "samplers.SpeculativeRun", "samplers.StepContext", "samplers.TieSpread",
-    "samplers.TransitionRates",
+    "samplers.TransitionRates", "samplers.DuelRanking",
     "symbolic.ClosedForms", "symbolic.ContinuumSchedule", "symbolic.PowerLawSchedule",
     "symbolic.RiemannCertificate",
 })

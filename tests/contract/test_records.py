@@ -175,6 +175,7 @@ def _builders(tmp_path):
     b["TieSpread"] = lambda: samplers.tie_spread(p, plan, "confidence")
     b["RevealDiagnostics"] = lambda: samplers.reveal_diagnostics(p, plan)
     b["ComparisonTable"] = lambda: samplers.comparison_table({"chain": p}, ["random"], [2])
+    b["DuelRanking"] = lambda: samplers.duel_ranking(p, [("l2r", samplers.LeftToRightPlanner(), plan)])
     b["TransitionRates"] = lambda: samplers.transition_rates(x, [[0.8, 0.2], [0.3, 0.7]], n_boot=10)
     b["ChainStep"] = lambda: samplers.kernel.ChainStep(src=np.zeros(1, np.int64), dst=np.zeros(1, np.int64),
                                                        out=np.zeros(1, np.int64), live=np.ones(1, bool), w=1.0)
@@ -184,6 +185,7 @@ def _builders(tmp_path):
     b["BlockAllocation"] = lambda: bounds.w26_block_objective_min(p, [0.25, 0.75], 2)
     b["ZC26Check"] = lambda: bounds.zc26_check(p, mt.RandomSchedule.deterministic(plan))
     b["StatementCheck"] = lambda: bounds.statement_checks(p)[0]
+    b["JysSearch"] = lambda: bounds.jys_schedule(p, 2, src_steps=64)
     b["Comparison"] = lambda: mt.compare(p, plan)
     b["ComparisonRow"] = lambda: mt.compare(p, plan).rows[0]
     b["TightnessTarget"] = lambda: next(iter(bounds.tightness.targets(3).values()))
