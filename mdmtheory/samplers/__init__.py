@@ -1,6 +1,6 @@
 """Samplers: how a masked diffusion model generates, exactly and by Monte Carlo.
 
-Planners (:mod:`.planners`, :mod:`.adaptive`: which positions a step reveals), the exact law
+Planners (:mod:`.planners`, :mod:`.adaptive`, :mod:`.demask`: which positions a step reveals), the exact law
 engine (:mod:`.engine` on :mod:`.kernel`, with the tie rules of :mod:`.ties`), the samplers
 that are not one planner (:mod:`.select`: sample-then-select; :mod:`.revise`: remasking,
 correctors, editing; :mod:`.speculative`: exact speculative sampling (ASSD); :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt),
@@ -10,6 +10,7 @@ Monte Carlo (:mod:`.simulate`), and what a run shows (:mod:`.diagnostics`, :mod:
 
 from . import (
     adaptive,
+    demask,
     diagnostics,
     engine,
     kernel,
@@ -25,6 +26,7 @@ from . import (
     ties,
 )
 from .adaptive import *  # noqa: F401,F403
+from .demask import *  # noqa: F401,F403
 from .diagnostics import *  # noqa: F401,F403
 from .engine import *  # noqa: F401,F403
 from .metrics import *  # noqa: F401,F403
@@ -42,6 +44,7 @@ register_planner("sample_then_select", SampleThenSelectPlanner)  # noqa: F405
 __all__ = [
     *planners.__all__,
     *adaptive.__all__,
+    *demask.__all__,
     *engine.__all__,
     *select.__all__,
     *revise.__all__,
