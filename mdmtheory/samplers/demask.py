@@ -206,22 +206,16 @@ class DemaskPlanner(Record):
         \mathrm{TV}(p(x_i \mid x_A, x_j = v), p(x_i \mid x_A))` over masked i ≠ j."""
         n, d, K = probs.shape
         D = np.zeros((n, d, d))
-        for j in range(d):
-            rows = np.flatnonzero(free[:, j])
-            if rows.size == 0:
-                continue
-            for v in range(K):
-                w = probs[rows, j, v]
-                live = rows[w > 0]
-                if live.size == 0:
-                    continue
-                x2 = np.array(x[live], copy=True)
-                x2[:, j] = v
-                r2 = np.array(revealed[live], copy=True)
-                r2[:, j] = True
-                after = np.asarray(oracle.conditionals(x2, r2), dtype=np.float64)
-                tv = 0.5 * np.abs(after - probs[live]).sum(axis=-1)  # (live, d)
-                D[live, :, j] += probs[live, j, v][:, None] * tv
+        # every (row, j, v) with j masked and p(x_j = v | x_A) > 0, in one oracle call
+        rows, js, vs = np.nonzero(free[:, :, None] & (probs > 0))
+        if rows.size:
+            x2 = np.array(np.asarray(x)[rows], copy=True)
+            x2[np.arange(rows.size), js] = vs
+            r2 = np.array(np.asarray(revealed)[rows], copy=True)
+            r2[np.arange(rows.size), js] = True
+            after = np.asarray(oracle.conditionals(x2, r2), dtype=np.float64)
+            tv = 0.5 * np.abs(after - probs[rows]).sum(axis=-1)  # (m, d): TV at every position i
+            np.add.at(D, (rows[:, None], np.arange(d)[None, :], js[:, None]), probs[rows, js, vs][:, None] * tv)
         both = free[:, :, None] & free[:, None, :] & ~np.eye(d, dtype=bool)[None]
         return np.where(both, D, 0.0)
 
