@@ -17,7 +17,9 @@ from ..schedules.plans import Grid, Schedule
 from ._core import Bound, DERIVED, _is_geometric
 from .derived import optimal_grid_error_lower, riemann_bound
 from .dhw26 import dhw26_dimension_bound, dhw_sandwich, dhw_tc_bound
+from .demask import demask_checks as _demask_checks
 from .fastdllm import IMPLICATION, statement_checks as _statement_checks
+from .imdm import imdm_lower
 from .lc25 import lc25_bound, lc25_lower_our_reading, worst_path_kl
 from .pb25 import COMPARE_MAX_D as _PB25_MAX_D, pb25_partition_lower, pb25_schedule_lower
 from .w26 import (
@@ -157,6 +159,17 @@ def _step_rows(p: Joint, planner) -> list[ComparisonRow]:
     return rows
 
 
+def _demask_rows(p: Joint, planner) -> list[ComparisonRow]:
+    """DEMASK's Theorem 1 on the sets the rule commits (under its assumption, and without it):
+    the worst case's TV beside τ (:func:`~mdmtheory.bounds.demask.demask_checks`)."""
+    rows = []
+    for c in _demask_checks(p, planner=planner, names=("demask_theorem1", "demask_tv_budget")):
+        if c.cases:
+            rows.append(ComparisonRow(c.name, c.kind, "step_tv", float(c.bound), float(c.exact),
+                                      _slack(c.bound, c.exact), c.holds, c.source, c.status))
+    return rows
+
+
 def compare(p, plan, planner: str = "random") -> Comparison:
     r"""Exact KL, path KL and every applicable bound for one law and one plan.
 
@@ -197,7 +210,12 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     Fast-dLLM++ Lemma A.1 and Theorem 4.1 (:func:`~mdmtheory.bounds.fastdllm.statement_checks`),
     each with the worst case's bound and exact value; the greedy statements are of kind
     ``"implication"`` (value 0, exact the smallest mode gap among the certified sets, slack None),
-    listed only when some committed set meets their hypothesis. The exact row ``reverse_kl`` is KL(q‖p) of the output
+    listed only when some committed set meets their hypothesis. Planner a
+    :class:`~mdmtheory.samplers.DemaskPlanner` (d <= 8): DEMASK's Theorem 1 on its committed sets
+    (``demask_theorem1``, under the sub-additivity assumption; ``demask_tv_budget``, without it:
+    fails on parity), the worst TV beside τ. Schedule with the random planner (d <= 8, a step of
+    >= 2): our reading of IMDM's factorization-error lower bound (:func:`~mdmtheory.bounds.imdm.imdm_lower`,
+    against the path KL). The exact row ``reverse_kl`` is KL(q‖p) of the output
     law (inf when q puts mass off p's support). ZC26's rates (:func:`zc26_rates`) are for
     random-size schedules, a plan kind compare does not take yet, so they are not listed.
     """
@@ -259,5 +277,9 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     rows.append(_row(zyb26_verification_lower(p), rejection_cost(p), scale))
     if _planner_name(planner) in _STEP_RULES and p.d <= 8:
         rows += _step_rows(p, planner)
+    if _planner_name(planner) == "demask" and p.d <= 8:
+        rows += _demask_rows(p, planner)
+    if isinstance(plan, Schedule) and is_random and p.d <= 8 and plan.max_size >= 2:
+        rows.append(_row(imdm_lower(p, plan), path, scale))
     return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner),
                       law=run.law)
