@@ -265,3 +265,38 @@ def test_check_refusals():
         demask_checks(np.ones((2, 2)) / 4)
     with pytest.raises(ValueError, match="values"):
         dependency_matrix(mt.families.parity(3), (0, 1), (0,))
+
+
+# -- the stored search (benchmarks/tightness_demask.py, quoted in benchmarks/RESULTS.md §5d) ----------
+def _bench():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "tightness_demask.py"
+    spec = importlib.util.spec_from_file_location("tightness_demask", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _stored():
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "tightness" / "summary_demask.tsv"
+    lines = [ln.split("\t") for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
+    return [dict(zip(lines[0], ln)) for ln in lines[1:]]
+
+
+def test_stored_search_reaches_the_sum_mod_k_law_and_no_more_than_one_over_tau():
+    """Without its assumption the rule's first set can have TV up to 1 (so TV/τ <= 1/τ); the sum-mod-K
+    law (pairwise independent for d >= 3) has D = 0, TV = 1 − 1/K: the search found at least that."""
+    B = _bench()
+    rows = _stored()
+    assert {(int(r["d"]), int(r["K"])) for r in rows} == set(B.GRID)
+    for r in rows:
+        d, K, v = int(r["d"]), int(r["K"]), float(r["tv_budget_ratio"])
+        x = np.array(list(itertools.product(range(K), repeat=d)))
+        law = np.where(x.sum(axis=1) % K == 0, 1.0, 0.0).reshape((K,) * d)
+        assert B.budget_ratio(law) == pytest.approx((1 - 1 / K) / B.TAU, abs=1e-9)
+        assert (1 - 1 / K) / B.TAU - 1e-6 <= v <= 1 / B.TAU + 1e-9, (d, K, v)
+        assert int(r["assumption_violations"]) <= int(r["assumption_cases"])
