@@ -300,3 +300,17 @@ def test_stored_search_reaches_the_sum_mod_k_law_and_no_more_than_one_over_tau()
         assert B.budget_ratio(law) == pytest.approx((1 - 1 / K) / B.TAU, abs=1e-9)
         assert (1 - 1 / K) / B.TAU - 1e-6 <= v <= 1 / B.TAU + 1e-9, (d, K, v)
         assert int(r["assumption_violations"]) <= int(r["assumption_cases"])
+
+
+def test_results_md_quotes_the_stored_search():
+    import pathlib
+
+    text = (pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "RESULTS.md").read_text()
+    sec = text[text.index("## 5d. DEMASK"):]
+    sec = sec[:sec.index("\n## ", 5)]
+    stored = {(int(r["d"]), int(r["K"])): r["tv_budget_ratio"] for r in _stored()}
+    for line in sec.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 7 and cells[0] in ("2", "3", "4"):
+            for d, c in zip(range(3, 9), cells[1:]):
+                assert c == stored.get((d, int(cells[0])), "—"), (d, cells[0], c)
