@@ -61,10 +61,10 @@ from ..laws.joint import Joint
 from .adaptive import ranking
 from .ties import TIE_TOL
 
-__all__ = ["DemaskPlanner", "demask_select", "pairwise_dependency"]
+__all__ = ["DemaskPlanner"]
 
 
-def pairwise_dependency(P: np.ndarray) -> np.ndarray:
+def _pairwise_dependency(P: np.ndarray) -> np.ndarray:
     r"""Exact :math:`D_{ij}` for a batch of conditional joints of two positions.
 
     ``P`` (N, K, K): :math:`p(x_i = u, x_j = v \mid x_A)` (rows summing to 1, or all 0 for an
@@ -96,11 +96,11 @@ def _law_dependencies(table: np.ndarray, A: tuple, free: tuple) -> tuple[np.ndar
         probs[:, j, :] = cond((j,))
     D = np.zeros((N, d, d))
     for i, j in itertools.combinations(free, 2):
-        D[:, i, j] = D[:, j, i] = pairwise_dependency(cond((i, j)))
+        D[:, i, j] = D[:, j, i] = _pairwise_dependency(cond((i, j)))
     return probs, D
 
 
-def demask_select(probs, D, free, tau: float, min_confidence: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def _demask_select(probs, D, free, tau: float, min_confidence: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The greedy rule (module docstring) on a batch: (chosen (N, d) bool, C (N,) the committed
     set's cumulative dependency). ``probs`` (N, d, K) one-token conditionals, ``D`` (N, d, d)
     with ``D[n, i, j]`` the influence of j on i, ``free`` (N, d) bool (each row non-empty)."""
@@ -163,7 +163,7 @@ class DemaskPlanner(Record):
         if self.law is not None and not isinstance(self.law, Joint):
             raise ValueError(f"law: expected a mdmtheory.Joint (the law the exact engine runs on) or None, "
                              f"got {type(self.law).__name__}")
-        if self.ties != "lowest":
+        if not (isinstance(self.ties, str) and self.ties == "lowest"):
             raise ValueError(f"ties: DemaskPlanner breaks equal confidences by lowest index only; pass ties='lowest', "
                              f"got {self.ties!r:.40}")
 
@@ -191,7 +191,7 @@ class DemaskPlanner(Record):
             raise ValueError("law: the planner's law is not the one the engine runs on (pass law=p for the same p)")
         free = np.zeros((probs.shape[0], ctx.d), dtype=bool)
         free[:, list(ctx.free)] = True
-        chosen, _ = demask_select(probs, D, free, float(self.tau), float(self.min_confidence))
+        chosen, _ = _demask_select(probs, D, free, float(self.tau), float(self.min_confidence))
         masks = (chosen.astype(np.int64) << np.arange(ctx.d, dtype=np.int64)).sum(axis=1)
         for B in np.unique(masks):
             yield int(B), (masks == B).astype(np.float64).reshape(ctx.shape)
@@ -201,7 +201,7 @@ class DemaskPlanner(Record):
         raise ValueError("planner: DemaskPlanner reads pairwise dependencies (conditionals at other states); "
                          "run it with mdmtheory.simulate / bridge.sample (they call select_oracle) or the exact engine")
 
-    def dependencies(self, probs, free, oracle, x, revealed) -> np.ndarray:
+    def _dependencies(self, probs, free, oracle, x, revealed) -> np.ndarray:
         r"""D (n, d, d) from an oracle: ``D[:, i, j]`` = :math:`\sum_v p(x_j = v \mid x_A)\,
         \mathrm{TV}(p(x_i \mid x_A, x_j = v), p(x_i \mid x_A))` over masked i ≠ j."""
         n, d, K = probs.shape
@@ -225,5 +225,5 @@ class DemaskPlanner(Record):
             raise ValueError("plan: DemaskPlanner chooses its own step sizes; pass plan=None")
         probs = np.asarray(probs, dtype=np.float64)
         free = np.asarray(free, dtype=bool)
-        D = self.dependencies(probs, free, oracle, x, revealed)
-        return demask_select(probs, D, free, float(self.tau), float(self.min_confidence))[0]
+        D = self._dependencies(probs, free, oracle, x, revealed)
+        return _demask_select(probs, D, free, float(self.tau), float(self.min_confidence))[0]
