@@ -142,3 +142,12 @@ def test_refusals():
         imdm_checks(mt.families.parity(3), names=["nope"])
     with pytest.raises(ValueError, match="p"):
         imdm_lower(np.ones((2, 2)) / 4, mt.Schedule((2,)))
+
+
+@pytest.mark.xfail(strict=True, reason="IMDM's bound read as a sum over pairs, sum_{i<j} I(X_i; X_j | x_A) <= TC: "
+                   "the synthetic task with 3 positions in one step has TC = 2 log K < 3 log K (the pairwise-max "
+                   "reading holds; which one the paper states could not be read)")
+def test_pairsum_reading_is_a_lower_bound():
+    p = mt.families.repeated(3, 2)
+    pairs = sum(mi(p.table, (), (), i, j) for i, j in itertools.combinations(range(3), 2))
+    assert pairs <= tc(p.table, (), (), (0, 1, 2)) + 1e-12
