@@ -159,6 +159,10 @@ def _step_rows(p: Joint, planner) -> list[ComparisonRow]:
     return rows
 
 
+#: largest table (entries) for which compare lists IMDM's row (its enumeration of states and sets)
+_IMDM_MAX_TABLE = 1 << 20
+
+
 def _demask_rows(p: Joint, planner) -> list[ComparisonRow]:
     """DEMASK's Theorem 1 on the sets the rule commits (under its assumption, and without it):
     the worst case's TV beside τ (:func:`~mdmtheory.bounds.demask.demask_checks`)."""
@@ -213,8 +217,8 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     listed only when some committed set meets their hypothesis. Planner a
     :class:`~mdmtheory.samplers.DemaskPlanner` (d <= 8): DEMASK's Theorem 1 on its committed sets
     (``demask_theorem1``, under the sub-additivity assumption; ``demask_tv_budget``, without it:
-    fails on parity), the worst TV beside τ. Schedule with the random planner (d <= 8, a step of
-    >= 2): our reading of IMDM's factorization-error lower bound (:func:`~mdmtheory.bounds.imdm.imdm_lower`,
+    fails on parity), the worst TV beside τ. Schedule with the random planner (d <= 8, at most 2^20 table
+    entries, a step of >= 2): our reading of IMDM's factorization-error lower bound (:func:`~mdmtheory.bounds.imdm.imdm_lower`,
     against the path KL). The exact row ``reverse_kl`` is KL(q‖p) of the output
     law (inf when q puts mass off p's support). ZC26's rates (:func:`zc26_rates`) are for
     random-size schedules, a plan kind compare does not take yet, so they are not listed.
@@ -279,7 +283,7 @@ def compare(p, plan, planner: str = "random") -> Comparison:
         rows += _step_rows(p, planner)
     if _planner_name(planner) == "demask" and p.d <= 8:
         rows += _demask_rows(p, planner)
-    if isinstance(plan, Schedule) and is_random and p.d <= 8 and plan.max_size >= 2:
+    if isinstance(plan, Schedule) and is_random and p.d <= 8 and p.table.size <= _IMDM_MAX_TABLE and plan.max_size >= 2:
         rows.append(_row(imdm_lower(p, plan), path, scale))
     return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner),
                       law=run.law)
