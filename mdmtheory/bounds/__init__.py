@@ -23,7 +23,9 @@ ParallelBench, arXiv 2510.04767, read in full; conditional total correlation), :
 Zhang et al., arXiv 2602.00286, reverse KL and verification cost), :mod:`.fastdllm`
 (Fast-dLLM Theorem 1, arXiv 2505.22618, and Fast-dLLM++'s Fréchet certificate, arXiv
 2606.02955v2, both read in full; checked on every state of a law), :mod:`.jys` (Jump Your
-Steps, arXiv 2410.07761: its KLUB and schedule search, exact; read from the authors' code), :mod:`.derived` (bounds
+Steps, arXiv 2410.07761: its KLUB and schedule search, exact; read from the authors' code), :mod:`.demask` (DEMASK's TV
+bound under sub-additivity, arXiv 2604.02560, our reading), :mod:`.imdm` (IMDM's factorization-error
+lower bound, arXiv 2605.10518, our reading), :mod:`.derived` (bounds
 derived here, among them the Riemann bound built on LZ25/CCL25's profile identity) and
 :mod:`.comparison` (the table, :func:`compare`); :mod:`.tightness` (the largest exact/bound
 ratio found by search, JAX; loaded on first use).
@@ -31,12 +33,14 @@ ratio found by search, JAX; loaded on first use).
 
 import importlib as _importlib
 
-from . import _core, comparison, derived, dhw26, fastdllm, jys, lc25, pb25, w26, zc26, zyb26
+from . import _core, comparison, demask, derived, dhw26, fastdllm, imdm, jys, lc25, pb25, w26, zc26, zyb26
 from ._core import *  # noqa: F401,F403
 from .comparison import *  # noqa: F401,F403
+from .demask import *  # noqa: F401,F403
 from .derived import *  # noqa: F401,F403
 from .dhw26 import *  # noqa: F401,F403
 from .fastdllm import *  # noqa: F401,F403
+from .imdm import *  # noqa: F401,F403
 from .jys import *  # noqa: F401,F403
 from .lc25 import *  # noqa: F401,F403
 from .pb25 import *  # noqa: F401,F403
@@ -61,6 +65,8 @@ __all__ = [
     *zyb26.__all__,
     *fastdllm.__all__,
     *jys.__all__,
+    *demask.__all__,
+    *imdm.__all__,
     *comparison.__all__,
 ]
 

@@ -19,8 +19,10 @@ from ..schedules.plans import Grid, Schedule
 from ._core import Bound, DERIVED, HOLD_RTOL, OUR_READING, _is_geometric
 from .derived import optimal_grid_error_lower, riemann_bound
 from .dhw26 import dhw26_dimension_bound, dhw_sandwich, dhw_tc_bound
+from .demask import demask_checks as _demask_checks
 from .fastdllm import IMPLICATION, statement_checks as _statement_checks
 from .jys import jys_klub
+from .imdm import imdm_lower
 from .lc25 import lc25_bound, lc25_lower_our_reading, worst_path_kl
 from .pb25 import COMPARE_MAX_D as _PB25_MAX_D, pb25_partition_lower, pb25_schedule_lower
 from .w26 import (
@@ -244,6 +246,19 @@ def _duel_rows(p: Joint, plan, planner, kl_exact: float, tie_mass: float, scale:
     holds = None if split else bool(abs(value - kl_exact) <= HOLD_RTOL * max(abs(value), abs(kl_exact), scale))
     return [ComparisonRow("duel_likelihood_lowest" if split else "duel_likelihood", "identity", "kl", value, kl_exact,
                           _slack(value, kl_exact), holds, _DUEL, OUR_READING)]
+#: largest table (entries) for which compare lists IMDM's row (its enumeration of states and sets)
+_IMDM_MAX_TABLE = 1 << 20
+
+
+def _demask_rows(p: Joint, planner) -> list[ComparisonRow]:
+    """DEMASK's Theorem 1 on the sets the rule commits (under its assumption, and without it):
+    the worst case's TV beside τ (:func:`~mdmtheory.bounds.demask.demask_checks`)."""
+    rows = []
+    for c in _demask_checks(p, planner=planner, names=("demask_theorem1", "demask_tv_budget")):
+        if c.cases:
+            rows.append(ComparisonRow(c.name, c.kind, "step_tv", float(c.bound), float(c.exact),
+                                      _slack(c.bound, c.exact), c.holds, c.source, c.status))
+    return rows
 
 
 def compare(p, plan, planner: str = "random") -> Comparison:
@@ -300,7 +315,12 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     planner deterministic given x_A (fixed order or scored, K**d <= 64: the row walks every sequence) carries DUEL's
     likelihood (row ``duel_likelihood``, kind ``"identity"``: its expected NLL minus H(p)
     against the exact KL; under ``ties="random"`` with a split tie ``duel_likelihood_lowest``,
-    holds None: a fixed tie rule scores another sampler). The exact row ``reverse_kl`` is KL(q‖p) of the output
+    holds None: a fixed tie rule scores another sampler). Planner a
+    :class:`~mdmtheory.samplers.DemaskPlanner` (d <= 8): DEMASK's Theorem 1 on its committed sets
+    (``demask_theorem1``, under the sub-additivity assumption; ``demask_tv_budget``, without it:
+    fails on parity), the worst TV beside τ. Schedule with the random planner (d <= 8, at most 2^20 table
+    entries, a step of >= 2): our reading of IMDM's factorization-error lower bound (:func:`~mdmtheory.bounds.imdm.imdm_lower`,
+    against the path KL). The exact row ``reverse_kl`` is KL(q‖p) of the output
     law (inf when q puts mass off p's support). ZC26's rates (:func:`zc26_rates`) are for
     random-size schedules, a plan kind compare does not take yet, so they are not listed.
     """
@@ -375,5 +395,9 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     if _planner_name(planner) in _STEP_RULES and p.d <= 8:
         rows += _step_rows(p, planner)
     rows += _duel_rows(p, plan, planner, kl_exact, run.tie_mass, scale)
+    if _planner_name(planner) == "demask" and p.d <= 8:
+        rows += _demask_rows(p, planner)
+    if isinstance(plan, Schedule) and is_random and p.d <= 8 and p.table.size <= _IMDM_MAX_TABLE and plan.max_size >= 2:
+        rows.append(_row(imdm_lower(p, plan), path, scale))
     return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner),
                       law=run.law)

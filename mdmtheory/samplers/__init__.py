@@ -1,6 +1,6 @@
 """Samplers: how a masked diffusion model generates, exactly and by Monte Carlo.
 
-Planners (:mod:`.planners`, :mod:`.adaptive`: which positions a step reveals), the exact law
+Planners (:mod:`.planners`, :mod:`.adaptive`, :mod:`.demask`: which positions a step reveals), the exact law
 engine (:mod:`.engine` on :mod:`.kernel`, with the tie rules of :mod:`.ties`), DUEL's exact likelihood of a
 deterministic planner (:mod:`.likelihood`), the samplers
 that are not one planner (:mod:`.select`: sample-then-select; :mod:`.revise`: remasking,
@@ -11,6 +11,7 @@ Monte Carlo (:mod:`.simulate`), and what a run shows (:mod:`.diagnostics`, :mod:
 
 from . import (
     adaptive,
+    demask,
     diagnostics,
     engine,
     kernel,
@@ -28,6 +29,7 @@ from . import (
     ties,
 )
 from .adaptive import *  # noqa: F401,F403
+from .demask import *  # noqa: F401,F403
 from .diagnostics import *  # noqa: F401,F403
 from .engine import *  # noqa: F401,F403
 from .likelihood import *  # noqa: F401,F403
@@ -47,6 +49,7 @@ register_planner("sample_then_select", SampleThenSelectPlanner)  # noqa: F405
 __all__ = [
     *planners.__all__,
     *adaptive.__all__,
+    *demask.__all__,
     *engine.__all__,
     *likelihood.__all__,
     *select.__all__,

@@ -267,6 +267,11 @@ def _choose(planner, is_random, step, size, probs, free, rng):
         chosen = np.asarray(planner.select(step, size, probs, free, rng=rng), dtype=bool)
     else:
         chosen = np.asarray(planner.select(step, size, probs, free), dtype=bool)
+    return _checked(chosen, free, size)
+
+
+def _checked(chosen, free, size):
+    """A planner's reveal sets (n, d), checked: masked positions only, non-empty, of the step's size."""
     if chosen.shape != free.shape or np.any(chosen & ~free):
         raise ValueError("planner: select() returned positions that are not masked")
     counts = chosen.sum(axis=1)
@@ -338,7 +343,11 @@ def _simulate_sizes(oracle, planner, is_random, sizes, blocks, n: int, rng) -> S
         if getattr(planner, "commits_values", False):  # sample-then-select: values first, then positions
             chosen, draw = planner.draw(probs, free, size, rng)
         else:
-            chosen = _choose(planner, is_random, t, size, probs, free, rng)
+            if getattr(planner, "needs_oracle", False):  # reads conditionals at other states (DemaskPlanner)
+                chosen = _checked(np.asarray(planner.select_oracle(t, size, probs, free, oracle, xs, rv), dtype=bool),
+                                  free, size)
+            else:
+                chosen = _choose(planner, is_random, t, size, probs, free, rng)
             draw = _inverse_cdf(probs, rng.random(xs.shape))
         run.commit(t, rows, xs, rv, chosen, draw)
     if run.unfinished().size:

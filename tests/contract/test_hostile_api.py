@@ -354,6 +354,9 @@ OVERRIDES.update({
     "design.separation": {"candidates": lambda: _block_design().candidates, "best": lambda: _block_design().best},
     "samplers.FactorPlanner.count": {"sorted_conf": _SORTED_CONF, "n_free": lambda: np.array([3, 2])},
     "samplers.FrechetPlanner.count": {"sorted_conf": _SORTED_CONF, "n_free": lambda: np.array([[3], [2]])},
+    "bounds.partition_map": {"u": lambda: np.random.default_rng(0).random((4, 2))},
+    "bounds.dependency_matrix": {"revealed": lambda: (0,), "values": lambda: (0,)},
+    "bounds.demask_checks": {"planner": lambda: mt.samplers.DemaskPlanner(0.1)},
 })
 
 _L2R = lambda: mt.samplers.LeftToRightPlanner()  # noqa: E731
@@ -400,7 +403,8 @@ NO_RECIPE: dict[str, str] = {
 
 #: methods that are the sampler engine's hooks on a planner (``moves(ctx)``, ``select(step, ...)``):
 #: called by exact_run / simulate with the StepContext and arrays they build, walked through them
-ENGINE_HOOKS = {"moves": "exact engine hook (StepContext)", "select": "Monte Carlo hook (the engine's arrays)"}
+ENGINE_HOOKS = {"moves": "exact engine hook (StepContext)", "select": "Monte Carlo hook (the engine's arrays)",
+                "select_oracle": "Monte Carlo hook of DemaskPlanner (the engine's arrays and oracle)"}
 
 #: result records: built by the library (the functions that return them are walked, and their
 #: methods on the instance test_records builds); their constructors take the library's own

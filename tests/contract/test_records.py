@@ -152,6 +152,7 @@ def _builders(tmp_path):
     b["EntropyBudgetPlanner"] = lambda: samplers.EntropyBudgetPlanner(0.5)
     b["FactorPlanner"] = lambda: samplers.FactorPlanner(0.75)
     b["FrechetPlanner"] = lambda: samplers.FrechetPlanner(0.25)
+    b["DemaskPlanner"] = lambda: samplers.DemaskPlanner(0.1)
     b["DilatedPlanner"] = lambda: samplers.DilatedPlanner(2)
     b["PositionCalibratedPlanner"] = lambda: samplers.PositionCalibratedPlanner((0.5, 0.5))
     b["ExactRun"] = lambda: mt.exact_run(p, plan)
