@@ -22,7 +22,9 @@ Wainwright, arXiv 2608.13520, read in full; places: docs/theory.md), :mod:`.dhw2
 ParallelBench, arXiv 2510.04767, read in full; conditional total correlation), :mod:`.zyb26` (ZYB26 =
 Zhang et al., arXiv 2602.00286, reverse KL and verification cost), :mod:`.fastdllm`
 (Fast-dLLM Theorem 1, arXiv 2505.22618, and Fast-dLLM++'s Fréchet certificate, arXiv
-2606.02955v2, both read in full; checked on every state of a law), :mod:`.derived` (bounds
+2606.02955v2, both read in full; checked on every state of a law), :mod:`.cl26` (Cai & Li, arXiv 2603.22248, the
+entropy-sum rule: abstract only), :mod:`.feng25` (Feng et al., arXiv 2502.09622, token vs
+sequence error rate: abstract only), :mod:`.derived` (bounds
 derived here, among them the Riemann bound built on LZ25/CCL25's profile identity) and
 :mod:`.comparison` (the table, :func:`compare`); :mod:`.tightness` (the largest exact/bound
 ratio found by search, JAX; loaded on first use).
@@ -30,12 +32,14 @@ ratio found by search, JAX; loaded on first use).
 
 import importlib as _importlib
 
-from . import _core, comparison, derived, dhw26, fastdllm, lc25, pb25, w26, zc26, zyb26
+from . import _core, cl26, comparison, derived, dhw26, fastdllm, feng25, lc25, pb25, w26, zc26, zyb26
 from ._core import *  # noqa: F401,F403
 from .comparison import *  # noqa: F401,F403
 from .derived import *  # noqa: F401,F403
 from .dhw26 import *  # noqa: F401,F403
+from .cl26 import *  # noqa: F401,F403
 from .fastdllm import *  # noqa: F401,F403
+from .feng25 import *  # noqa: F401,F403
 from .lc25 import *  # noqa: F401,F403
 from .pb25 import *  # noqa: F401,F403
 from .w26 import *  # noqa: F401,F403
@@ -58,6 +62,8 @@ __all__ = [
     *pb25.__all__,
     *zyb26.__all__,
     *fastdllm.__all__,
+    *cl26.__all__,
+    *feng25.__all__,
     *comparison.__all__,
 ]
 

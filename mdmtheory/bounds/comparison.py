@@ -17,6 +17,7 @@ from ..schedules.plans import Grid, Schedule
 from ._core import Bound, DERIVED, _is_geometric
 from .derived import optimal_grid_error_lower, riemann_bound
 from .dhw26 import dhw26_dimension_bound, dhw_sandwich, dhw_tc_bound
+from .cl26 import MAX_D as _CL26_MAX_D, cl26_bounds
 from .fastdllm import IMPLICATION, statement_checks as _statement_checks
 from .lc25 import lc25_bound, lc25_lower_our_reading, worst_path_kl
 from .pb25 import COMPARE_MAX_D as _PB25_MAX_D, pb25_partition_lower, pb25_schedule_lower
@@ -197,7 +198,10 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     Fast-dLLM++ Lemma A.1 and Theorem 4.1 (:func:`~mdmtheory.bounds.fastdllm.statement_checks`),
     each with the worst case's bound and exact value; the greedy statements are of kind
     ``"implication"`` (value 0, exact the smallest mode gap among the certified sets, slack None),
-    listed only when some committed set meets their hypothesis. The exact row ``reverse_kl`` is KL(q‖p) of the output
+    listed only when some committed set meets their hypothesis. Entropy-sum rows (planner an
+    :class:`~mdmtheory.samplers.EntropyBudgetPlanner`, Cai & Li's rule, ``plan=None``):
+    :func:`~mdmtheory.bounds.cl26.cl26_bounds`, (D1) path KL <= τ E_p[T] and (D2) E_p[T] <= 1 +
+    (d − 1)H/τ, derived here, against the exact path KL and data-path E_p[T]. The exact row ``reverse_kl`` is KL(q‖p) of the output
     law (inf when q puts mass off p's support). ZC26's rates (:func:`zc26_rates`) are for
     random-size schedules, a plan kind compare does not take yet, so they are not listed.
     """
@@ -259,5 +263,7 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     rows.append(_row(zyb26_verification_lower(p), rejection_cost(p), scale))
     if _planner_name(planner) in _STEP_RULES and p.d <= 8:
         rows += _step_rows(p, planner)
+    if _planner_name(planner) == "entropy_budget" and plan is None and p.d <= _CL26_MAX_D:
+        rows += [_row(b, exact, scale) for b, exact in cl26_bounds(p, planner)]
     return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner),
                       law=run.law)
