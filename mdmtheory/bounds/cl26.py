@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._estimate import Record
-from .._validate import real_arg
+from .._validate import int_arg, real_arg
 from ..laws.joint import Joint
 from ._core import Bound, DERIVED
 
@@ -215,9 +215,8 @@ def cl26_steps_bound(threshold: float, entropy: float, d: int) -> Bound:
     h = real_arg(entropy, "entropy")
     if h < 0:
         raise ValueError(f"entropy: expected H(X) >= 0 (nats), got {entropy!r}")
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-        raise ValueError(f"d: expected a number of positions >= 1, got {d!r}")
-    return Bound("cl26_steps_bound", 1.0 + (int(d) - 1) * h / tau, "data_path_steps",
+    d = int_arg(d, "d", 1)
+    return Bound("cl26_steps_bound", 1.0 + (d - 1) * h / tau, "data_path_steps",
                  "derived here (mdmtheory.bounds.cl26, (D2)); rule of " + _SOURCE,
                  "E_p[T] <= 1 + (d - 1) H(X) / threshold", status=DERIVED)
 

@@ -42,7 +42,7 @@ import numpy as np
 
 from .._estimate import Record
 from .._validate import float_array, int_arg, real_arg
-from ..laws.joint import Joint
+from ..laws.joint import Joint, MAX_OUTCOMES
 from ..schedules.plans import Grid, Schedule
 
 __all__ = [
@@ -135,6 +135,8 @@ def ngram_chain(conditional, d: int) -> Joint:
         raise ValueError(f"conditional: expected an array of shape (K,)*n, n >= 2, whose last axis is a law, got shape {c.shape}")
     n, K = c.ndim, c.shape[0]
     d = int_arg(d, "d", n - 1)
+    if K ** d > MAX_OUTCOMES:
+        raise ValueError(f"d: the table has K^d = {K}^{d} outcomes, above the limit {MAX_OUTCOMES} (MAX_OUTCOMES)")
     t = np.full((K,) * (n - 1), 1.0 / K ** (n - 1))
     for i in range(n - 1, d):
         t = t[..., None] * c.reshape((1,) * (i - n + 1) + c.shape)

@@ -178,6 +178,9 @@ def _builders(tmp_path):
     b["BlockAllocation"] = lambda: bounds.w26_block_objective_min(p, [0.25, 0.75], 2)
     b["ZC26Check"] = lambda: bounds.zc26_check(p, mt.RandomSchedule.deterministic(plan))
     b["StatementCheck"] = lambda: bounds.statement_checks(p)[0]
+    b["CL26Point"] = lambda: bounds.cl26_point(p, 0.5)
+    b["FengRates"] = lambda: bounds.feng25_rates(p, 2)
+    b["FengSteps"] = lambda: bounds.fewest_steps(p, ter_target=0.1, ser_target=0.1)
     b["Comparison"] = lambda: mt.compare(p, plan)
     b["ComparisonRow"] = lambda: mt.compare(p, plan).rows[0]
     b["TightnessTarget"] = lambda: next(iter(bounds.tightness.targets(3).values()))
