@@ -97,6 +97,33 @@ def data_steps(table: np.ndarray, tau: float) -> float:
     return total
 
 
+def rule_random_ties(cond: dict, tau: float) -> list:
+    """Every set the rule may unmask under a uniformly random order among equal entropies, with
+    its probability: the count n of :func:`rule`, the positions of lower entropy, and a uniform
+    subset of the tied block at the boundary."""
+    B = rule(cond, tau)
+    h = {j: round(H(cond[j]), 9) for j in cond}
+    edge = max(h[j] for j in B)
+    below = [j for j in B if h[j] < edge]
+    tied = sorted(j for j in cond if h[j] == edge)
+    need = len(B) - len(below)
+    subsets = list(itertools.combinations(tied, need))
+    return [(tuple(sorted(below + list(c))), 1.0 / len(subsets)) for c in subsets]
+
+
+def data_steps_random_ties(table: np.ndarray, tau: float) -> float:
+    """E_p[T] with random tie resolution: recursion over the data path of each x."""
+    d = table.ndim
+
+    def go(x, revealed, t):
+        if len(revealed) == d:
+            return t
+        return sum(w * go(x, {**revealed, **{j: x[j] for j in B}}, t + 1)
+                   for B, w in rule_random_ties(conditionals(table, revealed), tau))
+
+    return sum(table[x] * go(x, {}, 0) for x in itertools.product(range(table.shape[0]), repeat=d) if table[x] > 0)
+
+
 def kl(p, q):
     m = p > 0
     return float((p[m] * (np.log(p[m]) - np.log(q[m]))).sum()) if np.all(q[m] > 0) else math.inf
@@ -143,6 +170,17 @@ def test_exact_engine_and_data_path_match_the_brute_force(name):
         assert pt.kl == pytest.approx(kl(p.table, q), abs=1e-12)
         assert pt.expected_steps == pytest.approx(np.dot(np.arange(p.d + 1), steps) / steps.sum(), abs=1e-12)
         assert pt.entropy == pytest.approx(H(p.table.ravel()), abs=1e-12)
+
+
+def test_data_path_with_random_ties_matches_the_brute_force():
+    p = LAWS["noisy_bit"]()  # symmetric: equal entropies, split ties
+    split = 0.0
+    for tau in (0.4, 1.0):
+        planner = EntropyBudgetPlanner(tau, ties="random")
+        got = float(np.dot(np.arange(p.d + 1), cl26.data_path_steps(p, planner)))
+        assert got == pytest.approx(data_steps_random_ties(p.table, tau), abs=1e-12)
+        split += exact_run(p, None, planner).tie_mass
+    assert split > 0
 
 
 # -- the bounds derived here ---------------------------------------------------------------------
