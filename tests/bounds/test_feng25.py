@@ -117,6 +117,47 @@ def test_rates_match_the_brute_force_sampler(law):
     assert F.feng25_rates(p, 4).ser == pytest.approx(0.0, abs=1e-12)  # one token per step: exact
 
 
+def test_grid_sampler_draws_each_position_s_step_uniformly():
+    """sampler="grid": the continuous-time MDM on T equal intervals = each position's step label
+    iid uniform on 1..T (empty steps skipped), then the steps in order."""
+    p = F.golden_mean_chain(3, 0.6)
+    T, d = 2, 3
+    q = np.zeros(p.table.shape)
+    for labels in itertools.product(range(T), repeat=d):
+        sizes = [sum(lab == t for lab in labels) for t in range(T)]
+        order = sorted(range(d), key=lambda j: labels[j])
+        # brute_law averages over all orders with these sizes; with fixed labels take the one order
+        qq = brute_law_fixed(p.table, [tuple(j for j in order if labels[j] == t) for t in range(T) if sizes[t]])
+        q += qq / T**d
+    r = F.feng25_rates(p, T, sampler="grid")
+    assert r.ser == pytest.approx(ser(p.table, q), abs=1e-12)
+
+
+def brute_law_fixed(table, steps):
+    """Output law for a fixed sequence of reveal sets (the inner recursion of :func:`brute_law`)."""
+    d, K = table.ndim, table.shape[0]
+    q = np.zeros(table.shape)
+
+    def go(t, revealed, mass):
+        if t == len(steps):
+            q[tuple(revealed[i] for i in range(d))] += mass
+            return
+        idx = tuple(revealed.get(i, slice(None)) for i in range(d))
+        sub = table[idx]
+        free = [i for i in range(d) if i not in revealed]
+        tot = sub.sum()
+        if tot <= 0:
+            return
+        cond = {j: sub.sum(axis=tuple(a for a in range(len(free)) if a != k)) / tot for k, j in enumerate(free)}
+        for vals in itertools.product(range(K), repeat=len(steps[t])):
+            w = math.prod(cond[j][v] for j, v in zip(steps[t], vals))
+            if w > 0:
+                go(t + 1, {**revealed, **dict(zip(steps[t], vals))}, mass * w)
+
+    go(0, {}, 1.0)
+    return q
+
+
 def test_fewest_steps_scans_the_rates():
     p = F.golden_mean_chain(6)
     r = F.fewest_steps(p, ter_target=0.0, ser_target=0.1)
