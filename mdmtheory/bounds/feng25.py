@@ -29,7 +29,9 @@ token error rate (TER) and the other the sequence error rate (SER). So everythin
 
 :func:`fewest_steps` gives, for one law, the fewest T whose TER excess (resp. SER) is at most a
 target, by scanning T = 1..d (T = d is exact, both rates 0 with "equal"); :func:`feng25_scaling`
-does it for a family at each d. The claim read as "T_TER(d) bounded in d, T_SER(d) growing
+does it for a family at each d. Beyond the engine's d, :func:`markov_rates_mc` estimates both
+rates of the same sampler on a Markov chain of any length by Monte Carlo (``mt.simulate`` on
+:class:`~mdmtheory.laws.MarkovChainLaw`, whose p(x) is a product of transitions). The claim read as "T_TER(d) bounded in d, T_SER(d) growing
 linearly in d" is checked on the numbers (docs/findings.md, region ``feng25``).
 """
 
@@ -56,6 +58,8 @@ __all__ = [
     "FengSteps",
     "fewest_steps",
     "feng25_scaling",
+    "FengEstimate",
+    "markov_rates_mc",
 ]
 
 SAMPLERS = ("equal", "grid")
@@ -228,3 +232,49 @@ def feng25_scaling(family, ds, *, ter_target: float, ser_target: float, sampler:
         out.append(fewest_steps(_joint(family(d), "family(d)"), ter_target=ter_target, ser_target=ser_target,
                                 sampler=sampler))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class FengEstimate(Record):
+    """Monte Carlo TER excess and SER of the T-step sampler (equal sizes, random order) on a
+    Markov chain, with their standard errors (``n`` samples, ``seed``)."""
+
+    d: int
+    steps: int
+    n: int
+    ter: float
+    ter_se: float
+    ser: float
+    ser_se: float
+
+
+def markov_rates_mc(transition, d: int, steps: int, *, n: int, seed: int) -> FengEstimate:
+    r"""TER excess and SER of the T-step equal-size random-order sampler on the stationary
+    Markov chain with this transition matrix, by ``mt.simulate`` (n samples).
+
+    :math:`-\log p(x) = -\log \pi(x_1) - \sum_i \log P(x_i, x_{i+1})` per sample, H(p) =
+    H(π) + (d − 1) Σ_a π_a H(P_a) exactly; SER counts the samples with a forbidden transition or
+    lost at a prefix of probability 0; the TER excess is over the samples that are sequences of the
+    language (``inf`` if some is not, as :func:`token_error_rate`).
+    """
+    from ..laws.oracles import MarkovChainLaw
+    from ..samplers import simulate
+
+    law = MarkovChainLaw(transition, int_arg(d, "d", 2))
+    T = int_arg(steps, "steps", 1, law.d, hint=" (at most one step per position)")
+    n = int_arg(n, "n", 2)
+    P, pi = law.transition, law.initial
+    sim = simulate(law, equal_schedule(law.d, T), "random", n=n, seed=seed)
+    x = np.where(sim.samples < 0, 0, sim.samples)
+    with np.errstate(divide="ignore"):
+        lp = np.log(pi[x[:, 0]]) + np.log(P[x[:, :-1], x[:, 1:]]).sum(axis=1)
+    bad = sim.lost | ~np.isfinite(lp)
+    ser = float(bad.mean())
+    row_h = -(np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)).sum(axis=1)
+    h = float(-(pi[pi > 0] * np.log(pi[pi > 0])).sum() + (law.d - 1) * (pi @ row_h))
+    if bad.any():
+        ter, ter_se = math.inf, math.nan
+    else:
+        ter = float((-lp.mean() - h) / law.d)
+        ter_se = float(lp.std(ddof=1) / math.sqrt(n) / law.d)
+    return FengEstimate(law.d, T, n, ter, ter_se, ser, float(math.sqrt(ser * (1 - ser) / n)))

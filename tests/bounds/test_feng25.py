@@ -168,6 +168,18 @@ def test_fewest_steps_scans_the_rates():
     assert s == r
 
 
+def test_monte_carlo_rates_follow_the_exact_ones():
+    """markov_rates_mc at d = 6 against the exact rates (p(x) written here from the chain)."""
+    for P in ([[0.9, 0.1], [0.1, 0.9]], [[0.5, 0.5], [1.0, 0.0]]):
+        p = families.markov_chain(P, 6)
+        for T in (3,):
+            est = F.markov_rates_mc(P, 6, T, n=1500, seed=1)
+            exact = F.feng25_rates(p, T)
+            assert abs(est.ser - exact.ser) <= 5 * max(est.ser_se, 1e-3)
+            if math.isfinite(exact.ter) and est.ser == 0:
+                assert abs(est.ter - exact.ter) <= 5 * est.ter_se
+
+
 def test_stored_scaling_table_rows():
     """benchmarks/feng25_steps.py's rows at d <= 6 recomputed (the region reads the rest)."""
     rows = list(csv.DictReader(open(TSV), delimiter="\t"))
@@ -193,6 +205,7 @@ def test_stored_scaling_table_rows():
     (lambda: F.feng25_rates(F.golden_mean_chain(3), 2, sampler="fast"), "sampler"),
     (lambda: F.fewest_steps(F.golden_mean_chain(3), ter_target=-0.1, ser_target=0.1), "ter_target"),
     (lambda: F.feng25_scaling(3, [3], ter_target=0.1, ser_target=0.1), "family"),
+    (lambda: F.markov_rates_mc([[0.9, 0.1], [0.1, 0.9]], 6, 7, n=10, seed=0), "steps"),
 ])
 def test_bad_input_names_the_argument(call, name):
     with pytest.raises(ValueError, match=f"^{name}:"):

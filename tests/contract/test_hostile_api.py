@@ -221,6 +221,7 @@ OVERRIDES: dict[str, dict] = {
                               "ter_target": lambda: 0.1, "ser_target": lambda: 0.1},
     "bounds.fewest_steps": {"ter_target": lambda: 0.1, "ser_target": lambda: 0.1},
     "bounds.golden_mean_chain": {"stay": lambda: 0.5},
+    "bounds.markov_rates_mc": {"n": lambda: 8},
     "bounds.ngram_chain": {"conditional": lambda: [[[0.9, 0.1], [0.8, 0.2]], [[0.2, 0.8], [0.1, 0.9]]]},
     "bounds.pb25_partition_lower": {"partition": lambda: ((0, 1), (2, 3))},
     "bridge.MaskedModel": {"model": _exact_model, "mask_id": lambda: 2},
@@ -400,7 +401,7 @@ ENGINE_HOOKS = {"moves": "exact engine hook (StepContext)", "select": "Monte Car
 #: values and are not walked
 RESULT_RECORDS = frozenset({
     "bounds.BlockAllocation", "bounds.Bound", "bounds.CL26Point", "bounds.Comparison", "bounds.ComparisonRow",
-    "bounds.FengRates", "bounds.FengSteps", "bounds.StatementCheck", "bounds.ZC26Check",
+    "bounds.FengEstimate", "bounds.FengRates", "bounds.FengSteps", "bounds.StatementCheck", "bounds.ZC26Check",
     "bridge.DyadicModelEstimate", "bridge.FactorizationEstimate", "bridge.PathEstimate",
     "bridge.PlanComparison", "bridge.ScheduleEstimate", "data.Dataset", "data.TokenizedData",
     "design.BlockCertificate", "design.Certificate", "design.Design", "design.Memorization",
