@@ -25,7 +25,9 @@ Zhang et al., arXiv 2602.00286, reverse KL and verification cost), :mod:`.fastdl
 2606.02955v2, both read in full; checked on every state of a law), :mod:`.jys` (Jump Your
 Steps, arXiv 2410.07761: its KLUB and schedule search, exact; read from the authors' code), :mod:`.demask` (DEMASK's TV
 bound under sub-additivity, arXiv 2604.02560, our reading), :mod:`.imdm` (IMDM's factorization-error
-lower bound, arXiv 2605.10518, our reading), :mod:`.derived` (bounds
+lower bound, arXiv 2605.10518, our reading), :mod:`.cl26` (Cai & Li, arXiv 2603.22248, the
+entropy-sum rule: abstract only), :mod:`.feng25` (Feng et al., arXiv 2502.09622, token vs
+sequence error rate: abstract only), :mod:`.derived` (bounds
 derived here, among them the Riemann bound built on LZ25/CCL25's profile identity) and
 :mod:`.comparison` (the table, :func:`compare`); :mod:`.tightness` (the largest exact/bound
 ratio found by search, JAX; loaded on first use).
@@ -33,13 +35,15 @@ ratio found by search, JAX; loaded on first use).
 
 import importlib as _importlib
 
-from . import _core, comparison, demask, derived, dhw26, fastdllm, imdm, jys, lc25, pb25, w26, zc26, zyb26
+from . import _core, cl26, comparison, demask, derived, dhw26, fastdllm, feng25, imdm, jys, lc25, pb25, w26, zc26, zyb26
 from ._core import *  # noqa: F401,F403
 from .comparison import *  # noqa: F401,F403
 from .demask import *  # noqa: F401,F403
 from .derived import *  # noqa: F401,F403
 from .dhw26 import *  # noqa: F401,F403
+from .cl26 import *  # noqa: F401,F403
 from .fastdllm import *  # noqa: F401,F403
+from .feng25 import *  # noqa: F401,F403
 from .imdm import *  # noqa: F401,F403
 from .jys import *  # noqa: F401,F403
 from .lc25 import *  # noqa: F401,F403
@@ -67,6 +71,8 @@ __all__ = [
     *jys.__all__,
     *demask.__all__,
     *imdm.__all__,
+    *cl26.__all__,
+    *feng25.__all__,
     *comparison.__all__,
 ]
 

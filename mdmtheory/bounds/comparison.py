@@ -20,6 +20,7 @@ from ._core import Bound, DERIVED, HOLD_RTOL, OUR_READING, _is_geometric
 from .derived import optimal_grid_error_lower, riemann_bound
 from .dhw26 import dhw26_dimension_bound, dhw_sandwich, dhw_tc_bound
 from .demask import demask_checks as _demask_checks
+from .cl26 import MAX_D as _CL26_MAX_D, cl26_bounds
 from .fastdllm import IMPLICATION, statement_checks as _statement_checks
 from .jys import jys_klub
 from .imdm import imdm_lower
@@ -320,7 +321,10 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     (``demask_theorem1``, under the sub-additivity assumption; ``demask_tv_budget``, without it:
     fails on parity), the worst TV beside τ. Schedule with the random planner (d <= 8, at most 2^20 table
     entries, a step of >= 2): our reading of IMDM's factorization-error lower bound (:func:`~mdmtheory.bounds.imdm.imdm_lower`,
-    against the path KL). The exact row ``reverse_kl`` is KL(q‖p) of the output
+    against the path KL). Entropy-sum rows (planner an
+    :class:`~mdmtheory.samplers.EntropyBudgetPlanner`, Cai & Li's rule, ``plan=None``):
+    :func:`~mdmtheory.bounds.cl26.cl26_bounds`, (D1) path KL <= τ E_p[T] and (D2) E_p[T] <= 1 +
+    (d − 1)H/τ, derived here, against the exact path KL and data-path E_p[T]. The exact row ``reverse_kl`` is KL(q‖p) of the output
     law (inf when q puts mass off p's support). ZC26's rates (:func:`zc26_rates`) are for
     random-size schedules, a plan kind compare does not take yet, so they are not listed.
     """
@@ -399,5 +403,7 @@ def compare(p, plan, planner: str = "random") -> Comparison:
         rows += _demask_rows(p, planner)
     if isinstance(plan, Schedule) and is_random and p.d <= 8 and p.table.size <= _IMDM_MAX_TABLE and plan.max_size >= 2:
         rows.append(_row(imdm_lower(p, plan), path, scale))
+    if _planner_name(planner) == "entropy_budget" and plan is None and p.d <= _CL26_MAX_D:
+        rows += [_row(b, exact, scale) for b, exact in cl26_bounds(p, planner)]
     return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner),
                       law=run.law)

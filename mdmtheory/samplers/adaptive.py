@@ -671,7 +671,9 @@ class EntropyBudgetPlanner(_Deterministic):
               \ (+\,\epsilon),
 
     and m >= 1 (EB-Sampler, ``acc_entropy - cummax_entropy <= gamma``; nats here).
-    Chooses its own sizes: run it with ``plan=None``.
+    Chooses its own sizes: run it with ``plan=None``. It is also Cai & Li's entropy-sum rule
+    (arXiv 2603.22248: unmask until the cumulative entropy exceeds the threshold γ; our reading,
+    :mod:`mdmtheory.bounds.cl26`).
     """
 
     gamma: float

@@ -212,7 +212,17 @@ _SYMBOLIC = {"p": lambda: _sym("from_joint")(mt.laws.families.parity(3)), "plan"
 
 #: per-callable valid arguments (qualified name -> {parameter: factory}); they win over VALID
 OVERRIDES: dict[str, dict] = {
+    "bounds.cl26_bounds": {"planner": lambda: mt.samplers.EntropyBudgetPlanner(0.5)},
+    "bounds.cl26_kl_budget": {"expected_data_steps": lambda: 2.0},
+    "bounds.cl26_steps_bound": {"entropy": lambda: 1.0},
     "bounds.conditional_total_correlation": {"block": lambda: (0, 1)},
+    "bounds.data_path_steps": {"planner": lambda: mt.samplers.EntropyBudgetPlanner(0.5)},
+    "bounds.feng25_scaling": {"family": lambda: mt.bounds.golden_mean_chain, "ds": lambda: [3],
+                              "ter_target": lambda: 0.1, "ser_target": lambda: 0.1},
+    "bounds.fewest_steps": {"ter_target": lambda: 0.1, "ser_target": lambda: 0.1},
+    "bounds.golden_mean_chain": {"stay": lambda: 0.5},
+    "bounds.markov_rates_mc": {"n": lambda: 8},
+    "bounds.ngram_chain": {"conditional": lambda: [[[0.9, 0.1], [0.8, 0.2]], [[0.2, 0.8], [0.1, 0.9]]]},
     "bounds.pb25_partition_lower": {"partition": lambda: ((0, 1), (2, 3))},
     "bridge.MaskedModel": {"model": _exact_model, "mask_id": lambda: 2},
     "bridge.ModelOracle": {"model": _masked},
@@ -410,8 +420,9 @@ ENGINE_HOOKS = {"moves": "exact engine hook (StepContext)", "select": "Monte Car
 #: methods on the instance test_records builds); their constructors take the library's own
 #: values and are not walked
 RESULT_RECORDS = frozenset({
-    "bounds.BlockAllocation", "bounds.Bound", "bounds.Comparison", "bounds.ComparisonRow", "bounds.StatementCheck",
-    "bounds.ZC26Check", "bounds.JysSearch",
+    "bounds.BlockAllocation", "bounds.Bound", "bounds.CL26Point", "bounds.Comparison", "bounds.ComparisonRow",
+    "bounds.FengEstimate", "bounds.FengRates", "bounds.FengSteps", "bounds.JysSearch", "bounds.StatementCheck",
+    "bounds.ZC26Check",
     "bridge.DyadicModelEstimate", "bridge.FactorizationEstimate", "bridge.PathEstimate",
     "bridge.PlanComparison", "bridge.ScheduleEstimate", "bridge.SpeculativeSimulation", "data.Dataset", "data.TokenizedData",
     "design.BlockCertificate", "design.Certificate", "design.Design", "design.Memorization",

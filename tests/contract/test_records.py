@@ -187,6 +187,10 @@ def _builders(tmp_path):
     b["ZC26Check"] = lambda: bounds.zc26_check(p, mt.RandomSchedule.deterministic(plan))
     b["StatementCheck"] = lambda: bounds.statement_checks(p)[0]
     b["JysSearch"] = lambda: bounds.jys_schedule(p, 2, src_steps=64)
+    b["CL26Point"] = lambda: bounds.cl26_point(p, 0.5)
+    b["FengRates"] = lambda: bounds.feng25_rates(p, 2)
+    b["FengSteps"] = lambda: bounds.fewest_steps(p, ter_target=0.1, ser_target=0.1)
+    b["FengEstimate"] = lambda: bounds.markov_rates_mc([[0.8, 0.2], [0.3, 0.7]], 4, 2, n=8, seed=0)
     b["Comparison"] = lambda: mt.compare(p, plan)
     b["ComparisonRow"] = lambda: mt.compare(p, plan).rows[0]
     b["TightnessTarget"] = lambda: next(iter(bounds.tightness.targets(3).values()))
