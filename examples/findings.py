@@ -740,7 +740,6 @@ def jys_rows() -> list[tuple[str, str, str, str, str, str]]:
     mn, mr = _best(tight, "klub_over_path_min", min)
     jp, jr = _best(tight, "jys_over_optimal_path")
     jk, jkr = _best(tight, "jys_over_optimal_kl")
-    ds = sorted({int(r["d"]) for r in tight})
     n_cells = sum(len(v) for v in cells.values())
     return [
         ("JYS KLUB ≥ path KL ≥ KL (masked, Euler steps, exact conditionals)",
@@ -906,12 +905,6 @@ def demask_numbers():
     return per, tight, rule
 
 
-def _tsv(name):
-    path = ROOT / "benchmarks" / "tightness" / name
-    lines = [ln.split("\t") for ln in path.read_text().splitlines() if ln and not ln.startswith("#")]
-    return [dict(zip(lines[0], ln)) for ln in lines[1:]]
-
-
 def demask_rows() -> list[tuple[str, str, str, str, str, str]]:
     """DEMASK's statements as rows (statement, place, status, tightness, reached by, check)."""
     from mdmtheory.bounds import DEMASK_STATEMENTS
@@ -1075,6 +1068,9 @@ def imdm() -> str:
         {'equals' if same else 'differs from'} the path KL in every cell): one step pays (d − 1) log K and
         two equal steps (⌈d/2⌉ − 1) log K, but a first step of one token makes the rest determined —
         the bound binds a standard MDM only when its first step reveals several tokens.""", bullet=False)
+    return head + "\n\n" + table + "\n\n" + "\n".join(lines) + "\n\n" + textwrap.indent(tail, "  ")
+
+
 @functools.lru_cache(maxsize=None)
 def cl26_numbers():
     """Issue 28 item 3: the entropy-sum rule against EntropyBudgetPlanner on random profiles, the
