@@ -253,6 +253,12 @@ def test_vllm_engine_parses_the_export():
     e = to_vllm(mt.Schedule((2, 2)), budget_only=True)
     cfg = DiffusionConfig(**json.loads(e["cli"][1]))
     assert (cfg.canvas_length, cfg.max_denoising_steps) == (4, 2)
+    import dataclasses
+
+    assert {f.name for f in dataclasses.fields(DiffusionConfig)} == set(VLLM_DIFFUSION_CONFIG)  # the table above
+    for bad in ({"canvas_length": 0}, {"canvas_length": 4, "counts": [2, 2]}):
+        with pytest.raises(Exception):
+            DiffusionConfig(**bad)
 
 
 @pytest.mark.parametrize("kw, match", [
