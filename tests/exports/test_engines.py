@@ -270,3 +270,25 @@ def test_vllm_engine_parses_the_export():
 def test_vllm_refusals(kw, match):
     with pytest.raises(ValueError, match=match):
         to_vllm(mt.Schedule((2, 1, 1)), **kw)
+
+
+# == the CLI ===================================================================================
+def test_cli_design_prints_the_engine_exports(tmp_path, capsys):
+    """``mdmtheory design --format sglang|vllm``: the export of the designed schedule, and a
+    refusal naming the option and what SGLang lacks when a threshold cannot run the design."""
+    from mdmtheory.cli import main
+
+    data = tmp_path / "x.txt"
+    data.write_text("0 1 0 1\n1 0 1 0\n0 0 1 1\n1 1 0 0\n")
+    for steps, sglang_ok in ((4, True), (1, True), (2, False)):
+        argv = ["design", "--data", str(data), "--steps", str(steps), "--json"]
+        assert main(argv + ["--format", "vllm"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["export"]["diffusion_config"] == {"canvas_length": 4, "max_denoising_steps": steps}
+        rc = main(argv + ["--format", "sglang"])
+        captured = capsys.readouterr()
+        if sglang_ok:
+            e = json.loads(captured.out)["export"]
+            assert rc == 0 and e["counts"] == [[1] * 4 if steps == 4 else [4]]
+        else:
+            assert rc == 2 and "--format: schedule: SGLang 0.5.23 has no per-step counts" in captured.err
