@@ -39,6 +39,15 @@ A lower ``threshold`` keeps diffusers' rule on top: the counts become floors per
 block whose masks run out at step F < S costs F + 1 forwards, not F (the block loop calls the
 model once more and ends on finding no mask; :class:`mdmtheory.samplers.SelectRun`).
 With ``threshold=1.0`` every block costs exactly S forwards.
+
+Saved pipelines: ``ScheduledBlockRefinementScheduler`` is an attribute of this module (built
+on first access, module ``__getattr__``), the name ``save_pretrained`` writes in
+``model_index.json``; ``LLaDA2Pipeline.from_pretrained(DIR, tokenizer=...)`` reads it back with
+its counts once this module is imported (diffusers looks such a library up in
+``sys.modules`` only). diffusers' own ``BlockRefinementScheduler.from_pretrained`` of the
+folder ignores the counts (a logged warning) and commits its even split:
+:func:`check_scheduler` says so for a folder, :func:`load_scheduler` reads either folder.
+(tests/exports/test_diffusers_roundtrip.py)
 """
 
 from __future__ import annotations
