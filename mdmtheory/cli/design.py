@@ -40,10 +40,11 @@ from ._inputs import check_draws, check_seed, DATA_HELP, int_list
 from ._models import add_model_arguments
 from ._text import add_text_arguments, facts_lines, no_text_options, read_rows, text_given
 
-#: Export formats of ``design``: the sampler conventions of mdmtheory.exports, and diffusers.
-FORMATS = exports.FORMATS + ("diffusers",)
+#: Export formats of ``design``: the sampler conventions of mdmtheory.exports, diffusers, and the
+#: serving engines (SGLang: only the schedules a threshold reproduces; vLLM: the forward budget).
+FORMATS = exports.FORMATS + ("diffusers", "sglang", "vllm")
 #: Formats with blocks (the others are one-block samplers: MDLM, Dream, dllm).
-BLOCK_FORMATS = ("json", "llada", "diffusers")
+BLOCK_FORMATS = ("json", "llada", "diffusers", "sglang", "vllm")
 
 #: Library argument names -> the options that gave them.
 _OPTIONS = {"steps": "--steps", "budget": "--budget", "target_kl": "--budget", "n_per_level": "--n-per-level",
@@ -219,7 +220,7 @@ def run(args) -> dict:
             "warning": res.warning,
             "memorization": None if res.memorization is None else res.memorization.to_dict(),
         }
-        if args.format == "diffusers":
+        if args.format in ("diffusers", "sglang", "vllm"):
             export = _export_blocks(args, (res.sizes,), r_len, g)
         else:
             kw = {"block_length": args.block_length[0]} if args.format == "llada" and args.block_length else {}
@@ -242,6 +243,15 @@ def _export_blocks(args, counts, B: int, g: int) -> dict:
         return scheduler_config([list(c) for c in counts], block_length=B, prompt_length=g,
                                 gen_length=B * len(counts))
     flat = Schedule([k for c in counts for k in c])
+    if args.format in ("sglang", "vllm"):  # mdmtheory.exports.sglang / .vllm: a refusal names what the engine lacks
+        with options_for({"block_length": "--block-length"}, default="--format"):
+            if args.format == "sglang":
+                from ..exports.sglang import to_sglang
+
+                return to_sglang(flat, block_length=B)
+            from ..exports.vllm import to_vllm
+
+            return to_vllm(flat, block_length=B, budget_only=True)
     if args.format == "llada":
         with options_for(_BLOCK_OPTIONS):
             return exports.to_llada(flat, block_length=B)

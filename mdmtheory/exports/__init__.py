@@ -17,6 +17,10 @@ them is called).
   of its ``linspace``, refusing a ``steps`` that differs from the plan's.
 * :mod:`.mdlm` — MDLM's ``Diffusion._sample`` loop with a per-step ``dt``: :func:`.mdlm.sample`.
 * :mod:`.dllm` — :class:`.dllm.PlanAlphaScheduler`, an α(t) scheduler with dllm's interface.
+* :mod:`.sglang` — :func:`.sglang.to_sglang`, SGLang's ``--dllm-algorithm LowConfidence`` and
+  its YAML, for the schedules a threshold reproduces (SGLang takes no per-step counts).
+* :mod:`.vllm` — :func:`.vllm.to_vllm`, vLLM's ``DiffusionConfig``: the forward budget only
+  (its one dLLM, DiffusionGemma, accepts by an entropy budget, not by counts).
 
 docs/design-from-data.md ("Exports") shows each in use; tests/exports/test_formats.py runs each
 through its sampler's rule as that sampler's source implements it, and

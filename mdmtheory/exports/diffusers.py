@@ -39,15 +39,26 @@ A lower ``threshold`` keeps diffusers' rule on top: the counts become floors per
 block whose masks run out at step F < S costs F + 1 forwards, not F (the block loop calls the
 model once more and ends on finding no mask; :class:`mdmtheory.samplers.SelectRun`).
 With ``threshold=1.0`` every block costs exactly S forwards.
+
+Saved pipelines: ``ScheduledBlockRefinementScheduler`` is an attribute of this module (built
+on first access, module ``__getattr__``), the name ``save_pretrained`` writes in
+``model_index.json``; ``LLaDA2Pipeline.from_pretrained(DIR, tokenizer=...)`` reads it back with
+its counts once this module is imported (diffusers looks such a library up in
+``sys.modules`` only). diffusers' own ``BlockRefinementScheduler.from_pretrained`` of the
+folder ignores the counts (a logged warning) and commits its even split:
+:func:`check_scheduler` says so for a folder, :func:`load_scheduler` reads either folder.
+(tests/exports/test_diffusers_roundtrip.py)
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
-__all__ = ["block_refinement_scheduler", "check_counts", "scheduler_config", "save_scheduler", "load_scheduler"]
+__all__ = ["block_refinement_scheduler", "check_counts", "scheduler_config", "save_scheduler", "load_scheduler",
+           "check_scheduler", "SchedulerCheck"]
 
 
 def _diffusers():
@@ -201,7 +212,33 @@ def _scheduler_class():
             """The designed counts, one tuple per block (one tuple: every block)."""
             return self._counts
 
+    # a module attribute (PEP 562 ``__getattr__`` below), found by name as pickle and diffusers' loader look it up
+    ScheduledBlockRefinementScheduler.__qualname__ = ScheduledBlockRefinementScheduler.__name__
     return ScheduledBlockRefinementScheduler
+
+
+def __getattr__(name: str):
+    """PEP 562: the scheduler class, and diffusers' ``SchedulerMixin``, as attributes of this
+    module, built on first access (importing this module does not import diffusers).
+
+    ``save_pretrained`` records our scheduler in ``model_index.json`` as
+    ``["mdmtheory.exports.diffusers", "ScheduledBlockRefinementScheduler"]`` (the class's
+    ``__module__``; diffusers 0.42.1 ``pipeline_loading_utils._fetch_class_library_tuple``).
+    ``from_pretrained`` resolves that entry in ``get_class_obj_and_candidates`` with
+    ``getattr(module, "ScheduledBlockRefinementScheduler")``, then looks up its loadable base
+    classes *in the same module* (``getattr(module, "SchedulerMixin", None)`` and the other
+    names of ``LOADABLE_CLASSES``) to pick the ``from_pretrained`` that loads it; passing the
+    scheduler in (``from_pretrained(dir, scheduler=...)``) goes through the same lookup in
+    ``maybe_raise_or_warn``. Both names are served here; every other name is an
+    ``AttributeError``, as diffusers expects of the other base classes."""
+    if name == "ScheduledBlockRefinementScheduler":
+        return _scheduler_class()
+    if name == "SchedulerMixin":
+        _diffusers()
+        from diffusers import SchedulerMixin
+
+        return SchedulerMixin
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def block_refinement_scheduler(counts, *, block_length: int | None = None, threshold: float = 1.0,
@@ -311,27 +348,133 @@ def save_scheduler(counts, path, *, block_length: int | None = None) -> str:
     return os.fspath(path)
 
 
-def load_scheduler(path):
-    """The scheduler saved by :func:`save_scheduler` (or ``mdmtheory design --scheduler-out``)."""
+#: ``model_index.json``'s entry for our scheduler: the module ``from_pretrained`` resolves it in.
+MODEL_INDEX_ENTRY = ("mdmtheory.exports.diffusers", "ScheduledBlockRefinementScheduler")
+
+
+@dataclass(frozen=True)
+class SchedulerCheck:
+    """What a saved scheduler folder holds, and what each class that can read it commits.
+
+    ``config``: the ``scheduler_config.json`` read. ``class_name``: its ``_class_name``.
+    ``model_index``: the pipeline's ``model_index.json`` entry for the scheduler
+    (``(module, class)``) when ``path`` was a pipeline folder, else None. ``counts``: the
+    designed counts (one tuple per block; one tuple: every block), None for a config of
+    diffusers' own ``BlockRefinementScheduler``. ``block_length``, ``num_inference_steps``:
+    the config's. ``stock_counts``: what diffusers' ``BlockRefinementScheduler`` commits in
+    every block when it loads this folder and runs ``num_inference_steps`` steps of
+    ``block_length`` — its ``get_num_transfer_tokens``, the even split with the remainder
+    front-loaded; it ignores ``counts`` (diffusers 0.42.1 only logs "The config attributes
+    {'counts': ...} were passed to BlockRefinementScheduler, but are not expected and will be
+    ignored"). ``stock_keeps_counts``: whether that equals the design in every block.
+    ``reader``: the call that loads the folder with its counts."""
+
+    config: str
+    class_name: str
+    model_index: tuple[str, str] | None
+    counts: tuple[tuple[int, ...], ...] | None
+    block_length: int
+    num_inference_steps: int
+    stock_counts: tuple[int, ...]
+    stock_keeps_counts: bool
+    reader: str
+
+    def to_dict(self) -> dict:
+        return {"config": self.config, "class_name": self.class_name,
+                "model_index": None if self.model_index is None else list(self.model_index),
+                "counts": None if self.counts is None else [list(r) for r in self.counts],
+                "block_length": self.block_length, "num_inference_steps": self.num_inference_steps,
+                "stock_counts": list(self.stock_counts), "stock_keeps_counts": self.stock_keeps_counts,
+                "reader": self.reader}
+
+
+def _read_json(f: str, what: str):
     import json
-    import os
 
-    from .._validate import path_arg
-
-    path = path_arg(path)
-    cls = _scheduler_class()
-    f = os.path.join(path, cls.config_name)
-    if not os.path.isfile(f):
-        raise ValueError(f"path: {os.fspath(path)!r} has no {cls.config_name} (write it with save_scheduler or "
-                         "mdmtheory design --format diffusers --scheduler-out DIR)")
     try:
         with open(f, encoding="utf-8") as fh:
             cfg = json.load(fh)
     except (OSError, ValueError, RecursionError) as exc:
-        raise ValueError(f"path: {f!r} is not a scheduler config ({type(exc).__name__})") from None
-    if not isinstance(cfg, dict) or cfg.get("_class_name") != cls.__name__:
-        raise ValueError(f"path: {f!r} is not a config of mdmtheory's {cls.__name__}")
-    return block_refinement_scheduler(cfg.get("counts"), block_length=cfg.get("block_length"),
+        raise ValueError(f"path: {f!r} is not {what} ({type(exc).__name__})") from None
+    if not isinstance(cfg, dict):
+        raise ValueError(f"path: {f!r} is not {what} (a JSON object)")
+    return cfg
+
+
+def check_scheduler(path) -> SchedulerCheck:
+    """Read a saved scheduler — its folder (``scheduler_config.json``) or the folder of a
+    saved pipeline (``model_index.json`` and ``scheduler/``) — without diffusers, and say
+    which class reads its counts (:class:`SchedulerCheck`).
+
+    A folder of our scheduler loads with its counts through :func:`load_scheduler`,
+    ``ScheduledBlockRefinementScheduler.from_pretrained`` and, for a pipeline folder,
+    ``LLaDA2Pipeline.from_pretrained`` once this module is imported (diffusers resolves a
+    component of a library outside its own only from ``sys.modules``: ``import
+    mdmtheory.exports.diffusers`` first). Loaded with diffusers' ``BlockRefinementScheduler``
+    it commits ``stock_counts`` instead; ``stock_keeps_counts`` says whether that loses the
+    design."""
+    import os
+
+    from .._validate import path_arg
+    from .formats import llada_default_counts
+
+    path = path_arg(path)
+    entry = None
+    if not os.path.isfile(os.path.join(path, "scheduler_config.json")) and os.path.isfile(
+            os.path.join(path, "model_index.json")):
+        index = _read_json(os.path.join(path, "model_index.json"), "a pipeline's model_index.json")
+        e = index.get("scheduler")
+        if not (isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e)):
+            raise ValueError(f"path: the pipeline saved in {path!r} has no scheduler entry in model_index.json "
+                             f"(got {e!r})")
+        entry = (e[0], e[1])
+        path = os.path.join(path, "scheduler")
+    f = os.path.join(path, "scheduler_config.json")
+    if not os.path.isfile(f):
+        raise ValueError(f"path: {path!r} has no scheduler_config.json (write it with save_scheduler, "
+                         "LLaDA2Pipeline.save_pretrained, or mdmtheory design --format diffusers --scheduler-out DIR)")
+    cfg = _read_json(f, "a scheduler config")
+    name = cfg.get("_class_name")
+    if name not in (MODEL_INDEX_ENTRY[1], "BlockRefinementScheduler"):
+        raise ValueError(f"path: {f!r} is a config of {name!r}, not of a BlockRefinementScheduler")
+    ours = name == MODEL_INDEX_ENTRY[1]
+    try:
+        counts = check_counts(cfg.get("counts"), block_length=cfg.get("block_length")) if ours else None
+        B = int(cfg.get("block_length", 32)) if counts is None else sum(counts[0])
+        S = cfg.get("num_inference_steps", 32) if counts is None else len(counts[0])
+        from .._validate import int_arg
+
+        B, S = int_arg(B, "block_length", 1), int_arg(S, "num_inference_steps", 1)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"path: {f!r} holds a bad config: {exc}") from None
+    if counts is not None and cfg.get("num_inference_steps", S) != S:
+        raise ValueError(f"path: {f!r} has num_inference_steps={cfg.get('num_inference_steps')!r} for counts of "
+                         f"{S} steps")
+    stock = tuple(llada_default_counts(B, S))
+    keeps = counts is not None and all(c == stock for c in counts)
+    reader = ("mdmtheory.exports.diffusers.load_scheduler(path)" if ours
+              else "diffusers.BlockRefinementScheduler.from_pretrained(path) (no designed counts)")
+    return SchedulerCheck(config=f, class_name=name, model_index=entry, counts=counts, block_length=B,
+                          num_inference_steps=S, stock_counts=stock, stock_keeps_counts=keeps, reader=reader)
+
+
+def load_scheduler(path):
+    """The scheduler saved by :func:`save_scheduler`, ``LLaDA2Pipeline.save_pretrained`` or
+    ``mdmtheory design --scheduler-out`` — ``path`` is the scheduler's folder or the saved
+    pipeline's — with its designed counts. A folder of diffusers' own
+    ``BlockRefinementScheduler`` (no counts) is refused, naming the class that reads it
+    (:func:`check_scheduler`)."""
+    chk = check_scheduler(path)
+    if chk.counts is None:
+        raise ValueError(f"path: {chk.config!r} is a config of diffusers' BlockRefinementScheduler: it holds no "
+                         f"designed counts (that class commits {list(chk.stock_counts)} in every block); load it "
+                         "with diffusers.BlockRefinementScheduler.from_pretrained, or save a design with "
+                         "save_scheduler(counts, path)")
+    import json
+
+    with open(chk.config, encoding="utf-8") as fh:
+        cfg = json.load(fh)
+    return block_refinement_scheduler([list(r) for r in chk.counts], block_length=chk.block_length,
                                       threshold=cfg.get("threshold", 1.0),
                                       editing_threshold=cfg.get("editing_threshold"),
                                       minimal_topk=cfg.get("minimal_topk", 1))

@@ -53,7 +53,7 @@ WINGS = ("laws", "schedules", "information", "exports", "data", "samplers", "bou
 #: Wing modules whose own ``__all__`` is public API reached by module path (``mt.families``,
 #: the framework integrations of ``exports``).
 EXTRA_MODULES = ("laws.families", "information.ugc", "exports.diffusers", "exports.dllm", "exports.dream",
-                 "exports.llada", "exports.mdlm")
+                 "exports.llada", "exports.mdlm", "exports.sglang", "exports.vllm")
 
 
 # == the one table of hostile values ==========================================================
@@ -254,7 +254,10 @@ OVERRIDES: dict[str, dict] = {
     "design.interval_statistics": {"xs": lambda: SAMPLES[:8].copy(), "U": _UNIFORMS, "tau": lambda: (0.25, 0.5, 0.75),
                                    "resolution": lambda: 2},
     "exports.diffusers.load_scheduler": {"path": _saved_scheduler},
+    "exports.diffusers.check_scheduler": {"path": _saved_scheduler},
     "exports.diffusers.save_scheduler": {"counts": lambda: [2, 2], "path": lambda: "scheduler"},
+    "exports.vllm.to_vllm": {"budget_only": lambda: True},
+    "exports.sglang.to_sglang": {"schedule": lambda: mt.Schedule((1, 1, 1, 1))},
     "exports.dllm.PlanAlphaScheduler": {"t": lambda: (1.0, 0.5, 0.0), "alpha_nodes": lambda: (0.0, 0.5, 1.0)},
     "exports.dllm_counts": {"t": lambda: (1.0, 0.5, 0.0), "alpha_nodes": lambda: (0.0, 0.5, 1.0)},
     "exports.llada.patch": {"module": lambda: _LladaModule(), "plan": lambda: mt.exports.to_llada(PLAN)},
@@ -426,6 +429,7 @@ RESULT_RECORDS = frozenset({
     "bridge.DyadicModelEstimate", "bridge.FactorizationEstimate", "bridge.PathEstimate",
     "bridge.PlanComparison", "bridge.ScheduleEstimate", "bridge.SpeculativeSimulation", "data.Dataset", "data.TokenizedData",
     "design.BlockCertificate", "design.Certificate", "design.Design", "design.Memorization",
+    "exports.diffusers.SchedulerCheck",
     "information.DyadicEstimate", "information.Lemma1", "information.ProfileEstimate",
     "laws.InformationProfileEstimate", "optimal.BlockCandidate", "optimal.BlockDesign",
     "optimal.BlockPartition", "optimal.Frontier", "optimal.LagrangianFrontier", "optimal.RandomizedOptimum",

@@ -225,6 +225,9 @@ def _builders(tmp_path):
     b["Certificate"] = lambda: design.certify(p, 64, 0.5, options=mt.design.CertificateOptions(interval=(0.25, 0.75)))
     b["BlockCertificate"] = lambda: design.certify_blocks(x, 0.5, p=p, edges=[0.25, 0.5, 0.75])
     b["CertificateOptions"] = lambda: design.CertificateOptions(form="entropy", interval=(0.25, 0.75))
+    # exports
+    b["SchedulerCheck"] = lambda: __import__("mdmtheory.exports.diffusers", fromlist=["f"]).check_scheduler(
+        __import__("mdmtheory.exports.diffusers", fromlist=["f"]).save_scheduler([2, 1, 1], tmp_path / "scheduler"))
     # report
     b["AttentionOptions"] = lambda: report.AttentionOptions(model=_tiny(), steps=2)
     b["Report"] = lambda: report.build_report(p, steps=[1, 2], planners=("random",))
