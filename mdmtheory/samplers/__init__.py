@@ -3,7 +3,8 @@
 Planners (:mod:`.planners`, :mod:`.adaptive`: which positions a step reveals), the exact law
 engine (:mod:`.engine` on :mod:`.kernel`, with the tie rules of :mod:`.ties`), the samplers
 that are not one planner (:mod:`.select`: sample-then-select; :mod:`.revise`: remasking,
-correctors, editing; :mod:`.speculative`: exact speculative sampling (ASSD); :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt),
+correctors, editing; :mod:`.speculative`: exact speculative sampling (ASSD); :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt;
+:mod:`.uniform`: uniform, hybrid and renoise corruption instead of masks),
 Monte Carlo (:mod:`.simulate`), and what a run shows (:mod:`.diagnostics`, :mod:`.metrics`,
 :mod:`.spread`).
 """
@@ -23,6 +24,7 @@ from . import (
     speculative,
     spread,
     ties,
+    uniform,
 )
 from .adaptive import *  # noqa: F401,F403
 from .diagnostics import *  # noqa: F401,F403
@@ -36,6 +38,7 @@ from .select import *  # noqa: F401,F403
 from .simulate import *  # noqa: F401,F403
 from .speculative import *  # noqa: F401,F403
 from .spread import *  # noqa: F401,F403
+from .uniform import *  # noqa: F401,F403
 
 register_planner("sample_then_select", SampleThenSelectPlanner)  # noqa: F405
 
@@ -52,4 +55,5 @@ __all__ = [
     *spread.__all__,
     *diagnostics.__all__,
     *metrics.__all__,
+    *uniform.__all__,
 ]

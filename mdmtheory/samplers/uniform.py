@@ -21,8 +21,8 @@ uniform-state diffusion (UDLM/Duo: :math:`\alpha_t x + (1-\alpha_t)/K`, the marg
 
 **Exact denoiser.** For a joint law p on :math:`[K]^d`,
 :math:`p(x_0 \mid x_t) \propto p(x_0) \prod_i k_t(x_{t,i} \mid x_{0,i})`
-(:func:`denoiser`), and its per-position marginals :math:`\mu_i(\cdot \mid x_t)` are what an
-ideal factorized model outputs (:func:`posterior_marginals`).
+(:func:`corruption_denoiser`), and its per-position marginals :math:`\mu_i(\cdot \mid x_t)` are what an
+ideal factorized model outputs (:func:`corruption_marginals`).
 
 **Ancestral sampler** (:func:`corruption_law`): times :math:`t_k = k/T`, :math:`x_1` drawn from
 the prior (all masks if ``mix > 0``, else uniform), and from t to s every position drawn
@@ -72,14 +72,14 @@ from ..laws.joint import Joint
 
 __all__ = [
     "MAX_NOISY_STATES",
-    "SCHEDULES",
+    "CORRUPTION_SCHEDULES",
     "CorruptionRun",
-    "forward_kernel",
-    "schedule_alphas",
-    "denoiser",
-    "posterior_marginals",
+    "corruption_kernel",
+    "corruption_alphas",
+    "corruption_denoiser",
+    "corruption_marginals",
     "time_free_marginals",
-    "reverse_kernels",
+    "corruption_reverse_kernels",
     "corruption_run",
     "corruption_law",
     "renoise_law",
@@ -92,7 +92,7 @@ MAX_NOISY_STATES = 4096
 MAX_RUN_WORK = 1 << 33
 #: Noise schedules: alpha(t) = 1 - t ("linear", MDLM/Duo log-linear without its epsilon) or
 #: cos(pi t / 2) ("cosine", Duo's CIFAR-10 scripts).
-SCHEDULES = ("linear", "cosine")
+CORRUPTION_SCHEDULES = ("linear", "cosine")
 
 
 @dataclass(frozen=True)
@@ -124,16 +124,16 @@ def _joint(p) -> Joint:
 
 def _states(d: int, K: int, mix: float) -> int:
     S = (K + (1 if mix > 0 else 0)) ** d
-    work_bound(S, MAX_NOISY_STATES, "p", f"the number of noisy states ({'K+1' if mix > 0 else 'K'})**d")
+    work_bound(S, MAX_NOISY_STATES, "p", "the number of noisy states " + ("(K+1)**d" if mix > 0 else "K**d"))
     return S
 
 
-def forward_kernel(K: int, alpha, mix=0.0) -> np.ndarray:
+def corruption_kernel(K: int, alpha, mix=0.0) -> np.ndarray:
     r"""One-token forward kernel :math:`k_t(y \mid x_0)`, shape (K, K') with K' = K (``mix``
     = 0) or K + 1 (slot K the mask): the module docstring's convention, α the probability
     that the token is untouched.
 
-    >>> forward_kernel(2, 0.5, 0.0)
+    >>> corruption_kernel(2, 0.5, 0.0)
     array([[0.75, 0.25],
            [0.25, 0.75]])
     """
@@ -164,15 +164,15 @@ def _step_kernel(K: int, ratio: float, mix: float) -> np.ndarray:
     return k
 
 
-def schedule_alphas(steps: int, schedule: str = "linear") -> np.ndarray:
+def corruption_alphas(steps: int, schedule: str = "linear") -> np.ndarray:
     r""":math:`\alpha(t_k)` at :math:`t_k = k/T`, k = 0..T (so ``alphas[0] = 1``,
     ``alphas[T] = 0``).
 
-    >>> schedule_alphas(4).tolist()
+    >>> corruption_alphas(4).tolist()
     [1.0, 0.75, 0.5, 0.25, 0.0]
     """
     steps = size_arg(steps, "steps", 1)
-    schedule = choice_arg(schedule, "schedule", SCHEDULES)
+    schedule = choice_arg(schedule, "schedule", CORRUPTION_SCHEDULES)
     t = np.arange(steps + 1) / steps
     if schedule == "linear":
         a = 1.0 - t
@@ -207,13 +207,13 @@ def _posterior(p: Joint, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return post, z
 
 
-def denoiser(p, alpha, mix=0.0) -> np.ndarray:
+def corruption_denoiser(p, alpha, mix=0.0) -> np.ndarray:
     r"""Exact denoiser :math:`p(x_0 \mid x_t)` at untouched-probability α, as an (S', K^d)
     matrix: row = noisy state (C order over ``(K',)*d``, slot K the mask), column = clean
     state (C order over ``(K,)*d``). Rows of noisy states of probability 0 are NaN.
 
     >>> import mdmtheory as mt
-    >>> denoiser(mt.families.parity(2), 1.0)[0].round(3).tolist()  # noiseless: x_0 = x_t
+    >>> corruption_denoiser(mt.families.parity(2), 1.0)[0].round(3).tolist()  # noiseless: x_0 = x_t
     [1.0, 0.0, 0.0, 0.0]
     """
     p = _joint(p)
@@ -228,8 +228,8 @@ def _marginals(post: np.ndarray, d: int, K: int) -> np.ndarray:
     return np.stack([P.sum(axis=tuple(a + 1 for a in range(d) if a != i)) for i in range(d)], axis=1)
 
 
-def posterior_marginals(p, alpha, mix=0.0) -> np.ndarray:
-    r"""Per-position marginals :math:`\mu_i(x_{0,i} \mid x_t)` of :func:`denoiser`, shape
+def corruption_marginals(p, alpha, mix=0.0) -> np.ndarray:
+    r"""Per-position marginals :math:`\mu_i(x_{0,i} \mid x_t)` of :func:`corruption_denoiser`, shape
     (S', d, K): what a factorized model trained to optimality outputs (NaN rows where the
     noisy state has probability 0)."""
     p = _joint(p)
@@ -253,7 +253,7 @@ def time_free_marginals(p) -> np.ndarray:
     return _marginals(L / L.sum(axis=1)[:, None], p.d, p.K)
 
 
-def reverse_kernels(p, alpha_t, alpha_s, mix=0.0) -> np.ndarray:
+def corruption_reverse_kernels(p, alpha_t, alpha_s, mix=0.0) -> np.ndarray:
     r"""The one-token reverse kernels :math:`r_i(y \mid x_t)` from untouched-probability
     ``alpha_t`` to ``alpha_s`` (``alpha_t <= alpha_s``), shape (S', d, K'); NaN rows where the
     noisy state has probability 0 (module docstring)."""
@@ -315,7 +315,7 @@ def corruption_run(p, steps: int, *, mix=0.0, schedule: str = "linear") -> Corru
     p = _joint(p)
     steps = size_arg(steps, "steps", 1)
     mix = prob_arg(mix, "mix")
-    alphas = schedule_alphas(steps, schedule)
+    alphas = corruption_alphas(steps, schedule)
     S = _states(p.d, p.K, mix)
     work_bound(steps * S * S, MAX_RUN_WORK, "steps", "steps * (noisy states)**2")
     pi = _prior(p.d, p.K, mix)

@@ -350,12 +350,25 @@ OVERRIDES.update({
     "samplers.FrechetPlanner.count": {"sorted_conf": _SORTED_CONF, "n_free": lambda: np.array([[3], [2]])},
 })
 
+# issue 29 §3: the corruption engine (mdmtheory.samplers.uniform); "schedule" is a name there
+OVERRIDES.update({
+    "samplers.corruption_alphas": {"schedule": lambda: "linear"},
+    "samplers.corruption_kernel": {"alpha": lambda: 0.5, "mix": lambda: 0.5},
+    "samplers.corruption_denoiser": {"alpha": lambda: 0.5, "mix": lambda: 0.5},
+    "samplers.corruption_marginals": {"alpha": lambda: 0.5, "mix": lambda: 0.5},
+    "samplers.corruption_reverse_kernels": {"alpha_t": lambda: 0.25, "alpha_s": lambda: 0.75, "mix": lambda: 0.5},
+    "samplers.corruption_run": {"mix": lambda: 0.5, "schedule": lambda: "linear"},
+    "samplers.corruption_law": {"mix": lambda: 0.5, "schedule": lambda: "cosine"},
+    "samplers.renoise_law": {"entropy_bound": lambda: 0.1, "t_min": lambda: 0.4, "t_max": lambda: 0.8},
+})
+
 #: instances for the methods where the records contract's builder does not fit
 INSTANCES = {
     "data.Dataset": lambda: mt.data.markov(d=4),
     "samplers.PositionCalibratedPlanner": lambda: mt.samplers.PositionCalibratedPlanner(
         (0.5, 0.5), block_length=2, steps_per_block=1),
     "samplers.SemiAutoregressivePlanner": lambda: mt.samplers.SemiAutoregressivePlanner(2, 1),
+    "samplers.CorruptionRun": lambda: mt.samplers.corruption_run(P, 2, mix=0.5),
 }
 for _name in ("from_joint", "to_joint", "substitute"):
     OVERRIDES.setdefault(f"symbolic.{_name}", {})
@@ -401,7 +414,7 @@ RESULT_RECORDS = frozenset({
     "report.Report", "samplers.ComparisonTable", "samplers.ExactRun", "samplers.KLEstimate",
     "samplers.RevealDiagnostics", "samplers.RevisionRun", "samplers.SelectRun", "samplers.SelectionBias",
     "samplers.Simulation", "samplers.SpeculativeRun", "samplers.StepContext", "samplers.TieSpread",
-    "samplers.TransitionRates",
+    "samplers.TransitionRates", "samplers.CorruptionRun",
     "symbolic.ClosedForms", "symbolic.ContinuumSchedule", "symbolic.PowerLawSchedule",
     "symbolic.RiemannCertificate",
 })

@@ -155,6 +155,7 @@ def _builders(tmp_path):
     b["DilatedPlanner"] = lambda: samplers.DilatedPlanner(2)
     b["PositionCalibratedPlanner"] = lambda: samplers.PositionCalibratedPlanner((0.5, 0.5))
     b["ExactRun"] = lambda: mt.exact_run(p, plan)
+    b["CorruptionRun"] = lambda: mt.samplers.corruption_run(p, 2, mix=0.5)  # issue 29 §3
     b["SampleThenSelectPlanner"] = lambda: samplers.SampleThenSelectPlanner()
     b["SelectRun"] = lambda: samplers.select_run(p, plan)
     b["SelectionBias"] = lambda: samplers.selection_bias(p, 2)
