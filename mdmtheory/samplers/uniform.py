@@ -56,7 +56,7 @@ x_{0,i})\,d\alpha` (α uniform on [0, 1]: our choice, the noise law of its train
 read), integrated exactly (the integrand is a polynomial of degree d in α: Gauss–Legendre
 with :math:`\lfloor d/2\rfloor + 1` nodes). Adaptive stopping
 (``StableAndConfidentStoppingCriteria``) is not modeled: every run takes ``steps`` steps (in
-transformers: ``confidence_threshold=0.0``). Entropy ties are broken by the lower position.
+transformers: ``stability_threshold=steps``). Entropy ties are broken by the lower position.
 """
 
 from __future__ import annotations

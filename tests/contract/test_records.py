@@ -202,6 +202,7 @@ def _builders(tmp_path):
         .attention_information_correlation(_trace(), p)
     b["PathEstimate"] = lambda: _bridge().estimate_path_cross_entropy(_exact_model(), x, plan, n=8)
     b["PlanComparison"] = lambda: _bridge().compare_plans(_exact_model(), x, [plan, mt.Schedule([1, 3])], n=8)
+    b["OutputLawEstimate"] = lambda: _bridge().output_law_estimate(p, x)  # issue 29 §3
     b["ScheduleEstimate"] = lambda: _bridge().optimal_schedule_estimate(
         _bridge().estimate_profile(_exact_model(), x, n_per_level=8), 2, n_resamples=4)
     b["FactorizationEstimate"] = lambda: _bridge().estimate_factorization_error(_exact_model(), x, plan, n=8)
@@ -255,7 +256,7 @@ def test_record_to_dict_is_json_and_holds_every_field(name, tmp_path):
 
 # -- the one base of every estimate ----------------------------------------------------------
 ESTIMATES = ("InformationProfileEstimate", "ProfileEstimate", "KLEstimate", "DyadicEstimate", "PathEstimate",
-             "PlanComparison", "ScheduleEstimate", "FactorizationEstimate", "DyadicModelEstimate")
+             "PlanComparison", "ScheduleEstimate", "FactorizationEstimate", "DyadicModelEstimate", "OutputLawEstimate")
 
 
 @pytest.mark.parametrize("name", ESTIMATES)
