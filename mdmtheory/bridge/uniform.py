@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from .._estimate import Estimate
-from .._validate import choice_arg, prob_arg, real_arg, seed_arg, size_arg
+from .._validate import choice_arg, prob_arg, real_arg, samples_array, seed_arg, size_arg
 from ..laws.joint import Joint
 from ..samplers import uniform as _u
 from ._checks import MAX_DRAWS
@@ -171,9 +171,7 @@ def _eb_args(entropy_bound, t_min, t_max):
     bound = real_arg(entropy_bound, "entropy_bound")
     if bound <= 0:
         raise ValueError(f"entropy_bound: expected a float > 0 (transformers' EntropyBoundSamplerConfig), got {bound}")
-    t_min, t_max = real_arg(t_min, "t_min"), real_arg(t_max, "t_max")
-    if t_min <= 0 or t_max <= 0:
-        raise ValueError(f"t_min: temperatures must be > 0, got t_min={t_min}, t_max={t_max}")
+    t_min, t_max = _u._temperatures(t_min, t_max)
     return bound, t_min, t_max
 
 
@@ -301,10 +299,8 @@ def output_law_estimate(p, samples) -> OutputLawEstimate:
     """The frequencies of ``samples`` ((n, d) tokens 0..K−1) with their standard errors, and the
     plug-in KL(p‖q̂) and TV(p, q̂) against the exact table ``p``."""
     p = _joint(p)
-    x = np.asarray(samples) if not isinstance(samples, torch.Tensor) else samples.cpu().numpy()
-    if x.ndim != 2 or x.shape[1] != p.d or x.shape[0] < 1 or not np.issubdtype(x.dtype, np.integer) or \
-            x.min() < 0 or x.max() >= p.K:
-        raise ValueError(f"samples: expected an (n, {p.d}) integer array of tokens in 0..{p.K - 1}")
+    x = samples_array(samples.cpu().numpy() if isinstance(samples, torch.Tensor) else samples, "samples",
+                      d=p.d, K=p.K)
     n = x.shape[0]
     idx = np.ravel_multi_index(tuple(x.T), (p.K,) * p.d)
     q = (np.bincount(idx, minlength=p.K**p.d) / n).reshape((p.K,) * p.d)

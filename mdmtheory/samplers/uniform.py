@@ -72,6 +72,7 @@ from ..laws.joint import Joint
 
 __all__ = [
     "MAX_NOISY_STATES",
+    "MAX_TEMPERATURE",
     "CORRUPTION_SCHEDULES",
     "CorruptionRun",
     "corruption_kernel",
@@ -357,6 +358,22 @@ def _tempered(mu: np.ndarray, temp: float) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+#: Largest temperature accepted by the renoise sampler: transformers computes the temperature
+#: in float32 from a tensor step, so t_min + (t_max - t_min) * step / steps cancels to 0 when
+#: the two differ by many orders of magnitude.
+MAX_TEMPERATURE = 100.0
+
+
+def _temperatures(t_min, t_max) -> tuple[float, float]:
+    out = []
+    for name, t in (("t_min", t_min), ("t_max", t_max)):
+        t = real_arg(t, name)
+        if not 0 < t <= MAX_TEMPERATURE:
+            raise ValueError(f"{name}: temperatures must lie in (0, {MAX_TEMPERATURE:g}], got {t}")
+        out.append(t)
+    return out[0], out[1]
+
+
 def renoise_law(p, steps: int, *, entropy_bound=0.1, t_min=0.4, t_max=0.8) -> Joint:
     r"""Exact output law of DiffusionGemma's entropy-bound renoise sampler (module docstring)
     driven by the exact time-free denoiser of p: ``steps`` steps, the answer the argmax of the
@@ -374,10 +391,7 @@ def renoise_law(p, steps: int, *, entropy_bound=0.1, t_min=0.4, t_max=0.8) -> Jo
     bound = real_arg(entropy_bound, "entropy_bound")
     if bound <= 0:
         raise ValueError(f"entropy_bound: expected a float > 0 (transformers' EntropyBoundSamplerConfig), got {bound}")
-    t_min = real_arg(t_min, "t_min")
-    t_max = real_arg(t_max, "t_max")
-    if t_min <= 0 or t_max <= 0:
-        raise ValueError(f"t_min: temperatures must be > 0, got t_min={t_min}, t_max={t_max}")
+    t_min, t_max = _temperatures(t_min, t_max)
     S = _states(p.d, p.K, 0.0)
     work_bound(steps * S * S, MAX_RUN_WORK, "steps", "steps * K**(2d)")
     mu = time_free_marginals(p)  # (S, d, K)

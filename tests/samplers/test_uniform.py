@@ -282,5 +282,7 @@ def test_limits_and_bad_arguments_are_refused_by_name():
         U.corruption_reverse_kernels(p, 0.8, 0.2)
     with pytest.raises(ValueError, match=r"^entropy_bound: expected a float > 0"):
         U.renoise_law(p, 2, entropy_bound=0.0)
-    with pytest.raises(ValueError, match=r"^t_min: temperatures must be > 0"):
+    with pytest.raises(ValueError, match=r"^t_min: temperatures must lie in \(0, 100\]"):
         U.renoise_law(p, 2, t_min=0.0)
+    with pytest.raises(ValueError, match=r"^t_max: temperatures must lie in \(0, 100\]"):
+        U.renoise_law(p, 2, t_max=1e12)  # transformers' float32 temperature would cancel to 0
