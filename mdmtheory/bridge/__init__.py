@@ -12,6 +12,9 @@ r"""The bridge: the package's quantities by Monte Carlo on any torch masked-diff
   :func:`estimate_profile`, :func:`estimate_path_cross_entropy`, :func:`compare_plans`,
   :func:`optimal_schedule_estimate`, :func:`estimate_factorization_error`,
   :func:`estimate_learning_error`, :func:`estimate_dyadic`.
+* Corruption beyond masks (:mod:`mdmtheory.bridge.uniform`): :class:`TableDenoiser`,
+  :class:`DiffusionGemmaDenoiser`, :func:`ancestral_samples`, :func:`renoise_samples`,
+  :func:`output_law_estimate` (docs/theory.md §15).
 * Scale-out: :mod:`mdmtheory.bridge.distributed` (``torchrun``).
 
 Submodules written elsewhere (``tiny``, ``train``, ``attention``) load on first access.
@@ -29,11 +32,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
         f"(Hugging Face models also need 'mdmtheory[hf]'); import failed with: {exc}"
     ) from None
 
-from . import estimators, hf, model, sampling
+from . import estimators, hf, model, sampling, uniform
 from .estimators import *  # noqa: F401,F403
 from .hf import *  # noqa: F401,F403
 from .model import *  # noqa: F401,F403
 from .sampling import *  # noqa: F401,F403
+from .uniform import *  # noqa: F401,F403
 
 _LAZY = ("tiny", "train", "attention", "distributed")
 
@@ -44,4 +48,4 @@ def __getattr__(name):
     raise AttributeError(f"module 'mdmtheory.bridge' has no attribute {name!r}")
 
 
-__all__ = [*model.__all__, *hf.__all__, *estimators.__all__, *sampling.__all__]
+__all__ = [*model.__all__, *hf.__all__, *estimators.__all__, *sampling.__all__, *uniform.__all__]

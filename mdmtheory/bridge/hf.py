@@ -12,6 +12,11 @@ model to eager for the forwards that need the maps).
 
 The mask id comes from ``mask_id``, else the config's ``mask_token_id``, else the folder's
 tokenizer (``AutoTokenizer``, local files only); otherwise a ``ValueError`` asks for it.
+
+A ``diffusion_gemma`` folder (transformers' ``DiffusionGemmaForBlockDiffusion``, uniform
+corruption: no mask) loads as a :class:`~mdmtheory.bridge.uniform.DiffusionGemmaDenoiser`, the
+model of the renoise sampler (:func:`mdmtheory.bridge.uniform.renoise_samples`); ``mask_id``,
+``vocab``, ``shift``, ``time_input`` and ``attentions`` do not apply to it and are refused.
 """
 
 from __future__ import annotations
@@ -39,9 +44,10 @@ def _load_errors() -> tuple:
     return errors + (SafetensorError,)
 
 
-#: Hugging Face model types refused by :func:`from_pretrained`: uniform-corruption block
-#: diffusion (transformers' ``DiffusionGemmaForBlockDiffusion``, whose generation loop renoises
-#: non-accepted positions with random tokens), which has no masked-diffusion conditionals.
+#: Hugging Face model types of uniform-corruption block diffusion (transformers'
+#: ``DiffusionGemmaForBlockDiffusion``, whose generation loop renoises non-accepted positions
+#: with random tokens): no masked-diffusion conditionals, so :func:`from_pretrained` returns
+#: them as a :class:`~mdmtheory.bridge.uniform.DiffusionGemmaDenoiser` (issue 29 §3).
 UNIFORM_CORRUPTION_MODEL_TYPES = frozenset({"diffusion_gemma"})
 
 
@@ -76,6 +82,32 @@ def _mask_id_of(path: Path, config, trust_remote_code: bool):
     return mid if isinstance(mid, int) else None
 
 
+def _diffusion_gemma(folder: Path, config, common: dict, dtype, device, unused: dict, shift: bool, attentions: bool):
+    """A ``diffusion_gemma`` folder as a DiffusionGemmaDenoiser (the masked-model options refused by name)."""
+    for name, value in unused.items():
+        if value is not None:
+            raise ValueError(f"{name}: a 'diffusion_gemma' model is uniform-corruption diffusion (no mask, no time "
+                             "input); leave it unset (docs/theory.md §15)")
+    if shift or attentions:
+        raise ValueError(f"{'shift' if shift else 'attentions'}: does not apply to a 'diffusion_gemma' model; leave it False")
+    from .uniform import DiffusionGemmaDenoiser
+
+    tf = _transformers()
+    kw = dict(common, config=config)
+    if dtype is not None:
+        kw["dtype"] = dtype
+    try:
+        model = tf.DiffusionGemmaForBlockDiffusion.from_pretrained(str(folder), **kw)
+    except (ValueError,) + _load_errors() as exc:
+        raise ValueError(
+            f"path: {str(folder)!r}: the DiffusionGemma model cannot be loaded from this folder "
+            f"({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
+        ) from None
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    return DiffusionGemmaDenoiser(model.to(device))
+
+
 def from_pretrained(
     path,
     *,
@@ -89,7 +121,8 @@ def from_pretrained(
     dtype=None,
     attentions: bool = False,
 ) -> MaskedModel:
-    """A local Hugging Face folder as a :class:`MaskedModel`.
+    """A local Hugging Face folder as a :class:`MaskedModel` (a ``diffusion_gemma`` folder: a
+    :class:`~mdmtheory.bridge.uniform.DiffusionGemmaDenoiser`, module docstring).
 
     Parameters
     ----------
@@ -136,12 +169,8 @@ def from_pretrained(
             f"({type(exc).__name__}: {' '.join(str(exc).split())[:160]})"
         ) from None
     if getattr(config, "model_type", None) in UNIFORM_CORRUPTION_MODEL_TYPES:
-        raise ValueError(
-            f"path: {str(folder)!r} is a {config.model_type!r} model, a uniform-corruption block diffusion "
-            "(non-accepted positions are renoised with random tokens, never masked): its predictions are not "
-            "masked-diffusion conditionals p(x_j | x_A), so it has no masked-diffusion profile to estimate "
-            "(docs/pipelines.md)"
-        )
+        return _diffusion_gemma(folder, config, common, dtype, device,
+                                dict(mask_id=mask_id, vocab=vocab, time_input=time_input), shift, attentions)
     kw = dict(common, attn_implementation="eager") if attentions else dict(common)
     if dtype is not None:
         kw["dtype"] = dtype

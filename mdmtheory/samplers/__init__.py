@@ -4,7 +4,8 @@ Planners (:mod:`.planners`, :mod:`.adaptive`, :mod:`.demask`: which positions a 
 engine (:mod:`.engine` on :mod:`.kernel`, with the tie rules of :mod:`.ties`), DUEL's exact likelihood of a
 deterministic planner (:mod:`.likelihood`), the samplers
 that are not one planner (:mod:`.select`: sample-then-select; :mod:`.revise`: remasking,
-correctors, editing; :mod:`.speculative`: exact speculative sampling (ASSD); :mod:`.serving`: SGLang's dLLM decoding rules; :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt),
+correctors, editing; :mod:`.speculative`: exact speculative sampling (ASSD); :mod:`.serving`: SGLang's dLLM decoding rules; :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt;
+:mod:`.uniform`: uniform, hybrid and renoise corruption instead of masks),
 Monte Carlo (:mod:`.simulate`), and what a run shows (:mod:`.diagnostics`, :mod:`.metrics`,
 :mod:`.spread`).
 """
@@ -27,6 +28,7 @@ from . import (
     speculative,
     spread,
     ties,
+    uniform,
 )
 from .adaptive import *  # noqa: F401,F403
 from .demask import *  # noqa: F401,F403
@@ -43,6 +45,7 @@ from .serving import *  # noqa: F401,F403
 from .simulate import *  # noqa: F401,F403
 from .speculative import *  # noqa: F401,F403
 from .spread import *  # noqa: F401,F403
+from .uniform import *  # noqa: F401,F403
 
 register_planner("sample_then_select", SampleThenSelectPlanner)  # noqa: F405
 
@@ -62,4 +65,5 @@ __all__ = [
     *spread.__all__,
     *diagnostics.__all__,
     *metrics.__all__,
+    *uniform.__all__,
 ]

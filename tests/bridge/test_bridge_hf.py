@@ -145,20 +145,22 @@ def test_mask_id_outside_the_vocabulary_is_a_value_error(bert_folder):
         bridge.from_pretrained(bert_folder, mask_id=99, device="cpu")
 
 
-def test_diffusion_gemma_is_refused_with_the_reason(tmp_path):
+def test_diffusion_gemma_is_no_longer_refused_and_its_masked_options_are(tmp_path):
     """transformers' DiffusionGemmaForBlockDiffusion is uniform-corruption block diffusion
-    (its generation loop renoises non-accepted positions with random tokens): no
-    masked-diffusion conditionals, so the bridge refuses it, before reading any weight.
-    The folder holds the real class's config (the tiniest model of it has 1.7e8
-    parameters, too large for the suite)."""
+    (its generation loop renoises non-accepted positions with random tokens): formerly refused,
+    now loaded as the renoise sampler's model (issue 29 §3; loading and sampling:
+    tests/bridge/test_bridge_uniform.py). The masked-model options are refused by name before
+    any weight is read; a folder with the real class's config and no weights is a path error."""
     cfg_cls = getattr(transformers, "DiffusionGemmaConfig", None)
     if cfg_cls is None:
         pytest.skip("this transformers has no DiffusionGemma")
     text = dict(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
                 num_key_value_heads=1, head_dim=8)
     cfg_cls(text_config=text, vision_config=None).save_pretrained(tmp_path)
-    with pytest.raises(ValueError, match="path: .*'diffusion_gemma' model, a uniform-corruption block diffusion"):
+    with pytest.raises(ValueError, match=r"^mask_id: a 'diffusion_gemma' model is uniform-corruption diffusion"):
         bridge.hf.from_pretrained(tmp_path, mask_id=0)
+    with pytest.raises(ValueError, match=r"^path: .*the DiffusionGemma model cannot be loaded from this folder"):
+        bridge.hf.from_pretrained(tmp_path)
 
 
 # -- issue 30 §5: the model's position limit and corrupt weights, refused by name before work --

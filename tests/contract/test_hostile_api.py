@@ -382,12 +382,37 @@ OVERRIDES.update({  # issue 28 items 6-7: Jump Your Steps, DUEL
     "samplers.duel_ranking": {"candidates": lambda: [("left_to_right", mt.samplers.LeftToRightPlanner(), PLAN)]},
 })
 
+# issue 29 §3: the corruption engine (mdmtheory.samplers.uniform); "schedule" is a name there
+OVERRIDES.update({
+    "samplers.corruption_alphas": {"schedule": lambda: "linear"},
+    "samplers.corruption_kernel": {"alpha": lambda: 0.5, "mix": lambda: 0.5},
+    "samplers.corruption_denoiser": {"alpha": lambda: 0.5, "mix": lambda: 0.5},
+    "samplers.corruption_marginals": {"alpha": lambda: 0.5, "mix": lambda: 0.5},
+    "samplers.corruption_reverse_kernels": {"alpha_t": lambda: 0.25, "alpha_s": lambda: 0.75, "mix": lambda: 0.5},
+    "samplers.corruption_run": {"mix": lambda: 0.5, "schedule": lambda: "linear"},
+    "samplers.corruption_law": {"mix": lambda: 0.5, "schedule": lambda: "cosine"},
+    "samplers.renoise_law": {"entropy_bound": lambda: 0.1, "t_min": lambda: 0.4, "t_max": lambda: 0.8},
+    "bridge.TableDenoiser": {"mix": lambda: 0.5},
+    "bridge.ancestral_samples": {"model": lambda: _table_denoiser(0.5), "mix": lambda: 0.5, "schedule": lambda: "linear"},
+    "bridge.renoise_samples": {"model": lambda: _table_denoiser(0.0), "entropy_bound": lambda: 0.1,
+                               "t_min": lambda: 0.4, "t_max": lambda: 0.8},
+    "bridge.OutputLawEstimate.zscores": {"exact": lambda: P},
+})
+
+
+def _table_denoiser(mix):
+    from mdmtheory import bridge
+
+    return bridge.TableDenoiser(P, mix)
+
 #: instances for the methods where the records contract's builder does not fit
 INSTANCES = {
     "data.Dataset": lambda: mt.data.markov(d=4),
     "samplers.PositionCalibratedPlanner": lambda: mt.samplers.PositionCalibratedPlanner(
         (0.5, 0.5), block_length=2, steps_per_block=1),
     "samplers.SemiAutoregressivePlanner": lambda: mt.samplers.SemiAutoregressivePlanner(2, 1),
+    "samplers.CorruptionRun": lambda: mt.samplers.corruption_run(P, 2, mix=0.5),
+    "bridge.OutputLawEstimate": lambda: __import__("mdmtheory.bridge", fromlist=["x"]).output_law_estimate(P, SAMPLES),
 }
 for _name in ("from_joint", "to_joint", "substitute"):
     OVERRIDES.setdefault(f"symbolic.{_name}", {})
@@ -403,6 +428,8 @@ NO_RECIPE: dict[str, str] = {
     "samplers.Planner": "a Protocol: moves is walked on each planner",
     "bridge.ExactModel.forward": "torch's nn.Module hook (a LongTensor of ids), called through MaskedModel",
     "bridge.MaskedModel.score": "takes torch tensors from the estimators; walked through bridge.estimate_*",
+    "bridge.TableDenoiser.forward": "torch's nn.Module hook (a LongTensor of noisy ids), called through the samplers",
+    "bridge.DiffusionGemmaDenoiser": "wraps a transformers DiffusionGemmaForBlockDiffusion; tests/bridge/test_bridge_uniform.py",
     "schedules.psi_raw": "unvalidated by design: the jax-traceable kernel of schedules.psi (walked)",
     "schedules.psi_inverse_raw": "unvalidated by design: the jax-traceable kernel of schedules.psi_inverse (walked)",
     "schedules.psi_scalar": "unvalidated by design: the inner-loop scalar of schedules.psi (walked)",
@@ -436,7 +463,7 @@ RESULT_RECORDS = frozenset({
     "report.Report", "samplers.ComparisonTable", "samplers.ExactRun", "samplers.KLEstimate",
     "samplers.RevealDiagnostics", "samplers.RevisionRun", "samplers.SelectRun", "samplers.SelectionBias",
     "samplers.Simulation", "samplers.ServingRun", "samplers.SpeculativeRun", "samplers.StepContext", "samplers.TieSpread",
-    "samplers.TransitionRates", "samplers.DuelRanking",
+    "samplers.TransitionRates", "samplers.DuelRanking", "samplers.CorruptionRun", "bridge.OutputLawEstimate",
     "symbolic.ClosedForms", "symbolic.ContinuumSchedule", "symbolic.PowerLawSchedule",
     "symbolic.RiemannCertificate",
 })

@@ -156,6 +156,7 @@ def _builders(tmp_path):
     b["DilatedPlanner"] = lambda: samplers.DilatedPlanner(2)
     b["PositionCalibratedPlanner"] = lambda: samplers.PositionCalibratedPlanner((0.5, 0.5))
     b["ExactRun"] = lambda: mt.exact_run(p, plan)
+    b["CorruptionRun"] = lambda: mt.samplers.corruption_run(p, 2, mix=0.5)  # issue 29 §3
     b["SampleThenSelectPlanner"] = lambda: samplers.SampleThenSelectPlanner()
     b["SelectRun"] = lambda: samplers.select_run(p, plan)
     b["SelectionBias"] = lambda: samplers.selection_bias(p, 2)
@@ -215,6 +216,7 @@ def _builders(tmp_path):
     b["PathEstimate"] = lambda: _bridge().estimate_path_cross_entropy(_exact_model(), x, plan, n=8)
     b["SpeculativeSimulation"] = lambda: _bridge().speculative_sample(_exact_model(), 4, None, n=8, seed=0)
     b["PlanComparison"] = lambda: _bridge().compare_plans(_exact_model(), x, [plan, mt.Schedule([1, 3])], n=8)
+    b["OutputLawEstimate"] = lambda: _bridge().output_law_estimate(p, x)  # issue 29 §3
     b["ScheduleEstimate"] = lambda: _bridge().optimal_schedule_estimate(
         _bridge().estimate_profile(_exact_model(), x, n_per_level=8), 2, n_resamples=4)
     b["FactorizationEstimate"] = lambda: _bridge().estimate_factorization_error(_exact_model(), x, plan, n=8)
@@ -271,7 +273,7 @@ def test_record_to_dict_is_json_and_holds_every_field(name, tmp_path):
 
 # -- the one base of every estimate ----------------------------------------------------------
 ESTIMATES = ("InformationProfileEstimate", "ProfileEstimate", "KLEstimate", "DyadicEstimate", "PathEstimate",
-             "PlanComparison", "ScheduleEstimate", "FactorizationEstimate", "DyadicModelEstimate")
+             "PlanComparison", "ScheduleEstimate", "FactorizationEstimate", "DyadicModelEstimate", "OutputLawEstimate")
 
 
 @pytest.mark.parametrize("name", ESTIMATES)
