@@ -91,8 +91,17 @@ def _bigram_ids(x: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
     sample's bigrams as positions in that list: the counts of any reweighting of the samples
     without an (n, K²) array."""
     key = x[:, :-1].astype(np.int64) * K + x[:, 1:]
+    if K * K <= _MARK_IDS:  # a mark per possible id: linear, no sort
+        seen = np.bincount(key.ravel(), minlength=K * K) > 0
+        ids = np.flatnonzero(seen)
+        return ids, (np.cumsum(seen) - 1)[key]
     ids, inv = np.unique(key, return_inverse=True)
     return ids, inv.reshape(key.shape)
+
+
+#: Largest K² for which :func:`_bigram_ids` numbers the ids by a mark array (K² entries)
+#: instead of sorting the n (d − 1) bigrams.
+_MARK_IDS = 1 << 22
 
 
 def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -> TransitionRates:
