@@ -1056,7 +1056,7 @@ def remdm_run(p: Joint, sampler: ReMDMSampler) -> RevisionRun:
         mass = mass_new
     vals = state_values(idx, d, K)
     if sampler.noise_removal:
-        fw += 1.0
+        fw += float(mass.sum())  # the noise removal's call, for every run not lost
         left = (vals == K).any(axis=1)
         if left.any():
             h = np.flatnonzero(left)
