@@ -3,7 +3,7 @@
 Planners (:mod:`.planners`, :mod:`.adaptive`: which positions a step reveals), the exact law
 engine (:mod:`.engine` on :mod:`.kernel`, with the tie rules of :mod:`.ties`), the samplers
 that are not one planner (:mod:`.select`: sample-then-select; :mod:`.revise`: remasking,
-correctors, editing; :mod:`.speculative`: exact speculative sampling (ASSD); :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt),
+correctors, editing; :mod:`.speculative`: exact speculative sampling (ASSD); :mod:`.infogain`: the Info-Gain look-ahead; :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt),
 Monte Carlo (:mod:`.simulate`), and what a run shows (:mod:`.diagnostics`, :mod:`.metrics`,
 :mod:`.spread`).
 """
@@ -12,6 +12,7 @@ from . import (
     adaptive,
     diagnostics,
     engine,
+    infogain,
     kernel,
     metrics,
     planners,
@@ -27,6 +28,7 @@ from . import (
 from .adaptive import *  # noqa: F401,F403
 from .diagnostics import *  # noqa: F401,F403
 from .engine import *  # noqa: F401,F403
+from .infogain import *  # noqa: F401,F403
 from .metrics import *  # noqa: F401,F403
 from .planners import *  # noqa: F401,F403
 from .prompted import *  # noqa: F401,F403
@@ -48,6 +50,7 @@ __all__ = [
     *randomized.__all__,
     *prompted.__all__,
     *speculative.__all__,
+    *infogain.__all__,
     *_simulate_module.__all__,
     *spread.__all__,
     *diagnostics.__all__,
