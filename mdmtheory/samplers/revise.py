@@ -794,7 +794,11 @@ def nucleus(P: np.ndarray, top_p: float, ties: str = DEFAULT_TIES) -> tuple[np.n
     keep the lowest token ids (torch.sort(descending=True) on CPU keeps equal values in index
     order for the rows tested in tests/samplers/test_remdm.py). ``top_p >= 1``: the rows
     unchanged. A zero row (a revealed position) stays zero."""
-    P = np.asarray(P, dtype=np.float64)
+    P = float_array(P, "P", what="(..., K) rows of probabilities")
+    if P.ndim < 1 or P.shape[-1] < 1 or (P < 0).any():
+        raise ValueError(f"P: expected (..., K) rows of nonnegative probabilities, got shape {P.shape}")
+    top_p = prob_arg(top_p, "top_p", low_open=True)
+    check_ties(ties)
     split = np.zeros(P.shape[:-1], dtype=bool)
     if top_p >= 1:
         return P, split
