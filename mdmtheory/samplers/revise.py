@@ -1032,6 +1032,11 @@ def remdm_run(p: Joint, sampler: ReMDMSampler) -> RevisionRun:
         W[..., K] = np.where(rev, sig, 1 - beta)
         n_, j_ = np.nonzero(rev)
         W[n_, j_, vals[n_, j_]] = 1 - sig[n_, j_]
+        terms = float(np.prod((W > 0).sum(axis=-1).astype(np.float64), axis=1).sum())
+        if terms > MAX_REVISE_WORK:  # remdm-conf: the confidences multiply the live states
+            raise ValueError(f"p: step {i} of the exact ReMDM chain has {terms:.3g} terms ({idx.size:,} live states"
+                             f"{' with their confidences' if conf_mode else ''}), above {MAX_REVISE_WORK:,}; "
+                             f"use the sampler's simulate() or fewer steps")
         row, tgt, w = _expand(W)
         tv = state_values(tgt, d, K)
         rv0 = rev[row]

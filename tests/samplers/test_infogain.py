@@ -198,3 +198,9 @@ def test_refusals():
         InfoGainSampler(temperature=-1.0)
     with pytest.raises(ValueError, match=r"^p:"):
         infogain_run(mt.Joint(np.full((3,) * 8, 3.0**-8)), InfoGainSampler())
+
+
+def test_torch_topk_does_not_return_the_first_of_equal_maxima():
+    """The example docs/samplers.md quotes: why candidate 0's topk needs ``ties="topk"``."""
+    torch = pytest.importorskip("torch")
+    assert int(torch.topk(torch.tensor([0.5, 0.2, 0.5, 0.5], dtype=torch.float64), 1).indices[0]) == 2
