@@ -4,7 +4,7 @@ Planners (:mod:`.planners`, :mod:`.adaptive`, :mod:`.demask`: which positions a 
 engine (:mod:`.engine` on :mod:`.kernel`, with the tie rules of :mod:`.ties`), DUEL's exact likelihood of a
 deterministic planner (:mod:`.likelihood`), the samplers
 that are not one planner (:mod:`.select`: sample-then-select; :mod:`.revise`: remasking,
-correctors, editing; :mod:`.speculative`: exact speculative sampling (ASSD); :mod:`.serving`: SGLang's dLLM decoding rules; :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt;
+correctors, editing; :mod:`.speculative`: exact speculative sampling (ASSD); :mod:`.serving`: SGLang's dLLM decoding rules; :mod:`.infogain`: the Info-Gain look-ahead; :mod:`.randomized`: random step sizes; :mod:`.prompted`: with a prompt;
 :mod:`.uniform`: uniform, hybrid and renoise corruption instead of masks),
 Monte Carlo (:mod:`.simulate`), and what a run shows (:mod:`.diagnostics`, :mod:`.metrics`,
 :mod:`.spread`).
@@ -15,6 +15,7 @@ from . import (
     demask,
     diagnostics,
     engine,
+    infogain,
     kernel,
     likelihood,
     metrics,
@@ -34,6 +35,7 @@ from .adaptive import *  # noqa: F401,F403
 from .demask import *  # noqa: F401,F403
 from .diagnostics import *  # noqa: F401,F403
 from .engine import *  # noqa: F401,F403
+from .infogain import *  # noqa: F401,F403
 from .likelihood import *  # noqa: F401,F403
 from .metrics import *  # noqa: F401,F403
 from .planners import *  # noqa: F401,F403
@@ -61,6 +63,7 @@ __all__ = [
     *prompted.__all__,
     *speculative.__all__,
     *serving.__all__,
+    *infogain.__all__,
     *_simulate_module.__all__,
     *spread.__all__,
     *diagnostics.__all__,

@@ -65,25 +65,43 @@ class TransitionRates(Record):
     tv_rate_corrected: float = float("nan")
 
 
-def _rates(counts: np.ndarray, P: np.ndarray) -> tuple[float, float]:
-    row = counts.sum(axis=1)
+def _rates(counts: np.ndarray, ids: np.ndarray, P: np.ndarray) -> tuple[float, float]:
+    r"""(KL-rate, TV-rate) from sparse bigram counts: ``counts[m]`` of bigram ``ids[m]`` =
+    i·K + j (every observed bigram once, counts may be 0). Only the observed bigrams are
+    touched: KL-rate = Σ (c_ij / N) log(p̂_ij / P_ij); the TV of row i is
+    ½ (1 + Σ_{j observed} (|p̂_ij − P_ij| − P_ij)), since P's row sums to 1 and p̂ is 0 off the
+    observed j (the dense formula ½ Σ_j |p̂_ij − P_ij| term by term)."""
+    K = P.shape[0]
+    i, j = ids // K, ids % K
+    row = np.bincount(i, counts, minlength=K)
     tot = row.sum()
     w = row / tot
+    ph = counts / np.maximum(row[i], 1)
+    Pij = P[i, j]
     with np.errstate(divide="ignore", invalid="ignore"):
-        ph = np.where(row[:, None] > 0, counts / np.maximum(row[:, None], 1), 0.0)
-        terms = np.where(ph > 0, ph * (np.log(ph) - np.log(P)), 0.0)
-    kl = float(np.sum(w * terms.sum(axis=1)))
-    tv = float(np.sum(w * 0.5 * np.abs(ph - P).sum(axis=1) * (row > 0)))
+        kl_terms = np.where(ph > 0, ph * (np.log(ph) - np.log(Pij)), 0.0)
+    kl = float(np.sum(w[i] * kl_terms))
+    tv_rows = 0.5 * (1.0 + np.bincount(i, np.abs(ph - Pij) - Pij, minlength=K))
+    tv = float(np.sum(w * tv_rows * (row > 0)))
     return kl, tv
 
 
-def _bigram_counts(x: np.ndarray, K: int) -> np.ndarray:
-    """(n, K*K) per-sample bigram counts (flattened prev*K + next)."""
-    key = x[:, :-1] * K + x[:, 1:]
-    n = x.shape[0]
-    out = np.zeros((n, K * K), dtype=np.int64)
-    np.add.at(out, (np.repeat(np.arange(n), key.shape[1]), key.ravel()), 1)
-    return out
+def _bigram_ids(x: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """The observed bigram ids (sorted, each once; id = prev·K + next) and (n, d − 1) each
+    sample's bigrams as positions in that list: the counts of any reweighting of the samples
+    without an (n, K²) array."""
+    key = x[:, :-1].astype(np.int64) * K + x[:, 1:]
+    if K * K <= _MARK_IDS:  # a mark per possible id: linear, no sort
+        seen = np.bincount(key.ravel(), minlength=K * K) > 0
+        ids = np.flatnonzero(seen)
+        return ids, (np.cumsum(seen) - 1)[key]
+    ids, inv = np.unique(key, return_inverse=True)
+    return ids, inv.reshape(key.shape)
+
+
+#: Largest K² for which :func:`_bigram_ids` numbers the ids by a mark array (K² entries)
+#: instead of sorting the n (d − 1) bigrams.
+_MARK_IDS = 1 << 22
 
 
 def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -> TransitionRates:
@@ -91,8 +109,13 @@ def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -
     bootstrap interval over samples (``n_boot`` resamples, seeded). Rows holding −1
     (lost samples) are excluded. Where the KL-rate is infinite (a sampled transition the
     chain never makes) its interval is ``(inf, inf)``: every resample holding that sample is
-    infinite too, and a basic interval ``2·kl − q`` would be NaN. The bootstrap's work,
-    ``n_boot`` · n · K², is at most 2**31."""
+    infinite too, and a basic interval ``2·kl − q`` would be NaN.
+
+    Counted sparsely: each sample's bigrams become ids i·K + j, numbered over the distinct
+    ids observed (``np.unique``), and a resample is a weight per sample (how often it was
+    drawn), its counts one ``np.bincount`` over the n (d − 1) bigrams — memory O(n d) whatever
+    K (the dense (n, K²) per-sample counts this replaces needed 64 GiB at K = 4096). The
+    bootstrap's work, ``n_boot`` · n · (d − 1), is at most 2**33."""
     from ..laws.families import _transition
 
     P = _transition(transition)
@@ -105,12 +128,16 @@ def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -
         raise ValueError(f"samples: token {int(x.max())} is not a state of the {K}-state chain")
     n_boot = int_arg(n_boot, "n_boot", 10, 100_000)
     seed = seed_arg(seed)
-    work_bound(n_boot * x.shape[0] * K * K, 1 << 31, "n_boot", "the bootstrap's work n_boot·n·K²")
-    per = _bigram_counts(x, K)
-    kl, tv = _rates(per.sum(axis=0).reshape(K, K), P)
+    n, m = x.shape[0], x.shape[1] - 1
+    work_bound(n_boot * n * m, 1 << 33, "n_boot", "the bootstrap's work n_boot·n·(d − 1)")
+    ids, inv = _bigram_ids(x, K)
+    flat = inv.ravel()
+    kl, tv = _rates(np.bincount(flat, minlength=ids.size).astype(np.float64), ids, P)
     rng = np.random.default_rng(seed)
-    boots = np.array([_rates(per[rng.integers(0, x.shape[0], x.shape[0])].sum(axis=0).reshape(K, K), P)
-                      for _ in range(n_boot)])
+    boots = np.empty((n_boot, 2))
+    for b in range(n_boot):  # the same draws as resampling the rows of the dense counts
+        times = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
+        boots[b] = _rates(np.bincount(flat, np.repeat(times, m), minlength=ids.size), ids, P)
     # basic (reverse-percentile) bootstrap: a resample with repeated rows has fewer distinct
     # bigram contexts, so the plug-in rates shift up under resampling; reflecting the
     # percentiles about the estimate removes that shift (the percentile interval would not
@@ -123,8 +150,8 @@ def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -
         corrected = np.maximum(2 * np.array([kl, tv]) - boots.mean(axis=0), 0.0)  # bias-corrected point estimates
     if math.isinf(kl):
         lo[0] = hi[0] = corrected[0] = math.inf
-    return TransitionRates(kl, tv, (float(lo[0]), float(hi[0])), (float(lo[1]), float(hi[1])), int(x.shape[0]),
-                           int(per.sum()), float(corrected[0]), float(corrected[1]))
+    return TransitionRates(kl, tv, (float(lo[0]), float(hi[0])), (float(lo[1]), float(hi[1])), int(n),
+                           int(n * m), float(corrected[0]), float(corrected[1]))
 
 
 def path_kl_per_transition(transition, d: int, steps: int) -> float:

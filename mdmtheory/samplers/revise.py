@@ -108,10 +108,10 @@ from .kernel import (
     state_conditionals,
     state_values,
 )
-from .ties import check_ties, DEFAULT_TIES, sample_choice, tie_choices
+from .ties import check_ties, DEFAULT_TIES, sample_choice, TIE_TOL, tie_choices
 
 __all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run",
-           "MAX_REVISE_WORK"]
+           "MAX_REVISE_WORK", "ReMDMSampler", "remdm_run", "nucleus", "REMDM_SCHEDULES", "REMDM_SOURCE"]
 
 #: Largest number of (state, transition) terms one step of :func:`revise_run` may have (an
 #: upper bound from the sampler and (d, K), every state of a level live): about a second
@@ -772,3 +772,329 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
         f += 1
     return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw), EDITING_PIPELINE, ties=sampler.ties,
                        tie_mass=max(0.0, total - untied))
+
+
+# -- ReMDM as its authors run it ---------------------------------------------------------------
+#: The source the :class:`ReMDMSampler` step is read from.
+REMDM_SOURCE = "kuleshov-group/remdm@f830d659, diffusion.py, Diffusion._ddpm_caching_update and _sample"
+#: The samplers of ReMDM's ``sampling.sampler`` that :class:`ReMDMSampler` runs.
+REMDM_SCHEDULES = ("mdlm", "cap", "rescale", "conf", "loop")
+
+
+def nucleus(P: np.ndarray, top_p: float, ties: str = DEFAULT_TIES) -> tuple[np.ndarray, np.ndarray]:
+    r"""ReMDM's nucleus (top-p) filter of rows ``P`` (..., K) of probabilities: returns
+    (filtered rows, split) — ``split`` (...) True where the tie rule decided which tokens stay.
+
+    As ``diffusion.py`` (kuleshov-group/remdm@f830d659, ``_ddpm_caching_update``): sort
+    descending, keep token i of the sorted row iff the cumulative sum up to it is
+    :math:`\le` ``top_p`` (the first always), renormalize. Equal probabilities straddling the cut
+    (a boundary cluster of m equal values of which r are kept): ``ties="random"`` keeps a
+    uniformly random r of them, so each is kept with probability r/m (the row is the average of
+    the filtered rows, what an independent draw per position sees); ``"lowest"`` and ``"topk"``
+    keep the lowest token ids (torch.sort(descending=True) on CPU keeps equal values in index
+    order for the rows tested in tests/samplers/test_remdm.py). ``top_p >= 1``: the rows
+    unchanged. A zero row (a revealed position) stays zero."""
+    P = float_array(P, "P", what="(..., K) rows of probabilities")
+    if P.ndim < 1 or P.shape[-1] < 1 or (P < 0).any():
+        raise ValueError(f"P: expected (..., K) rows of nonnegative probabilities, got shape {P.shape}")
+    top_p = prob_arg(top_p, "top_p", low_open=True)
+    check_ties(ties)
+    split = np.zeros(P.shape[:-1], dtype=bool)
+    if top_p >= 1:
+        return P, split
+    K = P.shape[-1]
+    flat = P.reshape(-1, K)
+    order = np.lexsort((np.broadcast_to(np.arange(K), flat.shape), -flat), axis=-1)  # stable: lowest id first
+    s = np.take_along_axis(flat, order, axis=1)
+    keep_sorted = np.cumsum(s, axis=1) <= top_p
+    keep_sorted[:, 0] = True
+    n_keep = keep_sorted.sum(axis=1)
+    keep = np.zeros(flat.shape)
+    np.put_along_axis(keep, order, keep_sorted.astype(np.float64), axis=1)
+    if ties == "random":  # the boundary value: its m equal tokens share the r kept slots
+        last = s[np.arange(flat.shape[0]), n_keep - 1]
+        tied = np.abs(flat - last[:, None]) <= TIE_TOL
+        m = tied.sum(axis=1)
+        r = (keep.astype(bool) & tied).sum(axis=1)
+        frac = np.where(m > 0, r / np.maximum(m, 1), 0.0)
+        keep = np.where(tied, frac[:, None], keep)
+        split = ((r < m) & (flat.sum(axis=1) > 0)).reshape(split.shape)
+    out = flat * keep
+    tot = out.sum(axis=1, keepdims=True)
+    out = np.where(tot > 0, out / np.where(tot > 0, tot, 1.0), 0.0)
+    return out.reshape(P.shape), split
+
+
+@dataclass(frozen=True)
+class ReMDMSampler(_Revising, Record):
+    r"""ReMDM as its authors run it (module docstring, "ReMDM as its authors run it"):
+    ``steps`` N, ``schedule`` one of :data:`REMDM_SCHEDULES` (``sampling.sampler``), ``eta``
+    η, ``t_on``, ``t_off``, ``alpha_on`` (``remdm-loop`` only), ``top_p`` (``nucleus_p``),
+    ``eps`` (the last time, ``_sample``'s 1e-5), ``noise_removal`` (greedy fill of what is
+    still masked after the last step) and ``ties`` (equal probabilities at the nucleus cut and
+    in the greedy fill)."""
+
+    steps: int
+    schedule: str = "loop"
+    eta: float = 0.02
+    t_on: float = 0.55
+    t_off: float = 0.05
+    alpha_on: float = 0.9
+    top_p: float = 1.0
+    eps: float = 1e-5
+    noise_removal: bool = True
+    ties: str = DEFAULT_TIES
+
+    def __post_init__(self):
+        from .._validate import bool_arg, choice_arg
+
+        n = size_arg(self.steps, "steps")
+        choice_arg(self.schedule, "schedule", REMDM_SCHEDULES)
+        e = prob_arg(self.eta, "eta")
+        p = prob_arg(self.top_p, "top_p", low_open=True)
+        eps = prob_arg(self.eps, "eps", high_open=True)
+        bool_arg(self.noise_removal, "noise_removal")
+        check_ties(self.ties)
+        t_on, t_off, a_on = (prob_arg(self.t_on, "t_on"), prob_arg(self.t_off, "t_off"),
+                             prob_arg(self.alpha_on, "alpha_on"))
+        if self.schedule == "loop":
+            if not (eps < t_off < t_on < 1):
+                raise ValueError(f"t_on: remdm-loop needs eps < t_off < t_on < 1, got t_off={t_off!r}, t_on={t_on!r}, "
+                                 f"eps={eps!r}")
+            if not 0 < a_on < 1 or a_on * (1 + e) > 1:
+                raise ValueError(f"alpha_on: remdm-loop needs 0 < alpha_on < 1 and alpha_on (1 + eta) <= 1 (the mask "
+                                 f"weight of its loop step is 1 - alpha_on (1 + eta)), got alpha_on={a_on!r}, eta={e!r}")
+        if not self.noise_removal and eps > 0:
+            raise ValueError("noise_removal: without it positions can still be masked after the last step (eps > 0); "
+                             "pass noise_removal=True or eps=0")
+        for f, v in (("steps", n), ("eta", e), ("top_p", p), ("eps", eps), ("t_on", t_on), ("t_off", t_off),
+                     ("alpha_on", a_on), ("noise_removal", bool(self.noise_removal))):
+            object.__setattr__(self, f, v)
+
+    @property
+    def _own_plan(self):
+        return None
+
+    def times(self) -> np.ndarray:
+        """(N + 1,) the times ``torch.linspace(1, eps, N + 1)`` of ``_sample`` (in float64)."""
+        return np.linspace(1.0, self.eps, self.steps + 1)
+
+    def rates(self, i: int) -> tuple[float, float]:
+        r"""(σ, β) of step i (0-based): a revealed position is masked again with probability σ
+        (for ``"conf"`` the largest :math:`\sigma_{\max}`, shared by the softmax of the
+        confidences), a masked one revealed with probability β — the code's weights
+        ``q_xs`` / ``q_xs_2`` normalized as ``_sample_categorical`` draws them (negative
+        weights never win)."""
+        i = int_arg(i, "i", 0, self.steps - 1)
+        dt = (1 - self.eps) / self.steps
+        t = float(self.times()[i])
+        mt, ms = t, t - dt
+        at, as_ = 1 - mt, 1 - ms
+        sch, eta = self.schedule, self.eta
+        if sch == "loop":
+            a_on, t_on, t_off = self.alpha_on, self.t_on, self.t_off
+            if t > t_on:
+                mt, ms = 1 - (1 - t) * a_on / (1 - t_on), 1 - (1 - t + dt) * a_on / (1 - t_on)
+            elif t <= t_off:
+                mt, ms = t * (1 - a_on) / t_off, (t - dt) * (1 - a_on) / t_off
+            else:  # the loop: ReMDM at alpha_on
+                return eta, _share(eta * a_on / (1 - a_on), (1 - a_on - a_on * eta) / (1 - a_on))
+            return 0.0, _share(mt - ms, ms)
+        if sch == "mdlm":
+            return 0.0, _share(mt - ms, ms)
+        if sch == "cap":
+            sigma = min(eta, (1 - as_) / at) if at > 0 else eta
+        elif sch == "rescale":
+            sigma = eta * (min(1.0, (1 - as_) / at) if at > 0 else 1.0)
+        else:  # conf: sigma_max; masked positions have sigma = 0
+            smax = min(1.0, (1 - as_) / at) if at > 0 else 1.0
+            return smax, _share((as_ - at) / (1 - at), (1 - as_) / (1 - at))
+        return sigma, _share((as_ - (1 - sigma) * at) / (1 - at), (1 - as_ - sigma * at) / (1 - at))
+
+    def forwards(self) -> int:
+        """Most model calls: one per step (fewer when a step changes nothing: the code reuses its
+        cached prediction), one for the noise removal."""
+        return self.steps + int(self.noise_removal)
+
+    def _exact_run(self, p) -> "RevisionRun":
+        return remdm_run(p, self)
+
+    # -- Monte Carlo -------------------------------------------------------------------------
+    def simulate(self, p, *, n: int, seed: int):
+        """n samples from any conditional oracle: (samples (n, d), lost (n,), forwards (n,))."""
+        from ..laws.oracles import _inverse_cdf
+
+        oracle, d, rng, x, rv, lost = _mc_start(p, None, n, seed)
+        conf = np.full((x.shape[0], d), -np.inf)
+        forwards = np.zeros(x.shape[0], dtype=np.int64)
+        cached = np.zeros(x.shape[0], dtype=bool)
+        for i in range(self.steps):
+            sigma, beta = self.rates(i)
+            rows = np.flatnonzero(~lost)
+            reach = (oracle.log_marginal(x[rows], rv[rows]) > -np.inf) | rv[rows].all(axis=1)
+            lost[rows[~reach]] = True
+            rows = rows[reach]
+            xs, r = x[rows], rv[rows]
+            forwards[rows] += ~cached[rows]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                P = np.where(r[..., None], 0.0, oracle.conditionals(xs, r))
+            P, _ = nucleus(P, self.top_p, self.ties)  # "random": the average row, drawn per position
+            draw = np.minimum(_inverse_cdf(P, rng.random(xs.shape)), oracle.K - 1)
+            sig = _conf_sigma(conf[rows], r, sigma) if self.schedule == "conf" else np.where(r, sigma, 0.0)
+            u = rng.random(xs.shape)
+            remask = r & (u < sig)
+            reveal = ~r & (u < beta)
+            x[rows] = np.where(reveal, draw, xs)
+            rv[rows] = (r & ~remask) | reveal
+            if self.schedule == "conf":
+                c = conf[rows]
+                c = np.where(reveal, -np.take_along_axis(P, draw[..., None], axis=-1)[..., 0], c)
+                conf[rows] = np.where(remask, -np.inf, c)
+            cached[rows] = ~(remask | reveal).any(axis=1)
+        rows = np.flatnonzero(~lost)
+        if self.noise_removal:
+            forwards[rows] += 1
+            left = rows[~rv[rows].all(axis=1)]
+            if left.size:
+                ok = oracle.log_marginal(x[left], rv[left]) > -np.inf
+                lost[left[~ok]] = True
+                left = left[ok]
+                P = oracle.conditionals(x[left], rv[left])
+                fill = _greedy(P, self.ties, rng)
+                x[left] = np.where(rv[left], x[left], fill)
+                rv[left] = True
+        return np.where(rv, x, -1), lost, forwards
+
+
+def _share(reveal: float, stay: float) -> float:
+    """The reveal probability of weights (reveal, stay) as ``_sample_categorical`` draws them:
+    proportional to the positive parts."""
+    a, b = max(reveal, 0.0), max(stay, 0.0)
+    return a / (a + b) if a + b > 0 else 0.0
+
+
+def _conf_sigma(conf: np.ndarray, rev: np.ndarray, smax: float) -> np.ndarray:
+    r"""remdm-conf's per-position σ: ``softmax(conf)`` over the positions (masked ones have
+    confidence −∞, so weight 0), times σ_max; 0 where nothing is revealed."""
+    c = np.where(rev, conf, -np.inf)
+    top = np.max(np.where(rev, c, -np.inf), axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    e = np.where(rev, np.exp(c - top), 0.0)
+    tot = e.sum(axis=-1, keepdims=True)
+    return np.where(tot > 0, e / np.where(tot > 0, tot, 1.0), 0.0) * smax
+
+
+def _greedy(P: np.ndarray, ties: str, rng=None) -> np.ndarray:
+    """The noise removal's ``argmax``: per row the most likely token; equal ones (to
+    :data:`TIE_TOL`) the lowest id (``torch.argmax`` returns the first maximum) or, with
+    ``ties="random"``, a uniform one (drawn with ``rng``)."""
+    top = P.max(axis=-1, keepdims=True)
+    tied = P >= top - TIE_TOL
+    if ties != "random" or rng is None:
+        return np.argmax(tied, axis=-1)
+    keys = np.where(tied, rng.random(P.shape), -1.0)
+    return np.argmax(keys, axis=-1)
+
+
+def remdm_run(p: Joint, sampler: ReMDMSampler) -> RevisionRun:
+    r"""Exact output law of a :class:`ReMDMSampler` on ``p``: the chain on states
+    (A, x_A) — and, for ``"conf"``, the confidences of the revealed positions (each the
+    filtered probability its value was drawn with) — then the noise removal.
+
+    ``forwards``: the expected model calls as ``_sample`` makes them: step 0, then every step
+    whose previous step changed the state (an unchanged one reuses ``p_x0_cache``), then the
+    noise removal's call. ``tie_mass``: the probability of passing a step that reveals a
+    position whose nucleus cut, or a greedy fill, the tie rule decided."""
+    if not isinstance(p, Joint):
+        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    if not isinstance(sampler, ReMDMSampler):
+        raise ValueError(f"sampler: expected a ReMDMSampler, got {type(sampler).__name__}")
+    d, K = p.d, p.K
+    work = (3 * K + 1) ** d
+    if work > MAX_REVISE_WORK:
+        raise ValueError(f"p: the exact ReMDM chain needs up to ~{work:.2g} terms per step (d={d}, K={K}), above "
+                         f"{MAX_REVISE_WORK:,}; use the sampler's simulate()")
+    Pf = marginal_lattice(p.table, xp=np).ravel()
+    conf_mode = sampler.schedule == "conf"
+    idx = np.array([empty_state(d, K)], dtype=np.int64)
+    conf = np.full((1, d), -np.inf)
+    mass, mass0 = np.ones(1), np.ones(1)
+    lost, lost0, fw, changed = 0.0, 0.0, 0.0, 1.0
+    for i in range(sampler.steps):
+        sigma, beta = sampler.rates(i)
+        fw += changed  # the runs the previous step changed: a forward (the others reuse p_x0_cache)
+        vals = state_values(idx, d, K)
+        rev = vals < K
+        P, split = nucleus(state_conditionals(Pf, idx, d, K), sampler.top_p, sampler.ties)
+        sig = _conf_sigma(conf, rev, sigma) if conf_mode else np.where(rev, sigma, 0.0)
+        W = np.zeros((idx.size, d, K + 1))
+        W[..., :K] = beta * P
+        W[..., K] = np.where(rev, sig, 1 - beta)
+        n_, j_ = np.nonzero(rev)
+        W[n_, j_, vals[n_, j_]] = 1 - sig[n_, j_]
+        terms = float(np.prod((W > 0).sum(axis=-1).astype(np.float64), axis=1).sum())
+        if terms > MAX_REVISE_WORK:  # remdm-conf: the confidences multiply the live states
+            raise ValueError(f"p: step {i} of the exact ReMDM chain has {terms:.3g} terms ({idx.size:,} live states"
+                             f"{' with their confidences' if conf_mode else ''}), above {MAX_REVISE_WORK:,}; "
+                             f"use the sampler's simulate() or fewer steps")
+        row, tgt, w = _expand(W)
+        tv = state_values(tgt, d, K)
+        rv0 = rev[row]
+        revealed = ~rv0 & (tv < K)
+        w0 = w * ~(revealed & split[row]).any(axis=1)
+        bad = (tv == K).any(axis=1) & ~(Pf[tgt] > 0)  # a masked state at a zero-probability prefix
+        changed = float((mass[row] * w)[(tgt != idx[row]) & ~bad].sum())
+        lost += float((mass[row] * w)[bad].sum())
+        lost0 += float((mass0[row] * w0)[bad].sum())
+        g = ~bad
+        row, tgt, w, w0, tv, rv0, revealed = row[g], tgt[g], w[g], w0[g], tv[g], rv0[g], revealed[g]
+        if conf_mode:
+            c = conf[row]
+            new = np.take_along_axis(P[row], np.minimum(tv, K - 1)[..., None], axis=-1)[..., 0]
+            c = np.where(revealed, -new, c)
+            c = np.where(rv0 & (tv == K), -np.inf, c)
+            key = np.concatenate([tgt[:, None].astype(np.float64), np.round(c, 12)], axis=1)
+            uk, inv = np.unique(key, axis=0, return_inverse=True)
+            inv = inv.reshape(-1)
+            idx, conf = uk[:, 0].astype(np.int64), uk[:, 1:]
+        else:
+            idx, inv = np.unique(tgt, return_inverse=True)
+            conf = np.full((idx.size, d), -np.inf)
+        mass_new = np.bincount(inv, mass[row] * w, minlength=idx.size)
+        mass0 = np.bincount(inv, mass0[row] * w0, minlength=idx.size)
+        mass = mass_new
+    vals = state_values(idx, d, K)
+    if sampler.noise_removal:
+        fw += float(mass.sum())  # the noise removal's call, for every run not lost
+        left = (vals == K).any(axis=1)
+        if left.any():
+            h = np.flatnonzero(left)
+            P = state_conditionals(Pf, idx[h], d, K)
+            top = P.max(axis=-1, keepdims=True)
+            tied = (P >= top - TIE_TOL) & (P > 0)
+            if sampler.ties == "random":  # each tied maximum with weight 1/m, per position
+                W = tied / np.maximum(tied.sum(axis=-1, keepdims=True), 1)
+                sp = (tied.sum(axis=-1) > 1).any(axis=1)
+            else:  # torch.argmax: the first maximum
+                W = np.zeros_like(P)
+                np.put_along_axis(W, np.argmax(tied, axis=-1)[..., None], 1.0, axis=-1)
+                sp = np.zeros(h.size, dtype=bool)
+            rvh = vals[h] < K
+            n_, j_ = np.nonzero(rvh)
+            W[n_, j_] = 0.0
+            W[n_, j_, vals[h][n_, j_]] = 1.0
+            row, code, w = _expand(W)  # code: the output's flat index (base-K digits)
+            out_m = np.bincount(code, mass[h[row]] * w, minlength=K**d)
+            out0 = np.bincount(code, mass0[h[row]] * w * ~sp[row], minlength=K**d)
+            keep = ~left
+        else:
+            out_m, out0, keep = np.zeros(K**d), np.zeros(K**d), np.ones(idx.size, dtype=bool)
+    else:
+        keep, out_m, out0 = np.ones(idx.size, dtype=bool), np.zeros(K**d), np.zeros(K**d)
+    if (vals[keep] == K).any():  # pragma: no cover - eps = 0 or the noise removal fills every mask
+        raise AssertionError("remdm_run: masked positions after the last step")
+    out_m = out_m + np.bincount(output_index(vals[keep], K), mass[keep], minlength=K**d)
+    out0 = out0 + np.bincount(output_index(vals[keep], K), mass0[keep], minlength=K**d)
+    tie_mass = max(0.0, (float(out_m.sum()) + lost) - (float(out0.sum()) + lost0))
+    return RevisionRun(Joint(out_m.reshape(p.table.shape), lost=lost), fw, REMDM_SOURCE, ties=sampler.ties,
+                       tie_mass=tie_mass)

@@ -118,3 +118,84 @@ def test_population_transition_rate_against_loops_over_the_table():
     # a chain sampled one token per step: exact, so its bigrams are the chain's
     c = mt.families.markov_chain([[0.9, 0.1], [0.2, 0.8]], 5)
     assert transition_rate(c, mt.samplers.sampler_law(c, mt.Schedule((1,) * 5))) == pytest.approx(0.0, abs=1e-13)
+
+
+def _dense_rates(x, P, n_boot, seed):
+    """The dense formula the package used before the sparse counts (issue 29 §1): per-sample
+    (n, K²) bigram counts, a resample the sum of its rows, the rates from the (K, K) table."""
+    K = P.shape[0]
+    per = np.zeros((x.shape[0], K * K), dtype=np.int64)
+    np.add.at(per, (np.repeat(np.arange(x.shape[0]), x.shape[1] - 1), (x[:, :-1] * K + x[:, 1:]).ravel()), 1)
+
+    def rates(c):
+        c = c.reshape(K, K).astype(float)
+        row = c.sum(axis=1)
+        w = row / row.sum()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ph = np.where(row[:, None] > 0, c / np.maximum(row[:, None], 1), 0.0)
+            kl = np.where(ph > 0, ph * (np.log(ph) - np.log(P)), 0.0).sum(axis=1)
+        return float(np.sum(w * kl)), float(np.sum(w * 0.5 * np.abs(ph - P).sum(axis=1) * (row > 0)))
+
+    rng = np.random.default_rng(seed)
+    boots = np.array([rates(per[rng.integers(0, x.shape[0], x.shape[0])].sum(axis=0)) for _ in range(n_boot)])
+    return rates(per.sum(axis=0)), boots
+
+
+@pytest.mark.parametrize("K,n,d", [(2, 30, 6), (5, 200, 7), (11, 120, 4)])
+def test_sparse_counts_give_the_dense_formulas_values(K, n, d):
+    rng = np.random.default_rng(K)
+    P = rng.dirichlet(np.ones(K), size=K)
+    x = rng.integers(0, K, size=(n, d))
+    (kl, tv), boots = _dense_rates(x, P, 30, 4)
+    r = transition_rates(x, P, n_boot=30, seed=4)
+    assert r.kl_rate == pytest.approx(kl, abs=1e-12) and r.tv_rate == pytest.approx(tv, abs=1e-12)
+    qlo, qhi = np.percentile(boots, [2.5, 97.5], axis=0)
+    assert r.kl_rate_ci == pytest.approx((max(2 * kl - qhi[0], 0.0), 2 * kl - qlo[0]), abs=1e-12)
+    assert r.tv_rate_ci == pytest.approx((max(2 * tv - qhi[1], 0.0), 2 * tv - qlo[1]), abs=1e-12)
+    assert r.kl_rate_corrected == pytest.approx(max(2 * kl - boots[:, 0].mean(), 0.0), abs=1e-12)
+
+
+@pytest.mark.parametrize("K", [1024, pytest.param(4096, marks=pytest.mark.slow)])
+def test_large_alphabet_runs_in_bounded_memory_and_time(K):
+    """n = 2000, d = 32: the dense per-sample counts would be 2000 · K² int64 (16 GiB at
+    K = 1024, 250 GiB at K = 4096); the sparse counts stay under 64 MiB beyond the (K, K)
+    matrix itself (tracemalloc peak) and 10 s (K = 4096: about 11 s on 2 shared cores, most of
+    it building and checking the 128 MiB matrix; ``-m slow``)."""
+    import time
+    import tracemalloc
+
+    n, d = 2000, 32
+    rng = np.random.default_rng(0)
+    P = np.full((K, K), 0.5 / (K - 1))
+    np.fill_diagonal(P, 0.5)
+    x = np.cumsum(rng.integers(0, 2, size=(n, d)), axis=1) % K  # a stay/move walk
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        r = transition_rates(x, P, n_boot=20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    dt = time.perf_counter() - t0
+    assert peak < 64 * 2**20 + 2 * P.nbytes and dt < 10.0, (peak / 2**20, dt)
+    # the rate by its definition: bigrams of this walk are (i, i) or (i, i + 1 mod K)
+    (kl, tv), _ = _loops_sparse(x, P)
+    assert r.kl_rate == pytest.approx(kl, abs=1e-12) and r.tv_rate == pytest.approx(tv, abs=1e-12)
+
+
+def _loops_sparse(x, P):
+    """KL- and TV-rate by loops over a dict of bigram counts (no K² table)."""
+    from collections import Counter
+
+    C = Counter((int(a), int(b)) for row in x for a, b in zip(row[:-1], row[1:]))
+    rows = Counter()
+    for (a, _), c in C.items():
+        rows[a] += c
+    tot = sum(rows.values())
+    kl = tv = 0.0
+    for (a, b), c in C.items():
+        ph = c / rows[a]
+        kl += rows[a] / tot * ph * math.log(ph / P[a, b])
+        tv += rows[a] / tot * 0.5 * (abs(ph - P[a, b]) - P[a, b])
+    tv += sum(rows[a] / tot * 0.5 for a in rows)  # the unobserved j of each row: ½ Σ P[a, j] = ½ (1 − Σ_obs P)
+    return (kl, tv), None
