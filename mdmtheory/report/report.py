@@ -39,6 +39,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+import types
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -60,6 +61,8 @@ from ..optimal.card import pareto_frontier
 from .plots import Z95  # one constant for the CIs of the record and of the figures
 from ..information.profile import Profile, information_profile
 from ..samplers import exact_run
+from ..samplers.infogain import InfoGainSampler
+from ..samplers.revise import ReMDMSampler
 from ..samplers.serving import SERVING_RULES
 from ..schedules.plans import Schedule
 from ..schedules.families import cosine_schedule, geometric_schedule, loglinear_grid
@@ -411,7 +414,13 @@ PARALLELISM_MAX_STATES = 1 << 25
 #: with its own exact run (``_exact_run(p)``: revising, speculative; forwards from its record).
 #: A simple list: add rules here. Run when (K+1)^d <= :data:`PARALLELISM_RULES_MAX_STATES`
 #: (and within the rule's own size limit; a rule beyond it is named in the skipped note).
-PARALLELISM_RULES: tuple = SERVING_RULES
+#: A rule given as a plain function of d is built for the law's d (ReMDM's N = d steps).
+PARALLELISM_RULES: tuple = SERVING_RULES + (
+    ("remdm_loop", "N = d, eta 0.02, t_on 0.55, t_off 0.05, alpha_on 0.9 (the authors' script)",
+     lambda d: ReMDMSampler(d, "loop")),
+    ("info_gain", "8 candidates, temperature 1, position temperature 0.2, threshold 0.8",
+     InfoGainSampler(temperature=1.0)),
+)
 #: Largest (K+1)^d for which the report runs :data:`PARALLELISM_RULES` (d = 10 binary): each is
 #: a full exact run, and the report's default demo (the five-letter words, 27^5) stays as it was.
 PARALLELISM_RULES_MAX_STATES = 3**10
@@ -535,6 +544,8 @@ def _parallelism(p: Joint, Ts, names, rows, progress, rules=None) -> dict:
     if (p.K + 1) ** d <= PARALLELISM_RULES_MAX_STATES:
         for name, setting, rule in (PARALLELISM_RULES if rules is None else rules):
             try:
+                if isinstance(rule, types.FunctionType):
+                    rule = rule(d)
                 law, forwards, pipeline = _rule_run(p, rule)
             except ValueError as err:  # the rule's own size limit
                 skipped.append(f"{name} ({setting}): {err}")
