@@ -22,6 +22,7 @@ from .dhw26 import dhw26_dimension_bound, dhw_sandwich, dhw_tc_bound
 from .demask import demask_checks as _demask_checks
 from .cl26 import MAX_D as _CL26_MAX_D, cl26_bounds
 from .fastdllm import IMPLICATION, statement_checks as _statement_checks
+from .feng25 import sequence_error_rate, token_error_rate
 from .jys import jys_klub
 from .imdm import imdm_lower
 from .lc25 import lc25_bound, lc25_lower_our_reading, worst_path_kl
@@ -218,6 +219,8 @@ def _law_rows(p: Joint, scale: float) -> list[ComparisonRow]:
             _row(zyb26_verification_lower(p), rejection_cost(p), scale)]
 
 
+_FENG = "Feng et al., arXiv 2502.09622 (our reading of TER/SER; bounds.feng25)"
+
 #: DUEL rows walk every sequence: laws with at most this many (K**d)
 DUEL_MAX_SEQUENCES = 64
 _DUEL = ("DUEL, Turok, De Sa & Kuleshov, arXiv 2603.01367 (abstract; giladturok/duel-code@0afae1c "
@@ -316,7 +319,10 @@ def compare(p, plan, planner: str = "random") -> Comparison:
     planner deterministic given x_A (fixed order or scored, K**d <= 64: the row walks every sequence) carries DUEL's
     likelihood (row ``duel_likelihood``, kind ``"identity"``: its expected NLL minus H(p)
     against the exact KL; under ``ties="random"`` with a split tie ``duel_likelihood_lowest``,
-    holds None: a fixed tie rule scores another sampler). Planner a
+    holds None: a fixed tie rule scores another sampler). Every plan also carries two exact rows
+    of Feng et al.'s rates (our reading, :mod:`~mdmtheory.bounds.feng25`): ``token_error_rate``
+    (excess per-token log-perplexity of the output law; inf when it puts mass off p's support)
+    and ``sequence_error_rate`` (its mass off p's support, lost runs included). Planner a
     :class:`~mdmtheory.samplers.DemaskPlanner` (d <= 8): DEMASK's Theorem 1 on its committed sets
     (``demask_theorem1``, under the sub-additivity assumption; ``demask_tv_budget``, without it:
     fails on parity), the worst TV beside τ. Schedule with the random planner (d <= 8, at most 2^20 table
@@ -365,6 +371,10 @@ def compare(p, plan, planner: str = "random") -> Comparison:
         ComparisonRow("path_kl", "exact", "path_kl", path, None, None, None, "trajectory KL (mdmtheory.exact_run)", "exact"),
         ComparisonRow("reverse_kl", "exact", "reverse_kl", rkl, None, None, None,
                       "KL(q||p) of the output law (inf off p's support; ZYB26 claim (2))", "exact"),
+        ComparisonRow("token_error_rate", "exact", "ter", token_error_rate(p, run.law), None, None, None,
+                      _FENG + ": excess per-token log-perplexity of the output law", "exact"),
+        ComparisonRow("sequence_error_rate", "exact", "ser", sequence_error_rate(p, run.law), None, None, None,
+                      _FENG + ": mass of the output law off p's support (lost runs included)", "exact"),
     ]
     dp = Bound(
         "data_processing", path, "kl", "data processing inequality (proofs/kl_le_path_kl.md)", "KL(p||q) <= KL_path", status=DERIVED
