@@ -527,7 +527,7 @@ def guarantees_rows() -> list[tuple[str, ...]]:
     return out
 
 
-@region("guarantees", slow=True)
+@region("guarantees")
 def guarantees() -> str:
     rows = guarantees_rows()
     count = {}
