@@ -711,6 +711,43 @@ def _editing_terms(S, C, vals, rev, full, post, f, sampler, Pf, d, K):
     return row, w, w0, cls, key
 
 
+def _revision_step(mass, mass0, g, bad, hid, den, terms, Pf, d, K, max_post):
+    """One step of a revising chain whose live states are keys ``lattice index + L * post``
+    (the editing sampler; SGLang's JointThreshold): ``terms(P, h)`` gives, for the states ``g[h]``
+    and their rows ``P`` (p(. | x_A) at masked j, the leave-one-out prediction at revealed j),
+    (row, w, w0, cls, key) — each term's state row, its weight under the tie rule and under no
+    decided tie, its class (0 live, 1 finished, else lost) and its next key or output index.
+    States in ``bad`` (a revealed position without a prediction) are lost. Returns (next keys,
+    mass, output, lost, untied mass, its output, its lost)."""
+    L = Pf.shape[0]
+    stride = lattice_strides(d, K)
+    yv = np.arange(K, dtype=np.int64)
+    parts = [(g[:0], np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int8), g[:0])]
+    per = max(1, _CHUNK // K**d)  # states per chunk
+    for a in range(0, g.size, per):
+        h = g[a:a + per]
+        P = Pf[hid[h][..., None] + (yv - K) * stride[:, None]] / den[h][..., None]
+        row, w, w0, cls, key = terms(P, h)
+        parts.append((h[row], w, w0, cls, key))
+    src, w, w0, cls, key = (np.concatenate(c) for c in zip(*parts))
+    nxt, at = distinct_states(key[cls == 0], L * (max_post + 2))
+    dst = np.full(src.shape, LOST, dtype=np.int64)
+    dst[cls == 0] = at
+    dst[cls == 1] = FINISHED
+    lost_rows = np.flatnonzero(bad)
+    step = ChainStep(src=np.concatenate([src, lost_rows]),
+                     dst=np.concatenate([dst, np.full(lost_rows.size, LOST, dtype=np.int64)]),
+                     out=np.concatenate([np.where(cls == 1, key, 0), np.zeros(lost_rows.size, dtype=np.int64)]),
+                     live=nxt, w=np.concatenate([w, np.ones(lost_rows.size)]))
+    new, o_, l_, _ = chain_apply(mass, step, Pf, K**d, xp=np)
+    if mass0 is mass and np.array_equal(w0, w):  # no tie decided so far: one chain
+        mass0, o0, l0 = new, o_, l_
+    else:
+        step0 = dataclasses.replace(step, w=np.concatenate([w0, np.ones(lost_rows.size)]))
+        mass0, o0, l0, _ = chain_apply(mass0, step0, Pf, K**d, xp=np)
+    return nxt, new, o_, l_, mass0, o0, l0
+
+
 def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionRun:
     """Exact chain of the editing sampler: live states (x_A, post-steps so far) as keys
     ``lattice index + L * post`` (L = (K+1)^d), all at the same forward f."""
@@ -719,7 +756,6 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
     d, K = p.d, p.K
     L = Pf.shape[0]
     stride = lattice_strides(d, K)
-    yv = np.arange(K, dtype=np.int64)
     keys, mass = np.array([empty_state(d, K)], dtype=np.int64), np.ones(1)
     mass0 = mass  # the mass of the runs no tie rule has decided yet (the same object until a tie)
     out = np.zeros(K**d)
@@ -738,31 +774,13 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
         bad = (rev & ~(den > 0)).any(axis=1)
         g = np.flatnonzero(~bad)
         fw += float(mass[g].sum())
-        parts = [(g[:0], np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int8), g[:0])]
-        per = max(1, _CHUNK // K**d)  # states per chunk
-        for a in range(0, g.size, per):
-            h = g[a:a + per]
-            P = Pf[hid[h][..., None] + (yv - K) * stride[:, None]] / den[h][..., None]
+        def terms(P, h):
             S = tempered(P, sampler.temperature)
             C = confidence_rows(P, S, "tempered", sampler.temperature)
-            row, w, w0, cls, key = _editing_terms(S, C, vals[h], rev[h], full[h], post[h], f, sampler, Pf, d, K)
-            parts.append((h[row], w, w0, cls, key))
-        src, w, w0, cls, key = (np.concatenate(c) for c in zip(*parts))
-        nxt, at = distinct_states(key[cls == 0], L * (sampler.max_post_steps + 2))
-        dst = np.full(src.shape, LOST, dtype=np.int64)
-        dst[cls == 0] = at
-        dst[cls == 1] = FINISHED
-        lost_rows = np.flatnonzero(bad)
-        step = ChainStep(src=np.concatenate([src, lost_rows]),
-                         dst=np.concatenate([dst, np.full(lost_rows.size, LOST, dtype=np.int64)]),
-                         out=np.concatenate([np.where(cls == 1, key, 0), np.zeros(lost_rows.size, dtype=np.int64)]),
-                         live=nxt, w=np.concatenate([w, np.ones(lost_rows.size)]))
-        new, o_, l_, _ = chain_apply(mass, step, Pf, K**d, xp=np)
-        if mass0 is mass and np.array_equal(w0, w):  # no tie decided so far: one chain
-            mass0, o0, l0 = new, o_, l_
-        else:
-            step0 = dataclasses.replace(step, w=np.concatenate([w0, np.ones(lost_rows.size)]))
-            mass0, o0, l0, _ = chain_apply(mass0, step0, Pf, K**d, xp=np)
+            return _editing_terms(S, C, vals[h], rev[h], full[h], post[h], f, sampler, Pf, d, K)
+
+        nxt, new, o_, l_, mass0, o0, l0 = _revision_step(mass, mass0, g, bad, hid, den, terms, Pf, d, K,
+                                                         sampler.max_post_steps)
         mass = new
         untied += float(o0.sum()) + l0
         total += float(o_.sum()) + l_  # the same sums: exactly untied where no tie occurred

@@ -58,7 +58,6 @@ vLLM's dLLM support (the ``vllm-project`` plugins) was not compared here.
 
 from __future__ import annotations
 
-import dataclasses
 import numbers
 from dataclasses import dataclass
 from typing import ClassVar
@@ -70,13 +69,8 @@ from ..laws.joint import Joint
 from .._validate import int_arg, real_arg
 from .adaptive import _Deterministic, _confidence, EntropyBudgetPlanner
 from .kernel import (
-    chain_apply,
-    ChainStep,
-    distinct_states,
     empty_state,
-    FINISHED,
     lattice_strides,
-    LOST,
     marginal_lattice,
     output_index,
     state_values,
@@ -478,7 +472,7 @@ MAX_JOINT_WORK = 2_000_000
 
 
 def _joint_run(p: Joint, sampler: JointThresholdSampler) -> "ServingRun":
-    from .revise import _CHUNK
+    from .revise import _revision_step
 
     d, K = p.d, p.K
     states = (K + 1) ** d * (sampler.max_post_edit_steps + 1)
@@ -489,7 +483,6 @@ def _joint_run(p: Joint, sampler: JointThresholdSampler) -> "ServingRun":
     Pf = marginal_lattice(p.table, xp=np).ravel()
     L = Pf.shape[0]
     stride = lattice_strides(d, K)
-    yv = np.arange(K, dtype=np.int64)
     keys, mass = np.array([empty_state(d, K)], dtype=np.int64), np.ones(1)
     mass0 = mass
     out = np.zeros(K**d)
@@ -503,30 +496,12 @@ def _joint_run(p: Joint, sampler: JointThresholdSampler) -> "ServingRun":
         den = Pf[hid]
         bad = (rev & ~(den > 0)).any(axis=1)
         g = np.flatnonzero(~bad)
-        parts = [(g[:0], np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int8), g[:0])]
-        per = max(1, _CHUNK // K**d)
-        for a in range(0, g.size, per):
-            h = g[a:a + per]
-            P = Pf[hid[h][..., None] + (yv - K) * stride[:, None]] / den[h][..., None]
+        def terms(P, h):
             S, C = sampler._rows(P)
-            row, w, w0, cls, key = _joint_terms(S, C, vals[h], rev[h], post[h], sampler, Pf, d, K)
-            parts.append((h[row], w, w0, cls, key))
-        src, w, w0, cls, key = (np.concatenate(c) for c in zip(*parts))
-        nxt, at = distinct_states(key[cls == 0], L * (sampler.max_post_edit_steps + 2))
-        dst = np.full(src.shape, LOST, dtype=np.int64)
-        dst[cls == 0] = at
-        dst[cls == 1] = FINISHED
-        lost_rows = np.flatnonzero(bad)
-        step = ChainStep(src=np.concatenate([src, lost_rows]),
-                         dst=np.concatenate([dst, np.full(lost_rows.size, LOST, dtype=np.int64)]),
-                         out=np.concatenate([np.where(cls == 1, key, 0), np.zeros(lost_rows.size, dtype=np.int64)]),
-                         live=nxt, w=np.concatenate([w, np.ones(lost_rows.size)]))
-        new, o_, l_, _ = chain_apply(mass, step, Pf, K**d, xp=np)
-        if mass0 is mass and np.array_equal(w0, w):
-            mass0, o0, l0 = new, o_, l_
-        else:
-            step0 = dataclasses.replace(step, w=np.concatenate([w0, np.ones(lost_rows.size)]))
-            mass0, o0, l0, _ = chain_apply(mass0, step0, Pf, K**d, xp=np)
+            return _joint_terms(S, C, vals[h], rev[h], post[h], sampler, Pf, d, K)
+
+        nxt, new, o_, l_, mass0, o0, l0 = _revision_step(mass, mass0, g, bad, hid, den, terms, Pf, d, K,
+                                                         sampler.max_post_edit_steps)
         mass = new
         untied += float(o0.sum()) + l0
         total += float(o_.sum()) + l_
