@@ -86,6 +86,24 @@ def test_every_module_is_in_a_wing():
         assert wing is None or wing in LEVELS or wing in BELOW_ALL, f"{name}: not in a wing of docs/design.md"
 
 
+def test_every_public_module_is_listed_in_the_layout_table():
+    """docs/design.md's Layout table names every public module of each wing in that wing's row
+    (a new module with no row entry fails here, so the table cannot drift from the tree)."""
+    import re
+
+    text = (PKG.parent / "docs" / "design.md").read_text()
+    rows = {m["wing"]: set(re.findall(r"`(\w+)`", m["mods"]))
+            for m in re.finditer(r"^\| \d \| `(?P<wing>\w+)/` \|[^|]*\| (?P<mods>.*) \|$", text, re.M)}
+    missing = []
+    for name in MODULES:
+        parts = name.split(".")
+        if len(parts) != 3 or parts[1] not in LEVELS or parts[2].startswith("_") or parts[1] == "cli":
+            continue
+        if parts[2] not in rows.get(parts[1], set()):
+            missing.append(name)
+    assert rows and not missing, f"not in docs/design.md's Layout table: {missing}"
+
+
 def violations(edges: dict[str, set[str]]) -> list[str]:
     """The edges against the rule: upward or sideways between wings, or into the top level."""
     bad = []
