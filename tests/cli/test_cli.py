@@ -178,7 +178,10 @@ def test_report_command_writes_html_and_json_twin(capsys, tmp_path):
         (["nosuchcommand"], "invalid choice"),
     ],
 )
-def test_bad_inputs_are_one_line_exit_2(capsys, argv, word):
+def test_bad_inputs_are_one_line_exit_2(capsys, monkeypatch, tmp_path, argv, word):
+    # in an empty folder: `make demo` leaves mdmtheory-report.html in the checkout, and report's
+    # default --out would then be refused before the input the case is about
+    monkeypatch.chdir(tmp_path)
     _one_line_error(capsys, argv, word)
 
 
