@@ -639,11 +639,11 @@ def _outcome(fn, args, kw):
     try:
         with _Alarm():
             out = fn(*args, **kw)
-    except Hang as exc:
-        return "hang", str(exc)
         if isinstance(out, contextlib.AbstractContextManager) and not isinstance(out, mt.Joint):
             with _Alarm(), out:
                 pass
+    except Hang as exc:
+        return "hang", str(exc)
     except ValueError as exc:
         return "refused", str(exc)
     except (Exception, RecursionError) as exc:  # noqa: BLE001 - the contract: nothing else escapes
@@ -832,7 +832,15 @@ def _checked_steps(p, steps):
     return [0.0] * int_arg(steps, "steps", 1)
 
 
-@pytest.mark.parametrize("fn, flagged", [(_unchecked_steps, True), (_checked_steps, False)], ids=["unchecked", "checked"])
+@contextlib.contextmanager
+def _unchecked_on_enter(p, steps):
+    """As :func:`_unchecked_steps`, but the argument is read when the ``with`` block is entered
+    (a generator context manager such as ``exports.llada.patch``): the walker must enter it."""
+    yield [0.0] * int(steps)
+
+
+@pytest.mark.parametrize("fn, flagged", [(_unchecked_steps, True), (_unchecked_on_enter, True), (_checked_steps, False)],
+                         ids=["unchecked", "unchecked on enter", "checked"])
 def test_a_new_unchecked_function_is_flagged(fn, flagged, builders, monkeypatch):
     from mdmtheory import samplers
 
