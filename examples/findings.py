@@ -141,6 +141,13 @@ def _three(vals, fmt: str = ".2f") -> str:
     return " / ".join(f"{x:{fmt}}" for x in v)
 
 
+def _findings_table(rows, tightness: str = "tightness (max ratio over laws)") -> str:
+    """A source's six-column table (statement, place, status, tightness, reached by, check),
+    one row per tuple of ``rows``; ``tightness`` heads the fourth column."""
+    return "\n".join([f"  | statement | place | status | {tightness} | reached by | check |",
+                      "  |---|---|---|---|---|---|"] + [f"  | {' | '.join(r)} |" for r in rows])
+
+
 def _lower_higher(a: float, b: float, tol: float = 1e-12) -> str:
     return "lower than" if a < b - tol else "higher than" if a > b + tol else "equal to"
 
@@ -556,8 +563,7 @@ def fastdllm() -> str:
     rows = fastdllm_rows()
     ds = sorted({int(r["d"]) for r in tight})
     Ks = sorted({int(r["K"]) for r in tight})
-    table = "\n".join(["  | statement | place | status | tightness (max ratio over laws) | reached by | check |",
-                       "  |---|---|---|---|---|---|"] + [f"  | {' | '.join(r)} |" for r in rows])
+    table = _findings_table(rows)
     more = tot["fdpp_theorem41"][0] - tot["fastdllm_greedy"][0]
     head = _para(
         f"""**Which parallel-decoding guarantee can I trust: Fast-dLLM Theorem 1 and Fast-dLLM++'s
@@ -701,8 +707,7 @@ def speculative_rows() -> list[tuple[str, str, str, str, str, str]]:
 def speculative() -> str:
     worst_kl, ratio, w1_ok, n_laws, cells, parity = speculative_numbers()
     rows = speculative_rows()
-    table = "\n".join(["  | statement | place | status | tightness | reached by | check |",
-                       "  |---|---|---|---|---|---|"] + [f"  | {' | '.join(r)} |" for r in rows])
+    table = _findings_table(rows, "tightness")
     head = _para(
         """**Exact parallel sampling, and what remasking adds on parity** (issue 28 items 9–10;
         places, statuses and tests in `docs/theory.md` §8). `samplers.SpeculativeSampler` runs
@@ -743,8 +748,6 @@ JYS_LAWS = {
     "Markov chain (stay 0.9), d = 6": lambda: mt.families.markov_chain([[0.9, 0.1], [0.1, 0.9]], 6),
     "Dirichlet(0.3), d = 5, K = 3": lambda: mt.families.dirichlet(5, 3, alpha=0.3, seed=0),
 }
-FINDINGS_HEADER = ["  | statement | place | status | tightness (max ratio over laws) | reached by | check |",
-                   "  |---|---|---|---|---|---|"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -817,7 +820,7 @@ def jys() -> str:
     cells, holds, split, prod, tight = jys_numbers()
     ds = sorted({int(r["d"]) for r in tight})
     Ks = sorted({int(r["K"]) for r in tight})
-    table = "\n".join(FINDINGS_HEADER + [f"  | {' | '.join(r)} |" for r in jys_rows()])
+    table = _findings_table(jys_rows())
     head = _para(
         f"""**Jump Your Steps: its KL upper bound and its schedule search, exact** (arXiv
         2410.07761; the paper's text beyond the abstract could not be read: the formulas are the
@@ -908,7 +911,7 @@ def duel_rows() -> list[tuple[str, str, str, str, str, str]]:
 
 @region("duel", slow=True)
 def duel() -> str:
-    table = "\n".join(FINDINGS_HEADER + [f"  | {' | '.join(r)} |" for r in duel_rows()])
+    table = _findings_table(duel_rows())
     head = _para(
         f"""**DUEL: the exact likelihood of a deterministic planner** (arXiv 2603.01367; read: the
         abstract, the project page and the authors' code `giladturok/duel-code`; places,
@@ -1009,8 +1012,7 @@ def demask_rows() -> list[tuple[str, str, str, str, str, str]]:
 def demask() -> str:
     per, tight, rule = demask_numbers()
     rows = demask_rows()
-    table = "\n".join(["  | statement | place | status | tightness | reached by | check |",
-                       "  |---|---|---|---|---|---|"] + [f"  | {' | '.join(r)} |" for r in rows])
+    table = _findings_table(rows, "tightness")
     head = _para(
         f"""**DEMASK's dependency-bounded greedy selection** (Ringel et al., arXiv 2604.02560; issue 28
         item 4; only the abstract and a summary of Theorem 1 could be read, so the rule and the
@@ -1099,8 +1101,7 @@ def imdm_rows() -> list[tuple[str, str, str, str, str, str]]:
 def imdm() -> str:
     per, syn, K = imdm_numbers()
     rows = imdm_rows()
-    table = "\n".join(["  | statement | place | status | tightness | reached by | check |",
-                       "  |---|---|---|---|---|---|"] + [f"  | {' | '.join(r)} |" for r in rows])
+    table = _findings_table(rows, "tightness")
     head = _para(
         """**IMDM's factorization-error lower bound and its synthetic task** (Yoo et al., arXiv
         2605.10518; issue 28 item 8; the section with the bound could not be read: `docs/theory.md`
@@ -1204,8 +1205,7 @@ def cl26_rows() -> list[tuple[str, str, str, str, str, str]]:
 @region("cl26")
 def cl26() -> str:
     rows = cl26_rows()
-    table = "\n".join(["  | statement | place | status | tightness (max ratio over laws) | reached by | check |",
-                       "  |---|---|---|---|---|---|"] + [f"  | {' | '.join(r)} |" for r in rows])
+    table = _findings_table(rows)
     head = _para(
         """**Cai & Li's entropy-sum rule: what "Õ(H(X)/ε) iterations" hides** (arXiv 2603.22248,
         abstract only; places, statuses and tests in `docs/theory.md` §9). The rule is the
@@ -1273,8 +1273,7 @@ def feng25() -> str:
     ter = [[fewest(f, d, 0, FENG_TER_TARGET) for d in ds] for f in ("markov(0.9)", "trigram")]
     ser = [fewest("golden(0.5)", d, 1, FENG_SER_TARGETS[0]) for d in ds]
     ser5 = [fewest("golden(0.5)", d, 1, FENG_SER_TARGETS[1]) for d in ds]
-    table = "\n".join(["  | statement | place | status | tightness | reached by | check |",
-                       "  |---|---|---|---|---|---|"] + [f"  | {' | '.join(r)} |" for r in rows])
+    table = _findings_table(rows, "tightness")
     head = _para(
         f"""**Token vs sequence error rate (Feng et al.)** (arXiv 2502.09622, abstract and the
         opening of §1 only; places, statuses and tests in `docs/theory.md` §10). The T-step

@@ -325,7 +325,6 @@ def _short(value) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-# --- helper B ---
 def row_length(d: int, name: str = "samples") -> int:
     """The row length ``d`` of an (n, d) array argument ``name`` within the documented limit
     ``LIMITS["d"]`` (2**16 positions), checked before any per-position loop."""

@@ -103,10 +103,6 @@ def _range(value, name: str, minimum: int, maximum: int = MAX_RANGE) -> tuple[in
     return lo, hi
 
 
-def _min_gap(min_gap) -> float:
-    return real_arg(min_gap, "min_gap")
-
-
 def _normalized(w: np.ndarray) -> np.ndarray:
     """Exact normalization of non-negative weights with a positive sum."""
     return w / w.sum()
@@ -325,7 +321,7 @@ def grids(*, steps=(1, 4), allow_boundary: bool = True, interior: bool = False, 
     >>> test_times()
     """
     lo, hi = _range(steps, "steps", 1)
-    if not (0.0 < _min_gap(min_gap) and (hi + 2) * min_gap < 1.0):
+    if not (0.0 < real_arg(min_gap, "min_gap") and (hi + 2) * min_gap < 1.0):
         raise ValueError(f"min_gap: need 0 < min_gap and (steps + 2) * min_gap < 1, got {min_gap}")
     unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_subnormal=False)
 

@@ -8,6 +8,7 @@ within :data:`CALL_SECONDS`. :func:`twice` registers a property fast (``make tes
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 import time
@@ -25,18 +26,29 @@ class Hang(BaseException):
     """Raised by the alarm: a call ran past CALL_SECONDS (BaseException: not swallowed)."""
 
 
-def _alarm(signum, frame):
-    raise Hang(f"call ran longer than {CALL_SECONDS} s")
+@contextlib.contextmanager
+def alarm(seconds: float = CALL_SECONDS):
+    """Raise :class:`Hang` inside the ``with`` block once ``seconds`` have passed (a SIGALRM
+    timer); the timer is stopped and the previous handler restored on the way out."""
+    def ring(signum, frame):
+        raise Hang(f"call ran longer than {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def guarded(fn, *args, **kw):
     """Call ``fn``; return ``(True, value)`` or ``(False, ValueError)``; anything else fails."""
     CALLS["n"] += 1
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
     t0 = time.perf_counter()
     try:
-        out = fn(*args, **kw)
+        with alarm():
+            out = fn(*args, **kw)
     except ValueError as exc:
         CALLS["refused"] += 1
         msg = str(exc)
@@ -44,9 +56,6 @@ def guarded(fn, *args, **kw):
         return False, exc
     except Hang:
         pytest.fail(f"{getattr(fn, '__qualname__', fn)} hung (> {CALL_SECONDS} s)")
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
     assert time.perf_counter() - t0 < CALL_SECONDS
     CALLS["accepted"] += 1
     return True, out
@@ -98,16 +107,11 @@ def run_cli(argv: list, *, cwd, seconds: float, what: str) -> tuple[int, str, st
 
     from mdmtheory.cli import main
 
-    def alarm(signum, frame):
-        raise Hang(f"call ran longer than {seconds} s")
-
     out, err = io.StringIO(), io.StringIO()
-    old = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
     back = os.getcwd()
     os.chdir(cwd)  # a default output (mdmtheory-report.html) lands in the test's folder
     try:
-        with redirect_stdout(out), redirect_stderr(err):
+        with alarm(seconds), redirect_stdout(out), redirect_stderr(err):
             try:
                 rc = main([*argv, "--quiet"])
             except SystemExit as exc:  # argparse's own errors
@@ -117,7 +121,5 @@ def run_cli(argv: list, *, cwd, seconds: float, what: str) -> tuple[int, str, st
     except Exception as exc:  # noqa: BLE001 - any escape fails the contract
         pytest.fail(f"{type(exc).__name__} escaped main for {what}: {exc!r}\nargv: {argv}")
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
         os.chdir(back)
     return rc, out.getvalue(), err.getvalue()

@@ -272,8 +272,11 @@ def check_samples_for_model(model, x: np.ndarray) -> np.ndarray:
     K = model_outcomes(model)
     if K is not None:
         x = _samples_array(x, "samples", K=K, tokens=f"tokens (outcome indices of the model, which has K = {K})")
-    L = model.d if _is_oracle(model) else getattr(getattr(model, "config", None), "seq_len", None)
-    if type(model).__name__ != "TinyMDM" and not _is_oracle(model):
+    if _is_oracle(model):
+        L = model.d
+    elif type(model).__name__ == "TinyMDM":
+        L = getattr(getattr(model, "config", None), "seq_len", None)
+    else:
         L = None
     if isinstance(L, (int, np.integer)) and not isinstance(L, bool) and x.shape[1] != int(L):
         raise ValueError(f"samples: rows have {x.shape[1]} tokens but the model reads rows of d = {int(L)}; give rows "

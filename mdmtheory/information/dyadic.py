@@ -484,10 +484,7 @@ def dyadic_terms(p, xs: np.ndarray, U: np.ndarray, grid, *, form: str = "kl") ->
     """
     if not isinstance(form, str) or form not in FORMS:
         raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
-    if isinstance(p, Joint):
-        p = as_oracle(p)
-    if not all(hasattr(p, a) for a in ("d", "K", "conditionals")):
-        raise ValueError(f"p: expected a conditional oracle (d, K, conditionals) or a Joint, got {type(p).__name__}")
+    p = _oracle_arg(p)
     xs = samples_array(xs, "xs", d=p.d, K=p.K, tokens="tokens")
     U = float_array(U, "U", ndim=2, what=f"(n={xs.shape[0]}, d={p.d}) uniforms")
     if U.shape != xs.shape or np.any(U < 0) or np.any(U > 1):
@@ -509,6 +506,16 @@ def dyadic_terms(p, xs: np.ndarray, U: np.ndarray, grid, *, form: str = "kl") ->
     return T, counts
 
 
+def _oracle_arg(p):
+    """``p`` as a conditional oracle (a Joint through :func:`as_oracle`, unchecked for lost mass:
+    :func:`_check_oracle` checks that), or a ValueError naming ``p``."""
+    if isinstance(p, Joint):
+        p = as_oracle(p)
+    if not all(hasattr(p, a) for a in ("d", "K", "conditionals")):
+        raise ValueError(f"p: expected a conditional oracle (d, K, conditionals) or a Joint, got {type(p).__name__}")
+    return p
+
+
 def _check_oracle(law, name: str = "law"):
     if isinstance(law, Joint):
         _check_law(law)
@@ -524,10 +531,7 @@ def _check_oracle(law, name: str = "law"):
 @renamed_keywords(law="p")
 def oracle_samples(p, samples, n, rng: np.random.Generator) -> np.ndarray:
     """Validated clean samples (n, d): the given ones, or n drawn by ``p.sample(n, rng)``."""
-    if isinstance(p, Joint):
-        p = as_oracle(p)
-    if not all(hasattr(p, a) for a in ("d", "K", "conditionals")):
-        raise ValueError(f"p: expected a conditional oracle (d, K, conditionals) or a Joint, got {type(p).__name__}")
+    p = _oracle_arg(p)
     d, K = int_arg(p.d, "p", 1, hint=" (its d)"), int_arg(p.K, "p", 2, hint=" (its K)")
     if samples is None:
         n = int_arg(n, "n", 2)

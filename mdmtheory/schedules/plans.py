@@ -43,13 +43,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._estimate import Record
-from .._validate import name_arg as _name_arg, sample_args as _sample_args, size_arg as _size_arg
 from .._validate import (
     float_array as _float_array,
     int_arg as _int_arg,
     LIMITS as _LIMITS,
+    name_arg as _name_arg,
     real_arg as _real_arg,
+    sample_args as _sample_args,
     _short,
+    size_arg as _size_arg,
 )
 
 __all__ = [

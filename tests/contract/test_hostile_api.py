@@ -35,7 +35,6 @@ import inspect
 import math
 import os
 import re
-import signal
 import time
 import zlib
 
@@ -43,7 +42,7 @@ import numpy as np
 import pytest
 
 import mdmtheory as mt
-from fuzz_harness import _ARG_NAME, Hang, _deep
+from fuzz_harness import alarm, _ARG_NAME, Hang, _deep
 
 #: Longest time one walked call may take.
 CALL_SECONDS = 20.0
@@ -616,19 +615,6 @@ def _resolve(qual, builders):
 
 
 # == one guarded call ==========================================================================
-class _Alarm:
-    def __enter__(self):
-        def ring(signum, frame):
-            raise Hang(f"ran longer than {CALL_SECONDS} s")
-
-        self.old = signal.signal(signal.SIGALRM, ring)
-        signal.setitimer(signal.ITIMER_REAL, CALL_SECONDS)
-
-    def __exit__(self, *exc):
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, self.old)
-
-
 def _files(root="."):
     return {os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs} | {
         os.path.join(d, s) for d, ss, _ in os.walk(root) for s in ss}
@@ -637,13 +623,13 @@ def _files(root="."):
 def _outcome(fn, args, kw):
     """('ok', value) | ('refused', message) | ('crash', text) | ('hang', text)."""
     try:
-        with _Alarm():
+        with alarm(CALL_SECONDS):
             out = fn(*args, **kw)
+        if isinstance(out, contextlib.AbstractContextManager) and not isinstance(out, mt.Joint):
+            with alarm(CALL_SECONDS), out:
+                pass
     except Hang as exc:
         return "hang", str(exc)
-        if isinstance(out, contextlib.AbstractContextManager) and not isinstance(out, mt.Joint):
-            with _Alarm(), out:
-                pass
     except ValueError as exc:
         return "refused", str(exc)
     except (Exception, RecursionError) as exc:  # noqa: BLE001 - the contract: nothing else escapes
@@ -832,7 +818,15 @@ def _checked_steps(p, steps):
     return [0.0] * int_arg(steps, "steps", 1)
 
 
-@pytest.mark.parametrize("fn, flagged", [(_unchecked_steps, True), (_checked_steps, False)], ids=["unchecked", "checked"])
+@contextlib.contextmanager
+def _unchecked_on_enter(p, steps):
+    """As :func:`_unchecked_steps`, but the argument is read when the ``with`` block is entered
+    (a generator context manager such as ``exports.llada.patch``): the walker must enter it."""
+    yield [0.0] * int(steps)
+
+
+@pytest.mark.parametrize("fn, flagged", [(_unchecked_steps, True), (_unchecked_on_enter, True), (_checked_steps, False)],
+                         ids=["unchecked", "unchecked on enter", "checked"])
 def test_a_new_unchecked_function_is_flagged(fn, flagged, builders, monkeypatch):
     from mdmtheory import samplers
 
