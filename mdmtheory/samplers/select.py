@@ -777,5 +777,5 @@ def selection_bias(p: Joint, size: int, planner: SampleThenSelectPlanner | None 
     prob = got.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         law = got / prob[:, None]
-    tv = np.where(prob > 0, 0.5 * np.abs(np.where(prob[:, None] > 0, law, P) - P).sum(axis=1), 0.0)
+    tv = np.where(prob > 0, 0.5 * np.abs(law - P).sum(axis=1), 0.0)  # a NaN row (never committed): 0
     return SelectionBias(prob, law, P, tv)
