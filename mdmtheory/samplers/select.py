@@ -714,7 +714,8 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         step = kernel.ChainStep(src=src, dst=dst[inv], out=out[inv], live=nxt, w=w)
         del inv, u, dst, out  # the per-target arrays: the step holds the per-term ones
         new, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
-        if mass0 is mass and np.array_equal(w0, w):  # no tie decided so far: one chain
+        # no tie decided so far: one chain (w0 is w when no tie was possible: no (terms,) compare)
+        if mass0 is mass and (w0 is w or np.array_equal(w0, w)):
             mass0, out0, lost0 = new, out_t, lost_t
         else:
             mass0, out0, lost0, _ = kernel.chain_apply(mass0, dataclasses.replace(step, w=w0), Pf, K**d, xp=np)
