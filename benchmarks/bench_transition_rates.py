@@ -22,7 +22,9 @@ from mdmtheory.samplers import transition_rates
 
 
 def dense_rates(x, P, n_boot, seed):
-    """The old dense computation (point values and the bootstrap's plug-ins)."""
+    """The old dense computation (point values and the bootstrap's plug-ins); also the reference
+    of tests/samplers/test_metrics.py::test_sparse_counts_give_the_dense_formulas_values,
+    which loads it from this file."""
     K = P.shape[0]
     per = np.zeros((x.shape[0], K * K), dtype=np.int64)
     np.add.at(per, (np.repeat(np.arange(x.shape[0]), x.shape[1] - 1), (x[:, :-1] * K + x[:, 1:]).ravel()), 1)

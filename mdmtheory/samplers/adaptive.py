@@ -739,8 +739,32 @@ def _count_args(sorted_conf, n_free) -> tuple[np.ndarray, np.ndarray]:
     return cs, m
 
 
+class _ProfileCount(_Deterministic):
+    """The shared part of :class:`FactorPlanner` and :class:`FrechetPlanner`: each commits the
+    k most confident masked positions, k a function of the sorted confidence profile
+    (``_count(cs, n_free)``, the subclass's rule), and chooses its own step sizes."""
+
+    def _step_size(self, step, size, d):
+        if size is not None:
+            raise ValueError(f"plan: {type(self).__name__} chooses its own step sizes; pass plan=None")
+        return None
+
+    def count(self, sorted_conf, n_free) -> np.ndarray:
+        """The number of positions the rule commits, from confidences sorted in decreasing
+        order ((N, d), entries past ``n_free`` ignored) and the numbers of masked positions
+        ((N,) or (N, 1) ints)."""
+        return self._count(*_count_args(sorted_conf, n_free))
+
+    def _count(self, cs, n_free) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _rank(self, step, size, probs, free):
+        cs, n_free, _, conf = _sorted_confidences(probs, free)
+        return conf, self._count(cs, n_free), None, None
+
+
 @dataclass(frozen=True)
-class FactorPlanner(_Deterministic):
+class FactorPlanner(_ProfileCount):
     r"""Fast-dLLM's factor rule: the largest n with :math:`(n+1)(1 - c_{(n)}) \le f`, at least one.
 
     With the masked positions' confidences :math:`c_i = \max_v p(v \mid x_A)` sorted as
@@ -788,17 +812,6 @@ class FactorPlanner(_Deterministic):
         if not isinstance(self.reference_quirk, (bool, np.bool_)):
             raise ValueError(f"reference_quirk: expected True or False, got {self.reference_quirk!r}")
 
-    def _step_size(self, step, size, d):
-        if size is not None:
-            raise ValueError("plan: FactorPlanner chooses its own step sizes; pass plan=None")
-        return None
-
-    def count(self, sorted_conf, n_free) -> np.ndarray:
-        """The number of positions the rule commits, from confidences sorted in decreasing
-        order ((N, d), entries past ``n_free`` ignored) and the numbers of masked positions
-        ((N,) or (N, 1) ints)."""
-        return self._count(*_count_args(sorted_conf, n_free))
-
     def _count(self, cs, n_free) -> np.ndarray:
         m = np.asarray(n_free).reshape(-1)
         n = np.arange(1, cs.shape[1] + 1)
@@ -810,13 +823,9 @@ class FactorPlanner(_Deterministic):
             k = np.where(k == m - 1, m, k)
         return np.maximum(k, np.minimum(m, 1)).astype(np.int64)
 
-    def _rank(self, step, size, probs, free):
-        cs, n_free, _, conf = _sorted_confidences(probs, free)
-        return conf, self._count(cs, n_free), None, None
-
 
 @dataclass(frozen=True)
-class FrechetPlanner(_Deterministic):
+class FrechetPlanner(_ProfileCount):
     r"""Fast-dLLM++'s Fréchet profile rule: the largest n with :math:`L_n - U_n > \delta`, at least one.
 
     With sorted confidences :math:`c_{(1)} \ge \dots \ge c_{(m)}` of the masked positions
@@ -852,15 +861,6 @@ class FrechetPlanner(_Deterministic):
         """The Fréchet rule at the factor rule's matched parameter, δ = 1 − f (Fast-dLLM++ eq. 8)."""
         return cls(1.0 - _finite(f, "f"), ties)
 
-    def _step_size(self, step, size, d):
-        if size is not None:
-            raise ValueError("plan: FrechetPlanner chooses its own step sizes; pass plan=None")
-        return None
-
-    def count(self, sorted_conf, n_free) -> np.ndarray:
-        """The number of positions the rule commits (as :meth:`FactorPlanner.count`)."""
-        return self._count(*_count_args(sorted_conf, n_free))
-
     def _count(self, cs, n_free) -> np.ndarray:
         m = np.asarray(n_free).reshape(-1)
         cols = np.arange(cs.shape[1])
@@ -870,10 +870,6 @@ class FrechetPlanner(_Deterministic):
         score[:, 0] = np.inf
         k = (score > float(self.delta) + TIE_TOL).sum(axis=1)
         return np.minimum(np.maximum(k, 1), np.maximum(m, 0)).astype(np.int64)
-
-    def _rank(self, step, size, probs, free):
-        cs, n_free, _, conf = _sorted_confidences(probs, free)
-        return conf, self._count(cs, n_free), None, None
 
 
 for _name, _cls in (

@@ -66,6 +66,7 @@ the law is the mixture and the trajectory KL an upper bound on KL(p‖q) (equal 
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from dataclasses import dataclass
 from functools import partial
 from itertools import combinations
@@ -74,6 +75,7 @@ from math import comb
 import numpy as np
 
 from .._estimate import Record
+from .._validate import _short, float_array
 from ..laws.joint import Joint, Marginals
 from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
 from .._jax import jax, jit, jnp, x64
@@ -395,10 +397,6 @@ def _deterministic_moves(planner_obj, t, size, Pf, live, free, d, K):
 def _check_move(move) -> tuple[int, np.ndarray]:
     """One item of a planner's ``moves(ctx)``: a pair (mask, weight), the mask an integer
     (bit j: position j), the weight real (a scalar or an array over x_A)."""
-    import numbers
-
-    from .._validate import _short, float_array
-
     try:
         B, w = move
     except (TypeError, ValueError):
@@ -900,8 +898,6 @@ def sampler_kl(table, plan, *, planner="random"):
     """
     with x64():
         if not isinstance(table, jax.core.Tracer) and not type(table).__module__.startswith("jax"):
-            from .._validate import float_array
-
             table = float_array(table, "table", what="(K,)*d")
         t = jnp.asarray(table, dtype=jnp.float64)
         if t.ndim < 1 or any(s != t.shape[0] for s in t.shape) or t.shape[0] < 2:

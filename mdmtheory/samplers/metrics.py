@@ -65,25 +65,35 @@ class TransitionRates(Record):
     tv_rate_corrected: float = float("nan")
 
 
-def _rates(counts: np.ndarray, ids: np.ndarray, P: np.ndarray) -> tuple[float, float]:
-    r"""(KL-rate, TV-rate) from sparse bigram counts: ``counts[m]`` of bigram ``ids[m]`` =
-    i·K + j (every observed bigram once, counts may be 0). Only the observed bigrams are
-    touched: KL-rate = Σ (c_ij / N) log(p̂_ij / P_ij); the TV of row i is
+def _rates(counts: np.ndarray, i: np.ndarray, Pij: np.ndarray, logP: np.ndarray, K: int) -> tuple[float, float]:
+    r"""(KL-rate, TV-rate) from sparse bigram counts: ``counts[m]`` of the observed bigram
+    (i[m], j[m]) (every observed bigram once, counts may be 0), ``Pij[m]`` = P[i[m], j[m]] and
+    ``logP`` its log (fixed by the observed bigrams: :func:`_bigram_terms`, once per call of
+    :func:`transition_rates`, not per resample). Only the observed bigrams are touched:
+    KL-rate = Σ (c_ij / N) log(p̂_ij / P_ij); the TV of row i is
     ½ (1 + Σ_{j observed} (|p̂_ij − P_ij| − P_ij)), since P's row sums to 1 and p̂ is 0 off the
     observed j (the dense formula ½ Σ_j |p̂_ij − P_ij| term by term)."""
-    K = P.shape[0]
-    i, j = ids // K, ids % K
     row = np.bincount(i, counts, minlength=K)
     tot = row.sum()
     w = row / tot
     ph = counts / np.maximum(row[i], 1)
-    Pij = P[i, j]
     with np.errstate(divide="ignore", invalid="ignore"):
-        kl_terms = np.where(ph > 0, ph * (np.log(ph) - np.log(Pij)), 0.0)
+        kl_terms = np.where(ph > 0, ph * (np.log(ph) - logP), 0.0)
     kl = float(np.sum(w[i] * kl_terms))
     tv_rows = 0.5 * (1.0 + np.bincount(i, np.abs(ph - Pij) - Pij, minlength=K))
     tv = float(np.sum(w * tv_rows * (row > 0)))
     return kl, tv
+
+
+def _bigram_terms(ids: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(i, P_ij, log P_ij, K) of the observed bigram ids i·K + j: what :func:`_rates` reads
+    besides the counts, the same for the point estimate and every resample."""
+    K = P.shape[0]
+    i, j = ids // K, ids % K
+    Pij = P[i, j]
+    with np.errstate(divide="ignore"):
+        logP = np.log(Pij)
+    return i, Pij, logP, K
 
 
 def _bigram_ids(x: np.ndarray, K: int) -> tuple[np.ndarray, np.ndarray]:
@@ -132,12 +142,13 @@ def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -
     work_bound(n_boot * n * m, 1 << 33, "n_boot", "the bootstrap's work n_boot·n·(d − 1)")
     ids, inv = _bigram_ids(x, K)
     flat = inv.ravel()
-    kl, tv = _rates(np.bincount(flat, minlength=ids.size).astype(np.float64), ids, P)
+    terms = _bigram_terms(ids, P)
+    kl, tv = _rates(np.bincount(flat, minlength=ids.size).astype(np.float64), *terms)
     rng = np.random.default_rng(seed)
     boots = np.empty((n_boot, 2))
     for b in range(n_boot):  # the same draws as resampling the rows of the dense counts
         times = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
-        boots[b] = _rates(np.bincount(flat, np.repeat(times, m), minlength=ids.size), ids, P)
+        boots[b] = _rates(np.bincount(flat, np.repeat(times, m), minlength=ids.size), *terms)
     # basic (reverse-percentile) bootstrap: a resample with repeated rows has fewer distinct
     # bigram contexts, so the plug-in rates shift up under resampling; reflecting the
     # percentiles about the estimate removes that shift (the percentile interval would not

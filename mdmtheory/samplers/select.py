@@ -714,7 +714,8 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
         step = kernel.ChainStep(src=src, dst=dst[inv], out=out[inv], live=nxt, w=w)
         del inv, u, dst, out  # the per-target arrays: the step holds the per-term ones
         new, out_t, lost_t, moved = kernel.chain_apply(mass, step, Pf, K**d, xp=np)
-        if mass0 is mass and np.array_equal(w0, w):  # no tie decided so far: one chain
+        # no tie decided so far: one chain (w0 is w when no tie was possible: no (terms,) compare)
+        if mass0 is mass and (w0 is w or np.array_equal(w0, w)):
             mass0, out0, lost0 = new, out_t, lost_t
         else:
             mass0, out0, lost0, _ = kernel.chain_apply(mass0, dataclasses.replace(step, w=w0), Pf, K**d, xp=np)
@@ -777,5 +778,5 @@ def selection_bias(p: Joint, size: int, planner: SampleThenSelectPlanner | None 
     prob = got.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         law = got / prob[:, None]
-    tv = np.where(prob > 0, 0.5 * np.abs(np.where(prob[:, None] > 0, law, P) - P).sum(axis=1), 0.0)
+    tv = np.where(prob > 0, 0.5 * np.abs(law - P).sum(axis=1), 0.0)  # a NaN row (never committed): 0
     return SelectionBias(prob, law, P, tv)

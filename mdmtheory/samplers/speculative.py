@@ -262,6 +262,9 @@ def speculative_run(p: Joint, sampler: SpeculativeSampler | None = None) -> Spec
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
+    # the verifier's sequential conditionals p(x_(m) | x_(<m)), (K,)*m, m = 1..d: each depends on
+    # m = n + L only, so it is computed once here, not again for every start n of a window
+    targets = [None] + [cond(P[m], P[m - 1]) for m in range(1, d + 1)]
     for n in range(d):
         M = mass[n]
         if not M.any():
@@ -274,7 +277,7 @@ def speculative_run(p: Joint, sampler: SpeculativeSampler | None = None) -> Spec
             others = tuple(a for a in range(n, d) if a != axis)
             q = cond(T.sum(axis=others) if others else T, P[n])  # (K,)*n + (K,)
             q = q.reshape((K,) * n + (1,) * (L - 1) + (K,))
-            target = cond(P[n + L], P[n + L - 1])  # (K,)*(n+L)
+            target = targets[n + L]  # (K,)*(n+L)
             end = acc[..., None] * np.maximum(target - q, 0.0)
             acc = acc[..., None] * np.minimum(target, q)
             if L == w:

@@ -31,13 +31,27 @@ def test_rules_drive_a_trained_tiny_transformer():
     per step (no confidence of this network is exactly 1), Fréchet at δ = 0.25 in between."""
     model = bridge.tiny.load_pretrained("words")
     d, n = 5, 8
-    runs = {}
+    runs, sims = {}, {}
     for key, planner in {"all": FactorPlanner(1e9), "one": FactorPlanner(0.0, reference_quirk=False),
                          "frechet": FrechetPlanner(0.25)}.items():
         sim = bridge.sample(model, d, None, planner, n=n, seed=2)
         assert sim.samples.shape == (n, d) and sim.samples.min() >= 0 and sim.samples.max() < 26
         assert not sim.lost.any()
-        runs[key] = sim.steps
+        runs[key], sims[key] = sim.steps, sim
     assert (runs["all"] == 1).all() and (runs["one"] == d).all()
-    for key in ("frechet",):
-        assert ((1 <= runs[key]) & (runs[key] <= d)).all()
+    assert ((1 <= runs["frechet"]) & (runs["frechet"] <= d)).all()
+    # Fréchet, step by step: replayed from the network's own conditionals at each visited state,
+    # each step reveals the n most confident masked positions, n = 1 + #{n >= 2 : G_n > δ} with
+    # G_n = Σ_{j<=n} c_(j) - (n - 1) - (1 - c_(n)) (Fast-dLLM++ eq. 5; the count written out here)
+    sim, oracle = sims["frechet"], bridge.model_law(model, d)
+    for t in range(1, int(sim.steps.max()) + 1):
+        rv = (sim.reveal_step > 0) & (sim.reveal_step < t)
+        rows = np.flatnonzero(~rv.all(axis=1))
+        conf = oracle.conditionals(sim.samples[rows], rv[rows]).max(axis=-1)
+        for r, c in zip(rows, conf):
+            free = ~rv[r]
+            cs = np.sort(c[free])[::-1]
+            want = 1 + sum(1 for k in range(2, cs.size + 1) if cs[:k].sum() - (k - 1) - (1 - cs[k - 1]) > 0.25 + 1e-12)
+            got = sim.reveal_step[r] == t
+            assert got.sum() == want, (t, r, cs)
+            assert c[got].min() >= c[free & ~got].max(initial=-np.inf) - 1e-12  # the most confident ones

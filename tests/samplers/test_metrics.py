@@ -122,23 +122,18 @@ def test_population_transition_rate_against_loops_over_the_table():
 
 def _dense_rates(x, P, n_boot, seed):
     """The dense formula the package used before the sparse counts (issue 29 §1): per-sample
-    (n, K²) bigram counts, a resample the sum of its rows, the rates from the (K, K) table."""
-    K = P.shape[0]
-    per = np.zeros((x.shape[0], K * K), dtype=np.int64)
-    np.add.at(per, (np.repeat(np.arange(x.shape[0]), x.shape[1] - 1), (x[:, :-1] * K + x[:, 1:]).ravel()), 1)
+    (n, K²) bigram counts, a resample the sum of its rows, the rates from the (K, K) table —
+    benchmarks/bench_transition_rates.py's baseline ``dense_rates``, loaded from that file
+    (one copy: the benchmark's max |Δ rate| column and this test compare with the same code)."""
+    import importlib.util
+    import pathlib
 
-    def rates(c):
-        c = c.reshape(K, K).astype(float)
-        row = c.sum(axis=1)
-        w = row / row.sum()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ph = np.where(row[:, None] > 0, c / np.maximum(row[:, None], 1), 0.0)
-            kl = np.where(ph > 0, ph * (np.log(ph) - np.log(P)), 0.0).sum(axis=1)
-        return float(np.sum(w * kl)), float(np.sum(w * 0.5 * np.abs(ph - P).sum(axis=1) * (row > 0)))
-
-    rng = np.random.default_rng(seed)
-    boots = np.array([rates(per[rng.integers(0, x.shape[0], x.shape[0])].sum(axis=0)) for _ in range(n_boot)])
-    return rates(per.sum(axis=0)), boots
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "bench_transition_rates.py"
+    spec = importlib.util.spec_from_file_location("bench_transition_rates", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rates, boots = mod.dense_rates(x, P, n_boot, seed)
+    return rates, np.array(boots)
 
 
 @pytest.mark.parametrize("K,n,d", [(2, 30, 6), (5, 200, 7), (11, 120, 4)])
