@@ -61,14 +61,15 @@ transformers: ``stability_threshold=steps``). Entropy ties are broken by the low
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import entr
 
 from .._estimate import Record
 from .._validate import choice_arg, prob_arg, real_arg, size_arg, work_bound
 from ..laws.joint import Joint
+from .select import tempered
 
 __all__ = [
     "MAX_NOISY_STATES",
@@ -147,8 +148,6 @@ def corruption_kernel(K: int, alpha, mix=0.0) -> np.ndarray:
 def _kernel(K: int, alpha: float, mix: float) -> np.ndarray:
     a = alpha ** mix if mix > 0 else 1.0
     u = alpha ** (1.0 - mix) if mix < 1 else 1.0
-    if mix >= 1:
-        u = 1.0
     k = a * (u * np.eye(K) + (1.0 - u) / K)
     if mix > 0:
         k = np.concatenate([k, np.full((K, 1), 1.0 - a)], axis=1)
@@ -350,14 +349,6 @@ def _eb_accept(H: np.ndarray, bound: float) -> np.ndarray:
     return acc
 
 
-def _tempered(mu: np.ndarray, temp: float) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        lg = np.log(mu) / temp
-    lg = lg - lg.max(axis=-1, keepdims=True)
-    e = np.exp(lg)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 #: Largest temperature accepted by the renoise sampler: transformers computes the temperature
 #: in float32 from a tensor step, so t_min + (t_max - t_min) * step / steps cancels to 0 when
 #: the two differ by many orders of magnitude.
@@ -399,8 +390,8 @@ def renoise_law(p, steps: int, *, entropy_bound=0.1, t_min=0.4, t_max=0.8) -> Jo
     pi = np.full(S, 1.0 / S)
     for cur in range(steps, 1, -1):  # the last step's draws are not used: its argmax is the answer
         temp = t_min + (t_max - t_min) * cur / steps
-        pr = _tempered(mu, temp)
-        H = -np.sum(np.where(pr > 0, pr * np.log(np.where(pr > 0, pr, 1.0)), 0.0), axis=2)
+        pr = tempered(mu, temp)
+        H = entr(pr).sum(axis=2)
         acc = _eb_accept(H, bound)[:, :, None]
         r = acc * pr + (~acc) * (1.0 / K)
         pi = pi @ _transition(r)
