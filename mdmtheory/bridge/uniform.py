@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from .._estimate import Estimate
-from .._validate import choice_arg, prob_arg, real_arg, samples_array, seed_arg, size_arg
+from .._validate import choice_arg, prob_arg, samples_array, seed_arg, size_arg
 from ..laws.joint import Joint
 from ..samplers import uniform as _u
 from ._checks import MAX_DRAWS
@@ -49,12 +49,6 @@ __all__ = [
     "renoise_samples",
     "output_law_estimate",
 ]
-
-
-def _joint(p) -> Joint:
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint (the data law), got {type(p).__name__}")
-    return p
 
 
 class TableDenoiser(torch.nn.Module):
@@ -70,7 +64,7 @@ class TableDenoiser(torch.nn.Module):
 
     def __init__(self, p, mix=0.0):
         super().__init__()
-        self.law = _joint(p)
+        self.law = _u._joint(p)
         self.mix = prob_arg(mix, "mix")
         self.d, self.K = self.law.d, self.law.K
         self.canvas_length, self.vocab_size = self.d, self.K
@@ -156,7 +150,7 @@ class DiffusionGemmaDenoiser:
         n = size_arg(n, "n", 1, MAX_DRAWS)
         steps = size_arg(steps, "steps", 1)
         seed = seed_arg(seed)
-        bound, t_min, t_max = _eb_args(entropy_bound, t_min, t_max)
+        bound, t_min, t_max = _u._renoise_args(entropy_bound, t_min, t_max)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             out = self.model.generate(
@@ -165,14 +159,6 @@ class DiffusionGemmaDenoiser:
                 t_min=t_min, t_max=t_max, stability_threshold=steps, confidence_threshold=1e-300,
                 eos_token_id=None, pad_token_id=None, disable_compile=True)
         return out.sequences[:, -self.canvas_length:].cpu().numpy().astype(np.int64)
-
-
-def _eb_args(entropy_bound, t_min, t_max):
-    bound = real_arg(entropy_bound, "entropy_bound")
-    if bound <= 0:
-        raise ValueError(f"entropy_bound: expected a float > 0 (transformers' EntropyBoundSamplerConfig), got {bound}")
-    t_min, t_max = _u._temperatures(t_min, t_max)
-    return bound, t_min, t_max
 
 
 def _model_dims(model):
@@ -206,7 +192,7 @@ def renoise_samples(model, *, n: int, steps: int, seed: int, entropy_bound=0.1, 
     n = size_arg(n, "n", 1, MAX_DRAWS)
     steps = size_arg(steps, "steps", 1)
     seed = seed_arg(seed)
-    bound, t_min, t_max = _eb_args(entropy_bound, t_min, t_max)
+    bound, t_min, t_max = _u._renoise_args(entropy_bound, t_min, t_max)
     sampler = EntropyBoundSampler(EntropyBoundSamplerConfig(entropy_bound=bound), d, K, steps)
     temper = LinearTemperatureScheduleLogitsProcessor(t_min, t_max, steps)
     with torch.random.fork_rng(devices=[]):
@@ -285,7 +271,7 @@ class OutputLawEstimate(Estimate):
     def zscores(self, exact) -> np.ndarray:
         r"""Per-outcome :math:`(\hat q - q)/\sqrt{q(1-q)/n}` against an exact law q (a Joint of
         the same shape; cells with q = 0 or 1 give 0 if matched, inf if not)."""
-        q = _joint(exact).table if isinstance(exact, Joint) else None
+        q = exact.table if isinstance(exact, Joint) else None
         if q is None or q.shape != self.law.shape:
             raise ValueError(f"exact: expected a Joint of shape {self.law.shape}")
         sd = np.sqrt(q * (1 - q) / self.n)
@@ -298,7 +284,7 @@ class OutputLawEstimate(Estimate):
 def output_law_estimate(p, samples) -> OutputLawEstimate:
     """The frequencies of ``samples`` ((n, d) tokens 0..K−1) with their standard errors, and the
     plug-in KL(p‖q̂) and TV(p, q̂) against the exact table ``p``."""
-    p = _joint(p)
+    p = _u._joint(p)
     x = samples_array(samples.cpu().numpy() if isinstance(samples, torch.Tensor) else samples, "samples",
                       d=p.d, K=p.K)
     n = x.shape[0]

@@ -355,14 +355,19 @@ def _eb_accept(H: np.ndarray, bound: float) -> np.ndarray:
 MAX_TEMPERATURE = 100.0
 
 
-def _temperatures(t_min, t_max) -> tuple[float, float]:
-    out = []
+def _renoise_args(entropy_bound, t_min, t_max) -> tuple[float, float, float]:
+    """The checked (entropy_bound, t_min, t_max) of the renoise sampler (here and in
+    :func:`mdmtheory.bridge.renoise_samples`)."""
+    bound = real_arg(entropy_bound, "entropy_bound")
+    if bound <= 0:
+        raise ValueError(f"entropy_bound: expected a float > 0 (transformers' EntropyBoundSamplerConfig), got {bound}")
+    out = [bound]
     for name, t in (("t_min", t_min), ("t_max", t_max)):
         t = real_arg(t, name)
         if not 0 < t <= MAX_TEMPERATURE:
             raise ValueError(f"{name}: temperatures must lie in (0, {MAX_TEMPERATURE:g}], got {t}")
         out.append(t)
-    return out[0], out[1]
+    return out[0], out[1], out[2]
 
 
 def renoise_law(p, steps: int, *, entropy_bound=0.1, t_min=0.4, t_max=0.8) -> Joint:
@@ -379,10 +384,7 @@ def renoise_law(p, steps: int, *, entropy_bound=0.1, t_min=0.4, t_max=0.8) -> Jo
     """
     p = _joint(p)
     steps = size_arg(steps, "steps", 1)
-    bound = real_arg(entropy_bound, "entropy_bound")
-    if bound <= 0:
-        raise ValueError(f"entropy_bound: expected a float > 0 (transformers' EntropyBoundSamplerConfig), got {bound}")
-    t_min, t_max = _temperatures(t_min, t_max)
+    bound, t_min, t_max = _renoise_args(entropy_bound, t_min, t_max)
     S = _states(p.d, p.K, 0.0)
     work_bound(steps * S * S, MAX_RUN_WORK, "steps", "steps * K**(2d)")
     mu = time_free_marginals(p)  # (S, d, K)
