@@ -233,14 +233,9 @@ def ancestral_samples(model, *, n: int, steps: int, seed: int, mix=0.0, schedule
         x = rng.integers(0, K, size=(n, d))
     for k in range(steps, 0, -1):
         at, as_ = float(alphas[k]), float(alphas[k - 1])
-        kt, ks = _u._kernel(K, at, mix), _u._kernel(K, as_, mix)
-        kts = _u._step_kernel(K, at / as_ if as_ > 0 else 1.0, mix)
         logits = _check_logits(model(torch.from_numpy(x), at), n, d, K)
         mu = torch.softmax(logits.to(torch.float64), dim=-1).cpu().numpy()  # (n, d, K)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            w = ks[None, None, :, :] * kts.T[x][:, :, None, :] / kt.T[x][:, :, :, None]  # (n, d, K, K')
-        w = np.where(np.isfinite(w), w, 0.0)
-        r = np.einsum("nia,niay->niy", mu, w)
+        r = np.einsum("nia,niay->niy", mu, _u._reverse_weights(K, at, as_, mix, x))  # weights (n, d, K, K')
         r = r / r.sum(axis=-1, keepdims=True)
         u = rng.random((n, d, 1))
         x = np.minimum((np.cumsum(r, axis=-1) < u).sum(axis=-1), Kp - 1).astype(np.int64)

@@ -267,17 +267,23 @@ def corruption_reverse_kernels(p, alpha_t, alpha_s, mix=0.0) -> np.ndarray:
     return _reverse(p, at, as_, mix)
 
 
-def _reverse(p: Joint, at: float, as_: float, mix: float) -> np.ndarray:
-    K, d = p.K, p.d
+def _reverse_weights(K: int, at: float, as_: float, mix: float, xt: np.ndarray) -> np.ndarray:
+    r"""w[s, i, x0, y] = :math:`k_s(y \mid x_0)\, k_{t|s}(x_{t,i} \mid y) / k_t(x_{t,i} \mid x_0)`
+    (0 where k_t is 0) for noisy rows ``xt`` (S, d): the reverse kernel is
+    :math:`r_i(y) = \sum_{x_0} \mu_i(x_0)\, w[\cdot, i, x_0, y]` (here and in
+    :func:`mdmtheory.bridge.ancestral_samples`)."""
     kt, ks = _kernel(K, at, mix), _kernel(K, as_, mix)
     kts = _step_kernel(K, at / as_ if as_ > 0 else 1.0, mix)  # (K', K'): y -> x_t
-    mu = _marginals(_posterior(p, kt)[0], d, K)  # (S, d, K)
-    Kp = kt.shape[1]
-    xt = _noisy_values(d, Kp)  # (S, d)
-    # w[s, i, x0, y] = ks[x0, y] kts[y, x_t,i] / kt[x0, x_t,i]
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = ks[None, None, :, :] * kts.T[xt][:, :, None, :] / kt.T[xt][:, :, :, None]
-    ratio = np.where(np.isfinite(ratio), ratio, 0.0)
+        w = ks[None, None, :, :] * kts.T[xt][:, :, None, :] / kt.T[xt][:, :, :, None]
+    return np.where(np.isfinite(w), w, 0.0)
+
+
+def _reverse(p: Joint, at: float, as_: float, mix: float) -> np.ndarray:
+    K, d = p.K, p.d
+    kt = _kernel(K, at, mix)
+    mu = _marginals(_posterior(p, kt)[0], d, K)  # (S, d, K)
+    ratio = _reverse_weights(K, at, as_, mix, _noisy_values(d, kt.shape[1]))
     mu0 = np.where(np.isnan(mu), 0.0, mu)
     r = np.einsum("sia,siay->siy", mu0, ratio)
     r[np.isnan(mu[:, 0, 0])] = np.nan
