@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from scipy.special import rel_entr
 
 from .._estimate import Estimate
 from .._validate import choice_arg, prob_arg, samples_array, seed_arg, size_arg
@@ -286,7 +287,5 @@ def output_law_estimate(p, samples) -> OutputLawEstimate:
     idx = np.ravel_multi_index(tuple(x.T), (p.K,) * p.d)
     q = (np.bincount(idx, minlength=p.K**p.d) / n).reshape((p.K,) * p.d)
     P = p.table
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(P > 0, P * (np.log(np.where(P > 0, P, 1.0)) - np.log(q)), 0.0)
-    return OutputLawEstimate(law=q, stderr=np.sqrt(q * (1 - q) / n), n=n, kl=float(terms.sum()),
+    return OutputLawEstimate(law=q, stderr=np.sqrt(q * (1 - q) / n), n=n, kl=float(rel_entr(P, q).sum()),
                              tv=float(0.5 * np.abs(P - q).sum()))
