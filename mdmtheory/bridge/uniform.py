@@ -34,9 +34,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from scipy.special import rel_entr
 
 from .._estimate import Estimate
-from .._validate import choice_arg, prob_arg, real_arg, samples_array, seed_arg, size_arg
+from .._validate import choice_arg, prob_arg, samples_array, seed_arg, size_arg
 from ..laws.joint import Joint
 from ..samplers import uniform as _u
 from ._checks import MAX_DRAWS
@@ -49,12 +50,6 @@ __all__ = [
     "renoise_samples",
     "output_law_estimate",
 ]
-
-
-def _joint(p) -> Joint:
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint (the data law), got {type(p).__name__}")
-    return p
 
 
 class TableDenoiser(torch.nn.Module):
@@ -70,7 +65,7 @@ class TableDenoiser(torch.nn.Module):
 
     def __init__(self, p, mix=0.0):
         super().__init__()
-        self.law = _joint(p)
+        self.law = _u._joint(p)
         self.mix = prob_arg(mix, "mix")
         self.d, self.K = self.law.d, self.law.K
         self.canvas_length, self.vocab_size = self.d, self.K
@@ -156,7 +151,7 @@ class DiffusionGemmaDenoiser:
         n = size_arg(n, "n", 1, MAX_DRAWS)
         steps = size_arg(steps, "steps", 1)
         seed = seed_arg(seed)
-        bound, t_min, t_max = _eb_args(entropy_bound, t_min, t_max)
+        bound, t_min, t_max = _u._renoise_args(entropy_bound, t_min, t_max)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             out = self.model.generate(
@@ -165,14 +160,6 @@ class DiffusionGemmaDenoiser:
                 t_min=t_min, t_max=t_max, stability_threshold=steps, confidence_threshold=1e-300,
                 eos_token_id=None, pad_token_id=None, disable_compile=True)
         return out.sequences[:, -self.canvas_length:].cpu().numpy().astype(np.int64)
-
-
-def _eb_args(entropy_bound, t_min, t_max):
-    bound = real_arg(entropy_bound, "entropy_bound")
-    if bound <= 0:
-        raise ValueError(f"entropy_bound: expected a float > 0 (transformers' EntropyBoundSamplerConfig), got {bound}")
-    t_min, t_max = _u._temperatures(t_min, t_max)
-    return bound, t_min, t_max
 
 
 def _model_dims(model):
@@ -206,7 +193,7 @@ def renoise_samples(model, *, n: int, steps: int, seed: int, entropy_bound=0.1, 
     n = size_arg(n, "n", 1, MAX_DRAWS)
     steps = size_arg(steps, "steps", 1)
     seed = seed_arg(seed)
-    bound, t_min, t_max = _eb_args(entropy_bound, t_min, t_max)
+    bound, t_min, t_max = _u._renoise_args(entropy_bound, t_min, t_max)
     sampler = EntropyBoundSampler(EntropyBoundSamplerConfig(entropy_bound=bound), d, K, steps)
     temper = LinearTemperatureScheduleLogitsProcessor(t_min, t_max, steps)
     with torch.random.fork_rng(devices=[]):
@@ -247,14 +234,9 @@ def ancestral_samples(model, *, n: int, steps: int, seed: int, mix=0.0, schedule
         x = rng.integers(0, K, size=(n, d))
     for k in range(steps, 0, -1):
         at, as_ = float(alphas[k]), float(alphas[k - 1])
-        kt, ks = _u._kernel(K, at, mix), _u._kernel(K, as_, mix)
-        kts = _u._step_kernel(K, at / as_ if as_ > 0 else 1.0, mix)
         logits = _check_logits(model(torch.from_numpy(x), at), n, d, K)
         mu = torch.softmax(logits.to(torch.float64), dim=-1).cpu().numpy()  # (n, d, K)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            w = ks[None, None, :, :] * kts.T[x][:, :, None, :] / kt.T[x][:, :, :, None]  # (n, d, K, K')
-        w = np.where(np.isfinite(w), w, 0.0)
-        r = np.einsum("nia,niay->niy", mu, w)
+        r = np.einsum("nia,niay->niy", mu, _u._reverse_weights(K, at, as_, mix, x))  # weights (n, d, K, K')
         r = r / r.sum(axis=-1, keepdims=True)
         u = rng.random((n, d, 1))
         x = np.minimum((np.cumsum(r, axis=-1) < u).sum(axis=-1), Kp - 1).astype(np.int64)
@@ -285,7 +267,7 @@ class OutputLawEstimate(Estimate):
     def zscores(self, exact) -> np.ndarray:
         r"""Per-outcome :math:`(\hat q - q)/\sqrt{q(1-q)/n}` against an exact law q (a Joint of
         the same shape; cells with q = 0 or 1 give 0 if matched, inf if not)."""
-        q = _joint(exact).table if isinstance(exact, Joint) else None
+        q = exact.table if isinstance(exact, Joint) else None
         if q is None or q.shape != self.law.shape:
             raise ValueError(f"exact: expected a Joint of shape {self.law.shape}")
         sd = np.sqrt(q * (1 - q) / self.n)
@@ -298,14 +280,12 @@ class OutputLawEstimate(Estimate):
 def output_law_estimate(p, samples) -> OutputLawEstimate:
     """The frequencies of ``samples`` ((n, d) tokens 0..K−1) with their standard errors, and the
     plug-in KL(p‖q̂) and TV(p, q̂) against the exact table ``p``."""
-    p = _joint(p)
+    p = _u._joint(p)
     x = samples_array(samples.cpu().numpy() if isinstance(samples, torch.Tensor) else samples, "samples",
                       d=p.d, K=p.K)
     n = x.shape[0]
     idx = np.ravel_multi_index(tuple(x.T), (p.K,) * p.d)
     q = (np.bincount(idx, minlength=p.K**p.d) / n).reshape((p.K,) * p.d)
     P = p.table
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(P > 0, P * (np.log(np.where(P > 0, P, 1.0)) - np.log(q)), 0.0)
-    return OutputLawEstimate(law=q, stderr=np.sqrt(q * (1 - q) / n), n=n, kl=float(terms.sum()),
+    return OutputLawEstimate(law=q, stderr=np.sqrt(q * (1 - q) / n), n=n, kl=float(rel_entr(P, q).sum()),
                              tv=float(0.5 * np.abs(P - q).sum()))

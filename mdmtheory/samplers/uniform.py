@@ -61,14 +61,15 @@ transformers: ``stability_threshold=steps``). Entropy ties are broken by the low
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import entr
 
 from .._estimate import Record
 from .._validate import choice_arg, prob_arg, real_arg, size_arg, work_bound
 from ..laws.joint import Joint
+from .select import tempered
 
 __all__ = [
     "MAX_NOISY_STATES",
@@ -147,8 +148,6 @@ def corruption_kernel(K: int, alpha, mix=0.0) -> np.ndarray:
 def _kernel(K: int, alpha: float, mix: float) -> np.ndarray:
     a = alpha ** mix if mix > 0 else 1.0
     u = alpha ** (1.0 - mix) if mix < 1 else 1.0
-    if mix >= 1:
-        u = 1.0
     k = a * (u * np.eye(K) + (1.0 - u) / K)
     if mix > 0:
         k = np.concatenate([k, np.full((K, 1), 1.0 - a)], axis=1)
@@ -268,17 +267,23 @@ def corruption_reverse_kernels(p, alpha_t, alpha_s, mix=0.0) -> np.ndarray:
     return _reverse(p, at, as_, mix)
 
 
-def _reverse(p: Joint, at: float, as_: float, mix: float) -> np.ndarray:
-    K, d = p.K, p.d
+def _reverse_weights(K: int, at: float, as_: float, mix: float, xt: np.ndarray) -> np.ndarray:
+    r"""w[s, i, x0, y] = :math:`k_s(y \mid x_0)\, k_{t|s}(x_{t,i} \mid y) / k_t(x_{t,i} \mid x_0)`
+    (0 where k_t is 0) for noisy rows ``xt`` (S, d): the reverse kernel is
+    :math:`r_i(y) = \sum_{x_0} \mu_i(x_0)\, w[\cdot, i, x_0, y]` (here and in
+    :func:`mdmtheory.bridge.ancestral_samples`)."""
     kt, ks = _kernel(K, at, mix), _kernel(K, as_, mix)
     kts = _step_kernel(K, at / as_ if as_ > 0 else 1.0, mix)  # (K', K'): y -> x_t
-    mu = _marginals(_posterior(p, kt)[0], d, K)  # (S, d, K)
-    Kp = kt.shape[1]
-    xt = _noisy_values(d, Kp)  # (S, d)
-    # w[s, i, x0, y] = ks[x0, y] kts[y, x_t,i] / kt[x0, x_t,i]
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = ks[None, None, :, :] * kts.T[xt][:, :, None, :] / kt.T[xt][:, :, :, None]
-    ratio = np.where(np.isfinite(ratio), ratio, 0.0)
+        w = ks[None, None, :, :] * kts.T[xt][:, :, None, :] / kt.T[xt][:, :, :, None]
+    return np.where(np.isfinite(w), w, 0.0)
+
+
+def _reverse(p: Joint, at: float, as_: float, mix: float) -> np.ndarray:
+    K, d = p.K, p.d
+    kt = _kernel(K, at, mix)
+    mu = _marginals(_posterior(p, kt)[0], d, K)  # (S, d, K)
+    ratio = _reverse_weights(K, at, as_, mix, _noisy_values(d, kt.shape[1]))
     mu0 = np.where(np.isnan(mu), 0.0, mu)
     r = np.einsum("sia,siay->siy", mu0, ratio)
     r[np.isnan(mu[:, 0, 0])] = np.nan
@@ -350,28 +355,25 @@ def _eb_accept(H: np.ndarray, bound: float) -> np.ndarray:
     return acc
 
 
-def _tempered(mu: np.ndarray, temp: float) -> np.ndarray:
-    with np.errstate(divide="ignore"):
-        lg = np.log(mu) / temp
-    lg = lg - lg.max(axis=-1, keepdims=True)
-    e = np.exp(lg)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 #: Largest temperature accepted by the renoise sampler: transformers computes the temperature
 #: in float32 from a tensor step, so t_min + (t_max - t_min) * step / steps cancels to 0 when
 #: the two differ by many orders of magnitude.
 MAX_TEMPERATURE = 100.0
 
 
-def _temperatures(t_min, t_max) -> tuple[float, float]:
-    out = []
+def _renoise_args(entropy_bound, t_min, t_max) -> tuple[float, float, float]:
+    """The checked (entropy_bound, t_min, t_max) of the renoise sampler (here and in
+    :func:`mdmtheory.bridge.renoise_samples`)."""
+    bound = real_arg(entropy_bound, "entropy_bound")
+    if bound <= 0:
+        raise ValueError(f"entropy_bound: expected a float > 0 (transformers' EntropyBoundSamplerConfig), got {bound}")
+    out = [bound]
     for name, t in (("t_min", t_min), ("t_max", t_max)):
         t = real_arg(t, name)
         if not 0 < t <= MAX_TEMPERATURE:
             raise ValueError(f"{name}: temperatures must lie in (0, {MAX_TEMPERATURE:g}], got {t}")
         out.append(t)
-    return out[0], out[1]
+    return out[0], out[1], out[2]
 
 
 def renoise_law(p, steps: int, *, entropy_bound=0.1, t_min=0.4, t_max=0.8) -> Joint:
@@ -388,10 +390,7 @@ def renoise_law(p, steps: int, *, entropy_bound=0.1, t_min=0.4, t_max=0.8) -> Jo
     """
     p = _joint(p)
     steps = size_arg(steps, "steps", 1)
-    bound = real_arg(entropy_bound, "entropy_bound")
-    if bound <= 0:
-        raise ValueError(f"entropy_bound: expected a float > 0 (transformers' EntropyBoundSamplerConfig), got {bound}")
-    t_min, t_max = _temperatures(t_min, t_max)
+    bound, t_min, t_max = _renoise_args(entropy_bound, t_min, t_max)
     S = _states(p.d, p.K, 0.0)
     work_bound(steps * S * S, MAX_RUN_WORK, "steps", "steps * K**(2d)")
     mu = time_free_marginals(p)  # (S, d, K)
@@ -399,8 +398,8 @@ def renoise_law(p, steps: int, *, entropy_bound=0.1, t_min=0.4, t_max=0.8) -> Jo
     pi = np.full(S, 1.0 / S)
     for cur in range(steps, 1, -1):  # the last step's draws are not used: its argmax is the answer
         temp = t_min + (t_max - t_min) * cur / steps
-        pr = _tempered(mu, temp)
-        H = -np.sum(np.where(pr > 0, pr * np.log(np.where(pr > 0, pr, 1.0)), 0.0), axis=2)
+        pr = tempered(mu, temp)
+        H = entr(pr).sum(axis=2)
         acc = _eb_accept(H, bound)[:, :, None]
         r = acc * pr + (~acc) * (1.0 / K)
         pi = pi @ _transition(r)

@@ -9,7 +9,8 @@ tokens; else it is x0. The reverse step is the exact conditional law of x_s,i gi
 the joint of (x0, x_s, x_t) built from those events; the sampler's law sums over every path of
 noisy states. The DiffusionGemma renoise sampler is re-enumerated from transformers 5.24.0
 ``models/diffusion_gemma/generation_diffusion_gemma.py`` (EntropyBoundSampler.accept_canvas /
-renoise_canvas, LinearTemperatureScheduleLogitsProcessor) with the time integral by quadrature.
+renoise_canvas, LinearTemperatureScheduleLogitsProcessor) with the time integral by quadrature;
+its step is checked against those transformers classes themselves on every enumerated canvas.
 """
 
 from __future__ import annotations
@@ -220,23 +221,30 @@ def _time_free_reference(p):
     return mu
 
 
+def _renoise_step(mu_x, cur, steps, bound, t_min, t_max):
+    """(tempered rows, accepted positions) of one step at a canvas whose marginals are mu_x (d, K)."""
+    d = len(mu_x)
+    temp = t_min + (t_max - t_min) * cur / steps
+    pr = [np.exp(np.log(mu_x[i]) / temp) for i in range(d)]
+    pr = [v / v.sum() for v in pr]
+    H = [-sum(v * math.log(v) for v in q if v > 0) for q in pr]
+    order = sorted(range(d), key=lambda i: (H[i], i))
+    acc, cum = set(), 0.0
+    for i in order:
+        cum += H[i]
+        if cum - H[i] <= bound:  # sorted ascending: the running max is H[i]
+            acc.add(i)
+    return pr, acc
+
+
 def _renoise_reference(p, steps, bound, t_min, t_max):
     K, d = p.K, p.d
     mu = _time_free_reference(p)
     states = {x: K**-d for x in itertools.product(range(K), repeat=d)}
     for cur in range(steps, 1, -1):
-        temp = t_min + (t_max - t_min) * cur / steps
         new = {}
         for x, m in states.items():
-            pr = [np.exp(np.log(mu[x][i]) / temp) for i in range(d)]
-            pr = [v / v.sum() for v in pr]
-            H = [-sum(v * math.log(v) for v in q if v > 0) for q in pr]
-            order = sorted(range(d), key=lambda i: (H[i], i))
-            acc, cum = set(), 0.0
-            for n, i in enumerate(order):
-                cum += H[i]
-                if cum - H[i] <= bound:  # sorted ascending: the running max is H[i]
-                    acc.add(i)
+            pr, acc = _renoise_step(mu[x], cur, steps, bound, t_min, t_max)
             for y in itertools.product(range(K), repeat=d):
                 w = m * math.prod(pr[i][y[i]] if i in acc else 1.0 / K for i in range(d))
                 new[y] = new.get(y, 0.0) + w
@@ -252,6 +260,34 @@ def test_renoise_law_matches_the_enumeration(steps, bound):
     p = _random_law(3, 2, 21)
     q = U.renoise_law(p, steps, entropy_bound=bound, t_min=0.4, t_max=0.8)
     np.testing.assert_allclose(q.table, _renoise_reference(p, steps, bound, 0.4, 0.8), atol=1e-10)
+
+
+def test_the_enumerated_step_is_transformers_own_temperature_and_acceptance():
+    """The enumeration's step (tempering, entropy-bound acceptance) against transformers'
+    LinearTemperatureScheduleLogitsProcessor and EntropyBoundSampler.accept_canvas, run on every
+    canvas of the enumeration: the reference is not our reading of that code alone."""
+    torch = pytest.importorskip("torch")
+    gd = pytest.importorskip("transformers.models.diffusion_gemma.generation_diffusion_gemma")
+    p, steps = _random_law(3, 2, 21), 4
+    mu = _time_free_reference(p)
+    xs = list(mu)
+    logits = torch.tensor(np.log(np.array([mu[x] for x in xs])))  # (8, 3, 2) float64
+    sizes = set()
+    for bound in (0.1, 0.7):
+        sampler = gd.EntropyBoundSampler(gd.EntropyBoundSamplerConfig(entropy_bound=bound), 3, 2, steps)
+        temper = gd.LinearTemperatureScheduleLogitsProcessor(0.4, 0.8, steps)
+        for cur in range(steps, 1, -1):
+            processed = temper(None, logits, cur_step=torch.tensor(cur, dtype=torch.int32))
+            sampler.accept_canvas(torch.zeros((8, 3), dtype=torch.long), torch.ones((8, 3), dtype=torch.long),
+                                  processed, cur)
+            theirs = sampler.accepted_token_mask.numpy()
+            probs = torch.softmax(processed, dim=-1).numpy()
+            for s, x in enumerate(xs):
+                pr, acc = _renoise_step(mu[x], cur, steps, bound, 0.4, 0.8)
+                assert set(np.flatnonzero(theirs[s])) == acc
+                np.testing.assert_allclose(np.array(pr), probs[s], atol=1e-6)  # their temperature is float32
+                sizes.add(len(acc))
+    assert len(sizes) > 1  # the bound splits: some canvases keep more positions than others
 
 
 def test_time_free_marginals_match_quadrature():
