@@ -133,6 +133,11 @@ class DiffusionGemmaDenoiser:
     def __call__(self, canvas, self_conditioning_logits=None):
         B, P = canvas.shape[0], self.prompt.numel()
         dev = self.device
+        if self_conditioning_logits is not None:
+            # as transformers' _denoising_step hands them on: on the model's device, in the dtype
+            # of the decoder's embeddings (bf16 models differ from generate otherwise)
+            emb = self.model.model.decoder.embed_tokens.weight
+            self_conditioning_logits = self_conditioning_logits.to(device=dev, dtype=emb.dtype)
         out = self.model(
             input_ids=self.prompt.to(dev).expand(B, -1),
             position_ids=torch.arange(P, device=dev, dtype=torch.int32)[None],
