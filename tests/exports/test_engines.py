@@ -1,7 +1,8 @@
 """Exports for the serving engines (issue 29 §2): SGLang's ``--dllm-algorithm`` + YAML and
 vLLM's ``DiffusionConfig``, checked against each engine's source — restated here as small
-tables and rules, each with its file and line — and, where the engine imports, against its
-own code (skipped otherwise, with the reason).
+tables and rules, each with its file and line — and against the engine's own code: SGLang's
+``LowConfidence`` class and vLLM's ``DiffusionConfig``, run from the installed engine or else
+from the wheels' files stored verbatim in engine_sources (their RECORD hashes checked).
 
 Sources: sglang 0.5.23 and vllm 0.34.0, the PyPI wheels (sha256 00b3cd5b…9937 and
 79ca4b3c…4ca2), read file by file; the rules match sgl-project/sglang
@@ -12,7 +13,11 @@ commit 5c6ec2cc60d253d4d4341c0606fc3c0bbed9c930.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -21,6 +26,33 @@ import pytest
 import mdmtheory as mt
 from mdmtheory.exports.sglang import SGLANG_VERSION, to_sglang
 from mdmtheory.exports.vllm import VLLM_VERSION, to_vllm
+
+#: The engines' own files, stored verbatim under tests/exports/engine_sources (Apache-2.0) so
+#: that the default run executes the engines' code without installing the engines: name ->
+#: (wheel, the file's path in it, its sha256 as the wheel's RECORD lists it). The wheels:
+#: https://pypi.org/project/vllm/0.34.0/ (vllm-0.34.0-cp38-abi3-manylinux_2_28_x86_64.whl,
+#: sha256 79ca4b3cd74aec08c4bf476bdf0cb15735b605ae5368526a2faae1e30f044ca2) and
+#: https://pypi.org/project/sglang/0.5.23/ (sglang-0.5.23-cp311-cp311-manylinux_2_34_x86_64.whl,
+#: sha256 00b3cd5b265ac76c64185fbb6b95424f324ddd9f428d0306b77bc9db9d859937).
+ENGINE_SOURCES = Path(__file__).parent / "engine_sources"
+ENGINE_FILES = {
+    "vllm-0.34.0_vllm_config_diffusion.py.txt": (
+        "vllm-0.34.0", "vllm/config/diffusion.py", "H6n9JHioZgmKKKNYa1WvL5c4ZWt4E6VddlOcEN2Z_o0"),
+    "vllm-0.34.0_vllm_config_utils.py.txt": (
+        "vllm-0.34.0", "vllm/config/utils.py", "X2iGIZbOS9-1SSUOq9kFNE6M7syfl4InlSpmducMhxk"),
+    "sglang-0.5.23_sglang_srt_dllm_algorithm_low_confidence.py.txt": (
+        "sglang-0.5.23", "sglang/srt/dllm/algorithm/low_confidence.py", "7We-1t-jeq3Y_iZNjFCgJCyWSQtT-IaSUsa0bvA45QI"),
+}
+
+
+def _engine_source(name):
+    """A stored engine file's text, after checking it is byte for byte the wheel's (its RECORD hash)."""
+    data = (ENGINE_SOURCES / name).read_bytes()
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    wheel, path, want = ENGINE_FILES[name]
+    assert digest == want, f"{name}: not {wheel}'s {path} (sha256 {digest}, the wheel's RECORD says {want})"
+    return data.decode("utf-8")
+
 
 # == SGLang ====================================================================================
 #: sglang 0.5.23: the server options (sglang/srt/arg_groups/fields/exec_.py lines 1129-1142).
@@ -130,28 +162,30 @@ def test_sglang_refuses_what_a_threshold_cannot_run(sizes, B, match):
 
 
 def _engine_low_confidence():
-    """sglang's own ``LowConfidence`` class, or a skip when sglang is not installed. Imported
-    when the serving stack imports (torch, triton, torchvision, sgl-kernel, ...); else its
-    installed low_confidence.py is compiled with its three ``from sglang...`` imports (the
-    base class, DllmConfig and ForwardBatch, used only as names and for ``block_size`` /
-    ``mask_id``) stubbed: the step that decides the commits is the engine's code, unchanged."""
+    """sglang's own ``LowConfidence`` class. Imported when the serving stack imports (torch,
+    triton, torchvision, sgl-kernel, ...); else low_confidence.py — the installed one, or, when
+    sglang is not installed, sglang 0.5.23's as stored in engine_sources — is compiled with its
+    three ``from sglang...`` imports (the base class, DllmConfig and ForwardBatch, used only as
+    names and for ``block_size`` / ``mask_id``) stubbed: the step that decides the commits is
+    the engine's code, unchanged."""
     import importlib.util
     import re
-    import types
 
     spec = importlib.util.find_spec("sglang")
     if spec is None:
-        pytest.skip("sglang is not installed (pip install sglang; this test runs its LowConfidence.step)")
-    try:
-        from sglang.srt.dllm.algorithm.low_confidence import LowConfidence
+        path = "sglang-0.5.23_sglang_srt_dllm_algorithm_low_confidence.py.txt"
+        src = _engine_source(path)
+    else:
+        try:
+            from sglang.srt.dllm.algorithm.low_confidence import LowConfidence
 
-        return LowConfidence
-    except Exception:  # noqa: BLE001 - the serving stack does not import here: compile the one file
-        pass
-    import os
+            return LowConfidence
+        except Exception:  # noqa: BLE001 - the serving stack does not import here: compile the one file
+            pass
+        import os
 
-    path = os.path.join(spec.submodule_search_locations[0], "srt", "dllm", "algorithm", "low_confidence.py")
-    src = open(path, encoding="utf-8").read()
+        path = os.path.join(spec.submodule_search_locations[0], "srt", "dllm", "algorithm", "low_confidence.py")
+        src = open(path, encoding="utf-8").read()
     src, n = re.subn(r"^from sglang\..*$", "", src, flags=re.M)
     assert n == 3, f"{path}: expected its three sglang imports, found {n}"
 
@@ -207,18 +241,44 @@ VLLM_GENERATION_CONFIG = {"max_denoising_steps", "stability_threshold", "t_min",
 
 
 def _diffusion_config_class():
-    """DiffusionConfig as vllm/config/diffusion.py declares it, with vllm/config/utils.py's
-    default ``ConfigDict(extra="forbid")``: the engine's parsing, restated (vLLM itself does
-    not import here)."""
-    from pydantic import ConfigDict, Field
+    """vLLM 0.34.0's own DiffusionConfig without vLLM installed: its vllm/config/diffusion.py,
+    as stored in engine_sources, run unchanged but for its one vLLM import, ``from
+    vllm.config.utils import config``, bound to the ``config`` decorator compiled from the same
+    wheel's vllm/config/utils.py (its three definitions, taken out by ``ast``: the module's
+    other imports — torch, vllm.envs, vllm.logger — are not what the decorator uses)."""
+    import ast
+    from collections.abc import Callable
+    from typing import Any, TypeVar, overload
+
+    from pydantic import ConfigDict
     from pydantic.dataclasses import dataclass
+    from pydantic.fields import Field as PydanticField
+    from typing_extensions import dataclass_transform
 
-    @dataclass(config=ConfigDict(extra="forbid"))
-    class DiffusionConfig:
-        canvas_length: int = Field(default=None, gt=0)
-        max_denoising_steps: int | None = None
+    utils = "vllm-0.34.0_vllm_config_utils.py.txt"
+    defs = [n for n in ast.parse(_engine_source(utils)).body if isinstance(n, ast.FunctionDef) and n.name == "config"]
+    assert len(defs) == 3, f"{utils}: expected config's two overloads and its body, found {len(defs)}"
+    ns = {"ConfigDict": ConfigDict, "dataclass": dataclass, "PydanticField": PydanticField, "Any": Any,
+          "Callable": Callable, "overload": overload, "dataclass_transform": dataclass_transform,
+          "ConfigT": TypeVar("ConfigT"), "__name__": "vllm.config.utils"}
+    exec(compile(ast.Module(body=defs, type_ignores=[]), utils, "exec"), ns)  # noqa: S102 - vLLM's code
+    name = "vllm-0.34.0_vllm_config_diffusion.py.txt"
+    src, n = re.subn(r"^from vllm\.config\.utils import config$", "", _engine_source(name), flags=re.M)
+    assert n == 1, f"{name}: expected its one vllm import, found {n}"
+    import sys
+    import types
 
-    return DiffusionConfig
+    mod = sys.modules.get("_engine_sources_vllm_config_diffusion")  # pydantic resolves the fields there
+    if mod is None:
+        mod = types.ModuleType("_engine_sources_vllm_config_diffusion")
+        mod.config = ns["config"]
+        sys.modules[mod.__name__] = mod
+        try:
+            exec(compile(src, name, "exec"), mod.__dict__)  # noqa: S102 - vLLM's code
+        except BaseException:
+            del sys.modules[mod.__name__]
+            raise
+    return mod.DiffusionConfig
 
 
 @pytest.mark.parametrize("sizes, B", [((1, 2, 1), None), ((2, 2, 1, 3), 4), ((3, 1, 2, 2), 4)])
@@ -235,7 +295,7 @@ def test_vllm_budget_parses_as_diffusion_config(sizes, B):
     cap = e["extra_args"]["diffusion_max_steps"]
     assert isinstance(cap, int) and not isinstance(cap, bool) and cap > 0
     assert e["max_forwards_per_block"] == cfg.max_denoising_steps + 1 and e["engine"] == f"vllm {VLLM_VERSION}"
-    with pytest.raises(Exception):  # the restated class can refuse: the check above can fail
+    with pytest.raises(Exception):  # the engine's class can refuse: the check above can fail
         cls(canvas_length=0)
     with pytest.raises(Exception):
         cls(canvas_length=4, counts=[1, 3])
