@@ -285,6 +285,7 @@ def check_samples(x: np.ndarray, model: LoadedModel, data_option: str, *, chars:
 
 
 def vocab_words(ids) -> str:
+    """The first 8 token ids, comma-separated (",..." when there are more)."""
     ids = list(ids)
     return ",".join(map(str, ids[:8])) + (",..." if len(ids) > 8 else "")
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ._common import options_for, UsageError
 from ._inputs import read_tokens
-from ._models import check_samples, KIND_WORDS, load_model
+from ._models import check_samples, KIND_WORDS, load_model, vocab_words
 
 __all__ = ["add_text_arguments", "text_given", "TextData", "read_text", "read_rows", "facts_lines", "parse_vocab",
            "vocab_summary"]
@@ -217,8 +217,7 @@ def outcomes(text: TextData, model_vocab=None) -> tuple[np.ndarray, tuple]:
 
 def vocab_summary(ids) -> str:
     ids = list(ids)
-    shown = ",".join(map(str, ids[:8])) + (",..." if len(ids) > 8 else "")
-    return f"{len(ids)} token ids [{shown}]"
+    return f"{len(ids)} token ids [{vocab_words(ids)}]"
 
 
 def read_rows(args, data_attr: str, data_option: str, model_spec, model_option: str):

@@ -413,6 +413,11 @@ def check_scheduler(path) -> SchedulerCheck:
     mdmtheory.exports.diffusers`` first). Loaded with diffusers' ``BlockRefinementScheduler``
     it commits ``stock_counts`` instead; ``stock_keeps_counts`` says whether that loses the
     design."""
+    return _check_scheduler(path)[0]
+
+
+def _check_scheduler(path) -> tuple[SchedulerCheck, dict]:
+    """:func:`check_scheduler`'s check and the ``scheduler_config.json`` it read."""
     import os
 
     from .._validate import path_arg
@@ -455,7 +460,7 @@ def check_scheduler(path) -> SchedulerCheck:
     reader = ("mdmtheory.exports.diffusers.load_scheduler(path)" if ours
               else "diffusers.BlockRefinementScheduler.from_pretrained(path) (no designed counts)")
     return SchedulerCheck(config=f, class_name=name, model_index=entry, counts=counts, block_length=B,
-                          num_inference_steps=S, stock_counts=stock, stock_keeps_counts=keeps, reader=reader)
+                          num_inference_steps=S, stock_counts=stock, stock_keeps_counts=keeps, reader=reader), cfg
 
 
 def load_scheduler(path):
@@ -464,16 +469,12 @@ def load_scheduler(path):
     pipeline's — with its designed counts. A folder of diffusers' own
     ``BlockRefinementScheduler`` (no counts) is refused, naming the class that reads it
     (:func:`check_scheduler`)."""
-    chk = check_scheduler(path)
+    chk, cfg = _check_scheduler(path)
     if chk.counts is None:
         raise ValueError(f"path: {chk.config!r} is a config of diffusers' BlockRefinementScheduler: it holds no "
                          f"designed counts (that class commits {list(chk.stock_counts)} in every block); load it "
                          "with diffusers.BlockRefinementScheduler.from_pretrained, or save a design with "
                          "save_scheduler(counts, path)")
-    import json
-
-    with open(chk.config, encoding="utf-8") as fh:
-        cfg = json.load(fh)
     return block_refinement_scheduler([list(r) for r in chk.counts], block_length=chk.block_length,
                                       threshold=cfg.get("threshold", 1.0),
                                       editing_threshold=cfg.get("editing_threshold"),

@@ -26,17 +26,16 @@ def _as_float32(x, name: str = "t"):
     """(float64 numpy array of x's float32 values, a function mapping a float64 result back to
     x's kind: float, numpy array, or torch tensor on x's device). Text, None, bools, ragged or
     non-real input: ``ValueError`` naming ``name``."""
-    if not type(x).__module__.startswith("torch"):
-        from .._validate import float_array
-
-        float_array(x, name, finite=False)  # real numbers only (range checked by the callers)
     if type(x).__module__.startswith("torch"):
         import torch
 
         x32 = torch.as_tensor(x, dtype=torch.float32)
         return x32.detach().cpu().numpy().astype(np.float64), (
             lambda v: torch.as_tensor(np.asarray(v, dtype=np.float32), device=x32.device))
-    arr = np.asarray(x, dtype=np.float32).astype(np.float64)
+    from .._validate import float_array
+
+    # real numbers only (range checked by the callers); times lie in [0, 1], where float64 holds x exactly
+    arr = float_array(x, name, finite=False).astype(np.float32).astype(np.float64)
     if isinstance(x, (float, int, np.floating, np.integer)) and not isinstance(x, bool):
         return arr, lambda v: float(np.float32(v))
     return arr, lambda v: np.asarray(v, dtype=np.float32)
@@ -56,7 +55,7 @@ class PlanAlphaScheduler:
 
         t = float_array(t, "t", ndim=1, what="(S + 1,) from 1 down to 0")
         a = float_array(alpha_nodes, "alpha_nodes", ndim=1, what="(S + 1,) from 0 up to 1")
-        if t.ndim != 1 or t.shape != a.shape or t.size < 2:
+        if t.shape != a.shape or t.size < 2:  # both 1-d (float_array's ndim)
             raise ValueError(f"t: expected as many nodes as alpha_nodes (at least 2), got {t.shape} and {a.shape}")
         if not (t[0] == 1 and t[-1] == 0 and np.all(np.diff(t) < 0)):
             raise ValueError("t: nodes must decrease strictly from 1 to 0 (dllm samples from t = 1 to t = 0)")

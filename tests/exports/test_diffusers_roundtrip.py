@@ -165,6 +165,23 @@ def test_a_stock_config_is_refused_by_load_scheduler_naming_its_class(tmp_path):
         load_scheduler(tmp_path)
 
 
+def test_stock_counts_are_diffusers_own_split(tmp_path):
+    """``stock_counts`` is our restatement of diffusers' even split; here it is compared with
+    ``BlockRefinementScheduler.get_num_transfer_tokens`` itself, run on the config diffusers
+    loads from the folder, for stock and designed folders over a grid of (B, S)."""
+    for B in range(1, 13):
+        for S in range(1, B + 1):
+            folder = tmp_path / f"stock-{B}-{S}"
+            diffusers.BlockRefinementScheduler(block_length=B, num_inference_steps=S).save_config(folder)
+            ours = save_scheduler([B - S + 1] + [1] * (S - 1), tmp_path / f"ours-{B}-{S}")
+            for f in (folder, ours):
+                stock = diffusers.BlockRefinementScheduler.from_pretrained(f)
+                own = stock.get_num_transfer_tokens(stock.config.block_length, stock.config.num_inference_steps)
+                chk = check_scheduler(f)
+                assert list(chk.stock_counts) == own.tolist() and (chk.block_length, chk.num_inference_steps) == (B, S)
+                assert chk.stock_keeps_counts == (chk.counts is not None and list(chk.counts[0]) == own.tolist())
+
+
 @pytest.mark.parametrize("content, match", [
     (None, "has no scheduler_config.json"),
     ("{", "is not a scheduler config"),
