@@ -1,6 +1,7 @@
 """Samplers: how a masked diffusion model generates, exactly and by Monte Carlo.
 
-Planners (:mod:`.planners`, :mod:`.adaptive`, :mod:`.demask`: which positions a step reveals), the exact law
+The sampler protocol (:mod:`.base`: :class:`Sampler`, :class:`Capabilities`, :class:`Run`,
+:func:`as_sampler`), planners (:mod:`.planners`, :mod:`.adaptive`, :mod:`.demask`: which positions a step reveals), the exact law
 engine (:mod:`.engine` on :mod:`.kernel`, with the tie rules of :mod:`.ties`), DUEL's exact likelihood of a
 deterministic planner (:mod:`.likelihood`), the samplers
 that are not one planner (:mod:`.select`: sample-then-select; :mod:`.revise`: remasking,
@@ -12,6 +13,7 @@ Monte Carlo (:mod:`.simulate`), and what a run shows (:mod:`.diagnostics`, :mod:
 
 from . import (
     adaptive,
+    base,
     demask,
     diagnostics,
     engine,
@@ -32,6 +34,7 @@ from . import (
     uniform,
 )
 from .adaptive import *  # noqa: F401,F403
+from .base import *  # noqa: F401,F403
 from .demask import *  # noqa: F401,F403
 from .diagnostics import *  # noqa: F401,F403
 from .engine import *  # noqa: F401,F403
@@ -52,6 +55,7 @@ from .uniform import *  # noqa: F401,F403
 register_planner("sample_then_select", SampleThenSelectPlanner)  # noqa: F405
 
 __all__ = [
+    *base.__all__,
     *planners.__all__,
     *adaptive.__all__,
     *demask.__all__,

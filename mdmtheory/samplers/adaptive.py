@@ -76,7 +76,7 @@ from .._estimate import Record
 from ..laws.joint import Joint, NORMALIZATION_TOL
 from ..schedules.plans import Schedule
 from .._validate import bool_arg, bool_array, float_array, int_arg, real_arg, size_arg
-from .planners import register_planner, StepContext
+from .base import Capabilities, PositionSampler, register_planner, StepContext
 from .ties import check_ties, Choice, clusters, DEFAULT_TIES, sample_choice, tie_choices, TIE_TOL, TOPK_LAYOUTS
 
 __all__ = [
@@ -205,7 +205,7 @@ def _check_layout(layout):
 
 
 # -- base class --------------------------------------------------------------------------
-class _Deterministic(Record):
+class _Deterministic(PositionSampler, Record):
     """Shared machinery: ``moves`` (exact engine), ``_choice`` (the engine's sparse chain) and
     ``select`` (Monte Carlo), all over ``_rank``.
 
@@ -308,6 +308,13 @@ class LeftToRightPlanner(_Deterministic):
     name: ClassVar[str] = "left_to_right"
     needs_schedule: ClassVar[bool] = True
     uses_probs: ClassVar[bool] = False
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """A fixed order, position 0 first (``order="prefix"``): the step of size k_t reveals
+        positions s_t, ..., s_t + k_t − 1 (PB25's fixed partition)."""
+        return Capabilities(plans=("Schedule", "BlockPlan", "RandomSchedule"), reads_law=False, deterministic=True,
+                            order="prefix", positions=True, path_kl=True, jax=True)
 
     def _rank(self, step, size, probs, free):
         return np.zeros(free.shape), _k(size, free), np.arange(free.shape[1]), None
@@ -639,6 +646,8 @@ class ThresholdPlanner(_Deterministic):
     ``plan=None``; ``exact_run(...).step_counts`` is the law of the number of steps.
     """
 
+    takes_plan: ClassVar[bool] = False  # it chooses its own sizes only
+
     tau: float
     ties: str = DEFAULT_TIES
     name: ClassVar[str] = "threshold"
@@ -675,6 +684,8 @@ class EntropyBudgetPlanner(_Deterministic):
     (arXiv 2603.22248: unmask until the cumulative entropy exceeds the threshold γ; our reading,
     :mod:`mdmtheory.bounds.cl26`).
     """
+
+    takes_plan: ClassVar[bool] = False  # it chooses its own sizes only
 
     gamma: float
     ties: str = DEFAULT_TIES
@@ -743,6 +754,8 @@ class _ProfileCount(_Deterministic):
     """The shared part of :class:`FactorPlanner` and :class:`FrechetPlanner`: each commits the
     k most confident masked positions, k a function of the sorted confidence profile
     (``_count(cs, n_free)``, the subclass's rule), and chooses its own step sizes."""
+
+    takes_plan: ClassVar[bool] = False  # it chooses its own sizes only
 
     def _step_size(self, step, size, d):
         if size is not None:

@@ -59,6 +59,7 @@ from .._estimate import Record
 from .._validate import real_arg
 from ..laws.joint import Joint
 from .adaptive import ranking
+from .base import PositionSampler
 from .ties import TIE_TOL
 
 __all__ = ["DemaskPlanner"]
@@ -126,7 +127,7 @@ def _demask_select(probs, D, free, tau: float, min_confidence: float = 0.0) -> t
 
 
 @dataclass(frozen=True)
-class DemaskPlanner(Record):
+class DemaskPlanner(PositionSampler, Record):
     r"""DEMASK's dependency-bounded greedy selection (our reading; :mod:`mdmtheory.samplers.demask`).
 
     Parameters
@@ -143,6 +144,8 @@ class DemaskPlanner(Record):
     Ties: ``"lowest"`` only (equal confidences by lowest index). Chooses its own step sizes:
     run it with ``plan=None``.
     """
+
+    takes_plan: ClassVar[bool] = False  # it chooses its own sizes only
 
     tau: float
     min_confidence: float = 0.0

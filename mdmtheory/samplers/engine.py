@@ -65,7 +65,7 @@ the law is the mixture and the trajectory KL an upper bound on KL(p‖q) (equal 
 
 from __future__ import annotations
 
-import dataclasses
+import math
 import numbers
 from dataclasses import dataclass
 from functools import partial
@@ -74,14 +74,12 @@ from math import comb
 
 import numpy as np
 
-from .._estimate import Record
 from .._validate import _short, float_array
 from ..laws.joint import Joint, Marginals
 from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
 from .._jax import jax, jit, jnp, x64
 from .adaptive import _Deterministic
-from .planners import RandomPlanner, resolve_planner, StepContext
-from .ties import check_ties
+from .base import as_sampler, bind, PositionSampler, Run, StepContext
 from . import kernel as _k
 
 __all__ = ["ExactRun", "exact_run", "sampler_law", "sampler_kl", "MAX_STATE_ENTRIES", "MAX_LEVEL_ENTRIES",
@@ -103,8 +101,8 @@ _WEIGHT_TOL = 1e-9
 
 
 @dataclass(frozen=True)
-class ExactRun(Record):
-    r"""Everything the exact engine computes in one pass.
+class ExactRun(Run):
+    r"""Everything the exact engine computes in one pass (a :class:`~mdmtheory.samplers.base.Run`).
 
     Attributes
     ----------
@@ -116,6 +114,7 @@ class ExactRun(Record):
         exact completion above t_N.
     step_counts : ``[t]`` = probability that the last token is revealed at step t
         (same column convention).
+    forwards : the expected number of steps, one forward each (:attr:`expected_steps`).
     path_kl : trajectory KL (``trajectory=True``), else None.
     step_kl : its contribution of each column, else None.
     ties : the planner's tie rule (``"random"``, ``"lowest"``, ``"topk"``;
@@ -128,22 +127,9 @@ class ExactRun(Record):
         the law changes with it.
     """
 
-    law: Joint
     reveal_steps: np.ndarray
     step_counts: np.ndarray
-    path_kl: float | None = None
     step_kl: np.ndarray | None = None
-    ties: str | None = None
-    tie_mass: float = 0.0
-
-    @property
-    def depends_on_ties(self) -> bool:
-        """Whether the tie rule decided a reveal set on some path of positive mass."""
-        return self.tie_mass > 0.0
-
-    @property
-    def lost(self) -> float:
-        return self.law.lost
 
     @property
     def expected_steps(self) -> float:
@@ -169,24 +155,21 @@ def _check_size(d: int, K: int, grid: bool, name: str = "p", jax_grid: bool = Tr
         )
 
 
-def _levels(plan, planner) -> bool:
-    """Whether (plan, planner) runs on the level layout (random order with a Schedule)."""
-    if not isinstance(plan, Schedule):
-        return False
-    try:
-        return type(resolve_planner(planner)) is RandomPlanner
-    except ValueError:
-        return False  # _resolve says what is wrong with the planner
+def _levels(plan, sampler) -> bool:
+    """Whether (plan, sampler) runs on the level layout (random order with a Schedule)."""
+    return isinstance(plan, Schedule) and sampler.capabilities.random_order
 
 
 # ---- block plans: the planner's choice inside the block of each step ---------------------
-class _RandomInBlocks:
+class _RandomInBlocks(PositionSampler):
     """Random order inside the blocks of a :class:`BlockPlan`: step t reveals a uniformly
-    random :math:`k_t`-subset of the masked positions of its block ``blocks[t]``."""
+    random :math:`k_t`-subset of the masked positions of its block ``blocks[t]`` (the sparse
+    chain: not the level layout of an unrestricted random order)."""
 
     name = "random"
     needs_schedule = True
     allows_empty = False
+    uses_probs = False
 
     def __init__(self, blocks):
         self.blocks = blocks
@@ -228,78 +211,13 @@ class _InBlocks(_Deterministic):
 
 def _in_blocks(planner, plan: BlockPlan):
     """The planner that runs ``planner`` inside the blocks of ``plan`` (with ``plan.schedule``)."""
-    obj = resolve_planner(planner)
-    if type(obj) is RandomPlanner:
+    obj = planner
+    if obj.capabilities.random_order:
         return _RandomInBlocks(plan.step_blocks)
     if isinstance(obj, _Deterministic):
         return _InBlocks(obj, plan.step_blocks)
     raise ValueError(f"planner: a BlockPlan runs 'random' or a planner of mdmtheory.samplers.adaptive inside its "
                      f"blocks, got {getattr(obj, 'name', type(obj).__name__)!r}")
-
-
-# ---- which sampler: position planners, sample-then-select, revising samplers -------------
-def _with_ties(planner, ties):
-    """``planner`` with its tie rule replaced by ``ties`` (None: unchanged)."""
-    if ties is None:
-        return planner
-    check_ties(ties)
-    obj = resolve_planner(planner) if isinstance(planner, str) else planner
-    if not dataclasses.is_dataclass(obj) or "ties" not in {f.name for f in dataclasses.fields(obj)}:
-        raise ValueError(f"ties: {getattr(obj, 'name', type(obj).__name__)!r} ranks nothing, so it has no tie rule; "
-                         "ties= applies to the scored samplers (confidence, margin, entropy, semi-AR, threshold, "
-                         "entropy budget, PC-Sampler, sample-then-select, the corrector, editing)")
-    return dataclasses.replace(obj, ties=ties)
-
-
-def _sampler_kind(planner) -> str:
-    """``"revise"`` (remasking, corrector, editing: :mod:`.revise`; and any sampler with
-    ``runs_itself``, e.g. :mod:`.speculative`: its own ``_exact_run`` and ``simulate``), ``"select"``
-    (sample-then-select: :mod:`.select`) or ``"position"`` (a planner of positions)."""
-    if isinstance(planner, str):
-        try:
-            obj = resolve_planner(planner)
-        except ValueError:  # "bernoulli" (a Grid's name) or unknown: the position path says which
-            return "position"
-    else:
-        obj = planner
-    if getattr(obj, "revises", False) or getattr(obj, "runs_itself", False):  # speculative.py too
-        return "revise"
-    if getattr(obj, "commits_values", False):
-        return "select"
-    return "position"
-
-
-def _revising_plan(plan, sampler):
-    """The plan a revising sampler carries (its ``_own_plan``: ReMDM's Grid of alphas, the
-    corrector's and editing's Schedule); ``plan`` must be None or that plan."""
-    own = sampler._own_plan
-    if plan is not None and not (type(plan) is type(own) and plan == own):
-        raise ValueError(f"plan: {type(sampler).__name__} carries its own plan ({own!r}); pass plan=None (or that "
-                         f"plan), got {plan!r}")
-    return own
-
-
-def _select_plan(plan):
-    if plan is None or isinstance(plan, (Grid, BlockPlan)):
-        raise ValueError(f"plan: sample-then-select runs a Schedule (counts per step) or a RandomSchedule, got "
-                         f"{type(plan).__name__}; a Grid or a BlockPlan runs the position planners")
-    return plan
-
-
-def _mixture(p: Joint, rs: RandomSchedule, law_of) -> Joint:
-    r""":math:`\sum_c \pi(c)\, q_c` over the compositions of ``rs``, lost mass included
-    (``law_of(Schedule(c))`` is :math:`q_c`)."""
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
-    if rs.d != p.d:
-        raise ValueError(f"plan: compositions of {rs.d}, but the law has d = {p.d}")
-    table = np.zeros(p.table.shape)
-    lost = 0.0
-    for c, w in rs.law.items():
-        q = law_of(Schedule(c))
-        table += w * q.table
-        lost += w * q.lost
-    return Joint(table, lost=lost)
 
 
 # ---- plans: what the kernel runs ----------------------------------------------------------
@@ -505,34 +423,34 @@ def _expand(live, src, chosen, w, Pf, d, K) -> "_k.ChainStep":
     return _k.ChainStep(src_t, dst, out, nxt, None if ones else w_t, num_t, den_t)
 
 
-def _resolve(p_table: np.ndarray | None, d: int, K: int, plan, planner):
-    """The kernel plan for (plan, planner); ``p_table`` (numpy) is needed only by planners
+def _resolve(p_table: np.ndarray | None, d: int, K: int, plan, planner_obj):
+    """The kernel plan for (plan, sampler); ``p_table`` (numpy) is needed only by planners
     that read the conditionals."""
+    cap = planner_obj.capabilities
     if isinstance(plan, Grid):
-        if not (isinstance(planner, str) and planner in ("random", "bernoulli")):
+        if not (cap.random_order and "Grid" in cap.plans) or planner_obj.allows_empty:
             raise ValueError(
                 f"planner: a Grid drives the Bernoulli-subset sampler; use planner='random' "
-                f"(or 'bernoulli'), got {planner!r}"
+                f"(or 'bernoulli'), got {planner_obj.name!r}"
             )
         return _GridPlan(tuple(plan.times))
-    planner_obj = resolve_planner(planner)
     if getattr(planner_obj, "allows_empty", False):
         raise ValueError(
             "plan: a planner that may reveal nothing in a step (Bernoulli) needs a Grid; "
             "pass mt.Grid(times) as plan"
         )
     if plan is None:
-        if getattr(planner_obj, "needs_schedule", True):
-            raise ValueError(f"plan: planner {getattr(planner_obj, 'name', planner)!r} needs a Schedule")
+        if cap.needs_plan:
+            raise ValueError(f"plan: planner {planner_obj.name!r} needs a Schedule")
         sizes: list = [None] * d  # at least one token per step: d steps at most
     else:
         sizes = list(check_schedule(plan, d, name="plan").sizes)
-    if type(planner_obj) is RandomPlanner:
+    if cap.random_order:
         return _RandomPlan(tuple(sizes))
     if p_table is None:
-        if getattr(planner_obj, "uses_probs", True):
+        if cap.reads_law:
             raise ValueError(
-                f"planner: {getattr(planner_obj, 'name', planner)!r} chooses from the conditionals, so "
+                f"planner: {planner_obj.name!r} chooses from the conditionals, so "
                 "its choices need a concrete table; under jax.jit/grad/vmap use planner='random', a Grid, "
                 "or a planner whose order does not read the law"
             )
@@ -774,7 +692,21 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
     backend : ``"auto"`` (= ``"numpy"``, see :data:`JIT_MIN_ENTRIES`), ``"numpy"``,
         ``"jax"`` (jit, compiled once per (K, d, plan shape)) or ``"eager"`` (JAX op by op).
         The kernel code is the same; results agree to rounding.
+
+    This is the planners' :meth:`~mdmtheory.samplers.base.PositionSampler.exact_run` (the
+    protocol's exact run of every planner of positions); other samplers: :func:`sampler_law`.
     """
+    sampler = as_sampler(planner)
+    if not sampler.capabilities.positions:
+        raise ValueError(f"planner: exact_run runs the planners of positions, not {sampler.name!r}; its exact run is "
+                         f"mt.samplers.as_sampler(planner).exact_run(p, plan) (its law: mt.sampler_law)")
+    return _position_run(p, plan, sampler, trajectory=trajectory, backend=backend)
+
+
+@bind("exact_run")
+def _position_run(p: Joint, plan, planner, *, trajectory: bool = False, backend: str = "auto") -> ExactRun:
+    """:func:`exact_run` of a resolved planner of positions (the protocol's entry, bound in
+    :mod:`.base`)."""
     if not isinstance(backend, str) or backend not in ("auto", "numpy", "jax", "eager"):
         raise ValueError(f"backend: expected 'auto', 'numpy', 'jax' or 'eager', got {backend!r}")
     if not isinstance(trajectory, (bool, np.bool_)):
@@ -806,13 +738,15 @@ def exact_run(p: Joint, plan=None, planner="random", *, trajectory: bool = False
             "entries this small are beyond the exact engine (drop or merge them)"
         )
     law = Joint(q, lost=lost)
+    t = np.arange(finish.shape[0])
     return ExactRun(
         law=law,
         reveal_steps=reveal,
         step_counts=finish,
+        forwards=float((t * finish).sum() / finish.sum()) if finish.sum() > 0 else math.nan,
         path_kl=float(skl.sum()) if trajectory else None,
         step_kl=skl,
-        ties=getattr(resolve_planner(planner), "ties", None) if not isinstance(plan, Grid) else None,
+        ties=getattr(planner, "ties", None) if not isinstance(plan, Grid) else None,
         tie_mass=float(tie),
     )
 
@@ -853,17 +787,8 @@ def sampler_law(p: Joint, plan=None, planner="random", *, ties=None) -> Joint:
     >>> round(mt.kl(mt.families.parity(3), q), 6)  # = TC = log 2
     0.693147
     """
-    planner = _with_ties(planner, ties)
-    kind = _sampler_kind(planner)
-    if kind == "revise":
-        _revising_plan(plan, planner)
-        return planner._exact_run(p).law
-    if isinstance(plan, RandomSchedule):
-        return _mixture(p, plan, lambda c: sampler_law(p, c, planner))
-    if kind == "select":
-        obj = resolve_planner(planner) if isinstance(planner, str) else planner
-        return obj._exact_run(p, _select_plan(plan)).law
-    return exact_run(p, plan, planner).law
+    sampler = as_sampler(planner, ties=ties, plan=plan)
+    return sampler.exact_run(p, plan).law
 
 
 def sampler_kl(table, plan, *, planner="random"):
@@ -906,16 +831,16 @@ def sampler_kl(table, plan, *, planner="random"):
         if not isinstance(plan, (Schedule, Grid)):
             raise ValueError(f"plan: sampler_kl takes a mdmtheory.Schedule or Grid, got {type(plan).__name__}; "
                              "for any other plan use mt.kl(p, mt.sampler_law(p, plan, planner))")
-        if _sampler_kind(planner) != "position":
-            raise ValueError(f"planner: sampler_kl runs the planners of positions, not "
-                             f"{type(resolve_planner(planner) if isinstance(planner, str) else planner).__name__}; "
+        sampler = as_sampler(planner)
+        if not sampler.capabilities.jax:
+            raise ValueError(f"planner: sampler_kl runs the planners of positions, not {type(sampler).__name__}; "
                              "use mt.kl(p, mt.sampler_law(p, plan, planner))")
-        _check_size(d, K, isinstance(plan, Grid), name="table", levels=_levels(plan, planner))
+        _check_size(d, K, isinstance(plan, Grid), name="table", levels=_levels(plan, sampler))
         concrete = None
         if not isinstance(t, jax.core.Tracer):
             concrete = np.asarray(t)
             Joint(concrete)  # the checks of a law (shape, sign, normalization), with their messages
-        kplan = _resolve(concrete, d, K, plan, planner)
+        kplan = _resolve(concrete, d, K, plan, sampler)
         betas = None if not isinstance(kplan, _GridPlan) else jnp.asarray(Grid(kplan.times).betas)
         if isinstance(kplan, _ChainPlan):
             q = _propagate(t, kplan, K, False, betas)[0]

@@ -64,6 +64,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._estimate import Record
+from .base import OwnChainSampler, Run
 from .._validate import choice_arg, int_arg, prob_arg, real_arg
 from ..laws.joint import Joint
 from .kernel import empty_state, lattice_strides, marginal_lattice, output_index, state_conditionals, state_values
@@ -78,7 +79,7 @@ MAX_INFOGAIN_STATES = 1 << 14
 
 
 @dataclass(frozen=True)
-class InfoGainSampler(Record):
+class InfoGainSampler(OwnChainSampler, Record):
     """The Info-Gain sampler (module docstring), the code's defaults: ``candidates`` 8
     (``candidate_number``), ``position_temperature`` 0.2, ``threshold`` 0.8, ``temperature``
     0 (greedy tokens), ``variant`` ``"info_gain"`` or ``"lookum"``, ``block_size`` (None: one
@@ -95,8 +96,8 @@ class InfoGainSampler(Record):
     block_size: int | None = None
     ties: str = DEFAULT_TIES
 
-    #: read by mt.sampler_law / mt.simulate: the sampler runs itself (``_exact_run``, ``simulate``)
-    runs_itself: ClassVar[bool] = True
+    #: it looks ahead (its own chain, :class:`~mdmtheory.samplers.base.OwnChainSampler`); it revises nothing
+    revises: ClassVar[bool] = False
 
     def __post_init__(self):
         n = int_arg(self.candidates, "candidates", 1, 1 << 10)
@@ -133,10 +134,10 @@ class InfoGainSampler(Record):
     def _own_plan(self):
         return None
 
-    def _exact_run(self, p) -> "InfoGainRun":
+    def _run(self, p) -> "InfoGainRun":
         return infogain_run(p, self)
 
-    def simulate(self, p, *, n: int, seed: int):
+    def _simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle: (samples (n, d), lost (n,), forwards (n,))."""
         from ..laws.oracles import as_oracle
         from .simulate import _check_n_seed
@@ -243,18 +244,14 @@ class InfoGainSampler(Record):
 
 
 @dataclass(frozen=True)
-class InfoGainRun(Record):
+class InfoGainRun(Run):
     """Exact law of an :class:`InfoGainSampler` (``law``, with lost mass), expected model
     calls (``forwards``) and sequence-forwards (``sequences``: a batched look-ahead call counts
     its candidates), the tie rule and ``tie_mass``: the probability of passing through a state
     at which a tie rule acts with positive probability (an upper bound on the probability
     that it decided the run)."""
 
-    law: Joint
-    forwards: float
     sequences: float
-    ties: str
-    tie_mass: float = 0.0
 
 
 def _entropy(P: np.ndarray) -> np.ndarray:
@@ -430,5 +427,5 @@ def infogain_run(p: Joint, sampler: InfoGainSampler) -> InfoGainRun:
                 nxt[t] = (a + m * wt, a0 + m0 * wt)
         live = nxt
     tie_mass = max(0.0, (out.sum() + lost) - (out0.sum() + lost0))
-    return InfoGainRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw), float(seqs), sampler.ties,
-                       float(tie_mass))
+    return InfoGainRun(law=Joint(out.reshape(p.table.shape), lost=lost), forwards=float(fw), sequences=float(seqs),
+                       ties=sampler.ties, tie_mass=float(tie_mass))

@@ -50,8 +50,8 @@ from .._estimate import Record
 from ..laws.joint import Joint
 from ..schedules.plans import Schedule
 from .adaptive import _Deterministic
-from .engine import _with_ties, exact_run
-from .planners import resolve_planner
+from .base import as_sampler
+from .engine import exact_run
 
 __all__ = [
     "duel_log_likelihood",
@@ -71,7 +71,7 @@ def _law(p, name: str = "p") -> Joint:
 
 
 def _planner(planner, ties):
-    obj = _with_ties(resolve_planner(planner), ties)
+    obj = as_sampler(planner, ties=ties)
     if not isinstance(obj, _Deterministic):
         raise ValueError(
             f"planner: {getattr(obj, 'name', type(obj).__name__)!r} does not choose its reveal set as a function of "
@@ -83,8 +83,8 @@ def _planner(planner, ties):
 
 def _ruled(planner, ties):
     """``planner`` under the tie rule ``ties`` when it has one (fixed orders have none)."""
-    obj = resolve_planner(planner)
-    return _with_ties(obj, ties) if getattr(obj, "ties", None) is not None else obj
+    obj = as_sampler(planner)
+    return as_sampler(obj, ties=ties) if obj.capabilities.scored else obj
 
 
 def _sizes(obj, plan, d: int):
@@ -283,6 +283,6 @@ def duel_ranking(p, candidates, *, data=None, ties: str = "topk") -> DuelRanking
         ruled = _ruled(planner, ties)
         nll.append(duel_nll(p, ruled, plan, data=r))
         kl.append(_kl(r, exact_run(p, plan, ruled).law))
-        own = resolve_planner(planner)
+        own = as_sampler(planner)
         kl_own.append(_kl(r, exact_run(p, plan, own).law))
     return DuelRanking(tuple(labels), tuple(nll), tuple(kl), tuple(kl_own), float(-np.sum(r.table[r.table > 0] * np.log(r.table[r.table > 0]))), ties)

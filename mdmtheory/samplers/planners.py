@@ -20,14 +20,13 @@ planners with ``needs_schedule = False`` choose their own sizes (``size`` is Non
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from itertools import combinations
-from math import comb
-from typing import Callable, Iterable, Protocol
+from typing import Iterable, Protocol
 
 import numpy as np
 
 from .._estimate import Record
+from .base import Capabilities, PLANNERS, PositionSampler, RandomPlanner, register_planner, StepContext, _resolve
+from dataclasses import dataclass
 
 __all__ = [
     "StepContext",
@@ -40,37 +39,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class StepContext(Record):
-    """What a planner sees at one state of one step.
-
-    Attributes
-    ----------
-    step : 0-based step index.
-    revealed : bitmask of the revealed set A.
-    size : tokens to reveal at this step (a schedule's k_t), or None.
-    d, K : shape of the law.
-    free : positions not yet revealed, increasing.
-    reachable : bool array (keepdims shape), False where p(x_A) = 0.
-    conditional : j -> p(x_j | x_A) as an array with length K on the axes of A and of j and
-        1 elsewhere (0 where x_A is unreachable).
-    """
-
-    step: int
-    revealed: int
-    size: int | None
-    d: int
-    K: int
-    free: tuple[int, ...]
-    reachable: np.ndarray
-    conditional: Callable[[int], np.ndarray]
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """Keepdims shape of arrays over x_A."""
-        return tuple(self.K if self.revealed >> j & 1 else 1 for j in range(self.d))
-
-
 class Planner(Protocol):
     name: str
     needs_schedule: bool
@@ -80,27 +48,20 @@ class Planner(Protocol):
 
 
 @dataclass(frozen=True)
-class RandomPlanner(Record):
-    """Uniformly random ``size``-subset of the masked positions (the main sampler)."""
-
-    name: str = "random"
-    needs_schedule: bool = True
-    allows_empty: bool = False
-
-    def moves(self, ctx: StepContext):
-        w = 1.0 / comb(len(ctx.free), ctx.size)
-        for B in combinations(ctx.free, ctx.size):
-            yield sum(1 << j for j in B), w
-
-
-@dataclass(frozen=True)
-class BernoulliPlanner(Record):
+class BernoulliPlanner(PositionSampler, Record):
     r"""Each masked position revealed independently with probability :math:`\beta_t`."""
 
     betas: tuple[float, ...]
     name: str = "bernoulli"
     needs_schedule: bool = False
     allows_empty: bool = True
+    uses_probs = False
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Its steps may reveal nothing: the exact engine and the simulator run it as the
+        Bernoulli sampler of a :class:`~mdmtheory.Grid` (``planner="bernoulli"``)."""
+        return Capabilities(plans=("Grid",), reads_law=False, random_order=True, positions=True)
 
     def __post_init__(self):
         from .._validate import float_array
@@ -128,27 +89,7 @@ class BernoulliPlanner(Record):
             sub = (sub - 1) & free_mask
 
 
-#: Planner factories by name, taking no argument (``sampler_law(..., planner=name)``).
-PLANNERS: dict[str, Callable[[], Planner]] = {"random": RandomPlanner}
-
-
-def register_planner(name: str, factory: Callable[[], Planner]) -> None:
-    """Make ``planner=name`` available to the exact engine and the simulator."""
-    PLANNERS[name] = factory
-
-
-def resolve_planner(planner) -> Planner:
-    """A planner object from a registered name or an object with ``moves``."""
-    if isinstance(planner, str):
-        try:
-            return PLANNERS[planner]()
-        except KeyError:
-            raise ValueError(
-                f"planner: unknown name {planner!r}; known: {sorted(PLANNERS)} "
-                "(or pass an object with a moves(ctx) method)"
-            ) from None
-    if isinstance(planner, type):
-        raise ValueError(f"planner: pass an instance, e.g. {planner.__name__}(), not the class")
-    if not hasattr(planner, "moves"):
-        raise ValueError(f"planner: expected a name or an object with moves(ctx), got {planner!r}")
-    return planner
+def resolve_planner(planner):
+    """The sampler behind a registered name, a sampler object or an object with ``moves``
+    (:func:`mdmtheory.samplers.base.as_sampler` without ties and plan)."""
+    return _resolve(planner)

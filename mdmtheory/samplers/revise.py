@@ -90,6 +90,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._estimate import Record
+from .base import OwnChainSampler, Run
 from ..laws.joint import Joint
 from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, prob_arg, size_arg
@@ -133,14 +134,14 @@ def _mc_start(law, plan, n, seed):
             np.zeros(n, dtype=bool))
 
 
-class _Revising:
-    """What ``mt.sampler_law`` and ``mt.simulate`` read of a revising sampler (the engine and
-    the simulator do not import this module): it carries its plan (``_own_plan``), its exact
-    run is :func:`revise_run`, its Monte Carlo its ``simulate`` method."""
+class _Revising(OwnChainSampler):
+    """The protocol of a revising sampler (:class:`~mdmtheory.samplers.base.OwnChainSampler`):
+    it carries its plan (``_own_plan``), its exact run is :func:`revise_run`, its Monte Carlo
+    its ``_simulate``."""
 
     revises: ClassVar[bool] = True
 
-    def _exact_run(self, p) -> "RevisionRun":
+    def _run(self, p) -> "RevisionRun":
         return revise_run(p, self)
 
     @property
@@ -200,7 +201,7 @@ class RemaskingSampler(_Revising, Record):
 
     # -- Monte Carlo -------------------------------------------------------------------------
     @renamed_keywords(law="p")
-    def simulate(self, p, *, n: int, seed: int):
+    def _simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle (a Joint or a structured law): returns
         (samples (n, d), lost (n,)); lost: a state p never produces was reached."""
         from ..laws.oracles import _inverse_cdf
@@ -268,7 +269,7 @@ class CorrectorSampler(_Revising, Record):
         return self.plan.steps + len(self.after)
 
     @renamed_keywords(law="p")
-    def simulate(self, p, *, n: int, seed: int):
+    def _simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle: (samples (n, d), lost (n,))."""
         from ..laws.oracles import _inverse_cdf, loo_conditionals
 
@@ -332,7 +333,7 @@ class EditingSampler(_Revising, Record):
         object.__setattr__(self, "max_post_steps", m)
 
     @renamed_keywords(law="p")
-    def simulate(self, p, *, n: int, seed: int):
+    def _simulate(self, p, *, n: int, seed: int):
         """n samples: (samples (n, d), lost (n,), forwards (n,))."""
         from ..laws.oracles import _inverse_cdf, loo_conditionals
         from .select import _round, confidence_rows, select_commits, tempered
@@ -396,7 +397,7 @@ EDITING_PIPELINE = "diffusers 0.42 LLaDA2Pipeline (one block, editing_threshold)
 
 
 @dataclass(frozen=True)
-class RevisionRun(Record):
+class RevisionRun(Run):
     """Exact law of a revising sampler (``law``, with lost mass), its forwards and the
     pipeline they are counted for (``pipeline``; None where the sampler is ours, not a
     pipeline's loop).
@@ -413,11 +414,7 @@ class RevisionRun(Record):
     nothing); ``tie_mass``: the probability that the run passes through a step whose chosen
     set the tie rule decided (0: the law is the same under every rule)."""
 
-    law: Joint
-    forwards: float
     pipeline: str | None = None
-    ties: str | None = None
-    tie_mass: float = 0.0
 
 
 # -- the exact chains, on the sparse-chain kernel (samplers/kernel.py) ---------------------------
@@ -663,7 +660,7 @@ def revise_run(p: Joint, sampler) -> RevisionRun:
         raise AssertionError("revise_run: masked positions after the last step")
     out = np.bincount(output_index(vals, K), masses[0], minlength=K**d)
     ties = None if isinstance(sampler, RemaskingSampler) else sampler.ties
-    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), sampler.forwards(), ties=ties,
+    return RevisionRun(law=Joint(out.reshape(p.table.shape), lost=lost), forwards=sampler.forwards(), ties=ties,
                        tie_mass=max(0.0, (float(masses[0].sum()) + lost) - (float(masses[1].sum()) + lost0)))
 
 
@@ -788,7 +785,8 @@ def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionR
         lost += l_
         keys = nxt
         f += 1
-    return RevisionRun(Joint(out.reshape(p.table.shape), lost=lost), float(fw), EDITING_PIPELINE, ties=sampler.ties,
+    return RevisionRun(law=Joint(out.reshape(p.table.shape), lost=lost), forwards=float(fw), pipeline=EDITING_PIPELINE,
+                       ties=sampler.ties,
                        tie_mass=max(0.0, total - untied))
 
 
@@ -934,11 +932,11 @@ class ReMDMSampler(_Revising, Record):
         cached prediction), one for the noise removal."""
         return self.steps + int(self.noise_removal)
 
-    def _exact_run(self, p) -> "RevisionRun":
+    def _run(self, p) -> "RevisionRun":
         return remdm_run(p, self)
 
     # -- Monte Carlo -------------------------------------------------------------------------
-    def simulate(self, p, *, n: int, seed: int):
+    def _simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle: (samples (n, d), lost (n,), forwards (n,))."""
         from ..laws.oracles import _inverse_cdf
 
@@ -1114,5 +1112,6 @@ def remdm_run(p: Joint, sampler: ReMDMSampler) -> RevisionRun:
     out_m = out_m + np.bincount(output_index(vals[keep], K), mass[keep], minlength=K**d)
     out0 = out0 + np.bincount(output_index(vals[keep], K), mass0[keep], minlength=K**d)
     tie_mass = max(0.0, (float(out_m.sum()) + lost) - (float(out0.sum()) + lost0))
-    return RevisionRun(Joint(out_m.reshape(p.table.shape), lost=lost), fw, REMDM_SOURCE, ties=sampler.ties,
+    return RevisionRun(law=Joint(out_m.reshape(p.table.shape), lost=lost), forwards=fw, pipeline=REMDM_SOURCE,
+                       ties=sampler.ties,
                        tie_mass=tie_mass)

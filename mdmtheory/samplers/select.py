@@ -118,7 +118,8 @@ import numpy as np
 
 from .._estimate import Record
 from ..laws.joint import Joint
-from ..schedules.plans import check_schedule, Schedule
+from ..schedules.plans import check_schedule, RandomSchedule, Schedule
+from .base import bound, Capabilities, check_plan, mixture_run, Run, Simulation
 from .ties import check_ties, DEFAULT_TIES, tie_choices
 from . import kernel
 from .engine import _check_size
@@ -189,9 +190,25 @@ class SampleThenSelectPlanner(Record):
                          "its exact law is mt.sampler_law(p, plan, planner) (select_run for the run's other fields) and "
                          "its Monte Carlo mt.simulate(p, plan, planner)")
 
-    def _exact_run(self, p, plan) -> "SelectRun":
-        """The hook of ``mt.sampler_law`` (the engine does not import this module)."""
+    @property
+    def capabilities(self) -> Capabilities:
+        """It commits the values it drew (no pointwise log-ratio along the data's path); its
+        Monte Carlo is the positions' loop, values first."""
+        return Capabilities(plans=("Schedule", "RandomSchedule"), scored=True, commits_values=True)
+
+    def exact_run(self, p, plan=None, *, trajectory: bool = False) -> Run:
+        """:func:`select_run` with a Schedule; a RandomSchedule: the mixture over its
+        compositions (no trajectory KL: ``path_kl`` None)."""
+        check_plan(self, plan)
+        if isinstance(plan, RandomSchedule):
+            return mixture_run(p, plan, lambda c: select_run(p, c, self))
         return select_run(p, plan, self)
+
+    def simulate(self, p, plan=None, *, n: int, seed: int) -> Simulation:
+        """n samples: the shared Monte Carlo loop of :mod:`.simulate` (values first, then the
+        positions)."""
+        check_plan(self, plan)
+        return bound("simulate")(p, plan, self, n=n, seed=seed)
 
     def draw(self, probs: np.ndarray, free: np.ndarray, size, rng) -> tuple[np.ndarray, np.ndarray]:
         """One Monte Carlo step on a batch: (committed (n, d) bool, candidates (n, d))."""
@@ -367,15 +384,15 @@ def commit_choices(conf: np.ndarray, free: np.ndarray, k, threshold: float | Non
 
 
 # -- the exact law --------------------------------------------------------------------------
-#: The pipeline whose model calls :attr:`SelectRun.expected_forwards` counts.
+#: The pipeline whose model calls :attr:`SelectRun.forwards` counts.
 SELECT_PIPELINE = "diffusers 0.42 LLaDA2Pipeline (one block, editing_threshold=None)"
 
 
 @dataclass(frozen=True)
-class SelectRun(Record):
+class SelectRun(Run):
     r"""Exact law of a sample-then-select run: ``law`` (a Joint; its ``lost`` is the mass of
     runs that committed, in one step, values whose combination p never produces, so that no
-    conditional exists after it — as for any factorized step), ``expected_forwards`` (the
+    conditional exists after it — as for any factorized step), ``forwards`` (the
     expected model calls of :attr:`pipeline`), ``mask_steps`` (the expected steps that began
     with something masked), ``step_commits[t]`` the expected number of positions committed
     at step t, ``pipeline`` (:data:`SELECT_PIPELINE`), ``ties`` the planner's tie rule and
@@ -402,13 +419,9 @@ class SelectRun(Record):
     as in LLaDA's ``generate`` (ML-GSAI/LLaDA generate.py: S forwards per block). Lost runs
     (no conditional after a step) count the forwards made until they are lost."""
 
-    law: Joint
-    expected_forwards: float
     step_commits: np.ndarray
     mask_steps: float = float("nan")
     pipeline: str = SELECT_PIPELINE
-    ties: str = DEFAULT_TIES
-    tie_mass: float = 0.0
 
 
 def _above_count(K: int, threshold) -> int:
@@ -732,8 +745,9 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
             break
     if live.size:  # cannot happen: every step commits at least min(k_t, masked) and the k_t sum to d
         raise AssertionError("select_run: masked positions left after the last step")
-    return SelectRun(Joint(done.reshape(p.table.shape), lost=lost), float(forwards + early), commits,
-                     mask_steps=float(forwards), ties=planner.ties, tie_mass=max(0.0, total - untied))
+    return SelectRun(law=Joint(done.reshape(p.table.shape), lost=lost), forwards=float(forwards + early),
+                     step_commits=commits, mask_steps=float(forwards), ties=planner.ties,
+                     tie_mass=max(0.0, total - untied))
 
 
 # -- the bias of the committed values ---------------------------------------------------------

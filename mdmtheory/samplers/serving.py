@@ -65,9 +65,12 @@ from typing import ClassVar
 import numpy as np
 
 from .._estimate import Record
+from .base import check_plan, OwnChainSampler, Run
 from ..laws.joint import Joint
 from .._validate import int_arg, real_arg
+from .._moved import renamed_keywords
 from .adaptive import _Deterministic, _confidence, EntropyBudgetPlanner
+from .engine import _position_run as _engine_run
 from .kernel import (
     empty_state,
     lattice_strides,
@@ -126,6 +129,8 @@ def _opt_size(value, name: str):
 class _Own(_Deterministic):
     """A planner that chooses its own sizes (plan=None) and counts forwards as its file does."""
 
+    takes_plan: ClassVar[bool] = False  # it chooses its own sizes only
+
     needs_schedule: ClassVar[bool] = False
     #: forwards = steps + this (the final forwards of the file's loop)
     extra_forwards: ClassVar[int] = 1
@@ -135,6 +140,11 @@ class _Own(_Deterministic):
         if size is not None:
             raise ValueError(f"plan: {type(self).__name__} chooses its own step sizes; pass plan=None")
         return None
+
+    def exact_run(self, p, plan=None, *, trajectory: bool = False, backend: str = "auto") -> "ServingRun":
+        """:func:`serving_run`: the engine's run, forwards counted as the SGLang file's loop."""
+        check_plan(self, plan)
+        return serving_run(p, self, trajectory=trajectory)
 
 
 @dataclass(frozen=True)
@@ -312,7 +322,7 @@ class FullAttnMultiBlockPlanner(_Own):
 
 # -- JointThreshold: a revising sampler --------------------------------------------------------
 @dataclass(frozen=True)
-class JointThresholdSampler(Record):
+class JointThresholdSampler(OwnChainSampler, Record):
     r"""SGLang ``JointThreshold``: mask-to-token commits above a threshold plus token-to-token
     edits of visible tokens, until nothing changes or the post-edit budget is spent.
 
@@ -373,7 +383,7 @@ class JointThresholdSampler(Record):
     def _own_plan(self):
         return None
 
-    def _exact_run(self, p) -> "ServingRun":
+    def _run(self, p) -> "ServingRun":
         return serving_run(p, self)
 
     def max_forwards(self, d: int) -> int:
@@ -388,7 +398,7 @@ class JointThresholdSampler(Record):
         C = confidence_rows(P, S, "tempered", self.temperature)
         return S, C
 
-    def simulate(self, p, *, n: int, seed: int):
+    def _simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle: (samples (n, d), lost (n,), forwards (n,))."""
         from ..laws.oracles import _inverse_cdf, loo_conditionals
         from .revise import _mc_start
@@ -510,56 +520,51 @@ def _joint_run(p: Joint, sampler: JointThresholdSampler) -> "ServingRun":
         lost += l_
         keys = nxt
         f += 1
-    return ServingRun(Joint(out.reshape(p.table.shape), lost=lost), fw, sampler.sglang_algorithm, sampler.ties,
-                      max(0.0, total - untied))
+    return _serving(Joint(out.reshape(p.table.shape), lost=lost), fw, sampler.sglang_algorithm, sampler.ties,
+                    max(0.0, total - untied))
 
 
 # -- one record for every rule ------------------------------------------------------------------
 @dataclass(frozen=True)
-class ServingRun(Record):
+class ServingRun(Run):
     """Exact run of a serving rule on a law: ``law`` (its ``lost`` the mass stuck at a
-    zero-probability prefix or without a prediction), ``forwards`` (``[f]`` = probability
-    that the block took f model calls, as the SGLang file's loop makes them, among the runs
-    that finish), ``algorithm`` (SGLang's name), ``ties`` and ``tie_mass`` (as
-    :class:`~mdmtheory.samplers.engine.ExactRun`)."""
+    zero-probability prefix or without a prediction), ``forwards`` (the mean number of model
+    calls of a run that finishes), ``forwards_law`` (``[f]`` = probability that the block took
+    f model calls, as the SGLang file's loop makes them, among the runs that finish),
+    ``algorithm`` (SGLang's name), ``ties``, ``tie_mass`` and ``path_kl`` (as
+    :class:`~mdmtheory.samplers.engine.ExactRun`; None for JointThreshold, which edits)."""
 
-    law: Joint
-    forwards: np.ndarray
+    forwards_law: np.ndarray
     algorithm: str
-    ties: str | None = None
-    tie_mass: float = 0.0
-
-    @property
-    def lost(self) -> float:
-        return self.law.lost
-
-    @property
-    def expected_forwards(self) -> float:
-        """Mean number of model calls of a run that finishes."""
-        f = np.arange(self.forwards.shape[0])
-        s = self.forwards.sum()
-        return float((f * self.forwards).sum() / s) if s > 0 else float("nan")
 
 
-def serving_run(p: Joint, rule) -> ServingRun:
+def _serving(law: Joint, fw: np.ndarray, algorithm: str, ties, tie_mass: float, path_kl=None) -> ServingRun:
+    f = np.arange(fw.shape[0])
+    s = fw.sum()
+    return ServingRun(law=law, forwards=float((f * fw).sum() / s) if s > 0 else float("nan"), forwards_law=fw,
+                      algorithm=algorithm, ties=ties, tie_mass=float(tie_mass), path_kl=path_kl)
+
+
+@renamed_keywords(rule="planner")
+def serving_run(p: Joint, planner, *, trajectory: bool = False) -> ServingRun:
     """The exact run of a serving rule of this module on ``p``: its law, lost mass, forwards
-    and tie mass (the four planners through :func:`~mdmtheory.samplers.engine.exact_run`, the
-    JointThreshold chain above)."""
-    from .engine import exact_run
-
+    and tie mass (the four planners through :func:`~mdmtheory.samplers.engine.exact_run`, with
+    the trajectory KL when ``trajectory``; the JointThreshold chain above). ``rule=`` is the
+    old name of ``planner`` (works for one release, with a DeprecationWarning)."""
+    rule = planner
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     if isinstance(rule, JointThresholdSampler):
         return _joint_run(p, rule)
     if not isinstance(rule, _Own):
-        raise ValueError(f"rule: expected a serving rule of mdmtheory.samplers.serving (EntropyThresholdPlanner, "
+        raise ValueError(f"planner: expected a serving rule of mdmtheory.samplers.serving (EntropyThresholdPlanner, "
                          f"EBSamplingPlanner, HierarchyBlockPlanner, FullAttnMultiBlockPlanner, "
                          f"JointThresholdSampler), got {type(rule).__name__}")
-    run = exact_run(p, None, rule)
+    run = _engine_run(p, None, rule, trajectory=trajectory)
     steps = np.asarray(run.step_counts, dtype=np.float64)  # [t] = P(last token revealed at step t)
     fw = np.zeros(steps.shape[0] + rule.extra_forwards)
     fw[rule.extra_forwards:] = steps
-    return ServingRun(run.law, fw, rule.sglang_algorithm, run.ties, run.tie_mass)
+    return _serving(run.law, fw, rule.sglang_algorithm, run.ties, run.tie_mass, run.path_kl)
 
 
 #: Serving-rule points the report's accuracy-vs-parallelism frontier adds when the exact law

@@ -50,36 +50,12 @@ from .._moved import renamed_keywords
 from ..laws.oracles import as_oracle, _inverse_cdf
 from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
 from .._validate import int_arg
-from .engine import _revising_plan, _sampler_kind, _select_plan, _with_ties
-from .planners import RandomPlanner, resolve_planner
+from .base import as_sampler, bind, Simulation
 
 __all__ = ["Simulation", "KLEstimate", "simulate", "estimate_kl", "STDERR_FLOOR"]
 
 #: Smallest standard error used by :meth:`KLEstimate.zscore` (rounding of the log-ratios).
 STDERR_FLOOR = 1e-12
-
-
-@dataclass(frozen=True)
-class Simulation(Record):
-    """Samples of a sampler and where each position was revealed.
-
-    Attributes
-    ----------
-    samples : (n, d) int64 tokens; rows of lost samples hold -1 at positions never drawn.
-    lost : (n,) bool, the sample hit a prefix with p(x_A) = 0 (its remaining steps undefined).
-    reveal_step : (n, d) int64, the step (1-based) at which each position was revealed, 0 if
-        never (lost samples); None for the revising samplers (a position may be revealed,
-        masked and revealed again).
-    steps : (n,) int64, number of steps each sample took; None for the revising samplers.
-    forwards : (n,) int64, the model calls of each sample where the sampler counts them per
-        sample (``EditingSampler``), else None.
-    """
-
-    samples: np.ndarray
-    lost: np.ndarray
-    reveal_step: np.ndarray | None
-    steps: np.ndarray | None
-    forwards: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -139,20 +115,20 @@ def _planner_setup(plan, planner, d: int, *, values_ok: bool = False):
     if isinstance(plan, Grid):
         raise ValueError("plan: this Monte Carlo takes a Schedule or None (Grids: mdmtheory.samplers.simulate "
                          "and estimate_kl, or the exact engine)")
-    planner = resolve_planner(planner)
-    is_random = isinstance(planner, RandomPlanner)
-    if getattr(planner, "commits_values", False) and not values_ok:
+    cap = planner.capabilities
+    is_random = cap.random_order
+    if cap.commits_values and not values_ok:
         raise ValueError("planner: sample-then-select commits the values it drew, not the data's: the pointwise "
                          "log-ratio along x's own path is not its KL; for a small law use "
                          "mt.kl(p, mt.sampler_law(p, plan, planner)) (exact), for samples simulate")
-    if not is_random and not hasattr(planner, "select") and not getattr(planner, "commits_values", False):
+    if not is_random and not hasattr(planner, "select") and not cap.commits_values:
         raise ValueError(
-            f"planner: {getattr(planner, 'name', planner)!r} has no Monte Carlo select(); "
+            f"planner: {planner.name!r} has no Monte Carlo select(); "
             "use 'random' or a planner from mdmtheory.samplers.adaptive"
         )
     if plan is None:
-        if getattr(planner, "needs_schedule", True):
-            raise ValueError(f"plan: planner {getattr(planner, 'name', planner)!r} needs a Schedule")
+        if cap.needs_plan:
+            raise ValueError(f"plan: planner {planner.name!r} needs a Schedule")
         sizes = [None] * d
     else:
         sizes = list(check_schedule(plan, d, name="plan").sizes)
@@ -176,9 +152,9 @@ def _grid_setup(p, plan: Grid, planner):
     """The Bernoulli-subset sampler of a Grid (as the exact engine runs it): positions with
     U_i <= t_0 drawn exactly (jointly) at the start, each masked position revealed at step j
     with probability beta_j, the rest completed exactly (jointly) when t_N < 1."""
-    if not (isinstance(planner, str) and planner in ("random", "bernoulli")):
+    if not (planner.capabilities.random_order and "Grid" in planner.capabilities.plans) or planner.allows_empty:
         raise ValueError(f"planner: a Grid drives the Bernoulli-subset sampler; use planner='random' "
-                         f"(or 'bernoulli'), got {planner!r}")
+                         f"(or 'bernoulli'), got {planner.name!r}")
     return _oracle(p), plan.betas, float(plan.times[0]), bool(plan.times[-1] < 1.0)
 
 
@@ -305,15 +281,15 @@ def simulate(p, plan=None, planner="random", *, n: int, seed: int, ties=None) ->
     revealed, masked and revealed again) and, for editing, ``forwards`` per sample.
     """
     n, seed = _check_n_seed(n, seed)
-    planner = _with_ties(planner, ties)
-    kind = _sampler_kind(planner)
-    if kind == "revise":
-        _revising_plan(plan, planner)
-        out = planner.simulate(_oracle(p), n=n, seed=seed)
-        return Simulation(samples=out[0], lost=out[1], reveal_step=None, steps=None,
-                          forwards=out[2] if len(out) > 2 else None)
-    if kind == "select" and not isinstance(plan, RandomSchedule):
-        _select_plan(plan)
+    sampler = as_sampler(planner, ties=ties, plan=plan)
+    return sampler.simulate(p, plan, n=n, seed=seed)
+
+
+@bind("simulate")
+def _positions_simulate(p, plan, planner, *, n: int, seed: int) -> Simulation:
+    """The shared Monte Carlo of the planners of positions and sample-then-select (the
+    protocol's ``simulate`` of both, bound in :mod:`.base`): one loop over the steps."""
+    n, seed = _check_n_seed(n, seed)
     if isinstance(plan, Grid):
         return _simulate_grid(p, plan, planner, n, seed)
     if isinstance(plan, RandomSchedule):
@@ -340,7 +316,7 @@ def _simulate_sizes(oracle, planner, is_random, sizes, blocks, n: int, rng) -> S
             continue
         probs = oracle.conditionals(xs, rv)
         free = ~rv if blocks is None else ~rv & blocks[t]
-        if getattr(planner, "commits_values", False):  # sample-then-select: values first, then positions
+        if planner.capabilities.commits_values:  # sample-then-select: values first, then positions
             chosen, draw = planner.draw(probs, free, size, rng)
         else:
             if getattr(planner, "needs_oracle", False):  # reads conditionals at other states (DemaskPlanner)
@@ -476,8 +452,8 @@ def estimate_kl(p, plan=None, planner="random", *, n: int, seed: int, confidence
     n, seed = _check_n_seed(n, seed)
     if not (isinstance(confidence, numbers.Real) and 0 < confidence < 1):
         raise ValueError(f"confidence: expected a confidence level in (0, 1), got {confidence!r}")
-    planner = _with_ties(planner, ties)
-    if _sampler_kind(planner) == "revise":
+    planner = as_sampler(planner, ties=ties)
+    if planner.capabilities.revises:
         raise ValueError(f"planner: {type(planner).__name__} revises what it revealed: the pointwise log-ratio "
                          "along x's own path is not its KL; for a small law use "
                          "mt.kl(p, mt.sampler_law(p, None, planner)) (exact), for samples simulate")

@@ -63,6 +63,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._estimate import Record
+from .base import OwnChainSampler, Run
 from ..laws.joint import Joint
 from .._validate import int_arg, LIMITS
 
@@ -76,7 +77,7 @@ SPECULATIVE_SCHEMES = {
 
 
 @dataclass(frozen=True)
-class SpeculativeSampler(Record):
+class SpeculativeSampler(OwnChainSampler, Record):
     """A speculative sampler (module docstring): ``scheme`` ``"assd"`` or
     ``"self_speculative"`` (how forwards are counted), ``window`` W ≥ 1 the draft length (None:
     every masked position; ASSD's code has ``k = 10``), ``order`` a permutation of
@@ -89,8 +90,9 @@ class SpeculativeSampler(Record):
     window: int | None = None
     order: tuple | None = None
 
-    #: read by mt.sampler_law / mt.simulate: the sampler runs itself (``_exact_run``, ``simulate``)
-    runs_itself: ClassVar[bool] = True
+    #: it drafts and verifies (its own chain, :class:`~mdmtheory.samplers.base.OwnChainSampler`); it
+    #: revises nothing
+    revises: ClassVar[bool] = False
 
     def __post_init__(self):
         if not isinstance(self.scheme, str) or self.scheme not in SPECULATIVE_SCHEMES:
@@ -135,11 +137,11 @@ class SpeculativeSampler(Record):
     def _own_plan(self):
         return None
 
-    def _exact_run(self, p) -> "SpeculativeRun":
+    def _run(self, p) -> "SpeculativeRun":
         return speculative_run(p, self)
 
     # -- Monte Carlo -------------------------------------------------------------------------
-    def simulate(self, p, *, n: int, seed: int):
+    def _simulate(self, p, *, n: int, seed: int):
         r"""n samples from any conditional oracle: (samples (n, d), lost (n,), forwards (n,),
         calls (n,)). ``forwards`` counts as the scheme does (:meth:`cost`); ``calls`` counts the
         oracle's invocations that included the sample: per iteration one draft call and, when
@@ -216,16 +218,14 @@ class SpeculativeSampler(Record):
 
 
 @dataclass(frozen=True, eq=False)
-class SpeculativeRun(Record):
+class SpeculativeRun(Run):
     """Exact run of a :class:`SpeculativeSampler`: ``law`` (the output law; = p), ``forwards``
-    (``[c]`` = probability of c model calls), ``iterations`` (``[t]`` = probability of t
-    iterations), ``expected_forwards``, ``max_forwards`` (the largest count with positive
-    probability), ``scheme``."""
+    (the expected model calls as the scheme counts them), ``forwards_law`` (``[c]`` = probability
+    of c model calls), ``iterations`` (``[t]`` = probability of t iterations), ``max_forwards``
+    (the largest count with positive probability), ``scheme``."""
 
-    law: Joint
-    forwards: np.ndarray
+    forwards_law: np.ndarray
     iterations: np.ndarray
-    expected_forwards: float
     max_forwards: int
     scheme: str
 
@@ -293,9 +293,9 @@ def speculative_run(p: Joint, sampler: SpeculativeSampler | None = None) -> Spec
     pos = np.flatnonzero(forwards > 1e-15)
     return SpeculativeRun(
         law=law,
-        forwards=forwards,
+        forwards=float(np.dot(np.arange(F), forwards)),
+        forwards_law=forwards,
         iterations=iterations,
-        expected_forwards=float(np.dot(np.arange(F), forwards)),
         max_forwards=int(pos[-1]) if pos.size else 0,
         scheme=sampler.scheme,
     )

@@ -1,13 +1,11 @@
 r"""How much an exact result depends on the tie rule: the same sampler under the three rules.
 
-A separate module (not the engine's) because it dispatches to every exact run —
-:func:`~mdmtheory.samplers.engine.exact_run`, :func:`~mdmtheory.samplers.select.select_run`
-and :func:`~mdmtheory.samplers.revise.revise_run` — which the engine itself does not import.
+Any scored sampler: its copy under each rule runs its own exact run (the sampler protocol,
+:mod:`mdmtheory.samplers.base`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,10 +13,7 @@ import numpy as np
 from .._estimate import Record
 from ..information.divergence import kl
 from ..laws.joint import Joint
-from .engine import exact_run
-from .planners import resolve_planner
-from .revise import CorrectorSampler, EditingSampler, RemaskingSampler, revise_run
-from .select import SampleThenSelectPlanner, select_run
+from .base import as_sampler
 from .ties import TIE_RULES
 
 __all__ = ["TieSpread", "tie_spread", "runs_by_ties", "TIE_SPREAD_TOL"]
@@ -53,31 +48,19 @@ class TieSpread(Record):
         return {"random": self.random, "lowest": self.lowest, "topk": self.topk}
 
 
-def _tie_run(p: Joint, plan, planner):
-    """The exact run of ``planner`` on ``p``, by its kind: ``select_run`` (sample-then-select),
-    ``revise_run`` (revising samplers; ``plan`` must be None: they carry their own) or
-    :func:`exact_run` (position planners)."""
-    if isinstance(planner, SampleThenSelectPlanner):
-        return select_run(p, plan, planner)
-    if isinstance(planner, (RemaskingSampler, CorrectorSampler, EditingSampler)):
-        if plan is not None:
-            raise ValueError("plan: a revising sampler carries its own schedule (sampler.plan); pass plan=None")
-        return revise_run(p, planner)
-    return exact_run(p, plan, planner)
-
-
 def runs_by_ties(p: Joint, plan, planner) -> dict:
     """``{rule: the exact run with ties=rule}`` for every rule of
-    :data:`~mdmtheory.samplers.ties.TIE_RULES`: ``exact_run``, ``select_run`` or ``revise_run``
-    (``plan=None``) by the sampler's kind, for the spread of any metric of the run over the
-    rules (:func:`tie_spread` takes the KL). ``planner`` as in :func:`tie_spread`."""
+    :data:`~mdmtheory.samplers.ties.TIE_RULES`: the sampler's own exact run (its protocol's
+    ``exact_run``; ``plan=None`` for the samplers that carry their plan), for the spread of any
+    metric of the run over the rules (:func:`tie_spread` takes the KL). ``planner`` as in
+    :func:`tie_spread`."""
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
-    planner = resolve_planner(planner) if isinstance(planner, str) else planner
-    if not dataclasses.is_dataclass(planner) or "ties" not in {f.name for f in dataclasses.fields(planner)}:
-        raise ValueError(f"planner: {getattr(planner, 'name', type(planner).__name__)!r} has no tie rule "
-                         "(a 'ties' field); only scored samplers have runs under several tie rules")
-    return {rule: _tie_run(p, plan, dataclasses.replace(planner, ties=rule)) for rule in TIE_RULES}
+    sampler = as_sampler(planner, plan=plan)
+    if not sampler.capabilities.scored:
+        raise ValueError(f"planner: {sampler.name!r} has no tie rule (a 'ties' field); only scored samplers have "
+                         "runs under several tie rules")
+    return {rule: as_sampler(sampler, ties=rule).exact_run(p, plan) for rule in TIE_RULES}
 
 
 def tie_spread(p: Joint, plan, planner) -> TieSpread:
