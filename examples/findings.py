@@ -635,8 +635,8 @@ def speculative_numbers():
                     worst_ratio[scheme] = max(worst_ratio[scheme], run.max_forwards / d)
             w1.append(speculative_run(p, SpeculativeSampler("assd", 1)).max_forwards == 2 * d - 1)
             if d in (4, 8):
-                row = [speculative_run(p).expected_forwards,
-                       speculative_run(p, SpeculativeSampler("self_speculative")).expected_forwards,
+                row = [speculative_run(p).forwards,
+                       speculative_run(p, SpeculativeSampler("self_speculative")).forwards,
                        rejection_cost(p), math.exp(total_correlation(p))]
                 for pl in (FactorPlanner(0.75, reference_quirk=False), FrechetPlanner(0.25)):
                     r = exact_run(p, None, pl)
@@ -1361,7 +1361,7 @@ def sts_numbers(ties=None):
                             ("greedy", SampleThenSelectPlanner(temperature=0.0, **kw)),
                             ("thr", SampleThenSelectPlanner(threshold=0.7, **kw))):
                 r = select_run(p, sched, pl)
-                out[name, sizes, key] = (mt.kl(p, r.law), mt.tv(p, r.law), r.expected_forwards, r.mask_steps)
+                out[name, sizes, key] = (mt.kl(p, r.law), mt.tv(p, r.law), r.forwards, r.mask_steps)
     return d, list(laws), out
 
 
@@ -1534,7 +1534,7 @@ def revision_numbers(ties=None):
         plan = mt.Schedule((2, 2, 1))
         sts = select_run(p, plan, SampleThenSelectPlanner(None, 1.0, "tempered", **kw))
         ed = revise_run(p, EditingSampler(plan, editing_threshold=0.5, **kw))
-        out[name, "editing"] = (mt.kl(p, sts.law), sts.expected_forwards, mt.kl(p, ed.law), ed.forwards,
+        out[name, "editing"] = (mt.kl(p, sts.law), sts.forwards, mt.kl(p, ed.law), ed.forwards,
                                 mt.kl(p, mt.sampler_law(p, plan)))
     return d, ex.ETAS, out
 
@@ -1629,7 +1629,7 @@ def serving_numbers():
         for r, s, obj in sets:
             runs = {t: serving_run(p, dataclasses.replace(obj, ties=t)) for t in RULES}
             cells.append((r, s, {t: mt.kl(p, v.law) for t, v in runs.items()}, runs["random"].lost,
-                          runs["random"].expected_forwards, f"{r}: {s}" in front))
+                          runs["random"].forwards, f"{r}: {s}" in front))
         others = [f"{q['planner']} {q['setting']}" for q in par["frontier"] if q["planner"] not in
                   {f"{r}: {s}" for r, s, _ in sets}]
         out[law] = (cells, others)
@@ -1696,7 +1696,7 @@ def serving_revise_numbers():
                     ("ReMDM-conf", "d = 4, N = 4", ReMDMSampler(d, "conf"))]
         for rule, setting, s in rows:
             for name, p in laws.items():
-                r = s._exact_run(p)
+                r = s.exact_run(p)
                 out[rule, setting, name.split(" (")[0]] = (mt.kl(p, r.law), r.law.lost, r.forwards,
                                                            getattr(r, "sequences", None))
     return out

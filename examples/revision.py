@@ -47,7 +47,7 @@ def main(argv=None) -> dict:
         sts = select_run(p, plan, SampleThenSelectPlanner(None, 1.0, "tempered"))
         rnd = mt.kl(p, sampler_law(p, plan))
         eds = {eth: revise_run(p, EditingSampler(plan, editing_threshold=eth)) for eth in (0.5, 0.7, 0.9)}
-        out[name, "editing"] = (mt.kl(p, sts.law), sts.expected_forwards,
+        out[name, "editing"] = (mt.kl(p, sts.law), sts.forwards,
                                 {e: (mt.kl(p, r.law), r.forwards) for e, r in eds.items()}, rnd)
         parts.append(f"counts {list(plan.sizes)}: sample-then-select {mt.kl(p, sts.law):.4f}; editing "
                      + ", ".join(f"{e}: {mt.kl(p, r.law):.4f} ({r.forwards:.2f} fw)" for e, r in eds.items())

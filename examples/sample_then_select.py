@@ -39,10 +39,10 @@ def table(d: int, sizes: tuple[int, ...], out: dict) -> list[str]:
         out[(name, sizes, "random")] = (mt.kl(p, q), mt.tv(p, q), mt.information.reverse_kl(p, q), float(len(sizes)))
         for key, pl in planners.items():
             r = select_run(p, sched, pl)
-            out[(name, sizes, key)] = (mt.kl(p, r.law), mt.tv(p, r.law), mt.information.reverse_kl(p, r.law), r.expected_forwards)
+            out[(name, sizes, key)] = (mt.kl(p, r.law), mt.tv(p, r.law), mt.information.reverse_kl(p, r.law), r.forwards)
             row += f" | {mt.kl(p, r.law):17.4f} {mt.tv(p, r.law):5.3f} {mt.information.reverse_kl(p, r.law):6.3f}"
             if pl.threshold is not None:
-                row += f" ({r.expected_forwards:.2f} fw)"
+                row += f" ({r.forwards:.2f} fw)"
         lines.append(row)
     return lines
 

@@ -72,7 +72,7 @@ def main(argv=None) -> dict:
         runs = {
             "random": simulate(law, sched, n=n, seed=T).samples,
             "sts": simulate(law, sched, SampleThenSelectPlanner(), n=n, seed=T).samples,
-            "remdm": RemaskingSampler.uniform(T, 0.02, "cap").simulate(law, n=n, seed=T)[0],
+            "remdm": RemaskingSampler.uniform(T, 0.02, "cap").simulate(law, n=n, seed=T).samples,
         }
         rates = {k: transition_rates(v, P, seed=T) for k, v in runs.items()}
         theory = path_kl_per_transition(P, d, T)

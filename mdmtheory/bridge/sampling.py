@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._estimate import Record
+from .._moved import renamed_keywords
 from .._validate import int_arg
 from .model import ModelOracle
 
@@ -75,15 +76,18 @@ class SpeculativeSimulation(Record):
     scheme: str
 
 
-def speculative_sample(model, d: int, sampler=None, *, n: int, seed: int) -> SpeculativeSimulation:
+@renamed_keywords(sampler="planner")
+def speculative_sample(model, d: int, planner=None, *, n: int, seed: int) -> SpeculativeSimulation:
     """n samples of a :class:`~mdmtheory.samplers.SpeculativeSampler` (default ASSD, full
     window) drafted and verified by ``model`` on sequences of length ``d``, with each sample's
     model calls counted (module docstring)."""
+    sampler = planner
     from ..samplers.speculative import SpeculativeSampler
 
     if sampler is None:
         sampler = SpeculativeSampler()
     if not isinstance(sampler, SpeculativeSampler):
-        raise ValueError(f"sampler: expected a mdmtheory.samplers.SpeculativeSampler, got {type(sampler).__name__}")
-    x, lost, forwards, calls = sampler.simulate(model_law(model, d), n=n, seed=seed)
+        raise ValueError(f"planner: expected a mdmtheory.samplers.SpeculativeSampler, got {type(sampler).__name__}")
+    sim = sampler.simulate(model_law(model, d), n=n, seed=seed)
+    x, lost, forwards, calls = sim.samples, sim.lost, sim.forwards, sim.calls
     return SpeculativeSimulation(samples=x, lost=lost, forwards=forwards, calls=calls, scheme=sampler.scheme)

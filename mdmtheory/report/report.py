@@ -55,6 +55,7 @@ from ..information import ugc as _ugc
 from .._moved import renamed_keywords
 from .._validate import int_arg, real_arg
 from ..information.divergence import kl, path_kl
+from ..samplers.base import as_sampler
 from ..information.entropies import dual_total_correlation, entropy, total_correlation
 from ..laws.joint import Joint
 from ..optimal.card import pareto_frontier
@@ -470,20 +471,10 @@ def _ties_line(p: Joint, Ts: list[int], planners, cache: _KLCache) -> dict:
 
 def _rule_run(p: Joint, rule) -> tuple:
     """(law, expected forwards, the loop they are counted in) of a :data:`PARALLELISM_RULES` rule."""
-    from ..samplers import exact_run
-    from ..samplers.serving import serving_run, SGLANG_SOURCES
-
-    algorithm = getattr(rule, "sglang_algorithm", "")
-    if algorithm:
-        r = serving_run(p, rule)
-        repo, path, commit = SGLANG_SOURCES[algorithm]
-        return r.law, r.expected_forwards, f"SGLang {algorithm} ({path.rsplit('/', 1)[-1]} @ {commit[:7]})"
-    if getattr(rule, "revises", False) or getattr(rule, "runs_itself", False):
-        r = rule._exact_run(p)
-        fw = getattr(r, "expected_forwards", None)
-        return r.law, float(r.forwards if fw is None else fw), getattr(r, "pipeline", None) or "the sampler's own loop"
-    run = exact_run(p, None, rule)
-    return run.law, run.expected_steps, "one forward per step"
+    sampler = as_sampler(rule, plan=None)
+    r = sampler.exact_run(p, None)
+    own = "one forward per step" if sampler.capabilities.positions else "the sampler's own loop"
+    return r.law, float(r.forwards), r.pipeline or own
 
 
 def _parallelism(p: Joint, Ts, names, rows, progress, rules=None) -> dict:
@@ -497,7 +488,7 @@ def _parallelism(p: Joint, Ts, names, rows, progress, rules=None) -> dict:
     its forwards are its steps, random: the exact law of the step count gives their mean);
     sample-then-select at temperature 1 (LLaDA's low_confidence; ML-GSAI/LLaDA generate.py
     and diffusers' LLaDA2Pipeline without a threshold both make T forwards, which
-    ``SelectRun.expected_forwards`` counts) where its exact law is within its size limit; and
+    ``SelectRun.forwards`` counts) where its exact law is within its size limit; and
     the rules of :data:`PARALLELISM_RULES` (SGLang's dLLM rules by default, forwards as each
     file's loop counts them) for (K+1)^d <= :data:`PARALLELISM_RULES_MAX_STATES` (``rules``: another
     such list in its place)."""
@@ -536,7 +527,7 @@ def _parallelism(p: Joint, Ts, names, rows, progress, rules=None) -> dict:
                         "kl": kl(p, q), "pipeline": SELECT_PIPELINE})
             continue
         r = select_run(p, sched, SampleThenSelectPlanner())
-        pts.append({"planner": "sample_then_select", "setting": f"T = {T}", "tokens_per_forward": d / r.expected_forwards,
+        pts.append({"planner": "sample_then_select", "setting": f"T = {T}", "tokens_per_forward": d / r.forwards,
                     "kl": kl(p, r.law), "pipeline": r.pipeline})
     if beyond:
         skipped.append(f"sample-then-select at T = {', '.join(map(str, beyond))}: its exact law is beyond the size "

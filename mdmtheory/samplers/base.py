@@ -50,6 +50,7 @@ from typing import Callable, Protocol, runtime_checkable
 import numpy as np
 
 from .._estimate import Record
+from .._moved import renamed_keywords
 from ..laws.joint import Joint
 from ..schedules.plans import BlockPlan, Grid, RandomSchedule, Schedule
 from .ties import check_ties
@@ -127,9 +128,16 @@ class Capabilities(Record):
     jax: bool = False
 
     def __post_init__(self):
-        bad = [k for k in self.plans if k not in PLAN_KINDS]
-        if bad:
-            raise ValueError(f"plans: unknown plan kinds {bad}; expected some of {list(PLAN_KINDS)}")
+        plans = self.plans
+        if isinstance(plans, str) or not isinstance(plans, (tuple, list)) or \
+                not all(isinstance(k, str) and k in PLAN_KINDS for k in plans):
+            raise ValueError(f"plans: expected a tuple of plan kinds among {list(PLAN_KINDS)}, got {plans!r:.80}")
+        object.__setattr__(self, "plans", tuple(plans))
+        for f in dataclasses.fields(self):
+            if f.type == "bool" and not isinstance(getattr(self, f.name), (bool, np.bool_)):
+                raise ValueError(f"{f.name}: expected True or False, got {getattr(self, f.name)!r:.40}")
+        if self.order is not None and not isinstance(self.order, str):
+            raise ValueError(f"order: expected None or the name of a fixed order (e.g. 'prefix'), got {self.order!r:.40}")
 
     @property
     def own_sizes(self) -> bool:
@@ -163,6 +171,8 @@ class Run(Record):
     tie_mass : the probability that the tie rule decided a set on the run (0: the law does
         not depend on the rule).
     path_kl : the trajectory KL when asked for and defined, else None.
+    pipeline : the loop whose model calls ``forwards`` counts (None: one forward per step of
+        the sampler's own loop).
     """
 
     law: Joint
@@ -170,6 +180,7 @@ class Run(Record):
     ties: str | None = None
     tie_mass: float = 0.0
     path_kl: float | None = None
+    pipeline: str | None = None
 
     @property
     def lost(self) -> float:
@@ -224,6 +235,10 @@ def mixture_run(p: Joint, rs: RandomSchedule, run_of: Callable[[Schedule], Run])
     trajectory)."""
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    if not isinstance(rs, RandomSchedule):
+        raise ValueError(f"rs: expected a mdmtheory.RandomSchedule, got {type(rs).__name__}")
+    if not callable(run_of):
+        raise ValueError(f"run_of: expected a function Schedule -> Run, got {type(run_of).__name__}")
     if rs.d != p.d:
         raise ValueError(f"plan: compositions of {rs.d}, but the law has d = {p.d}")
     table = np.zeros(p.table.shape)
@@ -420,6 +435,11 @@ class OwnChainSampler:
     revises = True
 
     @property
+    def name(self) -> str:
+        """How tables label it: its class name (a subclass may set its own)."""
+        return type(self).__name__
+
+    @property
     def _own_plan(self):
         return None
 
@@ -434,6 +454,7 @@ class OwnChainSampler:
         check_plan(self, plan)
         return self._run(p)
 
+    @renamed_keywords(law="p")
     def simulate(self, p, plan=None, *, n: int, seed: int) -> Simulation:
         """n samples from any conditional oracle (a :class:`~mdmtheory.Joint`, a structured law,
         a model through :func:`mdmtheory.bridge.model_law`)."""
@@ -495,6 +516,8 @@ def as_sampler(planner="random", *, ties=None, plan=...):
 
 def check_plan(sampler, plan) -> None:
     """``plan`` against ``sampler.capabilities`` (see :func:`as_sampler`)."""
+    if not isinstance(getattr(sampler, "capabilities", None), Capabilities):
+        raise ValueError(f"sampler: expected a sampler (mt.samplers.as_sampler(planner)), got {type(sampler).__name__}")
     cap = sampler.capabilities
     kind = plan_kind(plan)
     carried = cap.carried_plan

@@ -64,6 +64,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._estimate import Record
+from .._moved import renamed_keywords
 from .base import OwnChainSampler, Run
 from .._validate import choice_arg, int_arg, prob_arg, real_arg
 from ..laws.joint import Joint
@@ -378,12 +379,14 @@ def _winner(pi0: np.ndarray, pi: np.ndarray, J: np.ndarray, N: int) -> tuple[np.
     return D.sum(axis=0).reshape(nv, K), float(count @ D.sum(axis=1))
 
 
-def infogain_run(p: Joint, sampler: InfoGainSampler) -> InfoGainRun:
+@renamed_keywords(sampler="planner")
+def infogain_run(p: Joint, planner: InfoGainSampler) -> InfoGainRun:
     """Exact output law, model calls and sequence-forwards of ``sampler`` on ``p``."""
+    sampler = planner
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     if not isinstance(sampler, InfoGainSampler):
-        raise ValueError(f"sampler: expected an InfoGainSampler, got {type(sampler).__name__}")
+        raise ValueError(f"planner: expected an InfoGainSampler, got {type(sampler).__name__}")
     d, K = p.d, p.K
     if (K + 1) ** d > MAX_INFOGAIN_STATES:
         raise ValueError(f"p: the exact Info-Gain chain enumerates up to (K+1)^d = {(K + 1) ** d:,} states (d={d}, "

@@ -397,7 +397,7 @@ EDITING_PIPELINE = "diffusers 0.42 LLaDA2Pipeline (one block, editing_threshold)
 
 
 @dataclass(frozen=True)
-class RevisionRun(Run):
+class RevisionRun(Run):  # pipeline: the loop its forwards are counted for (None: the sampler's own)
     """Exact law of a revising sampler (``law``, with lost mass), its forwards and the
     pipeline they are counted for (``pipeline``; None where the sampler is ours, not a
     pipeline's loop).
@@ -414,7 +414,6 @@ class RevisionRun(Run):
     nothing); ``tie_mass``: the probability that the run passes through a step whose chosen
     set the tie rule decided (0: the law is the same under every rule)."""
 
-    pipeline: str | None = None
 
 
 # -- the exact chains, on the sparse-chain kernel (samplers/kernel.py) ---------------------------
@@ -618,13 +617,15 @@ def _terms_bound(sampler, d: int, K: int) -> int:
     return worst * K**d
 
 
-def revise_run(p: Joint, sampler) -> RevisionRun:
+@renamed_keywords(sampler="planner")
+def revise_run(p: Joint, planner) -> RevisionRun:
     """Exact output law of a :class:`RemaskingSampler`, :class:`CorrectorSampler` or
     :class:`EditingSampler` on ``p``."""
+    sampler = planner
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     if not isinstance(sampler, (RemaskingSampler, CorrectorSampler, EditingSampler)):
-        raise ValueError(f"sampler: expected a RemaskingSampler, CorrectorSampler or EditingSampler, "
+        raise ValueError(f"planner: expected a RemaskingSampler, CorrectorSampler or EditingSampler, "
                          f"got {type(sampler).__name__}")
     d, K = p.d, p.K
     if not isinstance(sampler, RemaskingSampler):
@@ -1012,7 +1013,8 @@ def _greedy(P: np.ndarray, ties: str, rng=None) -> np.ndarray:
     return np.argmax(keys, axis=-1)
 
 
-def remdm_run(p: Joint, sampler: ReMDMSampler) -> RevisionRun:
+@renamed_keywords(sampler="planner")
+def remdm_run(p: Joint, planner: ReMDMSampler) -> RevisionRun:
     r"""Exact output law of a :class:`ReMDMSampler` on ``p``: the chain on states
     (A, x_A) — and, for ``"conf"``, the confidences of the revealed positions (each the
     filtered probability its value was drawn with) — then the noise removal.
@@ -1021,10 +1023,11 @@ def remdm_run(p: Joint, sampler: ReMDMSampler) -> RevisionRun:
     whose previous step changed the state (an unchanged one reuses ``p_x0_cache``), then the
     noise removal's call. ``tie_mass``: the probability of passing a step that reveals a
     position whose nucleus cut, or a greedy fill, the tie rule decided."""
+    sampler = planner
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     if not isinstance(sampler, ReMDMSampler):
-        raise ValueError(f"sampler: expected a ReMDMSampler, got {type(sampler).__name__}")
+        raise ValueError(f"planner: expected a ReMDMSampler, got {type(sampler).__name__}")
     d, K = p.d, p.K
     work = (3 * K + 1) ** d
     if work > MAX_REVISE_WORK:

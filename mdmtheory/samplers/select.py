@@ -421,7 +421,6 @@ class SelectRun(Run):
 
     step_commits: np.ndarray
     mask_steps: float = float("nan")
-    pipeline: str = SELECT_PIPELINE
 
 
 def _above_count(K: int, threshold) -> int:
@@ -635,7 +634,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     ``kernel.chain_targets`` (full states are outputs, masked states at p(x_A) = 0 are lost)
     and whose mass ``kernel.chain_apply`` pushes. A state with nothing masked stops (no
     mask step; the pipeline's one extra forward when that happens before the S-th step is
-    counted in ``expected_forwards``, :class:`SelectRun`). Refused past :data:`MAX_SELECT_WORK` terms (use
+    counted in ``forwards``, :class:`SelectRun`). Refused past :data:`MAX_SELECT_WORK` terms (use
     :func:`mdmtheory.samplers.simulate`).
     """
     if not isinstance(p, Joint):
@@ -746,7 +745,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     if live.size:  # cannot happen: every step commits at least min(k_t, masked) and the k_t sum to d
         raise AssertionError("select_run: masked positions left after the last step")
     return SelectRun(law=Joint(done.reshape(p.table.shape), lost=lost), forwards=float(forwards + early),
-                     step_commits=commits, mask_steps=float(forwards), ties=planner.ties,
+                     step_commits=commits, mask_steps=float(forwards), ties=planner.ties, pipeline=SELECT_PIPELINE,
                      tie_mass=max(0.0, total - untied))
 
 

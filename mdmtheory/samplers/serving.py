@@ -541,8 +541,10 @@ class ServingRun(Run):
 def _serving(law: Joint, fw: np.ndarray, algorithm: str, ties, tie_mass: float, path_kl=None) -> ServingRun:
     f = np.arange(fw.shape[0])
     s = fw.sum()
+    _repo, path, commit = SGLANG_SOURCES[algorithm]
     return ServingRun(law=law, forwards=float((f * fw).sum() / s) if s > 0 else float("nan"), forwards_law=fw,
-                      algorithm=algorithm, ties=ties, tie_mass=float(tie_mass), path_kl=path_kl)
+                      algorithm=algorithm, ties=ties, tie_mass=float(tie_mass), path_kl=path_kl,
+                      pipeline=f"SGLang {algorithm} ({path.rsplit('/', 1)[-1]} @ {commit[:7]})")
 
 
 @renamed_keywords(rule="planner")

@@ -115,6 +115,7 @@ def _planner_setup(plan, planner, d: int, *, values_ok: bool = False):
     if isinstance(plan, Grid):
         raise ValueError("plan: this Monte Carlo takes a Schedule or None (Grids: mdmtheory.samplers.simulate "
                          "and estimate_kl, or the exact engine)")
+    planner = as_sampler(planner)
     cap = planner.capabilities
     is_random = cap.random_order
     if cap.commits_values and not values_ok:
@@ -152,6 +153,7 @@ def _grid_setup(p, plan: Grid, planner):
     """The Bernoulli-subset sampler of a Grid (as the exact engine runs it): positions with
     U_i <= t_0 drawn exactly (jointly) at the start, each masked position revealed at step j
     with probability beta_j, the rest completed exactly (jointly) when t_N < 1."""
+    planner = as_sampler(planner)
     if not (planner.capabilities.random_order and "Grid" in planner.capabilities.plans) or planner.allows_empty:
         raise ValueError(f"planner: a Grid drives the Bernoulli-subset sampler; use planner='random' "
                          f"(or 'bernoulli'), got {planner.name!r}")
@@ -453,7 +455,7 @@ def estimate_kl(p, plan=None, planner="random", *, n: int, seed: int, confidence
     if not (isinstance(confidence, numbers.Real) and 0 < confidence < 1):
         raise ValueError(f"confidence: expected a confidence level in (0, 1), got {confidence!r}")
     planner = as_sampler(planner, ties=ties)
-    if planner.capabilities.revises:
+    if not (planner.capabilities.positions or planner.capabilities.commits_values):
         raise ValueError(f"planner: {type(planner).__name__} revises what it revealed: the pointwise log-ratio "
                          "along x's own path is not its KL; for a small law use "
                          "mt.kl(p, mt.sampler_law(p, None, planner)) (exact), for samples simulate")

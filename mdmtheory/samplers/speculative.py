@@ -63,6 +63,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._estimate import Record
+from .._moved import renamed_keywords
 from .base import OwnChainSampler, Run
 from ..laws.joint import Joint
 from .._validate import int_arg, LIMITS
@@ -230,7 +231,8 @@ class SpeculativeRun(Run):
     scheme: str
 
 
-def speculative_run(p: Joint, sampler: SpeculativeSampler | None = None) -> SpeculativeRun:
+@renamed_keywords(sampler="planner")
+def speculative_run(p: Joint, planner: SpeculativeSampler | None = None) -> SpeculativeRun:
     r"""The exact law and forward count of a speculative sampler on p (module docstring).
 
     Mass over (iterations, forwards, revealed prefix of the order) is pushed through the
@@ -242,10 +244,11 @@ def speculative_run(p: Joint, sampler: SpeculativeSampler | None = None) -> Spec
     >>> round(mt.kl(mt.families.parity(3), run.law), 12), run.max_forwards
     (0.0, 2)
     """
+    sampler = planner
     if sampler is None:
         sampler = SpeculativeSampler()
     if not isinstance(sampler, SpeculativeSampler):
-        raise ValueError(f"sampler: expected a SpeculativeSampler, got {type(sampler).__name__}")
+        raise ValueError(f"planner: expected a SpeculativeSampler, got {type(sampler).__name__}")
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a Joint (the exact run enumerates K^d states), got {type(p).__name__}")
     d, K = p.d, p.K

@@ -41,7 +41,8 @@ def test_samplers_on_an_exact_model_follow_the_exact_law(case):
     else:
         s = RemaskingSampler.uniform(3, 0.5)
         law = revise_run(P, s).law
-        samples, lost = s.simulate(bridge.model_law(model, 4), n=n, seed=3)
+        sim = s.simulate(bridge.model_law(model, 4), n=n, seed=3)
+        samples, lost = sim.samples, sim.lost
         assert not lost.any()
     assert np.all(_z(law, samples, n) < 4.5)
 

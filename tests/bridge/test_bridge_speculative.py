@@ -33,9 +33,9 @@ def test_exact_model_samples_the_joint_and_calls_follow_the_exact_count(scheme, 
     law = np.bincount(np.ravel_multi_index(sim.samples.T, P.table.shape), minlength=16).astype(float)
     assert _z_ok(law, P.table.ravel(), n)  # exact: the joint itself
     # the model's calls: ASSD's count (draft call + one verify call unless one position is left)
-    calls = speculative_run(P, SpeculativeSampler("assd", W, order)).forwards
+    calls = speculative_run(P, SpeculativeSampler("assd", W, order)).forwards_law
     assert _z_ok(np.bincount(sim.calls, minlength=calls.size).astype(float), calls, n)
-    own = speculative_run(P, s).forwards  # the scheme's count (self-speculative: one pass per iteration)
+    own = speculative_run(P, s).forwards_law  # the scheme's count (self-speculative: one pass per iteration)
     assert _z_ok(np.bincount(sim.forwards, minlength=own.size).astype(float), own, n)
 
 
@@ -63,7 +63,7 @@ def test_calls_are_the_model_invocations():
     m = _Counted(mt.families.parity(5))
     sim = bridge.speculative_sample(m, 5, SpeculativeSampler("assd"), n=2, seed=0)
     assert sim.calls.tolist() == [2, 2] and m.invocations == 2
-    with pytest.raises(ValueError, match="^sampler: "):
+    with pytest.raises(ValueError, match="^planner: "):
         bridge.speculative_sample(bridge.ExactModel(P), 4, "assd", n=2, seed=0)
 
 

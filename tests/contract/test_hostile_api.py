@@ -237,7 +237,7 @@ OVERRIDES: dict[str, dict] = {
         "estimate": lambda: __import__("mdmtheory.bridge", fromlist=["x"]).estimate_profile(
             _masked(), SAMPLES, n_per_level=8), "n_resamples": lambda: 4},
     "bridge.sample": {"model": _masked},
-    "bridge.speculative_sample": {"model": _masked, "sampler": lambda: mt.samplers.SpeculativeSampler("assd", 2)},
+    "bridge.speculative_sample": {"model": _masked, "planner": lambda: mt.samplers.SpeculativeSampler("assd", 2)},
     "bridge.uniforms": {"stream": lambda: 0, "index": lambda: np.arange(3), "width": lambda: 4},
     "data.load_sequences": {"path": _sequences_file},
     "data.read_npy": {"path": _npy},
@@ -284,8 +284,8 @@ OVERRIDES: dict[str, dict] = {
     "samplers.confidence_rows": {"P": lambda: np.array([[0.9, 0.1]]), "S": lambda: np.array([[0.8, 0.2]]),
                                  "confidence": lambda: "tempered"},
     "samplers.empirical_reveal_matrix": {"reveal_step": lambda: np.array([[0, 1, 1, 0]] * 3)},
-    "samplers.revise_run": {"sampler": lambda: mt.samplers.RemaskingSampler.uniform(2)},
-    "samplers.serving_run": {"rule": lambda: mt.samplers.EntropyThresholdPlanner()},
+    "samplers.revise_run": {"planner": lambda: mt.samplers.RemaskingSampler.uniform(2)},
+    "samplers.serving_run": {"planner": lambda: mt.samplers.EntropyThresholdPlanner()},
     "samplers.HierarchyBlockPlanner": {"sub_block_size": lambda: 2, "block_size": lambda: 2},
     "samplers.FullAttnMultiBlockPlanner": {"block_size": lambda: 2, "block_add_threshold": lambda: 0.1,
                                            "decoded_token_threshold": lambda: 0.95},
@@ -329,9 +329,9 @@ OVERRIDES.update({
     "samplers.KLEstimate.zscore": {"exact": lambda: 0.1},
     "samplers.RemaskingSampler.rates": {"i": lambda: 0},
     "samplers.ReMDMSampler.rates": {"i": lambda: 0},
-    "samplers.remdm_run": {"sampler": lambda: mt.samplers.ReMDMSampler(2, "cap")},
+    "samplers.remdm_run": {"planner": lambda: mt.samplers.ReMDMSampler(2, "cap")},
     "samplers.nucleus": {"P": lambda: np.array([[0.5, 0.3, 0.2]]), "top_p": lambda: 0.6},
-    "samplers.infogain_run": {"sampler": lambda: mt.samplers.InfoGainSampler(candidates=2)},
+    "samplers.infogain_run": {"planner": lambda: mt.samplers.InfoGainSampler(candidates=2)},
     "samplers.PositionCalibratedPlanner.scores": {"probs": _PROBS},
     "samplers.SampleThenSelectPlanner.draw": {"probs": _PROBS, "free": _FREE},
     "samplers.commit_choices": {"conf": _CONF, "free": _FREE, "threshold": lambda: None},
@@ -357,8 +357,16 @@ OVERRIDES.update({
     "laws.MixtureOfProductsLaw": {"weights": lambda: [0.5, 0.5], "probs": lambda: [[[0.9, 0.1]] * 4, [[0.1, 0.9]] * 4]},
 })
 for _q in ("bridge.estimate_factorization_error", "bridge.sample", "samplers.estimate_kl", "samplers.exact_run",
-           "samplers.reveal_diagnostics", "samplers.sampler_law", "samplers.simulate"):
+           "samplers.reveal_diagnostics", "samplers.sampler_law", "samplers.simulate",
+           *(f"samplers.{c}.{m}" for c in ("ConfidencePlanner", "EntropyPlanner", "LeftToRightPlanner", "MarginPlanner",
+                                           "RandomPlanner", "SampleThenSelectPlanner") for m in ("exact_run", "simulate"))):
     OVERRIDES.setdefault(_q, {})["plan"] = lambda: PLAN
+OVERRIDES.update({
+    "samplers.Capabilities": {"plans": lambda: ("Schedule",)},
+    "samplers.check_plan": {"sampler": lambda: mt.samplers.ConfidencePlanner()},
+    "samplers.mixture_run": {"rs": lambda: mt.RandomSchedule.deterministic(PLAN),
+                             "run_of": lambda: lambda c: mt.samplers.exact_run(P, c)},
+})
 
 def _block_design():
     return mt.design.estimate_block_design(_oracle(), SAMPLES, forwards=2, n_per_level=8)
@@ -410,6 +418,7 @@ def _table_denoiser(mix):
 
 #: instances for the methods where the records contract's builder does not fit
 INSTANCES = {
+    "samplers.DemaskPlanner": lambda: mt.samplers.DemaskPlanner(0.1, law=P),
     "data.Dataset": lambda: mt.data.markov(d=4),
     "samplers.PositionCalibratedPlanner": lambda: mt.samplers.PositionCalibratedPlanner(
         (0.5, 0.5), block_length=2, steps_per_block=1),
@@ -429,6 +438,12 @@ NO_RECIPE: dict[str, str] = {
     "mdmtheory.Estimate": "the abstract base of the estimate records; confidence_interval is walked on each of them",
     "laws.ConditionalOracle": "a Protocol: its methods are walked on TableLaw, MarkovChainLaw, ...",
     "samplers.Planner": "a Protocol: moves is walked on each planner",
+    "samplers.Sampler": "a Protocol: exact_run and simulate are walked on each sampler family",
+    "samplers.BernoulliPlanner.exact_run": "a moves-level building block with betas of its own: the hubs run the "
+                                           "Bernoulli sampler of a Grid as planner='bernoulli' (walked through them)",
+    "samplers.BernoulliPlanner.simulate": "as its exact_run: planner='bernoulli' with a Grid is walked",
+    "samplers.PositionSampler": "the protocol's base of the planners of positions: walked on each planner",
+    "samplers.OwnChainSampler": "the protocol's base of the samplers with their own chain: walked on each of them",
     "bridge.ExactModel.forward": "torch's nn.Module hook (a LongTensor of ids), called through MaskedModel",
     "bridge.MaskedModel.score": "takes torch tensors from the estimators; walked through bridge.estimate_*",
     "bridge.TableDenoiser.forward": "torch's nn.Module hook (a LongTensor of noisy ids), called through the samplers",
@@ -453,6 +468,7 @@ ENGINE_HOOKS = {"moves": "exact engine hook (StepContext)", "select": "Monte Car
 #: methods on the instance test_records builds); their constructors take the library's own
 #: values and are not walked
 RESULT_RECORDS = frozenset({
+    "samplers.Run", "samplers.Capabilities",
     "bounds.BlockAllocation", "bounds.Bound", "bounds.CL26Point", "bounds.Comparison", "bounds.ComparisonRow",
     "bounds.FengEstimate", "bounds.FengRates", "bounds.FengSteps", "bounds.JysSearch", "bounds.StatementCheck",
     "bounds.ZC26Check",

@@ -253,8 +253,12 @@ def test_unknown_planners(planner):
 
 
 def test_grid_needs_a_bernoulli_planner():
+    grid = Grid((0.0, 0.5, 1.0))
+    # the planner object is its name (mt.samplers.as_sampler resolves both the same way)
+    assert np.array_equal(sampler_law(uniform(2, 3), grid, planner=RandomPlanner()).table,
+                          sampler_law(uniform(2, 3), grid, planner="random").table)
     with pytest.raises(ValueError, match=r"^planner: .*Grid"):
-        sampler_law(uniform(2, 3), Grid((0.0, 1.0)), planner=RandomPlanner())
+        sampler_law(uniform(2, 3), grid, planner="confidence")
 
 
 def test_random_planner_needs_a_schedule():

@@ -1,6 +1,6 @@
 """Forwards as diffusers' own LLaDA2Pipeline makes them (issue 26 §3.1): the model's calls are
 counted while the unpatched pipeline runs, with the exact law as its model, and compared with
-``SelectRun.expected_forwards`` and ``RevisionRun.forwards``.
+``SelectRun.forwards`` and ``RevisionRun.forwards``.
 
 The pipeline (diffusers 0.42.1, pipelines/llada2/pipeline_llada2.py) calls the model at the
 top of every pass of its block loop; ``check_block_should_continue``
@@ -53,7 +53,7 @@ def test_threshold_that_finishes_one_step_early_saves_no_forward():
     calls = _forwards(p, [2, 2, 2], threshold=0.7, editing_threshold=None, n=150, seed=0)
     assert run.mask_steps < 2.7  # the old count
     assert calls.min() == calls.max() == 3
-    assert run.expected_forwards == pytest.approx(3.0, abs=1e-9)
+    assert run.forwards == pytest.approx(3.0, abs=1e-9)
 
 
 def test_expected_forwards_are_the_pipelines_model_calls():
@@ -64,9 +64,9 @@ def test_expected_forwards_are_the_pipelines_model_calls():
     n = 600
     calls = _forwards(p, [1, 1, 1, 1], threshold=0.6, editing_threshold=None, n=n, seed=1)
     se = calls.std() / np.sqrt(n)
-    assert abs(calls.mean() - run.expected_forwards) < 4.5 * se + 1e-9
+    assert abs(calls.mean() - run.forwards) < 4.5 * se + 1e-9
     assert abs(calls.mean() - run.mask_steps) > 6 * se  # the mask steps are not the forwards
-    assert run.expected_forwards < 4  # and a threshold does save forwards here
+    assert run.forwards < 4  # and a threshold does save forwards here
 
 
 @pytest.mark.parametrize("threshold, post", [(None, 16), (0.6, 0), (0.6, 2)])

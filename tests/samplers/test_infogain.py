@@ -181,7 +181,8 @@ def test_monte_carlo_and_the_bridge_agree_with_the_exact_law(where):
     q = r.law.table.ravel()
     n = 4000
     if True:
-        samples, lost, fw = s.simulate(oracle, n=n, seed=2)
+        sim = s.simulate(oracle, n=n, seed=2)
+        samples, lost, fw = sim.samples, sim.lost, sim.forwards
         assert not lost.any()
         emp = np.bincount(mt.samplers.kernel.output_index(samples, 2), minlength=16) / n
         assert (np.abs(emp - q) / np.sqrt(np.maximum(q * (1 - q), 1e-12) / n)).max() < 4.5

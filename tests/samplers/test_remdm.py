@@ -226,7 +226,8 @@ def test_bridge_runs_it_on_a_torch_model():
     p = _law(6, K=2, d=4, alpha=2.0)
     s = ReMDMSampler(5, "loop", eta=0.1, t_on=0.6, t_off=0.2, alpha_on=0.7, top_p=0.95)
     n = 6000
-    samples, lost, _f = s.simulate(bridge.model_law(bridge.ExactModel(p), 4), n=n, seed=7)
+    sim = s.simulate(bridge.model_law(bridge.ExactModel(p), 4), n=n, seed=7)
+    samples, lost = sim.samples, sim.lost
     assert not lost.any()
     q = remdm_run(p, s).law.table.ravel()
     emp = np.bincount(mt.samplers.kernel.output_index(samples, 2), minlength=16) / n

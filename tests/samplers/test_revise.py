@@ -114,7 +114,8 @@ def test_monte_carlo_agrees_with_the_exact_chain(sampler):
     p = mt.families.dirichlet(4, 2, alpha=0.5, seed=3)
     n = 20000
     run = revise_run(p, sampler)
-    samples, lost = sampler.simulate(p, n=n, seed=1)
+    sim = sampler.simulate(p, n=n, seed=1)
+    samples, lost = sim.samples, sim.lost
     _z_check(p, run.law, samples, lost, n)
 
 
@@ -154,7 +155,7 @@ def test_bad_input():
         CorrectorSampler(mt.Schedule((2, 2)), k=0)
     with pytest.raises(ValueError, match=r"^after:"):
         CorrectorSampler(mt.Schedule((2, 2)), after=(5,))
-    with pytest.raises(ValueError, match=r"^sampler:"):
+    with pytest.raises(ValueError, match=r"^planner:"):
         revise_run(mt.families.parity(3), mt.Schedule((3,)))
     with pytest.raises(ValueError, match=r"^p: the exact revising chain"):
         revise_run(mt.families.dirichlet(9, 3, seed=0), RemaskingSampler.uniform(2))
@@ -172,8 +173,8 @@ def test_editing_that_never_fires_is_sample_then_select():
         if th is None:  # the block ends with its S-th mask step: no post step
             assert run.forwards == pytest.approx(plan.steps)
         else:  # one post step (which edits nothing) where a threshold committed the last mask early:
-            # the pass the pipeline makes without editing too (SelectRun.expected_forwards)
-            assert run.forwards == pytest.approx(ref.expected_forwards, abs=1e-12)
+            # the pass the pipeline makes without editing too (SelectRun.forwards)
+            assert run.forwards == pytest.approx(ref.forwards, abs=1e-12)
             assert run.forwards > ref.mask_steps
 
 
@@ -183,7 +184,8 @@ def test_editing_monte_carlo_agrees_with_the_exact_chain(eth, post):
     sampler = EditingSampler(mt.Schedule((2, 2)), editing_threshold=eth, max_post_steps=post)
     run = revise_run(p, sampler)
     n = 20000
-    samples, lost, fw = sampler.simulate(p, n=n, seed=3)
+    sim = sampler.simulate(p, n=n, seed=3)
+    samples, lost, fw = sim.samples, sim.lost, sim.forwards
     _z_check(p, run.law, samples, lost, n)
     assert abs(fw.mean() - run.forwards) < 4.5 * fw.std() / np.sqrt(n) + 1e-9
     assert fw.max() <= 2 + post + 1
@@ -333,7 +335,8 @@ def test_editing_off_support_outputs_and_lost_mass_agree_with_monte_carlo():
     run = revise_run(p, sampler)
     np.testing.assert_allclose(run.law.table, _editing_brute(p.table, (3,), 0.3, 2, None, "random"), atol=1e-12)
     n = 20000
-    samples, lost, _ = sampler.simulate(p, n=n, seed=5)
+    sim = sampler.simulate(p, n=n, seed=5)
+    samples, lost = sim.samples, sim.lost
     _z_check(p, run.law, samples, lost, n)
 
 

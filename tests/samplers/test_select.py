@@ -184,7 +184,7 @@ def test_monte_carlo_agrees_with_the_exact_law():
             assert run.mask_steps < len(sizes)
             # the pipeline's forwards: one more pass when the masks ran out before the S-th step
             fw = np.where(sim.steps < len(sizes), sim.steps + 1, sim.steps)
-            assert abs(fw.mean() - run.expected_forwards) < 4.5 * fw.std() / np.sqrt(n)
+            assert abs(fw.mean() - run.forwards) < 4.5 * fw.std() / np.sqrt(n)
 
 
 def test_selection_rule_as_the_sources_state_it():
@@ -250,7 +250,7 @@ def test_bad_input_names_the_argument():
     p = mt.families.dirichlet(3, 2, seed=0)
     with pytest.raises(ValueError, match=r"^plan:"):
         select_run(p, mt.Schedule((2, 2)))
-    with pytest.raises(ValueError, match=r"^planner: sample-then-select commits"):  # sampler_law dispatches it
+    with pytest.raises(ValueError, match=r"^planner: exact_run runs the planners of positions"):  # sampler_law dispatches it
         mt.samplers.exact_run(p, mt.Schedule((1, 2)), "sample_then_select")
     with pytest.raises(ValueError, match=r"^planner: sample-then-select commits"):
         mt.samplers.estimate_kl(p, mt.Schedule((1, 2)), SampleThenSelectPlanner(), n=10, seed=0)
@@ -288,7 +288,7 @@ def test_forwards_and_step_commits_are_the_enumeration(p, which, data):
     run = select_run(p, mt.Schedule(sizes), PLANNERS[which])
     _law, steps, commits, forwards = _brute(p.table, sizes, PLANNERS[which])
     assert run.mask_steps == pytest.approx(steps, abs=1e-12)
-    assert run.expected_forwards == pytest.approx(forwards, abs=1e-12)
+    assert run.forwards == pytest.approx(forwards, abs=1e-12)
     assert run.pipeline.startswith("diffusers") and "LLaDA2Pipeline" in run.pipeline
     np.testing.assert_allclose(run.step_commits, commits, atol=1e-12)
 

@@ -166,9 +166,9 @@ def test_planner_laws_are_the_enumeration_of_the_files_step(p, case):
     np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
     assert run.lost == pytest.approx(0.0, abs=1e-12)
     np.testing.assert_allclose(mt.sampler_law(p, None, rule).table, ref, atol=1e-12)
-    for f in range(run.forwards.shape[0]):
-        assert run.forwards[f] == pytest.approx(fw.get(f, 0.0), abs=1e-12)
-    assert run.expected_forwards == pytest.approx(sum(f * w for f, w in fw.items()), abs=1e-12)
+    for f in range(run.forwards_law.shape[0]):
+        assert run.forwards_law[f] == pytest.approx(fw.get(f, 0.0), abs=1e-12)
+    assert run.forwards == pytest.approx(sum(f * w for f, w in fw.items()), abs=1e-12)
 
 
 def test_eb_sampling_is_the_entropy_budget_planner():
@@ -269,10 +269,10 @@ def test_joint_threshold_exact_chain_is_the_enumeration_of_the_files_step(law, t
     np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
     np.testing.assert_allclose(mt.sampler_law(p, None, sampler).table, ref, atol=1e-12)
     assert run.lost == pytest.approx(lost, abs=1e-12)
-    for f in range(run.forwards.shape[0]):
-        assert run.forwards[f] == pytest.approx(fw.get(f, 0.0), abs=1e-12)
-    assert set(fw) <= set(range(run.forwards.shape[0]))
-    assert run.expected_forwards <= sampler.max_forwards(p.d)
+    for f in range(run.forwards_law.shape[0]):
+        assert run.forwards_law[f] == pytest.approx(fw.get(f, 0.0), abs=1e-12)
+    assert set(fw) <= set(range(run.forwards_law.shape[0]))
+    assert run.forwards <= sampler.max_forwards(p.d)
 
 
 def test_joint_threshold_greedy_is_one_output():
@@ -319,9 +319,9 @@ def test_monte_carlo_agrees_with_the_exact_law(rule):
     sim = mt.simulate(p, None, rule, n=n, seed=4)
     _z_check(p, run.law, sim.samples, sim.lost, n)
     if sim.forwards is not None:  # JointThreshold counts forwards per sample
-        assert abs(sim.forwards.mean() - run.expected_forwards) < 4.5 * sim.forwards.std() / math.sqrt(n) + 1e-9
+        assert abs(sim.forwards.mean() - run.forwards) < 4.5 * sim.forwards.std() / math.sqrt(n) + 1e-9
     else:  # the planners: forwards = steps + the file's final forwards
-        assert abs(sim.steps.mean() + rule.extra_forwards - run.expected_forwards) < \
+        assert abs(sim.steps.mean() + rule.extra_forwards - run.forwards) < \
             4.5 * sim.steps.std() / math.sqrt(n) + 1e-9
 
 
@@ -349,7 +349,7 @@ def test_bad_input():
         JointThresholdSampler(temperature=-1.0)
     with pytest.raises(ValueError, match="^plan:"):
         mt.sampler_law(LAWS[0], mt.Schedule((2, 2)), EntropyThresholdPlanner())
-    with pytest.raises(ValueError, match="^rule:"):
+    with pytest.raises(ValueError, match="^planner:"):
         serving_run(LAWS[0], "random")
     with pytest.raises(ValueError, match=r"^p: the exact JointThreshold chain .*simulate"):
         serving_run(mt.families.dirichlet(8, 3, seed=0), JointThresholdSampler())

@@ -100,11 +100,11 @@ def test_exact_run_matches_the_authors_loop_enumerated(p, W, order, scheme):
         q[x] += m
     np.testing.assert_allclose(q, p.table, atol=1e-12)  # the loop samples the joint exactly
     np.testing.assert_allclose(run.law.table, q, atol=1e-12)
-    want = np.zeros(run.forwards.size)
+    want = np.zeros(run.forwards_law.size)
     for c, m in fw.items():
         want[c] += m
-    np.testing.assert_allclose(run.forwards, want, atol=1e-12)
-    assert run.expected_forwards == pytest.approx(sum(c * m for c, m in fw.items()), abs=1e-12)
+    np.testing.assert_allclose(run.forwards_law, want, atol=1e-12)
+    assert run.forwards == pytest.approx(sum(c * m for c, m in fw.items()), abs=1e-12)
     assert run.max_forwards == max(c for c, m in fw.items() if m > 1e-15)
 
 
@@ -116,10 +116,10 @@ def test_kl_zero_and_forwards_never_above_d_for_windows_of_two_or_more(d, K):
             run = speculative_run(p, SpeculativeSampler(scheme, W))
             assert mt.kl(p, run.law) < 1e-12
             assert run.max_forwards <= d  # ASSD's claim (abstract): calls <= tokens
-            assert run.forwards.sum() == pytest.approx(1.0, abs=1e-12)
+            assert run.forwards_law.sum() == pytest.approx(1.0, abs=1e-12)
     # window 1: ASSD's code calls the oracle for a token it always accepts: 2d - 1 calls
     assert speculative_run(p, SpeculativeSampler("assd", 1)).max_forwards == 2 * d - 1
-    assert speculative_run(p, SpeculativeSampler("self_speculative", 1)).expected_forwards == pytest.approx(d)
+    assert speculative_run(p, SpeculativeSampler("self_speculative", 1)).forwards == pytest.approx(d)
 
 
 def test_parity_in_one_iteration():
@@ -128,8 +128,8 @@ def test_parity_in_one_iteration():
     iteration, 2 calls (ASSD), 1 (self-speculative), whatever d."""
     for d in (3, 6):
         p = families.parity(d)
-        assert speculative_run(p).forwards[2] == pytest.approx(1.0)
-        assert speculative_run(p, SpeculativeSampler("self_speculative")).expected_forwards == pytest.approx(1.0)
+        assert speculative_run(p).forwards_law[2] == pytest.approx(1.0)
+        assert speculative_run(p, SpeculativeSampler("self_speculative")).forwards == pytest.approx(1.0)
 
 
 def test_simulation_follows_the_exact_law():
@@ -145,10 +145,10 @@ def test_simulation_follows_the_exact_law():
     sd = np.sqrt(np.maximum(q * (1 - q), 1e-300) / n)
     assert np.all(counts[q == 0] == 0)
     assert np.max(np.abs((counts / n - q)[q > 0] / sd[q > 0])) < 5
-    c = np.bincount(sim.forwards, minlength=run.forwards.size) / n
-    sdf = np.sqrt(np.maximum(run.forwards * (1 - run.forwards), 1e-300) / n)
+    c = np.bincount(sim.forwards, minlength=run.forwards_law.size) / n
+    sdf = np.sqrt(np.maximum(run.forwards_law * (1 - run.forwards_law), 1e-300) / n)
     assert np.all(c[run.forwards == 0] == 0)
-    assert np.max(np.abs((c - run.forwards)[run.forwards > 0] / sdf[run.forwards > 0])) < 5
+    assert np.max(np.abs((c - run.forwards_law)[run.forwards_law > 0] / sdf[run.forwards_law > 0])) < 5
 
 
 def test_engine_entry_points_run_it():
@@ -228,7 +228,7 @@ def test_random_laws_windows_and_orders_against_the_loop(seed):
     for x, m in law.items():
         q[x] += m
     np.testing.assert_allclose(run.law.table, q, atol=1e-12)
-    assert run.expected_forwards == pytest.approx(sum(c * m for c, m in fw.items()), abs=1e-12)
+    assert run.forwards == pytest.approx(sum(c * m for c, m in fw.items()), abs=1e-12)
 
 
 def test_cost_scheme_and_order_refuse_bad_values_by_name():

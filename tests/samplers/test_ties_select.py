@@ -224,7 +224,8 @@ def test_monte_carlo_agrees_with_the_exact_law_under_each_rule(ties, law):
                     CorrectorSampler(mt.Schedule((2, 2)), k=2, ties=ties),
                     EditingSampler(mt.Schedule((2, 2)), editing_threshold=0.5, max_post_steps=1, ties=ties)):
         ex = revise_run(p, sampler).law
-        samples, lost = sampler.simulate(p, n=n, seed=12)[:2]
+        sim = sampler.simulate(p, n=n, seed=12)
+        samples, lost = sim.samples, sim.lost
         assert np.all(_z(ex, samples, lost, n) < 4.5), sampler
 
 
