@@ -46,6 +46,7 @@ from .comparison import *  # noqa: F401,F403
 from .demask import *  # noqa: F401,F403
 from .derived import *  # noqa: F401,F403
 from .dhw26 import *  # noqa: F401,F403
+from .duel import *  # noqa: F401,F403
 from .cl26 import *  # noqa: F401,F403
 from .fastdllm import *  # noqa: F401,F403
 from .feng25 import *  # noqa: F401,F403
@@ -53,6 +54,7 @@ from .imdm import *  # noqa: F401,F403
 from .jys import *  # noqa: F401,F403
 from .lc25 import *  # noqa: F401,F403
 from .pb25 import *  # noqa: F401,F403
+from .registry import *  # noqa: F401,F403
 from .w26 import *  # noqa: F401,F403
 from .zc26 import *  # noqa: F401,F403
 from .zyb26 import *  # noqa: F401,F403

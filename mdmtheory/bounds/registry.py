@@ -40,6 +40,8 @@ __all__ = [
     "REGISTERED",
     "register_rows",
     "unregister_rows",
+    "slack",
+    "bound_row",
     "random_order_schedule",
     "random_order_grid",
 ]
