@@ -29,18 +29,24 @@ lower bound, arXiv 2605.10518, our reading), :mod:`.cl26` (Cai & Li, arXiv 2603.
 entropy-sum rule: abstract only), :mod:`.feng25` (Feng et al., arXiv 2502.09622, token vs
 sequence error rate: abstract only), :mod:`.derived` (bounds
 derived here, among them the Riemann bound built on LZ25/CCL25's profile identity) and
-:mod:`.comparison` (the table, :func:`compare`); :mod:`.tightness` (the largest exact/bound
+:mod:`.duel` (DUEL's likelihood row, arXiv 2603.01367), :mod:`.speculative` (the rows of a
+speculative sampler, docs/theory.md §8), :mod:`.registry` (where each of these modules registers
+its rows of :func:`compare`) and :mod:`.comparison` (the table, :func:`compare`); :mod:`.tightness` (the largest exact/bound
 ratio found by search, JAX; loaded on first use).
 """
 
 import importlib as _importlib
 
-from . import _core, cl26, comparison, demask, derived, dhw26, fastdllm, feng25, imdm, jys, lc25, pb25, w26, zc26, zyb26
+# every paper module is imported here: each registers its rows of compare (.registry)
+from . import _core, registry  # noqa: I001 - the registry first
+from . import cl26, comparison, demask, derived, dhw26, duel, fastdllm, feng25, imdm, jys, lc25, pb25, speculative
+from . import w26, zc26, zyb26
 from ._core import *  # noqa: F401,F403
 from .comparison import *  # noqa: F401,F403
 from .demask import *  # noqa: F401,F403
 from .derived import *  # noqa: F401,F403
 from .dhw26 import *  # noqa: F401,F403
+from .duel import *  # noqa: F401,F403
 from .cl26 import *  # noqa: F401,F403
 from .fastdllm import *  # noqa: F401,F403
 from .feng25 import *  # noqa: F401,F403
@@ -48,6 +54,7 @@ from .imdm import *  # noqa: F401,F403
 from .jys import *  # noqa: F401,F403
 from .lc25 import *  # noqa: F401,F403
 from .pb25 import *  # noqa: F401,F403
+from .registry import *  # noqa: F401,F403
 from .w26 import *  # noqa: F401,F403
 from .zc26 import *  # noqa: F401,F403
 from .zyb26 import *  # noqa: F401,F403
@@ -55,7 +62,7 @@ from .zyb26 import *  # noqa: F401,F403
 # private names re-exported for the package's own tests and tightness targets: they moved,
 # they did not change
 from ._core import _geo_grid, _is_geometric  # noqa: F401
-from .comparison import _slack  # noqa: F401
+from .registry import slack as _slack  # noqa: F401
 from .derived import _bernstein_min  # noqa: F401
 
 __all__ = [
@@ -73,7 +80,9 @@ __all__ = [
     *imdm.__all__,
     *cl26.__all__,
     *feng25.__all__,
+    *duel.__all__,
     *comparison.__all__,
+    *registry.__all__[1:],
 ]
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .._estimate import Record
-from ..information.ugc import from_log_odds, _interval, log_odds
+from ..information.ugc import from_log_odds, check_interval, log_odds
 from ..schedules.plans import check_schedule, Grid, Schedule
 from .._validate import _is_bool, _short, int_arg, real_arg
 
@@ -146,7 +146,7 @@ def _endpoints(prof, start, stop) -> tuple[float, float]:
         return 1.0 / prof.d, 1.0 - 1.0 / prof.d
     if start is None or stop is None:
         raise ValueError("start, stop: give both or neither (default: the canonical interval)")
-    a, b = _interval(start, stop, "start, stop")
+    a, b = check_interval(start, stop, "start, stop")
     if not (0.0 < a < b < 1.0):
         raise ValueError(f"start, stop: need 0 < start < stop < 1, got ({a}, {b})")
     return a, b

@@ -55,6 +55,7 @@ from .._estimate import Record
 from .._validate import int_arg, real_arg
 from ..laws.joint import Joint
 from ._core import Bound, DERIVED
+from .registry import register_rows
 
 __all__ = [
     "CL26Point",
@@ -282,3 +283,16 @@ def cl26_bounds(p, planner) -> tuple[tuple[Bound, float], ...]:
     ep = float(np.dot(np.arange(p.d + 1), data_path_steps(p, planner)))
     path = float(exact_run(p, None, planner, trajectory=True).path_kl)
     return ((cl26_kl_budget(tau, ep), path), (cl26_steps_bound(tau, _entropy(p), p.d), ep))
+
+
+# -- rows of compare (docs/design.md, "How to add a bound") ----------------------------------
+def _entropy_sum_rule(ctx) -> bool:
+    """Cai & Li's rule (an EntropyBudgetPlanner, choosing its own sizes): this module's domain."""
+    from ..samplers.adaptive import EntropyBudgetPlanner
+
+    return isinstance(ctx.sampler, EntropyBudgetPlanner) and ctx.plan is None and ctx.d <= MAX_D
+
+
+@register_rows("cl26", source=__name__, order=450, applies=_entropy_sum_rule)
+def _cl26_rows(ctx):
+    return [ctx.row(b, exact) for b, exact in cl26_bounds(ctx.p, ctx.sampler)]

@@ -52,6 +52,7 @@ from ..samplers.ties import TIE_TOL
 from ..samplers.demask import DemaskPlanner, _law_dependencies, _demask_select, _pairwise_dependency
 from ._core import DERIVED, OUR_READING, UPPER
 from .fastdllm import StatementCheck, _Acc, _conditional
+from .registry import ComparisonRow, register_rows, slack
 
 __all__ = ["DEMASK_STATEMENTS", "demask_checks", "dependency_matrix"]
 
@@ -265,3 +266,18 @@ def demask_checks(p, *, planner=None, names=None) -> tuple[StatementCheck, ...]:
             if "demask_tv_budget" in accs:
                 accs["demask_tv_budget"].add(np.ones(len(vals), bool), tv, bound, where)
     return tuple(accs[nm].result() for nm in names)
+
+
+# -- rows of compare (docs/design.md, "How to add a bound") ----------------------------------
+@register_rows("demask", source=__name__, order=430,
+               applies=lambda ctx: isinstance(ctx.sampler, DemaskPlanner) and ctx.d <= 8)
+def _demask_rows(ctx):
+    """Theorem 1 on the sets the rule commits (under its assumption, and without it): the worst
+    case's TV beside τ (:func:`demask_checks`)."""
+    rows = []
+    for c in demask_checks(ctx.p, planner=ctx.sampler, names=("demask_theorem1", "demask_tv_budget")):
+        if c.cases:
+            rows.append(ComparisonRow(c.name, c.kind, "step_tv", float(c.bound), float(c.exact),
+                                      slack(c.bound, c.exact), c.holds, c.source, c.status))
+    return rows
+

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..information.ugc import as_profile, _edges, _increments
+from ..information.ugc import as_profile, check_edges, profile_increments
 from ._core import Bound, DERIVED, LOWER, _schedule, _steps_arg
+from .registry import random_order_grid, random_order_schedule, register_rows
 
 __all__ = [
     "riemann_bound",
@@ -29,7 +30,7 @@ def riemann_bound(p, schedule) -> Bound:
     """
     prof = as_profile(p)
     sched = _schedule(schedule, prof.d)
-    _increments(prof, strict=True)  # the telescoping needs a non-increasing profile
+    profile_increments(prof, strict=True)  # the telescoping needs a non-increasing profile
     phi = prof.values
     value = (sched.max_size - 1) * float(phi[0] - phi[-1])
     return Bound(
@@ -98,13 +99,13 @@ def optimal_grid_error_lower(p, edges, steps: int) -> Bound:
     """
     prof = as_profile(p)
     N = _steps_arg(steps)
-    tau = _edges(edges)
+    tau = check_edges(edges)
     d = prof.d
     K = tau.shape[0] - 1
     if d == 1:
         value = 0.0
     else:
-        coef = (d - 1) * _increments(prof, strict=True)  # Bernstein coefficients of h'
+        coef = (d - 1) * profile_increments(prof, strict=True)  # Bernstein coefficients of h'
         m = np.array([max(0.0, _bernstein_min(coef, tau[k], tau[k + 1])) for k in range(K)])
         value = float(np.sum(np.sqrt(m) * np.diff(tau)) ** 2 / (2 * (N + K - 1)))
     return Bound(
@@ -117,3 +118,27 @@ def optimal_grid_error_lower(p, edges, steps: int) -> Bound:
         kind=LOWER,
         status=DERIVED,
     )
+
+
+# -- rows of compare (docs/design.md, "How to add a bound") ----------------------------------
+@register_rows("data_processing", source=__name__, order=50, applies=lambda ctx: ctx.path_kl is not None)
+def _data_processing_rows(ctx):
+    dp = Bound("data_processing", ctx.path_kl, "kl", "data processing inequality (proofs/kl_le_path_kl.md)",
+               "KL(p||q) <= KL_path", status=DERIVED)
+    return [ctx.row(dp, ctx.kl_exact)]
+
+
+@register_rows("riemann", source=__name__, order=110, applies=random_order_schedule)
+def _riemann_rows(ctx):
+    b = riemann_bound(ctx.profile, ctx.plan)
+    return [ctx.row(b, ctx.exact(b.bounds))]
+
+
+def _grid_block(ctx) -> bool:
+    return random_order_grid(ctx) and 0.0 < ctx.plan.times[0] and ctx.plan.times[-1] < 1.0
+
+
+@register_rows("optimal_grid_error_lower", source=__name__, order=210, applies=_grid_block)
+def _optimal_grid_rows(ctx):
+    block = (ctx.plan.times[0], ctx.plan.times[-1])
+    return [ctx.row(optimal_grid_error_lower(ctx.profile, block, ctx.plan.steps), ctx.path_kl)]

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import math
 
-from ..information.ugc import as_profile, _ugc
+from ..information.ugc import as_profile, effective_total_correlation, profile_ugc
 from ._core import Bound, DERIVED, LOWER, PAPER, _tc_dtc
+from .registry import register_rows
 
 __all__ = [
     "dhw_sandwich",
@@ -35,7 +36,7 @@ def dhw_sandwich(p) -> tuple[Bound, Bound]:
     Returns (lower, upper), both bounding ``"dhw"``; from
     :math:`t(1-t) \le t\min\{1, -\log t\} \le \frac{e}{e-1} t(1-t)` on [0, 1].
     """
-    H = _ugc(as_profile(p), 0.0, 1.0)
+    H = profile_ugc(as_profile(p), 0.0, 1.0)
     src = "Wainwright 2026 (W26), App. A, Proposition 3, eq. (62c); verified here (docs/theory.md §3)"
     return (
         Bound(name="dhw_lower", value=H, bounds="dhw", source=src, statement="H(0, 1) <= DHW", kind=LOWER, status=PAPER),
@@ -75,3 +76,13 @@ def dhw26_dimension_bound(p) -> Bound:
         statement="effective total correlation <= d log K",
         status=PAPER,
     )
+
+
+# -- rows of compare (docs/design.md, "How to add a bound") ----------------------------------
+@register_rows("dhw26", source=__name__, order=320, applies=lambda ctx: True)
+def _dhw_rows(ctx):
+    """The sandwich, DHW <= min(TC, DTC) and DHW <= d log K, against the effective total correlation."""
+    prof = ctx.profile
+    dhw = effective_total_correlation(prof)
+    lo, hi = dhw_sandwich(prof)
+    return [ctx.row(lo, dhw), ctx.row(hi, dhw), ctx.row(dhw_tc_bound(prof), dhw), ctx.row(dhw26_dimension_bound(ctx.p), dhw)]

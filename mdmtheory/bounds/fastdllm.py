@@ -72,6 +72,7 @@ from .._estimate import Record
 from .._validate import float_array, int_arg, real_arg
 from ..laws.joint import Joint
 from ._core import DERIVED, LOWER, OUR_READING, PAPER, UPPER
+from .registry import ComparisonRow, register_rows, slack
 
 __all__ = [
     "IMPLICATION",
@@ -485,3 +486,32 @@ def frechet_extremal(confidences) -> Joint:
         z = tuple(int(((mid - s) % 1.0) < (e - s) and e > s) for s, e in zip(starts, ends))
         t[z] += b - a
     return Joint(t / t.sum())
+
+
+# -- rows of compare (docs/design.md, "How to add a bound") ----------------------------------
+#: the rows compare lists for the Factor and Fréchet rules: statement name -> the step quantity it is about
+COMPARE_ROWS = {"fastdllm_greedy": "step_mode_gap", "fastdllm_tv": "step_tv", "fastdllm_kl": "step_kl",
+                "fdpp_lemma_a1": "step_joint_correct", "fdpp_theorem41": "step_mode_gap"}
+
+
+def _step_rule(ctx) -> bool:
+    """The Factor and Fréchet rules (this module's domain), d <= 8."""
+    from ..samplers.adaptive import FactorPlanner, FrechetPlanner
+
+    return isinstance(ctx.sampler, (FactorPlanner, FrechetPlanner)) and ctx.d <= 8
+
+
+@register_rows("fastdllm", source=__name__, order=410, applies=_step_rule)
+def _step_rows(ctx):
+    """One row per statement of :data:`COMPARE_ROWS` on the sets the rule commits (every state
+    with p(x_A) > 0): the worst case's bound beside its exact value; implications (value 0,
+    exact = the smallest mode gap, slack None) hold when every certified set's mode is x*."""
+    rows = []
+    for c in statement_checks(ctx.p, planner=ctx.sampler, names=tuple(COMPARE_ROWS)):
+        if c.cases == 0:
+            continue
+        s = None if c.kind == IMPLICATION else slack(c.bound, c.exact)
+        rows.append(ComparisonRow(c.name, c.kind, COMPARE_ROWS[c.name], float(c.bound), float(c.exact), s,
+                                  c.holds, c.source, c.status))
+    return rows
+

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._estimate import Record
+from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, real_arg
 from ..laws.joint import Joint, MAX_OUTCOMES
 from ..schedules.plans import Grid, Schedule
@@ -159,19 +160,20 @@ class FengRates(Record):
     kl: float
 
 
-def _sampler(sampler) -> str:
-    if not isinstance(sampler, str) or sampler not in SAMPLERS:
-        raise ValueError(f"sampler: expected one of {SAMPLERS}, got {sampler!r:.80}")
-    return sampler
+def _planner(planner) -> str:
+    if not isinstance(planner, str) or planner not in SAMPLERS:
+        raise ValueError(f"planner: expected one of {SAMPLERS}, got {planner!r:.80}")
+    return planner
 
 
-def feng25_rates(p, steps: int, *, sampler: str = "equal") -> FengRates:
+@renamed_keywords(sampler="planner")
+def feng25_rates(p, steps: int, *, planner: str = "equal") -> FengRates:
     """The output law of the T-step sampler on p, exactly (``exact_run``), and its rates."""
     from ..information.divergence import kl as _kl
     from ..samplers import exact_run
 
     p = _joint(p)
-    sampler = _sampler(sampler)
+    sampler = _planner(planner)
     T = int_arg(steps, "steps", 1, p.d, hint=" (at most one step per position)")
     plan = equal_schedule(p.d, T) if sampler == "equal" else Grid.uniform(T)
     q = exact_run(p, plan, "random").law
@@ -200,15 +202,16 @@ def _target(x, name: str) -> float:
     return v
 
 
-def fewest_steps(p, *, ter_target: float, ser_target: float, sampler: str = "equal") -> FengSteps:
+@renamed_keywords(sampler="planner")
+def fewest_steps(p, *, ter_target: float, ser_target: float, planner: str = "equal") -> FengSteps:
     """Scan T = 1..d (stopping once both targets are met) and return the first T meeting each."""
     p = _joint(p)
     a, b = _target(ter_target, "ter_target"), _target(ser_target, "ser_target")
-    sampler = _sampler(sampler)
+    sampler = _planner(planner)
     ters, sers = [], []
     t_ter = t_ser = None
     for T in range(1, p.d + 1):
-        r = feng25_rates(p, T, sampler=sampler)
+        r = feng25_rates(p, T, planner=sampler)
         ters.append(r.ter)
         sers.append(r.ser)
         if t_ter is None and r.ter <= a:
@@ -220,7 +223,8 @@ def fewest_steps(p, *, ter_target: float, ser_target: float, sampler: str = "equ
     return FengSteps(p.d, sampler, a, b, t_ter, t_ser, tuple(ters), tuple(sers))
 
 
-def feng25_scaling(family, ds, *, ter_target: float, ser_target: float, sampler: str = "equal") -> tuple[FengSteps, ...]:
+@renamed_keywords(sampler="planner")
+def feng25_scaling(family, ds, *, ter_target: float, ser_target: float, planner: str = "equal") -> tuple[FengSteps, ...]:
     """:func:`fewest_steps` for ``family(d)`` (a callable returning a Joint) at each d of ``ds``."""
     if not callable(family):
         raise ValueError(f"family: expected a callable d -> mdmtheory.Joint, got {type(family).__name__}")
@@ -230,7 +234,7 @@ def feng25_scaling(family, ds, *, ter_target: float, ser_target: float, sampler:
     for d in ds:
         d = int_arg(d, "ds", 1)
         out.append(fewest_steps(_joint(family(d), "family(d)"), ter_target=ter_target, ser_target=ser_target,
-                                sampler=sampler))
+                                planner=planner))
     return tuple(out)
 
 

@@ -55,6 +55,7 @@ from .._validate import float_array
 from ..laws.joint import Joint, Marginals
 from ._core import Bound, LOWER, OUR_READING, _schedule
 from .fastdllm import StatementCheck, _Acc, _conditional
+from .registry import random_order_schedule, register_rows
 
 __all__ = ["IMDM_STATEMENTS", "imdm_checks", "imdm_lower", "partition_map"]
 
@@ -212,3 +213,14 @@ def partition_map(p, u) -> np.ndarray:
     idx = np.minimum(np.searchsorted(cdf, u[:, 0], side="right"), cdf.size - 1)
     return np.stack(np.unravel_index(idx, p.table.shape), axis=1).astype(np.int64)
 
+
+# -- rows of compare (docs/design.md, "How to add a bound") ----------------------------------
+#: largest table (entries) for which compare lists IMDM's row (its enumeration of states and sets)
+COMPARE_MAX_TABLE = 1 << 20
+
+
+@register_rows("imdm_pair_lower", source=__name__, order=440,
+               applies=lambda ctx: random_order_schedule(ctx) and ctx.d <= 8 and ctx.p.table.size <= COMPARE_MAX_TABLE
+               and ctx.plan.max_size >= 2)
+def _imdm_rows(ctx):
+    return [ctx.row(imdm_lower(ctx.p, ctx.plan), ctx.path_kl)]

@@ -76,6 +76,7 @@ from .._validate import choice_arg, int_arg, real_arg
 from ..information.ugc import as_profile, gain, gamma_umask
 from ..schedules.plans import Grid
 from ._core import Bound, OUR_READING
+from .registry import random_order_grid, register_rows
 
 __all__ = [
     "KLUB_FORMS",
@@ -245,3 +246,11 @@ def jys_schedule(p, steps: int, *, src_steps: int = 1024, form: str = "code", ma
         raise ValueError(f"src_steps: the search left repeated times {sched}; use a finer candidate grid")
     times = tuple(float(space[i]) for i in sched)
     return JysSearch(Grid(tuple(1.0 - t for t in times)), times, tuple(sched), src, form)
+
+
+# -- rows of compare (docs/design.md, "How to add a bound") ----------------------------------
+@register_rows("jys_klub", source=__name__, order=180, applies=random_order_grid)
+def _klub_rows(ctx):
+    """The KLUB in its Girsanov and code forms, against the path KL."""
+    return [ctx.row(jys_klub(ctx.profile, ctx.plan), ctx.path_kl),
+            ctx.row(jys_klub(ctx.profile, ctx.plan, form="code"), ctx.path_kl)]

@@ -18,9 +18,10 @@ import numbers
 
 import numpy as np
 
-from ..information.ugc import as_profile, gain_coefficients, _increments
+from ..information.ugc import as_profile, gain_coefficients, profile_increments
 from .._validate import _short
 from ._core import Bound, LOWER, OUR_READING, _schedule, SUMMARY
+from .registry import random_order_schedule, register_rows
 
 __all__ = [
     "lc25_bound",
@@ -46,7 +47,7 @@ def lc25_bound(p, schedule) -> Bound:
     """
     prof = as_profile(p)
     sched = _schedule(schedule, prof.d)
-    _increments(prof, strict=True)  # stated for exact (non-increasing) profiles
+    profile_increments(prof, strict=True)  # stated for exact (non-increasing) profiles
     phi = prof.values
     k = sched.max_size
     factor = (1 << (k - 1).bit_length()) - 1  # 2^ceil(log2 k) - 1
@@ -186,3 +187,17 @@ def _max_size_arg(max_size, d: int) -> int:
     if not ok or not 1 <= int(max_size) <= d:
         raise ValueError(f"max_size: expected an integer in 1..d={d}, got {_short(max_size)}")
     return int(max_size)
+
+
+# -- rows of compare (docs/design.md, "How to add a bound") ----------------------------------
+@register_rows("lc25_theorem1", source=__name__, order=120, applies=random_order_schedule)
+def _theorem1_rows(ctx):
+    b = lc25_bound(ctx.profile, ctx.plan)
+    return [ctx.row(b, ctx.exact(b.bounds))]
+
+
+@register_rows("lc25_lower_our_reading", source=__name__, order=140,
+               applies=lambda ctx: random_order_schedule(ctx) and ctx.plan.max_size >= 2)
+def _lower_rows(ctx):
+    s = ctx.plan.max_size
+    return [ctx.row(lc25_lower_our_reading(ctx.profile, s), worst_path_kl(ctx.profile, s))]

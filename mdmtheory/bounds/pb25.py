@@ -48,6 +48,8 @@ from ..information.entropies import subset_entropies
 from ..laws.joint import Joint, positions_to_mask
 from .._validate import int_arg
 from ._core import Bound, DERIVED, LOWER, PAPER, _schedule
+from ..schedules.plans import Schedule
+from .registry import random_order_schedule, register_rows
 
 __all__ = [
     "conditional_total_correlation",
@@ -301,3 +303,18 @@ def pb25_input_dependent_lower(p, steps: int, given) -> Bound:
         kind=LOWER,
         status=PAPER,
     )
+
+
+# -- rows of compare (docs/design.md, "How to add a bound") ----------------------------------
+@register_rows("pb25_schedule_lower", source=__name__, order=150,
+               applies=lambda ctx: random_order_schedule(ctx) and ctx.d <= COMPARE_MAX_D)
+def _schedule_rows(ctx):
+    return [ctx.row(pb25_schedule_lower(ctx.p, ctx.plan), ctx.path_kl)]
+
+
+@register_rows("pb25_partition_lower", source=__name__, order=160,
+               applies=lambda ctx: ctx.capabilities.order == "prefix" and isinstance(ctx.plan, Schedule))
+def _partition_rows(ctx):
+    """Left to right in blocks of k_t: PB25's fixed partition (an equality with the exact conditionals)."""
+    cuts = [tuple(range(s0, s0 + k)) for s0, k in zip(ctx.plan.starts, ctx.plan.sizes)]
+    return [ctx.row(pb25_partition_lower(ctx.p, cuts), ctx.kl_exact)]

@@ -19,14 +19,14 @@ import numpy as np
 from .._estimate import record_dict
 from ..information.ugc import (
     as_profile,
-    _card_pair,
-    _edges,
+    check_card_pair,
+    check_edges,
     fine_complexity,
     from_log_odds,
-    _interval,
+    check_interval,
     log_odds,
     partition_complexity,
-    _ugc,
+    profile_ugc,
     ugc_card,
 )
 from ..schedules.odds import psi_scalar
@@ -47,6 +47,7 @@ from ._core import (
     _tc_dtc,
     _times_product,
 )
+from .registry import random_order_grid, random_order_schedule, register_rows
 
 __all__ = [
     "w26_lemma4",
@@ -74,8 +75,8 @@ def w26_lemma4(p, start: float, stop: float) -> Bound:
     H(a, b) = 0 (then :math:`h' \equiv 0` on [a, b] and the defect is 0).
     """
     prof = as_profile(p)
-    a, b = _interval(start, stop, "start, stop")
-    H = _ugc(prof, a, b)
+    a, b = check_interval(start, stop, "start, stop")
+    H = profile_ugc(prof, a, b)
     factor = 0.0 if a == b else (math.inf if a == 0.0 or b == 1.0 else psi_scalar(b) / psi_scalar(a) - 1.0)
     return Bound(
         name="w26_lemma4",
@@ -102,7 +103,7 @@ def w26_lemma5(p, a: int, b: int) -> Bound:
     """
     prof = as_profile(p)
     d = prof.d
-    a, b = _card_pair(a, b, d)
+    a, b = check_card_pair(a, b, d)
     H = ugc_card(prof, a, b)
     if b - a <= 1:
         factor = 0.0
@@ -203,7 +204,7 @@ def w26_corollary1(p, plan, *, start: float | None = None, stop: float | None = 
     L = float(log_odds(T) - log_odds(t0))
     if N < L:
         raise ValueError(f"plan: Corollary 1 needs N >= log(psi(T)/psi(t_0)) = {L:.4g}, got N={N}")
-    value = 2.0 * _ugc(prof, t0, T) / N * L
+    value = 2.0 * profile_ugc(prof, t0, T) / N * L
     return Bound(
         name="w26_corollary1",
         value=float(value),
@@ -217,10 +218,10 @@ def w26_corollary1(p, plan, *, start: float | None = None, stop: float | None = 
 
 
 def _block_data(prof, edges):
-    tau = _edges(edges)
+    tau = check_edges(edges)
     lam = np.log(tau) - np.log1p(-tau)
     S = np.diff(lam)
-    H = np.array([_ugc(prof, tau[k], tau[k + 1]) for k in range(tau.shape[0] - 1)])
+    H = np.array([profile_ugc(prof, tau[k], tau[k + 1]) for k in range(tau.shape[0] - 1)])
     return tau, lam, S, H
 
 
@@ -356,7 +357,7 @@ def w26_proposition1_dp_lower(p, edges, steps: int) -> Bound:
     """
     prof = as_profile(p)
     N = _steps_arg(steps)
-    tau = _edges(edges)
+    tau = check_edges(edges)
     K = tau.shape[0] - 1
     if N < K:
         raise ValueError(f"steps: the block objective needs at least one step per block, N >= K = {K}, got {N}")
@@ -413,3 +414,48 @@ def ugc_total_bound(p) -> Bound:
         statement="H(0, 1) <= min(TC, DTC)",
         status=PAPER,
     )
+
+
+# -- rows of compare (docs/design.md, "How to add a bound") ----------------------------------
+@register_rows("w26_theorem1_card", source=__name__, order=130, applies=random_order_schedule)
+def _theorem1_card_rows(ctx):
+    b = w26_theorem1_card(ctx.profile, ctx.plan)
+    return [ctx.row(b, ctx.exact(b.bounds))]
+
+
+@register_rows("w26_theorem1", source=__name__, order=170, applies=random_order_grid)
+def _theorem1_rows(ctx):
+    return [ctx.row(w26_theorem1(ctx.profile, ctx.plan), ctx.path_kl)]
+
+
+def _corollary1_applies(ctx) -> bool:
+    if not random_order_grid(ctx):
+        return False
+    t0, tN = ctx.plan.times[0], ctx.plan.times[-1]
+    return _is_geometric(ctx.plan) and ctx.plan.steps >= float(log_odds(tN) - log_odds(t0))
+
+
+@register_rows("w26_corollary1", source=__name__, order=190, applies=_corollary1_applies)
+def _corollary1_rows(ctx):
+    return [ctx.row(w26_corollary1(ctx.profile, ctx.plan), ctx.path_kl)]
+
+
+def _single_block(ctx) -> bool:
+    return random_order_grid(ctx) and 0.0 < ctx.plan.times[0] and ctx.plan.times[-1] < 1.0
+
+
+@register_rows("w26_proposition1_dp_lower", source=__name__, order=200, applies=_single_block)
+def _proposition1_rows(ctx):
+    block, N = (ctx.plan.times[0], ctx.plan.times[-1]), ctx.plan.steps
+    return [ctx.row(w26_proposition1_dp_lower(ctx.profile, block, N), w26_block_objective_min(ctx.profile, block, N).value)]
+
+
+@register_rows("w26_theorem3", source=__name__, order=220, applies=_single_block)
+def _theorem3_rows(ctx):
+    return [ctx.row(w26_theorem3(ctx.profile, ctx.plan.steps, start=ctx.plan.times[0], stop=ctx.plan.times[-1]), None)]
+
+
+@register_rows("ugc_total", source=__name__, order=310, applies=lambda ctx: True)
+def _ugc_total_rows(ctx):
+    """H(0, 1) <= min(TC, DTC): about the law alone."""
+    return [ctx.row(ugc_total_bound(ctx.profile), profile_ugc(ctx.profile, 0.0, 1.0))]

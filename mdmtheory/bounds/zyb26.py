@@ -30,6 +30,7 @@ import numpy as np
 from ..laws.joint import Joint, positions_to_mask
 from ._core import Bound, LOWER, OUR_READING
 from .pb25 import conditional_total_correlation
+from .registry import register_rows
 
 __all__ = [
     "rejection_cost",
@@ -125,3 +126,9 @@ def zyb26_verification_lower(p, block=None, given=()) -> Bound:
         kind=LOWER,
         status=OUR_READING,
     )
+
+
+# -- rows of compare (docs/design.md, "How to add a bound") ----------------------------------
+@register_rows("zyb26_verification_lower", source=__name__, order=330, applies=lambda ctx: True)
+def _verification_rows(ctx):
+    return [ctx.row(zyb26_verification_lower(ctx.p), rejection_cost(ctx.p))]

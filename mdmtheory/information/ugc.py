@@ -70,6 +70,11 @@ __all__ = [
     "tse",
     "gamma_umask",
     "gamma_card",
+    "check_interval",
+    "check_card_pair",
+    "check_edges",
+    "profile_increments",
+    "profile_ugc",
 ]
 
 #: Relative size (to the largest |φ|) below which a profile increment counts as rounding.
@@ -105,7 +110,8 @@ def _times(t, name: str = "t") -> np.ndarray:
     return t
 
 
-def _interval(a, b, name: str = "a, b") -> tuple[float, float]:
+def check_interval(a, b, name: str = "a, b") -> tuple[float, float]:
+    """Reveal times ``0 <= a <= b <= 1`` as floats (a ValueError naming ``name`` otherwise)."""
     lo, hi = name.split(", ") if ", " in name else ("a", "b")
     try:
         a, b = real_arg(a, lo), real_arg(b, hi)
@@ -169,7 +175,7 @@ def gain_coefficients(p) -> np.ndarray:
     return phi.shape[0] * (phi[0] - phi)
 
 
-def _increments(prof: Profile, *, strict: bool) -> np.ndarray:
+def profile_increments(prof: Profile, *, strict: bool) -> np.ndarray:
     r""":math:`h^{card}_{j+1} - h^{card}_j = d(\varphi_j - \varphi_{j+1})`, j = 0..d-2.
 
     ``strict``: an exact profile is non-increasing, so its increments are >= 0 up to
@@ -203,7 +209,7 @@ def _gain_derivative(prof: Profile, t: np.ndarray, *, strict: bool = False) -> n
     d = prof.d
     if d == 1:
         return np.zeros(t.shape)
-    inc = _increments(prof, strict=strict)
+    inc = profile_increments(prof, strict=strict)
     return (d - 1) * (_bernstein(d - 2, np.asarray(t, dtype=np.float64)) @ inc)
 
 
@@ -230,7 +236,9 @@ def _gauss(a: float, b: float, n: int):
     return a + (b - a) * (x + 1) / 2, (b - a) / 2 * w
 
 
-def _ugc(prof: Profile, a: float, b: float) -> float:
+def profile_ugc(prof: Profile, a: float, b: float) -> float:
+    """:func:`ugc` of a :class:`Profile` on an interval already checked (:func:`check_interval`):
+    no conversion, no validation (the bounds' inner loops)."""
     if b == a:
         return 0.0
     u, w = _gauss(a, b, prof.d // 2 + 2)  # integrand has degree <= d: exact
@@ -252,8 +260,8 @@ def ugc(p, start: float, stop: float) -> float:
     profile (nothing cancels). Additive over intervals; equals
     :math:`\int_{\log\psi(a)}^{\log\psi(b)} q(\lambda)\, d\lambda`.
     """
-    a, b = _interval(start, stop, "start, stop")
-    return _ugc(as_profile(p), a, b)
+    a, b = check_interval(start, stop, "start, stop")
+    return profile_ugc(as_profile(p), a, b)
 
 
 def ugc_card(p, a: int, b: int) -> float:
@@ -264,7 +272,7 @@ def ugc_card(p, a: int, b: int) -> float:
     """
     prof = as_profile(p)
     d = prof.d
-    a, b = _card_pair(a, b, d)
+    a, b = check_card_pair(a, b, d)
     if b - a < 2:
         return 0.0
     hc = gain_coefficients(prof)
@@ -272,7 +280,7 @@ def ugc_card(p, a: int, b: int) -> float:
     return float(np.sum(j / d * (1 - j / d) * (hc[j] - hc[j - 1])))
 
 
-def _card_pair(a, b, d: int) -> tuple[int, int]:
+def check_card_pair(a, b, d: int) -> tuple[int, int]:
     """Integer counts ``0 <= a <= b <= d``; integral floats (``3.0``) are accepted, while bools,
     strings, non-integral values and numbers beyond float64 (``10**400``, ``Fraction(10**400)``)
     are refused before any float conversion can overflow."""
@@ -320,7 +328,7 @@ def _resolve_interval(prof: Profile, interval) -> tuple[float, float]:
         a, b = interval
     except (TypeError, ValueError):
         raise ValueError(f"interval: expected a pair (a, b), got {interval!r}") from None
-    return _interval(a, b, "interval")
+    return check_interval(a, b, "interval")
 
 
 def coarse_complexity(p, interval=None) -> float:
@@ -333,7 +341,7 @@ def coarse_complexity(p, interval=None) -> float:
     a, b = _resolve_interval(prof, interval)
     if not (0.0 < a and b < 1.0):
         raise ValueError(f"interval: needs 0 < a <= b < 1 (finite log-odds length), got ({a}, {b})")
-    return float((log_odds(b) - log_odds(a)) * _ugc(prof, a, b))
+    return float((log_odds(b) - log_odds(a)) * profile_ugc(prof, a, b))
 
 
 def partition_complexity(p, edges) -> float:
@@ -345,12 +353,13 @@ def partition_complexity(p, edges) -> float:
     :math:`C_{ugc}`; refining decreases C toward :math:`P_{ugc}` (Cauchy–Schwarz).
     """
     prof = as_profile(p)
-    tau = _edges(edges)
+    tau = check_edges(edges)
     S, H = _blocks(prof, tau)
     return float(np.sum(np.sqrt(S * H)) ** 2)
 
 
-def _edges(edges) -> np.ndarray:
+def check_edges(edges) -> np.ndarray:
+    """Partition edges: at least two reveal times, strictly increasing, strictly inside (0, 1)."""
     tau = float_array(edges, "edges", what="(K+1,)", finite=False)
     if tau.ndim != 1 or tau.shape[0] < 2:
         raise ValueError(f"edges: need at least two reveal times, got {edges!r}")
@@ -364,7 +373,7 @@ def _edges(edges) -> np.ndarray:
 def _blocks(prof: Profile, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     lam = np.log(tau) - np.log1p(-tau)
     S = np.diff(lam)
-    H = np.array([_ugc(prof, tau[k], tau[k + 1]) for k in range(tau.shape[0] - 1)])
+    H = np.array([profile_ugc(prof, tau[k], tau[k + 1]) for k in range(tau.shape[0] - 1)])
     if np.any(H < 0):
         raise ValueError("p: negative UGC on a block; the profile is not non-increasing")
     return S, H
@@ -382,7 +391,7 @@ def fine_complexity(p, interval=None) -> float:
     a, b = _resolve_interval(prof, interval)
     if b == a or prof.d == 1:
         return 0.0
-    _increments(prof, strict=True)  # validate
+    profile_increments(prof, strict=True)  # validate
 
     def f(t):
         return math.sqrt(float(_gain_derivative(prof, np.asarray(t), strict=True)))
@@ -432,7 +441,7 @@ def gamma_umask(p, start: float, stop: float) -> float:
     Gauss–Legendre quadrature with enough nodes to integrate the degree-(d-1) polynomial
     exactly; the integrand is non-negative (h is non-decreasing), so nothing cancels.
     """
-    a, b = _interval(start, stop, "start, stop")
+    a, b = check_interval(start, stop, "start, stop")
     prof = as_profile(p)
     if b == a:
         return 0.0
@@ -454,8 +463,9 @@ def gamma_card(p, a: int, b: int) -> float:
     = \sum_{m=a}^{b-1} (\varphi_a - \varphi_m)`: the expected total correlation of one
     fixed-cardinality step revealing b - a tokens after a (docs/theory.md §2)."""
     prof = as_profile(p)
-    a, b = _card_pair(a, b, prof.d)
+    a, b = check_card_pair(a, b, prof.d)
     if b == a:
         return 0.0
     phi = prof.values
     return float(np.sum(phi[a] - phi[a:b]))
+

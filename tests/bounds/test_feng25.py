@@ -118,7 +118,7 @@ def test_rates_match_the_brute_force_sampler(law):
 
 
 def test_grid_sampler_draws_each_position_s_step_uniformly():
-    """sampler="grid": the continuous-time MDM on T equal intervals = each position's step label
+    """planner="grid": the continuous-time MDM on T equal intervals = each position's step label
     iid uniform on 1..T (empty steps skipped), then the steps in order."""
     p = F.golden_mean_chain(3, 0.6)
     T, d = 2, 3
@@ -129,7 +129,7 @@ def test_grid_sampler_draws_each_position_s_step_uniformly():
         # brute_law averages over all orders with these sizes; with fixed labels take the one order
         qq = brute_law_fixed(p.table, [tuple(j for j in order if labels[j] == t) for t in range(T) if sizes[t]])
         q += qq / T**d
-    r = F.feng25_rates(p, T, sampler="grid")
+    r = F.feng25_rates(p, T, planner="grid")
     assert r.ser == pytest.approx(ser(p.table, q), abs=1e-12)
 
 
@@ -202,7 +202,7 @@ def test_stored_scaling_table_rows():
     (lambda: F.equal_schedule(4, 5), "steps"),
     (lambda: F.golden_mean_chain(4, 1.0), "stay"),
     (lambda: F.ngram_chain(np.ones((2, 2)), 3), "conditional"),
-    (lambda: F.feng25_rates(F.golden_mean_chain(3), 2, sampler="fast"), "sampler"),
+    (lambda: F.feng25_rates(F.golden_mean_chain(3), 2, planner="fast"), "planner"),
     (lambda: F.fewest_steps(F.golden_mean_chain(3), ter_target=-0.1, ser_target=0.1), "ter_target"),
     (lambda: F.feng25_scaling(3, [3], ter_target=0.1, ser_target=0.1), "family"),
     (lambda: F.markov_rates_mc([[0.9, 0.1], [0.1, 0.9]], 6, 7, n=10, seed=0), "steps"),
