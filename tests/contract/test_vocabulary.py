@@ -120,7 +120,11 @@ def _cases():
 
     from mdmtheory import symbolic
 
+    from mdmtheory import exports
+    from mdmtheory.exports import dllm, llada, mdlm, sglang, vllm
+
     law, p = _law(), _joint()
+    sched = mt.Schedule((1, 3, 2, 2))
     prof = mt.information_profile(p)
     sym = symbolic.noisy_repeated_bit(R(1, 10), 3)
     xs = np.array([[0, 1, 1, 0], [1, 1, 0, 0]])
@@ -162,6 +166,21 @@ def _cases():
         ("EditingSampler.simulate",
          lambda **k: mt.samplers.EditingSampler(mt.Schedule((2, 2))).simulate(n=8, seed=1, **k), {"p": law},
          {"law": law}),
+        # the exporters take the plan as `plan` (was `schedule`) ...
+        *[(f"exports.{fn.__name__}", fn, {"plan": sched}, {"schedule": sched}) for fn in (
+            exports.to_llada, exports.to_dream, exports.to_mdlm, exports.to_dllm, exports.to_json, exports.export)],
+        ("exports.to_llada (blocks)", lambda **k: exports.to_llada(block_length=4, **k), {"plan": sched},
+         {"schedule": sched}),
+        ("exports.export (fmt)", lambda **k: exports.export(fmt="dream", **k), {"plan": sched}, {"schedule": sched}),
+        ("sglang.to_sglang", lambda **k: sglang.to_sglang(**k), {"plan": [1, 1, 1, 1]}, {"schedule": [1, 1, 1, 1]}),
+        ("vllm.to_vllm", lambda **k: vllm.to_vllm(budget_only=True, **k), {"plan": sched}, {"schedule": sched}),
+        # ... and the adapters take the dict an exporter returned as `exported` (was `plan`)
+        ("mdlm.plan_steps", mdlm.plan_steps, {"exported": exports.to_mdlm(sched)},
+         {"plan": exports.to_mdlm(sched)}),
+        ("dllm.PlanAlphaScheduler.from_plan", lambda **k: repr(dllm.PlanAlphaScheduler.from_plan(**k)),
+         {"exported": exports.to_dllm(sched)}, {"plan": exports.to_dllm(sched)}),
+        ("llada.PlanCounts", lambda **k: llada.PlanCounts(**k).rows, {"exported": exports.to_llada(sched)},
+         {"plan": exports.to_llada(sched)}),
     ]
 
 
