@@ -234,6 +234,49 @@ def test_bridge_old_keywords_same_result_with_a_warning():
     assert bridge.optimal_schedule_estimate(est, 2, n_resamples=5, seed=1, confidence=0.9).level == 0.9
 
 
+# -- renamed functions: the old name is the same object, with one warning ---------------------------
+#: (module, old name) -> (module, new name): the renames of docs/design.md, "Vocabulary" (_moved.NAMES).
+RENAMED_NAMES = {
+    ("mdmtheory.design", "block_design"): ("mdmtheory.design", "design_blocks_from_data"),
+    ("mdmtheory.design.from_data", "block_design"): ("mdmtheory.design.from_data", "design_blocks_from_data"),
+    ("mdmtheory.design", "estimate_block_design"): ("mdmtheory.design", "estimate_design_blocks"),
+    ("mdmtheory.design.blocks", "estimate_block_design"): ("mdmtheory.design.blocks", "estimate_design_blocks"),
+    ("mdmtheory.design", "estimate_profile"): ("mdmtheory.design", "estimate_cross_entropy_profile"),
+    ("mdmtheory.design.profile", "estimate_profile"): ("mdmtheory.design.profile", "estimate_cross_entropy_profile"),
+}
+
+
+@pytest.mark.parametrize("old, new", sorted(RENAMED_NAMES.items()), ids=[".".join(k) for k in sorted(RENAMED_NAMES)])
+def test_old_function_name_is_the_new_function_with_a_warning(old, new):
+    import importlib
+
+    assert _moved.NAMES[old][1] == new[1]  # the one compat table holds it
+    new_fn = getattr(importlib.import_module(new[0]), new[1])
+    with pytest.warns(DeprecationWarning, match=rf"{old[1]} moved to .*\.{new[1]}; the old path works for one release"):
+        assert getattr(importlib.import_module(old[0]), old[1]) is new_fn
+    assert old[1] not in getattr(importlib.import_module(old[0]), "__all__", ())
+
+
+def test_old_function_name_gives_the_same_design():
+    import numpy as np
+
+    from mdmtheory import design
+    from mdmtheory.laws import as_oracle
+
+    p = _joint()
+    x = np.asarray(_law().sample(60, np.random.default_rng(0)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = design.estimate_design_blocks(as_oracle(p), x, forwards=2, n_per_level=20, seed=1)
+        want_prof = design.estimate_cross_entropy_profile(as_oracle(p), x, n_per_level=20, seed=1)
+    with pytest.warns(DeprecationWarning, match="the old path works for one release"):
+        got = design.estimate_block_design(as_oracle(p), x, forwards=2, n_per_level=20, seed=1)
+    with pytest.warns(DeprecationWarning, match="the old path works for one release"):
+        got_prof = design.estimate_profile(as_oracle(p), x, n_per_level=20, seed=1)
+    _same(got, want)
+    _same(got_prof, want_prof)
+
+
 # -- the retired names stay retired ------------------------------------------------------------
 #: Parameter names the table retires (docs/design.md, "Vocabulary") -> the one name now.
 RETIRED = {"law": "p", "joint": "p", "maxiter": "max_iter", "t0": "start", "level": "confidence"}
