@@ -22,7 +22,7 @@ import torch
 import mdmtheory as mt
 from mdmtheory.data import datasets
 from mdmtheory.bridge.tiny import load_pretrained
-from mdmtheory.design import estimate_profile
+from mdmtheory.design import estimate_cross_entropy_profile
 from mdmtheory.laws.families import markov_chain_entropy_coefficients
 
 
@@ -58,7 +58,7 @@ def main(argv=None):
 
     # 1. words
     t0 = time.perf_counter()
-    est = estimate_profile(load_pretrained("words"), ds.sample(50_000, seed=123), n_per_level=args.n_per_level, seed=7)
+    est = estimate_cross_entropy_profile(load_pretrained("words"), ds.sample(50_000, seed=123), n_per_level=args.n_per_level, seed=7)
     print(f"== words: estimate {time.perf_counter() - t0:.1f} s, {est.forwards} forward rows")
     print(" m   exact phi   model c (± se)     learning error c - phi")
     for m in range(5):
@@ -100,7 +100,7 @@ def main(argv=None):
         print(f" {n:<8} " + "  ".join(f"{v:.3e}   " for v in np.mean(regs, axis=0)))
     print("\n== markov d=64: shipped MDM, estimated profile")
     t0 = time.perf_counter()
-    est = estimate_profile(load_pretrained("markov"), mk.sample(20_000, seed=321), n_per_level=args.n_per_level // 4, seed=7)
+    est = estimate_cross_entropy_profile(load_pretrained("markov"), mk.sample(20_000, seed=321), n_per_level=args.n_per_level // 4, seed=7)
     print(f" estimate {time.perf_counter() - t0:.1f} s; learning error sum(c - phi) = {np.sum(est.values - phi.values):.4f} nats"
           f" (max |c - phi| = {np.max(np.abs(est.values - phi.values)):.4f})")
     for T, sh, so, kh, ko, r in regret_rows(phi, mt.Profile(est.values), Ts):
@@ -109,7 +109,7 @@ def main(argv=None):
     print(" control: the same estimator on the chain's exact conditionals (Monte Carlo noise only), mean of 3 seeds")
     x = mk.sample(20_000, seed=321)
     for npl in (args.n_per_level // 4, args.n_per_level):
-        regs = [[r for *_, r in regret_rows(phi, mt.Profile(estimate_profile(mk.law, x, n_per_level=npl, seed=s).values), Ts)]
+        regs = [[r for *_, r in regret_rows(phi, mt.Profile(estimate_cross_entropy_profile(mk.law, x, n_per_level=npl, seed=s).values), Ts)]
                 for s in range(3)]
         print(f" {npl} draws/level: regret " + " / ".join(f"{v:.3f}" for v in np.mean(regs, axis=0)))
 

@@ -65,6 +65,18 @@ NAMES = {
     ("mdmtheory.bridge.attention", "MAX_PLOT_CELLS"): ("mdmtheory.report.plots", "MAX_PLOT_CELLS"),
 }
 
+#: Renamed functions (docs/design.md, "Vocabulary": one verb for designing blocks,
+#: ``design_blocks``; one name per meaning of a profile estimate): old name -> (module, new name),
+#: readable from the wing and from the module that defines the new name.
+_RENAMED = {
+    "block_design": ("mdmtheory.design.from_data", "design_blocks_from_data"),
+    "estimate_block_design": ("mdmtheory.design.blocks", "estimate_design_blocks"),
+    "estimate_profile": ("mdmtheory.design.profile", "estimate_cross_entropy_profile"),
+}
+for _old, (_mod, _new) in _RENAMED.items():
+    NAMES[("mdmtheory.design", _old)] = (_mod, _new)
+    NAMES[(_mod, _old)] = (_mod, _new)
+
 #: Names the top level re-exported before the layout, now only in their wing.
 _TOP = {
     "mdmtheory.information": ("subset_entropies", "entropy_coefficients", "total_correlation",

@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 
 from ..design.blocks import separation
-from ..design.from_data import block_design, design
+from ..design.from_data import design_blocks_from_data, design
 from ..design.profile import EXACT_LIMIT
 from ..schedules.plans import Schedule
 from ..exports import formats as exports
@@ -184,7 +184,7 @@ def run(args) -> dict:
     r_len = x.shape[1] - g
     if blocks:
         with options_for(_names(args)):
-            res = block_design(x, K=K, model=model, forwards=args.forwards, target_kl=args.budget,
+            res = design_blocks_from_data(x, K=K, model=model, forwards=args.forwards, target_kl=args.budget,
                                block_lengths=args.block_length, prompt_length=g, exact_limit=args.exact_limit,
                                n_per_level=args.n_per_level, seed=args.seed, confidence=conf)
         best = res.best

@@ -1,6 +1,6 @@
 """Design from data: a model's profile on data and its checks (:mod:`.profile`), the plan
-(:func:`design`, :func:`block_design`: :mod:`.from_data`, :mod:`.blocks`) and certificates with
-confidence (:mod:`.certificate`, :mod:`.certificate_blocks`)."""
+(:func:`design`, :func:`design_blocks_from_data`, :func:`estimate_design_blocks`: :mod:`.from_data`,
+:mod:`.blocks`) and certificates with confidence (:mod:`.certificate`, :mod:`.certificate_blocks`)."""
 
 from . import blocks, certificate, certificate_blocks, from_data, profile
 from .blocks import *  # noqa: F401,F403

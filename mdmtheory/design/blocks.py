@@ -15,7 +15,7 @@ from .._validate import INT_MAX, int_arg, LIMITS, row_length, samples_array
 
 __all__ = [
     "estimate_block_profiles",
-    "estimate_block_design",
+    "estimate_design_blocks",
     "separation",
 ]
 
@@ -29,11 +29,11 @@ def estimate_block_profiles(model, samples, block_length: int, *, prompt_length:
     :math:`c^{(b)}(m) = \mathbb E[-\log q(x_j \mid x_{E_b}, x_A)]`, A a uniform m-subset of
     the block, j a uniform masked position of the block, the prompt and earlier blocks
     :math:`E_b` visible and the later blocks **masked** (as the semi-autoregressive sampler
-    sees them). One :func:`mdmtheory.design.estimate_profile` per block (``prompt_length =
+    sees them). One :func:`mdmtheory.design.estimate_cross_entropy_profile` per block (``prompt_length =
     g + bB``, ``response_length = B``), seeded ``seed + b``; on an exact model it estimates
     :func:`block_profiles` (later blocks marginalized = masked).
     """
-    from .profile import estimate_profile
+    from .profile import estimate_cross_entropy_profile
 
     from .profile import _window, check_samples_for_model
 
@@ -43,13 +43,13 @@ def estimate_block_profiles(model, samples, block_length: int, *, prompt_length:
     g, n = _window(prompt_length, None, x.shape[1])
     B = _block_length(block_length, n)
     x = check_samples_for_model(model, x)  # tokens and row length against the model, before any block
-    return tuple(estimate_profile(model, x, n_per_level=n_per_level, seed=seed + b, prompt_length=g + b * B,
-                                  response_length=B) for b in range(n // B))
+    return tuple(estimate_cross_entropy_profile(model, x, n_per_level=n_per_level, seed=seed + b,
+                                                prompt_length=g + b * B, response_length=B) for b in range(n // B))
 
 
-def estimate_block_design(model, samples, *, forwards: int | None = None, target_kl: float | None = None,
-                          block_lengths=None, prompt_length: int = 0, n_per_level: int = 1000, seed: int = 0,
-                          confidence: float = 0.95, **old) -> BlockDesign:
+def estimate_design_blocks(model, samples, *, forwards: int | None = None, target_kl: float | None = None,
+                           block_lengths=None, prompt_length: int = 0, n_per_level: int = 1000, seed: int = 0,
+                           confidence: float = 0.95, **old) -> BlockDesign:
     r""":func:`design_blocks` from a model's estimated block profiles, with confidence intervals.
 
     For each candidate B, :func:`estimate_block_profiles`; the counts of each block are the
@@ -68,9 +68,9 @@ def estimate_block_design(model, samples, *, forwards: int | None = None, target
     from .._validate import normal_quantile_arg
     from .profile import _window, check_samples_for_model, defect_weights
 
-    target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="estimate_block_design")
+    target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="estimate_design_blocks")
     if old:
-        raise TypeError(f"estimate_block_design() got an unexpected keyword argument {next(iter(old))!r}")
+        raise TypeError(f"estimate_design_blocks() got an unexpected keyword argument {next(iter(old))!r}")
     x = samples_array(samples, "samples")
     row_length(x.shape[1])
     seed = int_arg(seed, "seed", 0, INT_MAX - LIMITS["d"], " (block b is seeded seed + b)")
@@ -166,3 +166,10 @@ def separation(candidates, best, n_per_level: int | None = None) -> dict | None:
     factor = None if any(f is None for f in factors) else max(factors)
     return {"tied": tied, "factor": factor, "negative": negative,
             "n_per_level": None if factor is None or n_per_level is None else int(np.ceil(factor * n_per_level))}
+
+
+def __getattr__(name):
+    """Old names of this module (``_moved.NAMES``), working for one release with a warning."""
+    from .._moved import module_getattr
+
+    return module_getattr(__name__, name)

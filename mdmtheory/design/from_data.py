@@ -54,7 +54,7 @@ from .._validate import (int_arg as _int_arg, normal_quantile_arg, real_arg as _
 from .profile import (
     _check_model,
     defect_weights,
-    estimate_profile,
+    estimate_cross_entropy_profile,
     EXACT_LIMIT,
     Memorization,
     memorization,
@@ -66,7 +66,7 @@ from .profile import (
 __all__ = [
     "Design",
     "design",
-    "block_design",
+    "design_blocks_from_data",
 ]
 
 
@@ -173,7 +173,7 @@ def design(
     prompt_length : the first g positions of every row are a prompt (always visible): the
         design is for the d − g response positions, on the profile of the response given the
         prompt averaged over the data's prompts (exact: ``information_profile(p̂, given=
-        range(g))``; estimated: ``estimate_profile(..., prompt_length=g)``).
+        range(g))``; estimated: ``estimate_cross_entropy_profile(..., prompt_length=g)``).
     """
     target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="design")
     if old:
@@ -224,7 +224,7 @@ def design(
     else:
         _check_model(model, K)
         law, what = model, "the model"
-    est = estimate_profile(law, x, n_per_level=n_per_level, seed=seed, prompt_length=g)
+    est = estimate_cross_entropy_profile(law, x, n_per_level=n_per_level, seed=seed, prompt_length=g)
     c, se = est.values, est.stderr
     prof = Profile(c)
 
@@ -252,7 +252,7 @@ def design(
     return Design(sched, "estimated", prof, se, kl, ci, ce, ci_ce, n, d, K, target_kl, confidence, note, mem, warning, g)
 
 
-def block_design(
+def design_blocks_from_data(
     samples,
     *,
     K: int | None = None,
@@ -272,7 +272,7 @@ def block_design(
 
     Exactly :func:`mdmtheory.optimal.design_blocks` on the empirical law (given the prompt)
     when it is small enough and no model is given; else
-    :func:`mdmtheory.design.estimate_block_design` on the model (or on the empirical law's
+    :func:`mdmtheory.design.estimate_design_blocks` on the model (or on the empirical law's
     own conditionals when the table is too large), each candidate with its CI. Returns a
     :class:`mdmtheory.optimal.BlockDesign`. Without a model the data's memorization is checked
     as in :func:`design` (with the prompt as context) and a memorized empirical law is
@@ -281,11 +281,11 @@ def block_design(
     :func:`mdmtheory.optimal.design_blocks`.
     """
     from ..optimal import blocks
-    from .blocks import estimate_block_design
+    from .blocks import estimate_design_blocks
 
-    target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="block_design")
+    target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="design_blocks_from_data")
     if old:
-        raise TypeError(f"block_design() got an unexpected keyword argument {next(iter(old))!r}")
+        raise TypeError(f"design_blocks_from_data() got an unexpected keyword argument {next(iter(old))!r}")
     x, K = _samples_and_K(samples, K)
     n, d = x.shape
     g, _ = _window(prompt_length, None, d)
@@ -309,6 +309,13 @@ def block_design(
     else:
         _check_model(model, K)
         law = model
-    res = estimate_block_design(law, x, forwards=forwards, target_kl=target_kl, block_lengths=block_lengths,
+    res = estimate_design_blocks(law, x, forwards=forwards, target_kl=target_kl, block_lengths=block_lengths,
                                        prompt_length=g, n_per_level=n_per_level, seed=seed, confidence=confidence)
     return blocks.BlockDesign(res.candidates, res.best, "estimated", res.note + warn)
+
+
+def __getattr__(name):
+    """Old names of this module (``_moved.NAMES``), working for one release with a warning."""
+    from .._moved import module_getattr
+
+    return module_getattr(__name__, name)

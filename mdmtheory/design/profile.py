@@ -18,7 +18,7 @@ from .._validate import int_arg as _int_arg, real_arg as _real_arg, row_length, 
 __all__ = [
     "Memorization",
     "ProfileEstimate",
-    "estimate_profile",
+    "estimate_cross_entropy_profile",
     "defect_weights",
     "memorization",
     "MEMORIZATION_THRESHOLD",
@@ -314,9 +314,12 @@ def _window(prompt_length, response_length, d: int) -> tuple[int, int]:
     return g, int(response_length)
 
 
-def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, batch: int = 512,
-                     prompt_length: int = 0, response_length: int | None = None) -> ProfileEstimate:
-    r"""Cross-entropy profile of ``model`` on ``samples``, with standard errors.
+def estimate_cross_entropy_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, batch: int = 512,
+                                   prompt_length: int = 0, response_length: int | None = None) -> ProfileEstimate:
+    r"""Cross-entropy profile of ``model`` on ``samples``, with standard errors: any model, a
+    conditional oracle (numpy) or a torch model (through :func:`mdmtheory.bridge.estimate_profile`,
+    the torch estimator with ``levels`` and ``distributed``). Was ``design.estimate_profile``, a
+    namesake of the bridge's (the old name works for one release).
 
     For each level m = 0..d−1: ``n_per_level`` draws; draw r of level m takes row
     ``(m·n_per_level + r) mod n`` of ``samples`` and a uniformly random revealed set of size m
@@ -374,3 +377,10 @@ def estimate_profile(model, samples, *, n_per_level: int = 1000, seed: int = 0, 
             "(the data are outside the model's support)"
         )
     return ProfileEstimate(np.arange(L), vals, ses, np.full(L, n, dtype=np.int64), forwards, "cross_entropy", d)
+
+
+def __getattr__(name):
+    """Old names of this module (``_moved.NAMES``), working for one release with a warning."""
+    from .._moved import module_getattr
+
+    return module_getattr(__name__, name)

@@ -1,5 +1,5 @@
-r"""An α(t) scheduler with dllm's interface, through the nodes of a
-:func:`mdmtheory.exports.to_dllm` plan.
+r"""An α(t) scheduler with dllm's interface, through the nodes of the dict
+:func:`mdmtheory.exports.to_dllm` exported.
 
 dllm's schedulers (ZHZisZZ/dllm, dllm/core/schedulers/alpha.py, ``BaseAlphaScheduler``) give
 α(t), the unmasked fraction at diffusion time t ∈ [0, 1] (α(1) = 0, α(0) = 1), through two
@@ -18,6 +18,8 @@ pass`` is a registered dllm scheduler with the same behaviour (our ``__init__`` 
 from __future__ import annotations
 
 import numpy as np
+
+from .._moved import renamed_keywords
 
 __all__ = ["PlanAlphaScheduler"]
 
@@ -65,11 +67,12 @@ class PlanAlphaScheduler:
         self._a = a[::-1].copy()
 
     @classmethod
-    def from_plan(cls, plan) -> "PlanAlphaScheduler":
-        """The scheduler of a :func:`mdmtheory.exports.to_dllm` plan."""
-        from .formats import _plan_fields
+    @renamed_keywords(plan="exported")
+    def from_plan(cls, exported) -> "PlanAlphaScheduler":
+        """The scheduler of ``exported``, the dict of :func:`mdmtheory.exports.to_dllm`."""
+        from .formats import _exported_fields
 
-        f = _plan_fields(plan, "dllm", {"t": "floats", "alpha_nodes": "floats"})
+        f = _exported_fields(exported, "dllm", {"t": "floats", "alpha_nodes": "floats"})
         return cls(f["t"], f["alpha_nodes"])
 
     def __repr__(self) -> str:

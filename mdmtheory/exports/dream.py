@@ -1,13 +1,13 @@
-"""A :func:`mdmtheory.exports.to_dream` plan inside Dream's ``_sample``.
+"""The dict :func:`mdmtheory.exports.to_dream` exported, inside Dream's ``_sample``.
 
 Dream's ``DreamGenerationMixin._sample`` (generation_utils.py, shipped with the Dream
 checkpoints; a copy is in ZHZisZZ/dllm, dllm/pipelines/dream/models/generation_utils.py)
 builds ``timesteps = torch.linspace(1, eps, steps + 1, device=x.device)`` and, at step
 ``i`` of ``range(steps)``, uses ``t, s = timesteps[i], timesteps[i + 1]``; step
 ``steps - 1`` reveals every mask left. Replace that line by
-``timesteps = plan_timesteps(PLAN, steps, device=x.device)`` (this module's function; a
+``timesteps = plan_timesteps(EXPORTED, steps, device=x.device)`` (this module's function; a
 name other than ``timesteps``, which ``_sample`` assigns) and call
-``diffusion_generate(..., steps=plan["steps"])``.
+``diffusion_generate(..., steps=exported["steps"])``.
 """
 
 from __future__ import annotations
@@ -16,24 +16,28 @@ import numbers
 
 import numpy as np
 
+from .._moved import renamed_keywords
+
 __all__ = ["plan_timesteps"]
 
 
-def plan_timesteps(plan, steps, *, device=None):
-    """The plan's ``times`` as Dream's float32 ``timesteps`` tensor, for ``steps`` steps.
+@renamed_keywords(plan="exported")
+def plan_timesteps(exported, steps, *, device=None):
+    """The ``times`` of ``exported`` (the dict of :func:`mdmtheory.exports.to_dream`) as
+    Dream's float32 ``timesteps`` tensor, for ``steps`` steps.
 
-    Raises ``ValueError`` unless ``steps == plan["steps"]``: with more steps Dream indexes
+    Raises ``ValueError`` unless ``steps == exported["steps"]``: with more steps Dream indexes
     past the grid (IndexError at ``timesteps[i + 1]``), with fewer its last step flushes the
     remaining masks early and the counts differ from the plan's.
     """
     import torch
 
-    from .formats import _plan_fields
+    from .formats import _exported_fields
 
-    f = _plan_fields(plan, "dream", {"steps": "int", "times": "floats"})
+    f = _exported_fields(exported, "dream", {"steps": "int", "times": "floats"})
     S = f["steps"]
     if len(f["times"]) != S + 1:
-        raise ValueError(f"plan: expected steps + 1 = {S + 1} times, got {len(f['times'])}")
+        raise ValueError(f"exported: expected steps + 1 = {S + 1} times, got {len(f['times'])}")
     if isinstance(steps, (bool, np.bool_)) or not isinstance(steps, numbers.Integral) or int(steps) != S:
         raise ValueError(f"steps: Dream must run the plan's {S} steps (its grid has {S + 1} times), got {steps}; "
                          f"call diffusion_generate(..., steps={S})")

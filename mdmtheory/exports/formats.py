@@ -1,9 +1,10 @@
 r"""A card schedule exported in the conventions of the samplers people run.
 
 A schedule :math:`k_1, \dots, k_T` (tokens revealed per step, :math:`\sum_t k_t = d`) with
-cumulative counts :math:`C_j = k_1 + \dots + k_j`. Every export is a plain dict (JSON-able);
-docs/design-from-data.md shows where each one plugs in, and :mod:`mdmtheory.exports`
-holds the code that plugs it in.
+cumulative counts :math:`C_j = k_1 + \dots + k_j`. Every exporter takes it as ``plan`` (a
+:class:`~mdmtheory.Schedule` or its sizes; ``schedule=`` works for one release) and returns
+a plain dict (JSON-able), the *exported* dict: the adapters of :mod:`mdmtheory.exports` take
+it as ``exported``. docs/design-from-data.md shows where each one plugs in.
 
 * :func:`to_llada` — LLaDA's ``num_transfer_tokens``: integer counts per step for each block
   of ``block_length`` positions (ML-GSAI/LLaDA generate.py; also Fast-dLLM's
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._moved import renamed_keywords
 from ..schedules.plans import Schedule, schedule_to_grid
 from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS as _LIMITS, real_arg as _real_arg
 
@@ -48,8 +50,8 @@ DREAM_EPS = 1e-3
 MDLM_EPS = 1e-5
 
 
-def _sched(schedule) -> Schedule:
-    return schedule if isinstance(schedule, Schedule) else Schedule(schedule)
+def _sched(plan) -> Schedule:
+    return plan if isinstance(plan, Schedule) else Schedule(plan)
 
 
 def llada_default_counts(n: int, steps: int) -> list[int]:
@@ -76,7 +78,8 @@ def _llada_blocks(s: Schedule, B: int) -> list[list[int]]:
     return blocks
 
 
-def to_llada(schedule, *, block_length: int | None = None) -> dict:
+@renamed_keywords(schedule="plan")
+def to_llada(plan, *, block_length: int | None = None) -> dict:
     r"""LLaDA ``num_transfer_tokens`` per block, for LLaDA's and Fast-dLLM's ``generate``.
 
     LLaDA's ``generate(model, prompt, steps, gen_length, block_length, ...)`` (ML-GSAI/LLaDA,
@@ -103,7 +106,7 @@ def to_llada(schedule, *, block_length: int | None = None) -> dict:
     (what LLaDA's own ``get_num_transfer_tokens`` would use: floor, remainder front-loaded).
     :func:`mdmtheory.exports.llada.patch` plugs it into either ``generate``.
     """
-    s = _sched(schedule)
+    s = _sched(plan)
     d = s.d
     B = d if block_length is None else _int_arg(block_length, "block_length", 1, d)
     if d % B:
@@ -189,7 +192,8 @@ def dream_counts(times, d: int, dtype=np.float64) -> list[int]:
     return out
 
 
-def to_dream(schedule, *, eps: float = DREAM_EPS) -> dict:
+@renamed_keywords(schedule="plan")
+def to_dream(plan, *, eps: float = DREAM_EPS) -> dict:
     r"""Dream: the time grid :math:`t_j = 1 - C_j/d` (j < S), :math:`t_S = \varepsilon`.
 
     Dream's ``DreamGenerationMixin._sample`` (generation_utils.py, shipped with the Dream
@@ -209,7 +213,7 @@ def to_dream(schedule, *, eps: float = DREAM_EPS) -> dict:
     ``counts_from_grid`` is that rule evaluated in float32 and ``exact`` says whether it
     reproduces the counts.
     """
-    s = _sched(schedule)
+    s = _sched(plan)
     eps = _real_arg(eps, "eps")
     times = _dream_grid(s, eps)
     got = dream_counts(times, s.d, np.float32)
@@ -224,7 +228,8 @@ def to_dream(schedule, *, eps: float = DREAM_EPS) -> dict:
     }
 
 
-def to_mdlm(schedule, *, eps: float = MDLM_EPS) -> dict:
+@renamed_keywords(schedule="plan")
+def to_mdlm(plan, *, eps: float = MDLM_EPS) -> dict:
     r"""MDLM: the per-step pairs :math:`(t_j, \Delta t_j)` its update takes.
 
     MDLM's ``Diffusion._sample`` (kuleshov-group/mdlm, diffusion.py) loops over
@@ -243,7 +248,7 @@ def to_mdlm(schedule, *, eps: float = MDLM_EPS) -> dict:
     mask left and nothing is left to the noise-removal pass.
     :func:`mdmtheory.exports.mdlm.sample` runs MDLM's loop on these pairs.
     """
-    s = _sched(schedule)
+    s = _sched(plan)
     eps = _real_arg(eps, "eps")
     t = np.asarray(_time_grid(s, eps), dtype=np.float32)
     dt = t[:-1] - t[1:]  # float32 arithmetic, as MDLM computes t - dt
@@ -281,7 +286,8 @@ def dllm_counts(t, alpha_nodes, d: int) -> list[int]:
     return out
 
 
-def to_dllm(schedule) -> dict:
+@renamed_keywords(schedule="plan")
+def to_dllm(plan) -> dict:
     r"""dllm: the nodes of α (the unmasked fraction) on dllm's step grid :math:`t_j = 1 - j/S`.
 
     dllm's samplers (ZHZisZZ/dllm, dllm/core/samplers/utils.py ``get_num_transfer_tokens``)
@@ -295,7 +301,7 @@ def to_dllm(schedule) -> dict:
     (``block_size >= max_new_tokens = d``). The field is ``alpha_nodes``, not ``alpha``, so
     that it never shadows a scheduler's ``alpha(t)`` method.
     """
-    s = _sched(schedule)
+    s = _sched(plan)
     S = s.steps
     t = [1.0 - j / S for j in range(S + 1)]
     alpha_nodes = [c / s.d for c in s.cumulative]
@@ -303,42 +309,44 @@ def to_dllm(schedule) -> dict:
             "counts": list(s.sizes)}
 
 
-def to_json(schedule) -> dict:
+@renamed_keywords(schedule="plan")
+def to_json(plan) -> dict:
     """Our form: ``sizes`` (``mt.Schedule.from_json``) and ``times`` (``mt.Grid.from_json``,
     the reveal-time grid t_j = C_j/d of :func:`mdmtheory.schedules.schedule_to_grid`)."""
-    s = _sched(schedule)
+    s = _sched(plan)
     return {"format": "json", "steps": s.steps, "sizes": list(s.sizes), "times": list(schedule_to_grid(s).times)}
 
 
-def export(schedule, fmt: str = "json", **kw) -> dict:
+@renamed_keywords(schedule="plan")
+def export(plan, fmt: str = "json", **kw) -> dict:
     """Dispatch on ``fmt`` in :data:`FORMATS` (keyword options go to that exporter)."""
     fns = {"json": to_json, "llada": to_llada, "dream": to_dream, "mdlm": to_mdlm, "dllm": to_dllm}
     if not isinstance(fmt, str) or fmt not in fns:
         raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
-    return fns[fmt](schedule, **kw)
+    return fns[fmt](plan, **kw)
 
 
 
-#: Most entries of one list field of an exported plan (a count or a time per step).
+#: Most entries of one list field of an exported dict (a count or a time per step).
 _MAX_PLAN_ENTRIES = _LIMITS["steps"] + 1
 
 
-def _plan_fields(plan, fmt: str, spec: dict) -> dict:
-    """The fields of an exported plan (the dict ``to_<fmt>`` returns), each checked before use.
+def _exported_fields(exported, fmt: str, spec: dict) -> dict:
+    """The fields of ``exported`` (the dict ``to_<fmt>`` returns), each checked before use.
 
     ``spec`` maps a key to its kind: ``"int"`` (an integer >= 0, at most the documented limit
     of that name in ``_validate.LIMITS``), ``"floats"`` (a finite 1-d list of reals),
     ``"ints"`` (a list of integers >= 0) or ``"int_rows"`` (a list of such lists). A missing
-    key or a bad value raises ``ValueError("plan: ...")`` naming the key: the integrations
-    never index a plan with ``plan[key]`` or apply ``int()``/``float()`` to its raw values.
+    key or a bad value raises ``ValueError("exported: ...")`` naming the key: the adapters
+    never index the dict with ``exported[key]`` or apply ``int()``/``float()`` to its raw values.
     """
-    if not isinstance(plan, dict) or plan.get("format") != fmt:
-        raise ValueError(f"plan: expected the dict of mdmtheory.exports.to_{fmt} (format {fmt!r})")
+    if not isinstance(exported, dict) or exported.get("format") != fmt:
+        raise ValueError(f"exported: expected the dict of mdmtheory.exports.to_{fmt} (format {fmt!r})")
     out = {}
     for key, kind in spec.items():
-        if key not in plan:
-            raise ValueError(f"plan: the {fmt!r} plan has no {key!r}; pass the dict to_{fmt} returned, unedited")
-        v = plan[key]
+        if key not in exported:
+            raise ValueError(f"exported: the {fmt!r} dict has no {key!r}; pass the dict to_{fmt} returned, unedited")
+        v = exported[key]
         try:
             if kind == "int":
                 out[key] = _int_arg(v, key, 0)
@@ -362,5 +370,5 @@ def _plan_fields(plan, fmt: str, spec: dict) -> dict:
             else:  # pragma: no cover - the callers' specs
                 raise AssertionError(kind)
         except ValueError as exc:
-            raise ValueError(f"plan: {exc}") from None
+            raise ValueError(f"exported: {exc}") from None
     return out

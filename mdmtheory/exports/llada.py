@@ -1,4 +1,4 @@
-"""A :func:`mdmtheory.exports.to_llada` plan inside LLaDA's or Fast-dLLM's own ``generate``.
+"""The dict :func:`mdmtheory.exports.to_llada` exported, inside LLaDA's or Fast-dLLM's own ``generate``.
 
 Both ``generate`` functions (ML-GSAI/LLaDA generate.py; NVlabs/Fast-dLLM llada/generate.py,
 also ``generate_with_prefix_cache`` and ``generate_with_dual_cache``) compute, at the start of
@@ -9,7 +9,7 @@ of blocks; step i of the block then reveals ``num_transfer_tokens[j, i]`` masks 
 :class:`PlanCounts`, whose b-th call returns block b's counts for every row of the batch. No
 line of their code is edited, and no argument the block loop overwrites is involved.
 
-Fast-dLLM uses these counts only with ``threshold=None`` (the plan's ``threshold`` field).
+Fast-dLLM uses these counts only with ``threshold=None`` (the exported ``threshold`` field).
 Its cached loops ``generate_with_prefix_cache`` and ``generate_with_dual_cache`` break on a
 plan with one step per block in the version read (NVlabs/Fast-dLLM 24cc59e, llada/generate.py
 lines 153-169 and 216-230): after the block's first forward (``num_transfer_tokens[:, 0]``,
@@ -26,6 +26,8 @@ passed only the block's mask and the steps; where no such frame is found they ar
 from __future__ import annotations
 
 import contextlib
+
+from .._moved import renamed_keywords
 
 __all__ = ["PlanCounts", "patch"]
 
@@ -54,14 +56,14 @@ def _caller():
         del f
 
 
-def _plan_rows(plan) -> tuple[list[list[int]], int, int]:
-    from .formats import _plan_fields
+def _exported_rows(exported) -> tuple[list[list[int]], int, int]:
+    from .formats import _exported_fields
 
-    f = _plan_fields(plan, "llada",
+    f = _exported_fields(exported, "llada",
                      {"num_transfer_tokens": "int_rows", "block_length": "int", "steps_per_block": "int"})
     rows, B, S = f["num_transfer_tokens"], f["block_length"], f["steps_per_block"]
     if not rows or any(len(r) != S or sum(r) != B or min(r) < 0 for r in rows):
-        raise ValueError(f"plan: every row of num_transfer_tokens must hold steps_per_block={S} counts summing to "
+        raise ValueError(f"exported: every row of num_transfer_tokens must hold steps_per_block={S} counts summing to "
                          f"block_length={B}, got {rows}")
     return rows, B, S
 
@@ -71,13 +73,15 @@ class PlanCounts:
     (modulo ``num_blocks``) returns block b's counts as an int64 tensor (batch, steps).
 
     Each call checks what it can see: ``steps`` must be ``steps_per_block`` (LLaDA passes
-    ``steps // num_blocks``, so call ``generate`` with ``steps = plan["steps"]``), and every
-    row must have ``block_length`` masks in the block (``block_length = plan["block_length"]``);
-    otherwise it raises ``ValueError`` rather than reveal other counts.
+    ``steps // num_blocks``, so call ``generate`` with ``steps = exported["steps"]``), and every
+    row must have ``block_length`` masks in the block (``block_length = exported["block_length"]``);
+    otherwise it raises ``ValueError`` rather than reveal other counts. ``exported`` is the
+    dict of :func:`mdmtheory.exports.to_llada`.
     """
 
-    def __init__(self, plan):
-        self.rows, self.block_length, self.steps_per_block = _plan_rows(plan)
+    @renamed_keywords(plan="exported")
+    def __init__(self, exported):
+        self.rows, self.block_length, self.steps_per_block = _exported_rows(exported)
         self.num_blocks = len(self.rows)
         self.gen_length = self.num_blocks * self.block_length
         self.calls = 0
@@ -93,7 +97,7 @@ class PlanCounts:
                              f"{self.gen_length} ({self.num_blocks} blocks of {self.block_length}) and another length "
                              f"{what}; call it with gen_length={self.gen_length}")
         if name in CACHED_LOOPS and self.steps_per_block == 1:
-            raise ValueError(f"plan: one step per block breaks Fast-dLLM's {name} (NVlabs/Fast-dLLM 24cc59e, "
+            raise ValueError(f"exported: one step per block breaks Fast-dLLM's {name} (NVlabs/Fast-dLLM 24cc59e, "
                              "llada/generate.py: its while loop reads num_transfer_tokens[:, 1] before it tests "
                              "the block, an IndexError); run it with Fast-dLLM's generate, or design at least 2 "
                              "steps per block")
@@ -113,15 +117,17 @@ class PlanCounts:
         return torch.tensor(row, dtype=torch.int64, device=mask_index.device).expand(mask_index.shape[0], -1).clone()
 
 
+@renamed_keywords(plan="exported")
 @contextlib.contextmanager
-def patch(module, plan):
+def patch(module, exported):
     """Run ``module.generate`` (LLaDA's generate.py or Fast-dLLM's llada/generate.py, imported
-    as a module) with the plan's counts::
+    as a module) with the counts of ``exported`` (the dict of :func:`mdmtheory.exports.to_llada`)::
 
         import generate as llada                     # LLaDA's generate.py
-        with patch(llada, plan):
-            out = llada.generate(model, prompt, steps=plan["steps"], gen_length=plan["gen_length"],
-                                 block_length=plan["block_length"])   # Fast-dLLM: also threshold=None
+        exported = to_llada(plan, block_length=32)
+        with patch(llada, exported):
+            out = llada.generate(model, prompt, steps=exported["steps"], gen_length=exported["gen_length"],
+                                 block_length=exported["block_length"])   # Fast-dLLM: also threshold=None
 
     Restores the module's own ``get_num_transfer_tokens`` on exit, and raises ``ValueError``
     at a clean exit if the calls inside did not run whole plans (``gen_length`` other than
@@ -130,7 +136,7 @@ def patch(module, plan):
     if not callable(getattr(module, "get_num_transfer_tokens", None)):
         raise ValueError("module: has no get_num_transfer_tokens; pass LLaDA's generate module "
                          "(or Fast-dLLM's llada/generate module)")
-    counts = PlanCounts(plan)
+    counts = PlanCounts(exported)
     own = module.get_num_transfer_tokens
     module.get_num_transfer_tokens = counts
     try:

@@ -1,11 +1,11 @@
-"""MDLM's sampling loop run on a :func:`mdmtheory.exports.to_mdlm` plan.
+"""MDLM's sampling loop run on the dict :func:`mdmtheory.exports.to_mdlm` exported.
 
 MDLM's ``Diffusion._sample`` (kuleshov-group/mdlm, diffusion.py) steps through
 ``linspace(1, eps, num_steps + 1)`` with one constant ``dt = (1 - eps) / num_steps``; every
 step calls the configured update with ``(x, t, dt)``, then a final noise-removal pass at
 ``t = eps`` takes the arg max of the model. A non-uniform schedule needs a different dt at
 every step, which that loop cannot take, so :func:`sample` is that loop written with the
-plan's per-step ``dt``: it calls the same methods of the MDLM object (``_sample_prior``,
+exported per-step ``dt``: it calls the same methods of the MDLM object (``_sample_prior``,
 ``_ddpm_caching_update`` / ``_ddpm_update`` / ``_analytic_update``, ``noise``, ``forward``,
 ``_denoiser_update``) in the same order, and nothing else changes.
 
@@ -17,45 +17,51 @@ sets it to None for ``eval.disable_ema``), calls ``.eval()`` on both, and afterw
 restores the weights (``ema.restore``) and each module's previous mode (MDLM's entry sets
 train mode back unconditionally; the same when called from training).
 
-The same as an edit of ``_sample``: ``timesteps = torch.tensor(plan["times"],
-device=self.device)``, ``num_steps = plan["steps"]``, and ``dt = plan["dt"][i]`` as the first
+The same as an edit of ``_sample``: ``timesteps = torch.tensor(exported["times"],
+device=self.device)``, ``num_steps = exported["steps"]``, and ``dt = exported["dt"][i]`` as the first
 line of the loop body (in place of the constant ``dt``).
 """
 
 from __future__ import annotations
 
+from .._moved import renamed_keywords
+
 __all__ = ["plan_steps", "sample"]
 
 
-def plan_steps(plan) -> list[tuple[float, float]]:
-    """The plan's per-step ``(t, dt)`` pairs, checked (decreasing t in (0, 1], 0 < dt <= t)."""
-    from .formats import _plan_fields
+@renamed_keywords(plan="exported")
+def plan_steps(exported) -> list[tuple[float, float]]:
+    """The per-step ``(t, dt)`` pairs of ``exported`` (the dict of :func:`mdmtheory.exports.to_mdlm`),
+    checked (decreasing t in (0, 1], 0 < dt <= t)."""
+    from .formats import _exported_fields
 
-    f = _plan_fields(plan, "mdlm", {"times": "floats", "dt": "floats", "steps": "int", "counts": "ints"})
+    f = _exported_fields(exported, "mdlm", {"times": "floats", "dt": "floats", "steps": "int", "counts": "ints"})
     times, dts = f["times"], f["dt"]
     if len(dts) != f["steps"] or len(times) != len(dts) + 1:
-        raise ValueError(f"plan: expected steps={f['steps']} values of dt and steps + 1 times, "
+        raise ValueError(f"exported: expected steps={f['steps']} values of dt and steps + 1 times, "
                          f"got {len(dts)} and {len(times)}")
     if not all(0 < dt <= t <= 1 for t, dt in zip(times, dts)) or any(a <= b for a, b in zip(times, times[1:])):
-        raise ValueError("plan: times must decrease from 1 and every dt must lie in (0, t]")
+        raise ValueError("exported: times must decrease from 1 and every dt must lie in (0, t]")
     return list(zip(times[:-1], dts))
 
 
-def sample(diffusion, plan):
-    """Samples from MDLM's ``Diffusion`` object on the plan's steps (one batch of
+@renamed_keywords(plan="exported")
+def sample(diffusion, exported):
+    """Samples from MDLM's ``Diffusion`` object on the steps of ``exported`` (the dict of
+    :func:`mdmtheory.exports.to_mdlm`; one batch of
     ``config.loader.eval_batch_size`` sequences of ``config.model.length`` tokens, as
     ``_sample`` draws), with the EMA weights and in eval mode as ``restore_model_and_sample``
     (module docstring). Step j reveals each remaining mask with probability
     :math:`k_j / (d - C_{j-1})`; the last step reaches s = 0 and reveals the rest."""
-    pairs = plan_steps(plan)
+    pairs = plan_steps(exported)
     length = int(diffusion.config.model.length)
-    if sum(plan["counts"]) != length:  # counts checked by plan_steps
-        raise ValueError(f"plan: reveals {sum(plan['counts'])} tokens, the model generates "
+    if sum(exported["counts"]) != length:  # counts checked by plan_steps
+        raise ValueError(f"exported: reveals {sum(exported['counts'])} tokens, the model generates "
                          f"config.model.length={length}; export a schedule with d={length}")
     if diffusion.parameterization == "ar":
         raise ValueError("diffusion: an autoregressive MDLM model has no diffusion steps")
     with _sampling_weights(diffusion):
-        return _loop(diffusion, plan, pairs, length)
+        return _loop(diffusion, exported, pairs, length)
 
 
 def _parameters(diffusion):
@@ -98,7 +104,7 @@ class _sampling_weights:
         return False
 
 
-def _loop(diffusion, plan, pairs, length):
+def _loop(diffusion, exported, pairs, length):
     import torch
 
     device = diffusion.device
@@ -117,7 +123,7 @@ def _loop(diffusion, plan, pairs, length):
             else:
                 x = diffusion._analytic_update(x, t, dt)
         if diffusion.config.sampling.noise_removal:
-            t = torch.full((x.shape[0], 1), float(plan["times"][-1]), dtype=torch.float32, device=device)
+            t = torch.full((x.shape[0], 1), float(exported["times"][-1]), dtype=torch.float32, device=device)
             if diffusion.sampler == "analytic":
                 x = diffusion._denoiser_update(x, t)
             else:

@@ -34,6 +34,7 @@ with masks, and ends on a step that finds none: S + 1 forwards per block of S st
 
 from __future__ import annotations
 
+from .._moved import renamed_keywords
 from ..schedules.plans import Schedule
 from .._validate import int_arg as _int_arg
 from .formats import _llada_blocks
@@ -43,8 +44,9 @@ __all__ = ["to_sglang", "SGLANG_VERSION"]
 #: The sglang release read (PyPI wheel).
 SGLANG_VERSION = "0.5.23"
 
-def to_sglang(schedule, *, block_length: int | None = None) -> dict:
-    """The schedule as ``--dllm-algorithm LowConfidence`` with its YAML config, where a
+@renamed_keywords(schedule="plan")
+def to_sglang(plan, *, block_length: int | None = None) -> dict:
+    """The plan (a Schedule or its sizes) as ``--dllm-algorithm LowConfidence`` with its YAML config, where a
     threshold reproduces it exactly; else ``ValueError`` naming what SGLang lacks.
 
     ``block_length``: SGLang's ``block_size`` (default d, one block); it must divide d, and
@@ -59,7 +61,7 @@ def to_sglang(schedule, *, block_length: int | None = None) -> dict:
     ``forwards``, ``engine`` and a ``note``. A prompt that ends inside a block leaves that
     block fewer masks (``threshold: 0.0`` still commits them in one step; ``1.0`` takes
     one per step, fewer steps)."""
-    s = schedule if isinstance(schedule, Schedule) else Schedule(schedule)
+    s = plan if isinstance(plan, Schedule) else Schedule(plan)
     d = s.d
     B = d if block_length is None else _int_arg(block_length, "block_length", 1, d)
     if d % B:
@@ -70,7 +72,7 @@ def to_sglang(schedule, *, block_length: int | None = None) -> dict:
     whole = all(row == [B] for row in blocks)
     if not (ones or whole):
         raise ValueError(
-            f"schedule: SGLang {SGLANG_VERSION} has no per-step counts: its dLLM algorithms (LowConfidence, "
+            f"plan: SGLang {SGLANG_VERSION} has no per-step counts: its dLLM algorithms (LowConfidence, "
             "JointThreshold, JointThresholdInDel, Gemma4Renoise) commit by a confidence threshold, so it runs a "
             "designed schedule exactly only when every block is one token per step (LowConfidence threshold 1.0) "
             f"or one step (threshold 0.0); this one commits {blocks} in blocks of {B}. Run it with diffusers' "

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 
+from .._moved import renamed_keywords
 from ..schedules.plans import Schedule
 from .._validate import int_arg as _int_arg
 
@@ -42,8 +43,9 @@ __all__ = ["to_vllm", "VLLM_VERSION"]
 VLLM_VERSION = "0.34.0"
 
 
-def to_vllm(schedule, *, block_length: int | None = None, budget_only: bool = False) -> dict:
-    """The schedule's forward budget as vLLM's ``DiffusionConfig`` (with ``budget_only=True``);
+@renamed_keywords(schedule="plan")
+def to_vllm(plan, *, block_length: int | None = None, budget_only: bool = False) -> dict:
+    """The forward budget of ``plan`` (a Schedule or its sizes) as vLLM's ``DiffusionConfig`` (with ``budget_only=True``);
     without it, ``ValueError``: vLLM has no per-step counts (see the module docstring).
 
     ``block_length``: the canvas (default d); it must divide d and the schedule must spend
@@ -56,14 +58,14 @@ def to_vllm(schedule, *, block_length: int | None = None, budget_only: bool = Fa
     (S denoising steps + 1 commit forward), ``engine`` and a ``note``."""
     if not isinstance(budget_only, bool):
         raise ValueError(f"budget_only: expected True or False, got {budget_only!r}")
-    s = schedule if isinstance(schedule, Schedule) else Schedule(schedule)
+    s = plan if isinstance(plan, Schedule) else Schedule(plan)
     d = s.d
     B = d if block_length is None else _int_arg(block_length, "block_length", 1, d)
     if d % B:
         raise ValueError(f"block_length: must divide d={d} (one canvas of canvas_length per block), got {B}")
     if not budget_only:
         raise ValueError(
-            f"schedule: vLLM {VLLM_VERSION} has no per-step counts: its one discrete-diffusion model, "
+            f"plan: vLLM {VLLM_VERSION} has no per-step counts: its one discrete-diffusion model, "
             "DiffusionGemma, denoises a canvas of uniform random tokens (no mask token) with the EntropyBound "
             "sampler, which accepts positions by an entropy budget and renoises the rest at every step; "
             f"DiffusionConfig holds only canvas_length and max_denoising_steps. The design {list(s.sizes)} cannot "

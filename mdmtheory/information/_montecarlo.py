@@ -14,7 +14,7 @@ scoring of every masked response position gives
 depend on how the draws are batched or sharded across processes.
 
 One implementation behind :func:`mdmtheory.bridge.estimate_profile` (a torch model, sharded
-across ranks) and :func:`mdmtheory.design.estimate_profile` (a conditional oracle, numpy):
+across ranks) and :func:`mdmtheory.design.estimate_cross_entropy_profile` (a conditional oracle, numpy):
 each passes its own scoring function. Private: the public names are those two.
 """
 

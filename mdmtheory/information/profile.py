@@ -123,7 +123,7 @@ class Profile(Record):
 class ProfileEstimate(Estimate):
     r"""Per-level estimates (nats): the cross-entropy profile c(i) or the learning error ε(i).
 
-    One record for :func:`mdmtheory.design.estimate_profile` (numpy oracles, or a torch model
+    One record for :func:`mdmtheory.design.estimate_cross_entropy_profile` (numpy oracles, or a torch model
     through the bridge) and :func:`mdmtheory.bridge.estimate_profile` (it was two namesakes,
     the design one with four of these fields). An :class:`~mdmtheory.Estimate`.
 

@@ -54,7 +54,7 @@ __all__ = [
 class BlockCandidate(Record):
     """One candidate: ``block_length``, the counts of each block, its forwards and path KL
     (``path_kl`` is None and ``reason`` says why when the candidate cannot meet the ask).
-    Estimated designs (:func:`estimate_block_design`) also carry ``ci``, the two-sided
+    Estimated designs (:func:`estimate_design_blocks`) also carry ``ci``, the two-sided
     normal confidence interval of ``path_kl``."""
 
     block_length: int
@@ -75,7 +75,7 @@ class BlockCandidate(Record):
 @dataclass(frozen=True)
 class BlockDesign(Record):
     """Every candidate block length (``candidates``) and the pick (``best``); ``method`` is
-    ``"exact"`` (:func:`design_blocks`) or ``"estimated"`` (:func:`estimate_block_design`),
+    ``"exact"`` (:func:`design_blocks`) or ``"estimated"`` (:func:`estimate_design_blocks`),
     ``note`` says on what."""
 
     candidates: tuple[BlockCandidate, ...]

@@ -267,7 +267,7 @@ def test_readme_pipeline_block_hands_over_the_design_printed_above():
     just before it (the candidate of least estimated path KL): its counts, block length and
     steps per block, with gen_length the response the design was made for."""
     readme = [b for b in BLOCKS if b[0] == "README.md"]
-    i = next(k for k, b in enumerate(readme) if "estimate_block_design" in b[2])
+    i = next(k for k, b in enumerate(readme) if "estimate_design_blocks" in b[2])
     design, pipeline = readme[i], readme[i + 1]
     assert "LLaDA2Pipeline" in pipeline[2] and pipeline[4] is not None and design[3] is not None
     row = re.compile(r"(\d+) (\(.*\)) ([\d.]+) \[([\d.-]+), ([\d.-]+)\] ([\d.]+)")

@@ -245,11 +245,11 @@ OVERRIDES: dict[str, dict] = {
     "design.certify_blocks": {"p": lambda: P, "edges": lambda: [0.25, 0.5, 0.75]},
     "design.certify_data": {"options": lambda: mt.design.CertificateOptions(interval=(0.25, 0.75))},
     "design.empirical_bernstein_radius": {"values": lambda: [0.1, 0.2, 0.3], "value_range": lambda: 1.0},
-    "design.estimate_block_design": {"model": _oracle, "forwards": lambda: 2, "n_per_level": lambda: 8},
+    "design.estimate_design_blocks": {"model": _oracle, "forwards": lambda: 2, "n_per_level": lambda: 8},
     "design.estimate_block_profiles": {"model": _oracle, "n_per_level": lambda: 8},
-    "design.estimate_profile": {"model": _oracle, "n_per_level": lambda: 8},
+    "design.estimate_cross_entropy_profile": {"model": _oracle, "n_per_level": lambda: 8},
     "design.design": {"steps": lambda: 2},
-    "design.block_design": {"forwards": lambda: 2},
+    "design.design_blocks_from_data": {"forwards": lambda: 2},
     "design.interval_statistics": {"xs": lambda: SAMPLES[:8].copy(), "U": _UNIFORMS, "tau": lambda: (0.25, 0.5, 0.75),
                                    "resolution": lambda: 2},
     "exports.diffusers.load_scheduler": {"path": _saved_scheduler},
@@ -369,7 +369,7 @@ OVERRIDES.update({
 })
 
 def _block_design():
-    return mt.design.estimate_block_design(_oracle(), SAMPLES, forwards=2, n_per_level=8)
+    return mt.design.estimate_design_blocks(_oracle(), SAMPLES, forwards=2, n_per_level=8)
 
 
 _SORTED_CONF = lambda: np.array([[0.9, 0.6, 0.3, 0.0], [0.8, 0.8, 0.0, 0.0]])  # noqa: E731

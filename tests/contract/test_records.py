@@ -108,11 +108,11 @@ def _tokenized(tmp_path):
 
 
 def _profile_estimate():
-    from mdmtheory.design import estimate_profile
+    from mdmtheory.design import estimate_cross_entropy_profile
 
     from mdmtheory.laws import TableLaw
 
-    return estimate_profile(TableLaw(_chain()), _samples(), n_per_level=8)
+    return estimate_cross_entropy_profile(TableLaw(_chain()), _samples(), n_per_level=8)
 
 
 def _builders(tmp_path):
@@ -315,8 +315,8 @@ def test_one_profile_estimate_for_design_and_bridge():
 
     assert design.ProfileEstimate is bridge.ProfileEstimate is information.ProfileEstimate
     x = _samples()
-    oracle = design.estimate_profile(TableLaw(_chain()), x, n_per_level=8)
-    torch_model = design.estimate_profile(bridge.MaskedModel(_exact_model(), mask_id=2), x, n_per_level=8)
+    oracle = design.estimate_cross_entropy_profile(TableLaw(_chain()), x, n_per_level=8)
+    torch_model = design.estimate_cross_entropy_profile(bridge.MaskedModel(_exact_model(), mask_id=2), x, n_per_level=8)
     for est in (oracle, torch_model):
         assert isinstance(est, design.ProfileEstimate)
         assert est.quantity == "cross_entropy" and est.d == 4

@@ -120,7 +120,11 @@ def _cases():
 
     from mdmtheory import symbolic
 
+    from mdmtheory import exports
+    from mdmtheory.exports import dllm, llada, mdlm, sglang, vllm
+
     law, p = _law(), _joint()
+    sched = mt.Schedule((1, 3, 2, 2))
     prof = mt.information_profile(p)
     sym = symbolic.noisy_repeated_bit(R(1, 10), 3)
     xs = np.array([[0, 1, 1, 0], [1, 1, 0, 0]])
@@ -167,6 +171,21 @@ def _cases():
         ("EditingSampler.simulate",
          lambda **k: mt.samplers.EditingSampler(mt.Schedule((2, 2))).simulate(n=8, seed=1, **k), {"p": law},
          {"law": law}),
+        # the exporters take the plan as `plan` (was `schedule`) ...
+        *[(f"exports.{fn.__name__}", fn, {"plan": sched}, {"schedule": sched}) for fn in (
+            exports.to_llada, exports.to_dream, exports.to_mdlm, exports.to_dllm, exports.to_json, exports.export)],
+        ("exports.to_llada (blocks)", lambda **k: exports.to_llada(block_length=4, **k), {"plan": sched},
+         {"schedule": sched}),
+        ("exports.export (fmt)", lambda **k: exports.export(fmt="dream", **k), {"plan": sched}, {"schedule": sched}),
+        ("sglang.to_sglang", lambda **k: sglang.to_sglang(**k), {"plan": [1, 1, 1, 1]}, {"schedule": [1, 1, 1, 1]}),
+        ("vllm.to_vllm", lambda **k: vllm.to_vllm(budget_only=True, **k), {"plan": sched}, {"schedule": sched}),
+        # ... and the adapters take the dict an exporter returned as `exported` (was `plan`)
+        ("mdlm.plan_steps", mdlm.plan_steps, {"exported": exports.to_mdlm(sched)},
+         {"plan": exports.to_mdlm(sched)}),
+        ("dllm.PlanAlphaScheduler.from_plan", lambda **k: repr(dllm.PlanAlphaScheduler.from_plan(**k)),
+         {"exported": exports.to_dllm(sched)}, {"plan": exports.to_dllm(sched)}),
+        ("llada.PlanCounts", lambda **k: llada.PlanCounts(**k).rows, {"exported": exports.to_llada(sched)},
+         {"plan": exports.to_llada(sched)}),
     ]
 
 
@@ -218,6 +237,49 @@ def test_bridge_old_keywords_same_result_with_a_warning():
         _same(got, want)
     # the record keeps its field name: ScheduleEstimate.level is the confidence asked for
     assert bridge.optimal_schedule_estimate(est, 2, n_resamples=5, seed=1, confidence=0.9).level == 0.9
+
+
+# -- renamed functions: the old name is the same object, with one warning ---------------------------
+#: (module, old name) -> (module, new name): the renames of docs/design.md, "Vocabulary" (_moved.NAMES).
+RENAMED_NAMES = {
+    ("mdmtheory.design", "block_design"): ("mdmtheory.design", "design_blocks_from_data"),
+    ("mdmtheory.design.from_data", "block_design"): ("mdmtheory.design.from_data", "design_blocks_from_data"),
+    ("mdmtheory.design", "estimate_block_design"): ("mdmtheory.design", "estimate_design_blocks"),
+    ("mdmtheory.design.blocks", "estimate_block_design"): ("mdmtheory.design.blocks", "estimate_design_blocks"),
+    ("mdmtheory.design", "estimate_profile"): ("mdmtheory.design", "estimate_cross_entropy_profile"),
+    ("mdmtheory.design.profile", "estimate_profile"): ("mdmtheory.design.profile", "estimate_cross_entropy_profile"),
+}
+
+
+@pytest.mark.parametrize("old, new", sorted(RENAMED_NAMES.items()), ids=[".".join(k) for k in sorted(RENAMED_NAMES)])
+def test_old_function_name_is_the_new_function_with_a_warning(old, new):
+    import importlib
+
+    assert _moved.NAMES[old][1] == new[1]  # the one compat table holds it
+    new_fn = getattr(importlib.import_module(new[0]), new[1])
+    with pytest.warns(DeprecationWarning, match=rf"{old[1]} moved to .*\.{new[1]}; the old path works for one release"):
+        assert getattr(importlib.import_module(old[0]), old[1]) is new_fn
+    assert old[1] not in getattr(importlib.import_module(old[0]), "__all__", ())
+
+
+def test_old_function_name_gives_the_same_design():
+    import numpy as np
+
+    from mdmtheory import design
+    from mdmtheory.laws import as_oracle
+
+    p = _joint()
+    x = np.asarray(_law().sample(60, np.random.default_rng(0)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        want = design.estimate_design_blocks(as_oracle(p), x, forwards=2, n_per_level=20, seed=1)
+        want_prof = design.estimate_cross_entropy_profile(as_oracle(p), x, n_per_level=20, seed=1)
+    with pytest.warns(DeprecationWarning, match="the old path works for one release"):
+        got = design.estimate_block_design(as_oracle(p), x, forwards=2, n_per_level=20, seed=1)
+    with pytest.warns(DeprecationWarning, match="the old path works for one release"):
+        got_prof = design.estimate_profile(as_oracle(p), x, n_per_level=20, seed=1)
+    _same(got, want)
+    _same(got_prof, want_prof)
 
 
 # -- the retired names stay retired ------------------------------------------------------------

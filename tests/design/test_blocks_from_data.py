@@ -11,8 +11,8 @@ import pytest
 
 import mdmtheory as mt
 from mdmtheory.optimal import blocks
-from mdmtheory.design.blocks import estimate_block_design, estimate_block_profiles
-from mdmtheory.design import block_design, design, estimate_profile, memorization
+from mdmtheory.design.blocks import estimate_design_blocks, estimate_block_profiles
+from mdmtheory.design import design_blocks_from_data, design, estimate_cross_entropy_profile, memorization
 from mdmtheory.laws.families import empirical
 from mdmtheory.laws import as_oracle
 
@@ -32,7 +32,7 @@ def test_oracle_estimate_with_prompt_matches_the_prompted_profile():
     x = _rows(p, 4000)
     g = 2
     exact = mt.information_profile(p, given=range(g)).values
-    est = estimate_profile(as_oracle(p), x, n_per_level=3000, seed=1, prompt_length=g)
+    est = estimate_cross_entropy_profile(as_oracle(p), x, n_per_level=3000, seed=1, prompt_length=g)
     assert est.values.shape == (p.d - g,)
     z = (est.values - exact) / est.stderr
     assert np.all(np.abs(z) < Z), z
@@ -54,7 +54,7 @@ def test_oracle_block_profiles_match_the_exact_block_profiles(B):
 def test_estimated_block_design_ci_covers_the_exact_path_kl_of_its_counts():
     p = _law(d=6)
     x = _rows(p, 5000, seed=4)
-    res = estimate_block_design(as_oracle(p), x, forwards=2, block_lengths=[2, 4], prompt_length=2,
+    res = estimate_design_blocks(as_oracle(p), x, forwards=2, block_lengths=[2, 4], prompt_length=2,
                                        n_per_level=3000, seed=7)
     assert res.method == "estimated" and "prompt length 2" in res.note
     for c in res.candidates:
@@ -69,9 +69,9 @@ def test_estimated_block_design_ci_covers_the_exact_path_kl_of_its_counts():
 def test_estimated_budget_uses_the_upper_end_and_one_token_steps_cost_nothing():
     p = _law(d=4)
     x = _rows(p, 2000, seed=8)
-    res = estimate_block_design(as_oracle(p), x, target_kl=0.0, block_lengths=[4], n_per_level=200, seed=1)
+    res = estimate_design_blocks(as_oracle(p), x, target_kl=0.0, block_lengths=[4], n_per_level=200, seed=1)
     assert res.best.forwards == 4 and res.best.path_kl == 0 and res.best.ci == (0.0, 0.0)
-    loose = estimate_block_design(as_oracle(p), x, target_kl=1e9, block_lengths=[4, 2], n_per_level=200, seed=1)
+    loose = estimate_design_blocks(as_oracle(p), x, target_kl=1e9, block_lengths=[4, 2], n_per_level=200, seed=1)
     assert loose.best.forwards == 1 and loose.best.block_length == 4
     for c in loose.candidates:
         assert c.ci[1] <= 1e9
@@ -80,7 +80,7 @@ def test_estimated_budget_uses_the_upper_end_and_one_token_steps_cost_nothing():
 def test_data_block_design_exact_route_is_the_exact_dp_on_the_empirical_law():
     p = _law(d=6, seed=9)
     x = _rows(p, 300, seed=1)
-    res = block_design(x, forwards=2, block_lengths=[2, 4], prompt_length=2)
+    res = design_blocks_from_data(x, forwards=2, block_lengths=[2, 4], prompt_length=2)
     ref = blocks.design_blocks(empirical(x, 2), forwards=2, block_lengths=[2, 4], given=range(2))
     assert res.method == "exact" and res.best == ref.best and res.candidates == ref.candidates
 
@@ -88,16 +88,16 @@ def test_data_block_design_exact_route_is_the_exact_dp_on_the_empirical_law():
 def test_data_block_design_estimated_route_and_bad_input():
     p = _law(d=6, seed=9)
     x = _rows(p, 300, seed=1)
-    res = block_design(x, forwards=2, block_lengths=[4], prompt_length=2, exact_limit=10, n_per_level=50)
+    res = design_blocks_from_data(x, forwards=2, block_lengths=[4], prompt_length=2, exact_limit=10, n_per_level=50)
     assert res.method == "estimated" and res.best.ci is not None
     with pytest.raises(ValueError, match=r"^prompt_length:"):
-        block_design(x, forwards=2, prompt_length=6)
+        design_blocks_from_data(x, forwards=2, prompt_length=6)
     with pytest.raises(ValueError, match=r"^block_length: must divide the response length 4"):
-        block_design(x, forwards=2, block_lengths=[3], prompt_length=2)
+        design_blocks_from_data(x, forwards=2, block_lengths=[3], prompt_length=2)
     with pytest.raises(ValueError, match=r"^forwards/target_kl: give exactly one"):
-        block_design(x, prompt_length=2)
+        design_blocks_from_data(x, prompt_length=2)
     with pytest.raises(ValueError, match=r"^block_lengths: expected a list"):
-        block_design(x, forwards=2, block_lengths="4", prompt_length=2)
+        design_blocks_from_data(x, forwards=2, block_lengths="4", prompt_length=2)
 
 
 def test_prompted_design_exact_route():
@@ -139,15 +139,15 @@ def test_prompted_memorization_counts_contexts_with_the_prompt():
 def test_estimated_budget_keyword_is_target_kl_for_one_release():
     p = mt.families.markov_chain([[0.9, 0.1], [0.2, 0.8]], d=4)
     x = as_oracle(p).sample(300, np.random.default_rng(0))
-    new = estimate_block_design(as_oracle(p), x, target_kl=0.5, block_lengths=[4, 2], n_per_level=50, seed=1)
-    with pytest.warns(DeprecationWarning, match=r"estimate_block_design\(budget=\.\.\.\) is now"):
-        old = estimate_block_design(as_oracle(p), x, budget=0.5, block_lengths=[4, 2], n_per_level=50, seed=1)
+    new = estimate_design_blocks(as_oracle(p), x, target_kl=0.5, block_lengths=[4, 2], n_per_level=50, seed=1)
+    with pytest.warns(DeprecationWarning, match=r"estimate_design_blocks\(budget=\.\.\.\) is now"):
+        old = estimate_design_blocks(as_oracle(p), x, budget=0.5, block_lengths=[4, 2], n_per_level=50, seed=1)
     assert old == new
 
 
 # -- issue 30: the API walker's finds ----------------------------------------------------------------
 def test_block_seeds_and_draw_counts_are_checked_before_work():
-    """seed + b raised TypeError for a None or text seed and accepted True; block_design's
+    """seed + b raised TypeError for a None or text seed and accepted True; design_blocks_from_data's
     exact route never read n_per_level (True accepted)."""
     p = mt.families.markov_chain([[0.8, 0.2], [0.3, 0.7]], 4)
     x = mt.laws.TableLaw(p).sample(32, np.random.default_rng(0))
@@ -155,10 +155,10 @@ def test_block_seeds_and_draw_counts_are_checked_before_work():
         with pytest.raises(ValueError, match=r"^seed: "):
             estimate_block_profiles(as_oracle(p), x, 2, n_per_level=4, seed=seed)
         with pytest.raises(ValueError, match=r"^seed: "):
-            estimate_block_design(as_oracle(p), x, forwards=2, n_per_level=4, seed=seed)
+            estimate_design_blocks(as_oracle(p), x, forwards=2, n_per_level=4, seed=seed)
     for n in [True, "8", None, 1]:
         with pytest.raises(ValueError, match=r"^n_per_level: "):
-            block_design(x, forwards=2, n_per_level=n)
+            design_blocks_from_data(x, forwards=2, n_per_level=n)
 
 
 def test_separation_refuses_what_is_not_a_candidate():
@@ -167,7 +167,7 @@ def test_separation_refuses_what_is_not_a_candidate():
 
     p = mt.families.markov_chain([[0.8, 0.2], [0.3, 0.7]], 4)
     x = mt.laws.TableLaw(p).sample(64, np.random.default_rng(0))
-    res = estimate_block_design(as_oracle(p), x, forwards=2, n_per_level=8)
+    res = estimate_design_blocks(as_oracle(p), x, forwards=2, n_per_level=8)
     separation(res.candidates, res.best, 8)  # the valid call
     separation([c.to_dict() for c in res.candidates], res.best.to_dict())  # the CLI's dicts
     for args, name in [((True, res.best), "candidates"), (("ab", res.best), "candidates"),

@@ -13,7 +13,7 @@ from mdmtheory.data import datasets
 from mdmtheory import exports
 from mdmtheory.laws import families, oracles as structured
 from mdmtheory.cli import main
-from mdmtheory.design import defect_weights, design, estimate_profile, memorization
+from mdmtheory.design import defect_weights, design, estimate_cross_entropy_profile, memorization
 from mdmtheory.design import CertificateOptions
 from mdmtheory.laws import as_oracle
 
@@ -79,7 +79,7 @@ def test_chars_data_human_output(tmp_path, capsys):
 def test_estimator_is_unbiased_on_exact_conditionals():
     """With the true law's conditionals the cross-entropy profile is the exact profile: z-scores."""
     p, x = _markov_samples(n=4000)
-    est = estimate_profile(as_oracle(p), x, n_per_level=3000, seed=1)
+    est = estimate_cross_entropy_profile(as_oracle(p), x, n_per_level=3000, seed=1)
     z = (est.values - mt.information_profile(p).values) / est.stderr
     assert np.all(np.abs(z[:-1]) < 5), z
     assert est.forwards == 5 * 3000
@@ -396,7 +396,7 @@ def test_a_torch_model_with_more_outcomes_than_the_data_is_refused_like_an_oracl
 
 
 def test_oracle_estimate_is_the_bridge_estimate_on_the_same_draws():
-    """design.estimate_profile on an oracle and bridge.estimate_profile on a torch model of the
+    """design.estimate_cross_entropy_profile on an oracle and bridge.estimate_profile on a torch model of the
     same conditionals share the estimator (information._montecarlo): same draws for the same
     seed, so the same numbers up to rounding of the scores; the oracle's ``batch`` changes
     nothing (counter-based draws)."""
@@ -405,20 +405,20 @@ def test_oracle_estimate_is_the_bridge_estimate_on_the_same_draws():
 
     p, x = _markov_samples(n=300)
     for kw in ({}, {"prompt_length": 1}, {"prompt_length": 1, "response_length": 2}):
-        a = estimate_profile(as_oracle(p), x, n_per_level=200, seed=7, **kw)
+        a = estimate_cross_entropy_profile(as_oracle(p), x, n_per_level=200, seed=7, **kw)
         b = bridge.estimate_profile(bridge.ExactModel(p), x, n_per_level=200, seed=7, **kw)
         np.testing.assert_allclose(a.values, b.values, rtol=1e-13, atol=0)
         np.testing.assert_allclose(a.stderr, b.stderr, rtol=1e-9, atol=1e-15)
         assert a.forwards == b.forwards == int(np.sum(b.counts)) and np.array_equal(a.levels, b.levels)
-        c = estimate_profile(as_oracle(p), x, n_per_level=200, seed=7, batch=37, **kw)
+        c = estimate_cross_entropy_profile(as_oracle(p), x, n_per_level=200, seed=7, batch=37, **kw)
         assert np.array_equal(c.values, a.values) and np.array_equal(c.stderr, a.stderr)
 
 
 def test_budget_keyword_is_target_kl_for_one_release():
-    """design/block_design(budget=EPS) (a path-KL target, not a number of steps): a DeprecationWarning and
+    """design/design_blocks_from_data(budget=EPS) (a path-KL target, not a number of steps): a DeprecationWarning and
     the same design as target_kl=EPS; Design.budget reads .target_kl with a warning."""
     _, x = _markov_samples(n=200)
-    from mdmtheory.design import block_design
+    from mdmtheory.design import design_blocks_from_data
 
     new = design(x, target_kl=0.05)
     with pytest.warns(DeprecationWarning, match=r"design\(budget=\.\.\.\) is now design\(target_kl=\.\.\.\)"):
@@ -427,9 +427,9 @@ def test_budget_keyword_is_target_kl_for_one_release():
     with pytest.warns(DeprecationWarning, match="Design.budget"):
         assert new.budget == 0.05
     assert design(x, steps=2).target_kl is None
-    bnew = block_design(x, target_kl=0.05)
-    with pytest.warns(DeprecationWarning, match="block_design"):
-        bold = block_design(x, budget=0.05)
+    bnew = design_blocks_from_data(x, target_kl=0.05)
+    with pytest.warns(DeprecationWarning, match="design_blocks_from_data"):
+        bold = design_blocks_from_data(x, budget=0.05)
     assert bold == bnew
     with pytest.raises(ValueError, match="^target_kl: give either"):
         design(x, target_kl=0.05, budget=0.05)

@@ -2,9 +2,9 @@
 before any work, each refusal a ValueError naming the argument.
 
 * rows of more than 2**16 tokens (the documented limit of d, ``_validate.LIMITS``) are refused
-  by ``design``, ``block_design``, ``memorization`` and the estimators (70,000 columns hung);
+  by ``design``, ``design_blocks_from_data``, ``memorization`` and the estimators (70,000 columns hung);
 * a confidence whose normal quantile :math:`\\Phi^{-1}((1 + c)/2)` is infinite in float64 (the
-  (nan, nan) interval of ``estimate_block_design(..., confidence=0.9999999999999999)``) is
+  (nan, nan) interval of ``estimate_design_blocks(..., confidence=0.9999999999999999)``) is
   refused by name; the largest accepted one gives a finite interval;
 * samples are checked against the model (outcome indices 0..K−1, the model's row length) by
   name ``samples`` before the first block is estimated.
@@ -17,9 +17,9 @@ import time
 import numpy as np
 import pytest
 
-from mdmtheory.design import block_design, design, memorization
-from mdmtheory.design.blocks import estimate_block_design, estimate_block_profiles
-from mdmtheory.design.profile import MAX_MEMORIZATION_WORK, estimate_profile
+from mdmtheory.design import design_blocks_from_data, design, memorization
+from mdmtheory.design.blocks import estimate_design_blocks, estimate_block_profiles
+from mdmtheory.design.profile import MAX_MEMORIZATION_WORK, estimate_cross_entropy_profile
 from mdmtheory.laws import MarkovChainLaw, families
 from mdmtheory.laws.oracles import as_oracle
 
@@ -36,13 +36,13 @@ def _quick(fn, match, seconds=2.0):
 
 @pytest.mark.parametrize("call", [
     lambda: design(WIDE, steps=2),
-    lambda: block_design(WIDE, forwards=2),
+    lambda: design_blocks_from_data(WIDE, forwards=2),
     lambda: memorization(WIDE),
-    lambda: estimate_profile(as_oracle(families.parity(4)), WIDE, n_per_level=2),
+    lambda: estimate_cross_entropy_profile(as_oracle(families.parity(4)), WIDE, n_per_level=2),
     lambda: estimate_block_profiles(as_oracle(families.parity(4)), WIDE, 2, n_per_level=2),
-    lambda: estimate_block_design(as_oracle(families.parity(4)), WIDE, forwards=2, n_per_level=2),
-], ids=["design", "block_design", "memorization", "estimate_profile", "estimate_block_profiles",
-        "estimate_block_design"])
+    lambda: estimate_design_blocks(as_oracle(families.parity(4)), WIDE, forwards=2, n_per_level=2),
+], ids=["design", "design_blocks_from_data", "memorization", "estimate_cross_entropy_profile", "estimate_block_profiles",
+        "estimate_design_blocks"])
 def test_rows_beyond_the_documented_d_are_refused_before_work(call):
     _quick(call, r"^samples: rows of 70000 tokens; the documented limit is d <= 65536")
 
@@ -70,10 +70,10 @@ def _largest_confidence():
 def test_a_confidence_without_a_finite_quantile_is_refused(c):
     p = as_oracle(families.parity(4))
     x = np.array([[0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 0, 0]])
-    for call in (lambda: estimate_block_design(p, x, forwards=2, n_per_level=3, confidence=c),
+    for call in (lambda: estimate_design_blocks(p, x, forwards=2, n_per_level=3, confidence=c),
                  lambda: design(x, steps=2, confidence=c),
                  lambda: design(x, steps=2, model=p, n_per_level=3, confidence=c),
-                 lambda: block_design(x, forwards=2, confidence=c)):
+                 lambda: design_blocks_from_data(x, forwards=2, confidence=c)):
         _quick(call, r"^confidence: ")
 
 
@@ -82,7 +82,7 @@ def test_the_largest_accepted_confidence_gives_a_finite_interval():
     assert c < 1 and 0.5 + c / 2 < 1.0 and not 0.5 + np.nextafter(c, 2.0) / 2 < 1.0
     p = as_oracle(families.parity(4))
     x = np.array([[0, 1, 1, 0], [1, 1, 0, 0], [0, 0, 0, 0]])
-    res = estimate_block_design(p, x, forwards=2, n_per_level=3, confidence=c)
+    res = estimate_design_blocks(p, x, forwards=2, n_per_level=3, confidence=c)
     for cand in res.candidates:
         if cand.ci is not None:
             assert np.all(np.isfinite(cand.ci)) and cand.ci[0] <= cand.path_kl <= cand.ci[1]
@@ -96,7 +96,7 @@ def test_block_profiles_check_the_samples_against_the_model(model):
     beyond = np.array([[0, 1, 1, 3], [1, 1, 0, 0]])  # token 3 >= K = 2
     longer = np.array([[0, 1, 1, 0, 1, 1], [1, 1, 0, 0, 0, 0]])  # 6 tokens, the model reads 4
     for call in (lambda x: estimate_block_profiles(model, x, 2, n_per_level=3),
-                 lambda x: estimate_block_design(model, x, forwards=2, n_per_level=3)):
+                 lambda x: estimate_design_blocks(model, x, forwards=2, n_per_level=3)):
         _quick(lambda: call(beyond), r"^samples: tokens .*K = 2.* 0\.\.1, got 0\.\.3")
         _quick(lambda: call(longer), r"^samples: rows have 6 tokens but the model reads rows of d = 4")
 

@@ -15,7 +15,7 @@ import pytest
 
 import mdmtheory as mt
 from mdmtheory.cli import main
-from mdmtheory.design import block_design, certify, design, exact_minimum_steps, separation
+from mdmtheory.design import design_blocks_from_data, certify, design, exact_minimum_steps, separation
 from mdmtheory.design.profile import profile_warning
 from mdmtheory.laws import families
 from mdmtheory.laws.oracles import as_oracle
@@ -29,7 +29,7 @@ def noisy_blocks():
     p = families.markov_chain([[0.8, 0.2], [0.3, 0.7]], 8)
     x = as_oracle(p).sample(300, np.random.default_rng(0))
     model = as_oracle(families.product([[0.6, 0.4]] * 8))
-    return x, block_design(x, K=2, model=model, forwards=4, n_per_level=200)
+    return x, design_blocks_from_data(x, K=2, model=model, forwards=4, n_per_level=200)
 
 
 def test_separation_by_its_definition(noisy_blocks):

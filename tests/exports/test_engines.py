@@ -119,9 +119,9 @@ def test_sglang_default_threshold_would_not_run_the_design():
 
 
 @pytest.mark.parametrize("sizes, B, match", [
-    ((1, 3), None, r"^schedule: SGLang 0\.5\.23 has no per-step counts: .* this one commits \[\[1, 3\]\] in blocks of 4"),
-    ((2, 2), None, r"^schedule: SGLang .* one token per step \(LowConfidence threshold 1\.0\) or one step"),
-    ((1, 1, 2), 2, r"^schedule: .*commits \[\[1, 1\], \[2\]\] in blocks of 2"),  # mixed rules: one threshold
+    ((1, 3), None, r"^plan: SGLang 0\.5\.23 has no per-step counts: .* this one commits \[\[1, 3\]\] in blocks of 4"),
+    ((2, 2), None, r"^plan: SGLang .* one token per step \(LowConfidence threshold 1\.0\) or one step"),
+    ((1, 1, 2), 2, r"^plan: .*commits \[\[1, 1\], \[2\]\] in blocks of 2"),  # mixed rules: one threshold
     ((2, 2), 3, r"^block_length: must divide d=4"),
 ])
 def test_sglang_refuses_what_a_threshold_cannot_run(sizes, B, match):
@@ -262,7 +262,7 @@ def test_vllm_engine_parses_the_export():
 
 
 @pytest.mark.parametrize("kw, match", [
-    ({}, r"^schedule: vLLM 0\.34\.0 has no per-step counts: .*DiffusionGemma.*budget_only=True"),
+    ({}, r"^plan: vLLM 0\.34\.0 has no per-step counts: .*DiffusionGemma.*budget_only=True"),
     ({"budget_only": 1}, r"^budget_only: expected True or False"),
     ({"budget_only": True, "block_length": 2}, r"^block_length: the schedule spends \[1, 2\] steps"),
     ({"budget_only": True, "block_length": 3}, r"^block_length: must divide d=4"),
@@ -291,4 +291,4 @@ def test_cli_design_prints_the_engine_exports(tmp_path, capsys):
             e = json.loads(captured.out)["export"]
             assert rc == 0 and e["counts"] == [[1] * 4 if steps == 4 else [4]]
         else:
-            assert rc == 2 and "--format: schedule: SGLang 0.5.23 has no per-step counts" in captured.err
+            assert rc == 2 and "--format: plan: SGLang 0.5.23 has no per-step counts" in captured.err

@@ -118,17 +118,17 @@ def test_llada_plan_runs_in_llada_generate_with_several_blocks_and_batch_2():
         if not _llada_fits(s, B):
             continue
         fits += 1
-        plan = exports.to_llada(s, block_length=B)
+        exported = exports.to_llada(s, block_length=B)
         module = SimpleNamespace(get_num_transfer_tokens=lambda m, n: pytest.fail("not patched"))
-        with llada_int.patch(module, plan) as counts:
-            got, outside, left = llada_rule(lambda m, n: module.get_num_transfer_tokens(m, n), steps=plan["steps"],
-                                            gen_length=plan["gen_length"], block_length=plan["block_length"])
-        assert counts.calls == plan["num_blocks"] and not outside and left == 0
+        with llada_int.patch(module, exported) as counts:
+            got, outside, left = llada_rule(lambda m, n: module.get_num_transfer_tokens(m, n), steps=exported["steps"],
+                                            gen_length=exported["gen_length"], block_length=exported["block_length"])
+        assert counts.calls == exported["num_blocks"] and not outside and left == 0
         for b, rows in enumerate(got):
-            assert [r[0] for r in rows] == [r[1] for r in rows] == plan["num_transfer_tokens"][b]
+            assert [r[0] for r in rows] == [r[1] for r in rows] == exported["num_transfer_tokens"][b]
         # the realized steps, read in order, are the schedule itself
         flat = [r[0] for rows in got for r in rows]
-        assert flat == list(s.sizes) and len(flat) == plan["steps"] == s.steps
+        assert flat == list(s.sizes) and len(flat) == exported["steps"] == s.steps
     assert fits > 255 + 30  # one block always fits (255 cases), plus the multi-block fits
 
 
@@ -144,10 +144,10 @@ def test_llada_old_snippet_breaks_with_several_blocks():
     for s, B in _llada_cases():
         if s.d // B < 2 or not _llada_fits(s, B):
             continue
-        plan = exports.to_llada(s, block_length=B)
-        rows = plan["num_transfer_tokens"]
+        exported = exports.to_llada(s, block_length=B)
+        rows = exported["num_transfer_tokens"]
         try:
-            got, _, _ = llada_rule(None, steps=plan["steps"], gen_length=s.d, block_length=B, line=old_line(2),
+            got, _, _ = llada_rule(None, steps=exported["steps"], gen_length=s.d, block_length=B, line=old_line(2),
                                    arg=rows)
             ok = all([r[0] for r in got[b]] == rows[b] for b in range(len(rows)))
         except IndexError:  # three blocks or more: row 2 of a batch of 2
@@ -157,7 +157,7 @@ def test_llada_old_snippet_breaks_with_several_blocks():
         wrong += not ok
         right += ok
         with pytest.raises(IndexError):
-            llada_rule(None, steps=plan["steps"], gen_length=s.d, block_length=B, batch=1, line=old_line(1), arg=rows)
+            llada_rule(None, steps=exported["steps"], gen_length=s.d, block_length=B, batch=1, line=old_line(1), arg=rows)
     assert wrong > 0 and right > 0
 
 
@@ -195,25 +195,25 @@ def test_llada_plan_fields_and_llada_default():
 
 
 def test_llada_patch_checks_what_generate_passes_and_restores():
-    plan = exports.to_llada(mt.Schedule((1, 3, 3, 1)), block_length=4)
+    exported = exports.to_llada(mt.Schedule((1, 3, 3, 1)), block_length=4)
     def own(mask_index, steps):
         return None
 
     module = SimpleNamespace(get_num_transfer_tokens=own)
     with pytest.raises(ValueError, match="^steps: .*steps=4"):
-        with llada_int.patch(module, plan):
+        with llada_int.patch(module, exported):
             module.get_num_transfer_tokens(torch.ones(2, 4, dtype=torch.bool), 4)  # generate called with steps=8
     assert module.get_num_transfer_tokens is own
     with pytest.raises(ValueError, match="^block_length:"):
-        with llada_int.patch(module, plan):
+        with llada_int.patch(module, exported):
             module.get_num_transfer_tokens(torch.ones(2, 8, dtype=torch.bool), 2)
     with pytest.raises(ValueError, match="^gen_length:"):
-        with llada_int.patch(module, plan):
+        with llada_int.patch(module, exported):
             module.get_num_transfer_tokens(torch.ones(2, 4, dtype=torch.bool), 2)  # one block of two
     with pytest.raises(ValueError, match="^module:"):
-        with llada_int.patch(SimpleNamespace(), plan):
+        with llada_int.patch(SimpleNamespace(), exported):
             pass
-    with pytest.raises(ValueError, match="^plan:"):
+    with pytest.raises(ValueError, match="^exported:"):
         llada_int.PlanCounts(exports.to_dream(mt.Schedule((1, 1))))
 
 
@@ -264,20 +264,20 @@ def test_fast_dllm_counts_hold_with_threshold_none_only():
     for s, B in _llada_cases():
         if not _llada_fits(s, B):
             continue
-        plan = exports.to_llada(s, block_length=B)
-        assert plan["threshold"] is None
+        exported = exports.to_llada(s, block_length=B)
+        assert exported["threshold"] is None
         module = SimpleNamespace(get_num_transfer_tokens=lambda m, n: pytest.fail("not patched"))
-        with llada_int.patch(module, plan):
-            got, nfe = fast_dllm_rule(module.get_num_transfer_tokens, steps=plan["steps"], gen_length=s.d,
-                                      block_length=B, threshold=plan["threshold"])
-        assert got == plan["num_transfer_tokens"] and nfe == s.steps
+        with llada_int.patch(module, exported):
+            got, nfe = fast_dllm_rule(module.get_num_transfer_tokens, steps=exported["steps"], gen_length=s.d,
+                                      block_length=B, threshold=exported["threshold"])
+        assert got == exported["num_transfer_tokens"] and nfe == s.steps
         holds += 1
         if s.d > 6:
             continue
-        with llada_int.patch(module, plan):
-            got, nfe = fast_dllm_rule(module.get_num_transfer_tokens, steps=plan["steps"], gen_length=s.d,
+        with llada_int.patch(module, exported):
+            got, nfe = fast_dllm_rule(module.get_num_transfer_tokens, steps=exported["steps"], gen_length=s.d,
                                       block_length=B, threshold=0.9)
-        differs += got != plan["num_transfer_tokens"]
+        differs += got != exported["num_transfer_tokens"]
     assert holds > 255 + 30 and differs > 50  # with a threshold the confidences decide, not the plan
 
 
@@ -325,10 +325,10 @@ def test_dream_count_algorithms_reveal_the_sizes():
     more = [mt.Schedule((1,) * 64), mt.Schedule((3, 5, 7, 11, 13, 25)), mt.Schedule((4,) * 64),
             mt.Schedule(tuple(range(1, 23))), mt.Schedule.constant(999, 37)]
     for s in ALL + more:
-        plan = exports.to_dream(s)
-        got, _, left = dream_rule(plan["times"], plan["steps"], s.d)
+        exported = exports.to_dream(s)
+        got, _, left = dream_rule(exported["times"], exported["steps"], s.d)
         assert [c[0] for c in got] == [c[1] for c in got] == list(s.sizes) and left == 0, s
-        assert plan["exact"] and plan["counts_from_grid"] == list(s.sizes)
+        assert exported["exact"] and exported["counts_from_grid"] == list(s.sizes)
 
 
 def test_dream_plain_grid_without_nudging_truncates():
@@ -343,8 +343,8 @@ def test_dream_origin_reveal_probability_is_k_over_n():
     probability k_j / n_j (up to float32: |error| <= 2**-22), so E[count_j] = k_j."""
     worst = 0.0
     for s in ALL:
-        plan = exports.to_dream(s)
-        _, probs, left = dream_rule(plan["times"], plan["steps"], s.d, alg="origin")
+        exported = exports.to_dream(s)
+        _, probs, left = dream_rule(exported["times"], exported["steps"], s.d, alg="origin")
         n = s.d - np.array(s.starts)
         worst = max(worst, float(np.max(np.abs(np.array(probs) - np.array(s.sizes) / n))))
         expected = s.d * np.cumprod(np.r_[1.0, 1 - np.array(probs[:-1])]) * np.array(probs)
@@ -355,17 +355,17 @@ def test_dream_origin_reveal_probability_is_k_over_n():
 
 def test_dream_needs_steps_equal_to_the_exports():
     s = mt.Schedule((1, 2, 4, 1))
-    plan = exports.to_dream(s)
+    exported = exports.to_dream(s)
     with pytest.raises(IndexError):  # more steps than the grid: timesteps[i + 1] past its end
-        dream_rule(plan["times"], plan["steps"] + 1, s.d)
-    got, _, _ = dream_rule(plan["times"], plan["steps"] - 1, s.d)  # fewer: the last one flushes early
+        dream_rule(exported["times"], exported["steps"] + 1, s.d)
+    got, _, _ = dream_rule(exported["times"], exported["steps"] - 1, s.d)  # fewer: the last one flushes early
     assert [c[0] for c in got] == [1, 2, 5] != list(s.sizes)
-    for bad in (plan["steps"] - 1, plan["steps"] + 1, 4.5, True):
+    for bad in (exported["steps"] - 1, exported["steps"] + 1, 4.5, True):
         with pytest.raises(ValueError, match="^steps: .*steps=4"):
-            dream_int.plan_timesteps(plan, bad)
-    ts = dream_int.plan_timesteps(plan, 4)
-    assert ts.dtype == torch.float32 and ts.tolist()[:-1] == plan["times"][:-1]  # float32 values, unchanged
-    with pytest.raises(ValueError, match="^plan:"):
+            dream_int.plan_timesteps(exported, bad)
+    ts = dream_int.plan_timesteps(exported, 4)
+    assert ts.dtype == torch.float32 and ts.tolist()[:-1] == exported["times"][:-1]  # float32 values, unchanged
+    with pytest.raises(ValueError, match="^exported:"):
         dream_int.plan_timesteps(exports.to_mdlm(s), 4)
 
 
@@ -468,9 +468,9 @@ def test_mdlm_plan_through_mdlm_loop_reveals_k_over_n(sampler):
     right = 0
     cases = ALL if sampler == "ddpm_cache" else SMALL  # ddpm_cache is MDLM's default
     for s in cases:
-        plan = exports.to_mdlm(s)
+        exported = exports.to_mdlm(s)
         model = MdlmRule(s.d, sampler=sampler, noise_removal=False)
-        x = mdlm_int.sample(model, plan)
+        x = mdlm_int.sample(model, exported)
         assert _mdlm_right(s, model.probs), (s, model.probs)
         expected = s.d * np.cumprod(np.r_[1.0, 1 - np.array(model.probs[:-1])]) * np.array(model.probs)
         np.testing.assert_allclose(expected, s.sizes, atol=1e-5)
@@ -485,9 +485,9 @@ def test_mdlm_grid_only_edit_gives_wrong_counts_on_non_uniform_schedules():
     1e-3 tokens in expectation) only on the uniform schedules."""
     right = []
     for s in ALL:
-        plan = exports.to_mdlm(s)
+        exported = exports.to_mdlm(s)
         model = MdlmRule(s.d)
-        mdlm_grid_only(model, plan["times"])
+        mdlm_grid_only(model, exported["times"])
         p = np.clip(model.probs, 0, 1)
         expected = s.d * np.cumprod(np.r_[1.0, 1 - p[:-1]]) * p
         if len(p) == s.steps and np.allclose(expected[:-1], s.sizes[:-1], atol=1e-3):
@@ -501,21 +501,21 @@ def test_mdlm_grid_only_edit_gives_wrong_counts_on_non_uniform_schedules():
 
 def test_mdlm_plan_pairs_and_checks():
     s = mt.Schedule((1, 2, 4, 1))
-    plan = exports.to_mdlm(s)
-    t, dt = np.float32(plan["times"]), np.float32(plan["dt"])
-    assert plan["times"][:-1] == [float(v) for v in t[:-1]] and plan["dt"] == [float(v) for v in dt]  # float32
-    assert list(t[:-2] - dt[:-1]) == list(t[1:-1]) and t[-2] - dt[-1] == 0 and plan["times"][-1] == 1e-5
-    assert mdlm_int.plan_steps(plan) == list(zip(plan["times"][:-1], plan["dt"]))
-    with pytest.raises(ValueError, match="^plan: reveals 8"):
-        mdlm_int.sample(MdlmRule(9), plan)
-    bad = dict(plan, dt=plan["dt"][:-1])
-    with pytest.raises(ValueError, match="^plan:"):
+    exported = exports.to_mdlm(s)
+    t, dt = np.float32(exported["times"]), np.float32(exported["dt"])
+    assert exported["times"][:-1] == [float(v) for v in t[:-1]] and exported["dt"] == [float(v) for v in dt]  # float32
+    assert list(t[:-2] - dt[:-1]) == list(t[1:-1]) and t[-2] - dt[-1] == 0 and exported["times"][-1] == 1e-5
+    assert mdlm_int.plan_steps(exported) == list(zip(exported["times"][:-1], exported["dt"]))
+    with pytest.raises(ValueError, match="^exported: reveals 8"):
+        mdlm_int.sample(MdlmRule(9), exported)
+    bad = dict(exported, dt=exported["dt"][:-1])
+    with pytest.raises(ValueError, match="^exported:"):
         mdlm_int.plan_steps(bad)
     runs = []
     for removal in (False, True):  # noise removal: one more forward, nothing left to fill
         model = MdlmRule(8, noise_removal=removal)
-        runs.append((mdlm_int.sample(model, plan), model.forwards))
-    assert torch.equal(runs[0][0], runs[1][0]) and runs[1][1] == runs[0][1] + 1 <= plan["steps"] + 1
+        runs.append((mdlm_int.sample(model, exported), model.forwards))
+    assert torch.equal(runs[0][0], runs[1][0]) and runs[1][1] == runs[0][1] + 1 <= exported["steps"] + 1
 
 
 class _Ema:
@@ -557,15 +557,15 @@ class MdlmWithNetwork(MdlmRule):
 
 
 def test_mdlm_samples_with_ema_weights_in_eval_mode_as_its_entry_does():
-    plan = exports.to_mdlm(mt.Schedule((1, 2, 4, 1)))
+    exported = exports.to_mdlm(mt.Schedule((1, 2, 4, 1)))
     model = MdlmWithNetwork(8)
     model.backbone.train()
-    mdlm_int.sample(model, plan)
+    mdlm_int.sample(model, exported)
     assert model.seen and all(s == (False, 2.0) for s in model.seen)  # eval mode, EMA weight
     assert model.backbone.training and float(model.backbone[1].weight.detach()) == 1.0  # both restored
     model.ema = None  # main.py's eval.disable_ema: eval mode, raw weights
     model.seen.clear()
-    mdlm_int.sample(model, plan)
+    mdlm_int.sample(model, exported)
     assert all(s == (False, 1.0) for s in model.seen) and model.backbone.training
 
 
@@ -620,17 +620,17 @@ def dllm_rule(scheduler, n, steps, batch=2):
 
 def test_dllm_scheduler_reproduces_the_counts_through_dllms_rule():
     for s in ALL:
-        plan = exports.to_dllm(s)
-        assert "alpha" not in plan and plan["max_new_tokens"] == s.d  # the field no longer hides alpha()
-        ours = PlanAlphaScheduler.from_plan(plan)
+        exported = exports.to_dllm(s)
+        assert "alpha" not in exported and exported["max_new_tokens"] == s.d  # the field no longer hides alpha()
+        ours = PlanAlphaScheduler.from_plan(exported)
         for sched in (ours, HooksOnly(ours)) if s.d <= 6 else (ours,):
-            assert dllm_rule(sched, s.d, plan["steps"]) == [list(s.sizes)] * 2, s
-        assert exports.dllm_counts(plan["t"], plan["alpha_nodes"], s.d) == list(s.sizes)
+            assert dllm_rule(sched, s.d, exported["steps"]) == [list(s.sizes)] * 2, s
+        assert exports.dllm_counts(exported["t"], exported["alpha_nodes"], s.d) == list(s.sizes)
 
 
 def test_dllm_scheduler_interface():
-    plan = exports.to_dllm(mt.Schedule((1, 2, 4, 1)))
-    sch = PlanAlphaScheduler.from_plan(plan)
+    exported = exports.to_dllm(mt.Schedule((1, 2, 4, 1)))
+    sch = PlanAlphaScheduler.from_plan(exported)
     assert sch.alpha(1.0) == 0.0 and sch.alpha(0.0) == 1.0 and sch(0.75) == pytest.approx(1 / 8)
     assert isinstance(sch.alpha(0.5), float) and sch.alpha(0.5) == pytest.approx(3 / 8)
     tt = torch.tensor([1.0, 0.875, 0.5, 0.0])  # between nodes 1 and 0.75: alpha goes 0 -> 1/8
@@ -651,7 +651,7 @@ def test_dllm_scheduler_interface():
     class Sub(PlanAlphaScheduler, DllmBase):  # what `class S(PlanAlphaScheduler, BaseAlphaScheduler)` gives
         pass
 
-    assert Sub(plan["t"], plan["alpha_nodes"]).reverse_mask_prob(0.5, 0.75) == sch.reverse_mask_prob(0.5, 0.75)
+    assert Sub(exported["t"], exported["alpha_nodes"]).reverse_mask_prob(0.5, 0.75) == sch.reverse_mask_prob(0.5, 0.75)
 
 
 def test_integrations_import_neither_torch_nor_dllm_at_module_level():
@@ -747,15 +747,15 @@ def test_export_rejects_unknown_format():
 
 def test_llada_refuses_a_gen_length_that_repeats_the_plan():
     # a whole multiple with matching steps would run [1, 3, 3, 1] as [1, 3, 3, 1, 1, 3, 3, 1]
-    plan = exports.to_llada(mt.Schedule((1, 3, 3, 1)), block_length=4)
+    exported = exports.to_llada(mt.Schedule((1, 3, 3, 1)), block_length=4)
     module = SimpleNamespace(get_num_transfer_tokens=lambda m, n: pytest.fail("not patched"))
     with pytest.raises(ValueError, match=r"^gen_length: llada_rule was called with gen_length=16, the plan generates "
                                          r"8 .*run the plan again.*gen_length=8"):
-        with llada_int.patch(module, plan):
-            llada_rule(lambda m, n: module.get_num_transfer_tokens(m, n), steps=2 * plan["steps"], gen_length=16,
+        with llada_int.patch(module, exported):
+            llada_rule(lambda m, n: module.get_num_transfer_tokens(m, n), steps=2 * exported["steps"], gen_length=16,
                        block_length=4)
-    with llada_int.patch(module, plan):  # the plan's own length runs
-        got, _, left = llada_rule(lambda m, n: module.get_num_transfer_tokens(m, n), steps=plan["steps"],
+    with llada_int.patch(module, exported):  # the plan's own length runs
+        got, _, left = llada_rule(lambda m, n: module.get_num_transfer_tokens(m, n), steps=exported["steps"],
                                   gen_length=8, block_length=4)
     assert [r[0] for rows in got for r in rows] == [1, 3, 3, 1] and left == 0
 
@@ -797,16 +797,16 @@ def _fast_dllm_counts(mask_index, steps):
 
 
 def test_fast_dllm_cached_loops_refuse_one_step_per_block():
-    plan = exports.to_llada(mt.Schedule((4, 4)), block_length=4)
-    assert plan["steps_per_block"] == 1
+    exported = exports.to_llada(mt.Schedule((4, 4)), block_length=4)
+    assert exported["steps_per_block"] == 1
     # the upstream loop itself breaks on one step per block, with its own counts
     with pytest.raises(IndexError):
         generate_with_prefix_cache(SimpleNamespace(get_num_transfer_tokens=_fast_dllm_counts), steps=2,
                                    gen_length=8, block_length=4)
     module = SimpleNamespace(get_num_transfer_tokens=_fast_dllm_counts)
-    with pytest.raises(ValueError, match=r"^plan: one step per block breaks Fast-dLLM's generate_with_prefix_cache"):
-        with llada_int.patch(module, plan):
-            generate_with_prefix_cache(module, steps=plan["steps"], gen_length=8, block_length=4)
+    with pytest.raises(ValueError, match=r"^exported: one step per block breaks Fast-dLLM's generate_with_prefix_cache"):
+        with llada_int.patch(module, exported):
+            generate_with_prefix_cache(module, steps=exported["steps"], gen_length=8, block_length=4)
     # two steps per block run there, with the plan's counts
     plan2 = exports.to_llada(mt.Schedule((1, 3, 3, 1)), block_length=4)
     with llada_int.patch(module, plan2):
