@@ -24,6 +24,7 @@ __all__ = [
     "ComparisonRow",
     "Comparison",
     "compare",
+    "compare_context",
 ]
 
 
@@ -145,6 +146,20 @@ def compare(p, plan, planner="random") -> Comparison:
     ZC26's rates (:func:`zc26_rates`) are for random-size schedules, a plan kind compare does
     not take yet, so they are not listed.
     """
+    ctx = compare_context(p, plan, planner)
+    rows = _exact_rows(ctx)
+    for family in REGISTERED:
+        if family.applies(ctx):
+            rows += family.rows(ctx)
+    return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner),
+                      law=ctx.run.law)
+
+
+def compare_context(p, plan, planner="random") -> CompareContext:
+    """The context :func:`compare` hands every registered row family: the sampler resolved once
+    (:func:`~mdmtheory.samplers.base.as_sampler`), its plan checked, its exact run (with the
+    trajectory KL where it has one), KL(p‖q), the profile and the scale. A new bound's rows can
+    be tried on it directly (docs/design.md, "How to add a bound")."""
     if not isinstance(p, Joint):
         raise ValueError(f"p: compare needs a mdmtheory.Joint (exact output law), got {type(p).__name__}")
     sampler = as_sampler(planner)
@@ -156,12 +171,6 @@ def compare(p, plan, planner="random") -> Comparison:
         raise ValueError(f"plan: a {type(sampler).__name__} carries no plan (it chooses what each step reveals); "
                          f"pass plan=None, got {type(plan).__name__}")
     run = sampler.exact_run(p, plan, trajectory=cap.path_kl)
-    ctx = CompareContext(p=p, plan=plan, sampler=sampler, capabilities=cap, run=run, kl_exact=_kl(p, run.law),
-                         path_kl=None if run.path_kl is None else float(run.path_kl), profile=as_profile(p),
-                         scale=p.d * math.log(p.K))
-    rows = _exact_rows(ctx)
-    for family in REGISTERED:
-        if family.applies(ctx):
-            rows += family.rows(ctx)
-    return Comparison(rows=tuple(rows), plan=plan, planner=planner if isinstance(planner, str) else repr(planner),
-                      law=run.law)
+    return CompareContext(p=p, plan=plan, sampler=sampler, capabilities=cap, run=run, kl_exact=_kl(p, run.law),
+                          path_kl=None if run.path_kl is None else float(run.path_kl), profile=as_profile(p),
+                          scale=p.d * math.log(p.K))

@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import bisect
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+import numpy as np
 
 from .._estimate import Record
 from ..schedules.plans import Grid, Schedule
@@ -40,8 +43,6 @@ __all__ = [
     "REGISTERED",
     "register_rows",
     "unregister_rows",
-    "slack",
-    "bound_row",
     "random_order_schedule",
     "random_order_grid",
 ]
@@ -124,10 +125,19 @@ class CompareContext(Record):
 
     def exact(self, quantity: str) -> float:
         """The exact value of ``"kl"`` or ``"path_kl"`` (what a :attr:`Bound.bounds` names)."""
+        if not isinstance(quantity, str) or quantity not in ("kl", "path_kl"):
+            raise ValueError(f"quantity: expected 'kl' or 'path_kl', got {quantity!r:.40}")
         return {"kl": self.kl_exact, "path_kl": self.path_kl}[quantity]
 
-    def row(self, bound: Bound, exact: float | None) -> ComparisonRow:
-        """The row of ``bound`` beside ``exact`` (slack and verdict as :func:`compare` gives them)."""
+    def row(self, bound: Bound, exact: float | None = None) -> ComparisonRow:
+        """The row of ``bound`` beside ``exact`` (slack and verdict as :func:`compare` gives them;
+        None: no verdict, e.g. an asymptotic statement)."""
+        if not isinstance(bound, Bound):
+            raise ValueError(f"bound: expected a mdmtheory.bounds.Bound, got {type(bound).__name__}")
+        if exact is not None:
+            if isinstance(exact, (bool, np.bool_)) or not isinstance(exact, numbers.Real) or math.isnan(exact):
+                raise ValueError(f"exact: expected a real number (inf allowed) or None, got {exact!r:.40}")
+            exact = float(exact)
         return bound_row(bound, exact, self.scale)
 
 
@@ -143,13 +153,20 @@ class RowFamily(Record):
     order: float = math.inf
 
 
+def _check_ctx(ctx) -> None:
+    if not isinstance(ctx, CompareContext):
+        raise ValueError(f"ctx: expected the CompareContext compare hands its rows, got {type(ctx).__name__}")
+
+
 def random_order_schedule(ctx: CompareContext) -> bool:
     """The theory's sampler on a fixed-size schedule: a uniformly random order and a Schedule."""
+    _check_ctx(ctx)
     return bool(ctx.capabilities.random_order) and isinstance(ctx.plan, Schedule)
 
 
 def random_order_grid(ctx: CompareContext) -> bool:
     """The Bernoulli-subset sampler of a Grid (a uniformly random order)."""
+    _check_ctx(ctx)
     return bool(ctx.capabilities.random_order) and isinstance(ctx.plan, Grid)
 
 

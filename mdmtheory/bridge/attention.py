@@ -679,7 +679,7 @@ def trace_sampling(
     """
     from ..samplers.simulate import _choose, _planner_setup
     from ..schedules.plans import Grid
-    from ..laws.oracles import _inverse_cdf
+    from ..laws.oracles import inverse_cdf
     from ._checks import MAX_TOKEN_ID, check_bool, int_array
 
     for key in old:
@@ -771,7 +771,7 @@ def trace_sampling(
             maps = np.concatenate(maps_all)
             free = ~rv[rows]
             chosen = _choose(planner, is_random, t, size, probs, free, rng)
-            draw = _inverse_cdf(probs, rng.random(free.shape))
+            draw = inverse_cdf(probs, rng.random(free.shape))
             if targets is not None:
                 if targets.max() >= probs.shape[-1]:
                     raise ValueError(f"targets: outcome indices must lie in 0..{probs.shape[-1] - 1}")

@@ -37,6 +37,7 @@ import torch
 from scipy.special import rel_entr
 
 from .._estimate import Estimate
+from .._moved import renamed_keywords
 from .._validate import choice_arg, prob_arg, samples_array, seed_arg, size_arg
 from ..laws.joint import Joint
 from ..samplers import uniform as _u
@@ -218,7 +219,8 @@ def renoise_samples(model, *, n: int, steps: int, seed: int, entropy_bound=0.1, 
 
 
 @torch.no_grad()
-def ancestral_samples(model, *, n: int, steps: int, seed: int, mix=0.0, schedule: str = "linear") -> np.ndarray:
+@renamed_keywords(schedule="noise")
+def ancestral_samples(model, *, n: int, steps: int, seed: int, mix=0.0, noise: str = "linear") -> np.ndarray:
     r"""(n, d) samples of the ancestral corruption sampler driven by ``model(ids, alpha)``
     (logits of the clean token per position, (B, d, K)): the prior (all masks, id K, if
     ``mix > 0``, else uniform), then at each of the ``steps`` times every position drawn
@@ -230,8 +232,8 @@ def ancestral_samples(model, *, n: int, steps: int, seed: int, mix=0.0, schedule
     steps = size_arg(steps, "steps", 1)
     seed = seed_arg(seed)
     mix = prob_arg(mix, "mix")
-    schedule = choice_arg(schedule, "schedule", _u.CORRUPTION_SCHEDULES)
-    alphas = _u.corruption_alphas(steps, schedule)
+    noise = choice_arg(noise, "noise", _u.CORRUPTION_SCHEDULES)
+    alphas = _u.corruption_alphas(steps, noise)
     rng = np.random.default_rng(seed)
     Kp = K + (1 if mix > 0 else 0)
     x = np.full((n, d), K if mix > 0 else 0, dtype=np.int64)

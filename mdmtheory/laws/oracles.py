@@ -40,6 +40,7 @@ from .families import _initial_law, markov_chain, markov_chain_entropy_coefficie
 from .joint import Joint, Marginals
 
 __all__ = [
+    "inverse_cdf",
     "ConditionalOracle",
     "MAX_MIXTURE_ENTRIES",
     "TableLaw",
@@ -99,8 +100,10 @@ def _check_batch(x, revealed, d: int, K: int) -> tuple[np.ndarray, np.ndarray]:
     return np.where(revealed, x, 0).astype(np.int64), revealed
 
 
-def _inverse_cdf(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Token v with cdf(v-1) <= u * total < cdf(v) along the last axis (zero-mass tokens never)."""
+def inverse_cdf(probs: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Token v with cdf(v-1) <= u * total < cdf(v) along the last axis (zero-mass tokens never):
+    the draw every Monte Carlo loop of the package makes from a row of conditionals and a
+    uniform. Unvalidated by design (the inner loop; its callers check their arrays)."""
     cdf = np.cumsum(probs, axis=-1)
     return (cdf <= u[..., None] * cdf[..., -1:]).sum(axis=-1)
 
@@ -275,9 +278,9 @@ class MarkovChainLaw(Record):
         n, rng = _sample_args(n, rng, self.d)
         x = np.empty((n, self.d), dtype=np.int64)
         u = rng.random((n, self.d))
-        x[:, 0] = _inverse_cdf(np.broadcast_to(self.initial, (n, self.K)), u[:, 0])
+        x[:, 0] = inverse_cdf(np.broadcast_to(self.initial, (n, self.K)), u[:, 0])
         for i in range(1, self.d):
-            x[:, i] = _inverse_cdf(self.transition[x[:, i - 1]], u[:, i])
+            x[:, i] = inverse_cdf(self.transition[x[:, i - 1]], u[:, i])
         return x
 
 
@@ -555,8 +558,8 @@ class MixtureOfProductsLaw(Record):
 
     def sample(self, n, rng):
         n, rng = _sample_args(n, rng, self.d)
-        comp = _inverse_cdf(np.broadcast_to(self.weights, (n, self.M)), rng.random(n))
-        return _inverse_cdf(self.probs[comp], rng.random((n, self.d))).astype(np.int64)
+        comp = inverse_cdf(np.broadcast_to(self.weights, (n, self.M)), rng.random(n))
+        return inverse_cdf(self.probs[comp], rng.random((n, self.d))).astype(np.int64)
 
     def to_joint(self) -> Joint:
         """The dense table :math:`\\sum_m w_m \\bigotimes_k \\pi_{m,k}` (small d only)."""
@@ -669,10 +672,10 @@ class HiddenMarkovLaw(Record):
     def sample(self, n, rng):
         n, rng = _sample_args(n, rng, self.d)
         z = np.empty((n, self.d), dtype=np.int64)
-        z[:, 0] = _inverse_cdf(np.broadcast_to(self.initial, (n, self.S)), rng.random(n))
+        z[:, 0] = inverse_cdf(np.broadcast_to(self.initial, (n, self.S)), rng.random(n))
         for j in range(1, self.d):
-            z[:, j] = _inverse_cdf(self.transition[z[:, j - 1]], rng.random(n))
-        return _inverse_cdf(self.emission[z], rng.random((n, self.d))).astype(np.int64)
+            z[:, j] = inverse_cdf(self.transition[z[:, j - 1]], rng.random(n))
+        return inverse_cdf(self.emission[z], rng.random((n, self.d))).astype(np.int64)
 
     def to_joint(self) -> Joint:
         """The dense table, by the forward recursion over all prefixes (small d only)."""

@@ -412,8 +412,9 @@ PARALLELISM_MAX_STATES = 1 << 25
 #: More points of the frontier: (name, setting, rule) for any rule that chooses its own step
 #: sizes — a position planner run with ``plan=None`` (forwards = its steps), a serving rule of
 #: :mod:`mdmtheory.samplers.serving` (forwards as its engine's loop counts them) or a sampler
-#: with its own exact run (``_exact_run(p)``: revising, speculative; forwards from its record).
-#: A simple list: add rules here. Run when (K+1)^d <= :data:`PARALLELISM_RULES_MAX_STATES`
+#: with its own exact run (the sampler protocol's ``exact_run``: revising, speculative; forwards
+#: from its record). ``build_report(frontier_rules=...)`` adds more without editing this list.
+#: Run when (K+1)^d <= :data:`PARALLELISM_RULES_MAX_STATES`
 #: (and within the rule's own size limit; a rule beyond it is named in the skipped note).
 #: A rule given as a plain function of d is built for the law's d (ReMDM's N = d steps).
 PARALLELISM_RULES: tuple = SERVING_RULES + (
@@ -427,7 +428,7 @@ PARALLELISM_RULES: tuple = SERVING_RULES + (
 PARALLELISM_RULES_MAX_STATES = 3**10
 
 
-def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCache) -> dict:
+def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCache, rules=None) -> dict:
     names = [str(pl) for pl in planners]
     rows = []
     for T in progress(Ts, desc="planners", unit="T"):
@@ -438,18 +439,18 @@ def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCac
     return {"steps": list(Ts), "planners": names, "kl": rows, "transition_kl_rate": rates,
             "transition_impossible_share": [[a for a, _ in row] for row in parts],
             "transition_kl_rate_rest": [[b for _, b in row] for row in parts],
-            "parallelism": _parallelism(p, Ts, names, rows, progress), "ties": _ties_line(p, Ts, planners, cache)}
+            "parallelism": _parallelism(p, Ts, names, rows, progress, rules), "ties": _ties_line(p, Ts, planners, cache)}
 
 
 def _ties_line(p: Joint, Ts: list[int], planners, cache: _KLCache) -> dict:
     """Whether the scored planners' KLs depend on the tie rule (issue 26 §2): their tie mass
     from the runs above (free), and :func:`mdmtheory.samplers.tie_spread` (three runs) at one
     T only, for the planners that met a tie."""
-    from ..samplers import resolve_planner, tie_spread
+    from ..samplers import tie_spread
 
     hit = {}
     for pl in planners:
-        if getattr(resolve_planner(pl), "ties", None) is None:
+        if not as_sampler(pl).capabilities.scored:
             continue  # no scores, no ties
         m = max(cache.tie_mass.get((tuple(Schedule.constant(p.d, T).sizes), str(pl)), 0.0) for T in Ts)
         if m > 0:
@@ -467,6 +468,23 @@ def _ties_line(p: Joint, Ts: list[int], planners, cache: _KLCache) -> dict:
     text = (f"Ties: {', '.join(hit)} met tied scores (the table uses ties='random': uniform over tied "
             f"positions); {verdict}. KL at T = {T} by rule: {at}.")
     return {"depends": bool(depends), "T": T, "spread": spread, "text": text}
+
+
+def _frontier_rules(rules) -> tuple:
+    """``frontier_rules`` of :func:`build_report`, checked: (name, setting, planner) triples whose
+    planner runs with ``plan=None``."""
+    if isinstance(rules, (str, bytes, dict)) or not hasattr(rules, "__iter__"):
+        raise ValueError(f"frontier_rules: expected (name, setting, planner) triples, got {type(rules).__name__}")
+    out = []
+    for item in rules:
+        if not (isinstance(item, tuple) and len(item) == 3 and isinstance(item[0], str) and isinstance(item[1], str)):
+            raise ValueError(f"frontier_rules: expected (name, setting, planner) triples, got {item!r:.80}")
+        try:
+            as_sampler(item[2], plan=None)
+        except ValueError as err:
+            raise ValueError(f"frontier_rules: {item[0]!r}: {err}") from None
+        out.append(item)
+    return tuple(out)
 
 
 def _rule_run(p: Joint, rule) -> tuple:
@@ -794,6 +812,7 @@ def build_report(
     cross_entropy=None,
     attention: AttentionOptions | None = None,
     progress: Callable | None = None,
+    frontier_rules=(),
     **old,
 ) -> Report:
     r"""Every number of the report for the exact law ``p`` (see the module docstring).
@@ -817,6 +836,9 @@ def build_report(
         ``attention_steps=``, … work for one release with a DeprecationWarning.
     progress : optional wrapper ``progress(iterable, desc=..., unit=...)`` (e.g.
         :func:`mdmtheory.cli._common.progress`).
+    frontier_rules : more points of the accuracy-vs-parallelism frontier: ``(name, setting,
+        planner)`` triples after :data:`PARALLELISM_RULES`, for any sampler that runs with
+        ``plan=None`` (its exact run's ``forwards``; docs/design.md, "How to add a sampler").
 
     Returns
     -------
@@ -881,7 +903,8 @@ def build_report(
     fr = pareto_frontier(prof, d)  # sections 5 and 7 share the frontiers (each computed once)
     mf = None if model_profile is None else pareto_frontier(model_profile, d)
     frontier = _frontier_section(prof, fr, Ts, mf, cache)
-    planners_ = _planners_section(p, Ts, planners, progress, cache)
+    planners_ = _planners_section(p, Ts, planners, progress, cache,
+                                  None if not frontier_rules else PARALLELISM_RULES + _frontier_rules(frontier_rules))
     recommended = _recommended_section(prof, fr, target_kl, recommend_steps, mf, cache)
     attention = None
     if attention_model is not None:

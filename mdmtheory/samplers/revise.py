@@ -92,6 +92,7 @@ import numpy as np
 from .._estimate import Record
 from .base import OwnChainSampler, Run
 from ..laws.joint import Joint
+from ..laws.oracles import inverse_cdf, loo_conditionals
 from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, prob_arg, size_arg
 from ..schedules.plans import check_schedule, Grid, Schedule
@@ -204,7 +205,6 @@ class RemaskingSampler(_Revising, Record):
     def _simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle (a Joint or a structured law): returns
         (samples (n, d), lost (n,)); lost: a state p never produces was reached."""
-        from ..laws.oracles import _inverse_cdf
 
         oracle, d, rng, x, rv, lost = _mc_start(p, None, n, seed)
         for i in range(self.steps):
@@ -215,7 +215,7 @@ class RemaskingSampler(_Revising, Record):
             rows = rows[reach]
             xs, r = x[rows], rv[rows]
             probs = oracle.conditionals(xs, r)
-            draw = _inverse_cdf(probs, rng.random(xs.shape))
+            draw = inverse_cdf(probs, rng.random(xs.shape))
             u = rng.random(xs.shape)
             remask = r & (u < sigma)
             reveal = ~r & (u < beta)
@@ -271,7 +271,6 @@ class CorrectorSampler(_Revising, Record):
     @renamed_keywords(law="p")
     def _simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle: (samples (n, d), lost (n,))."""
-        from ..laws.oracles import _inverse_cdf, loo_conditionals
 
         oracle, d, rng, x, rv, lost = _mc_start(p, self.plan, n, seed)
 
@@ -289,7 +288,7 @@ class CorrectorSampler(_Revising, Record):
             chosen = np.zeros(r.shape, dtype=bool)
             np.put_along_axis(chosen, order, True, axis=1)
             chosen &= ~r
-            draw = _inverse_cdf(oracle.conditionals(xs, r), rng.random(xs.shape))
+            draw = inverse_cdf(oracle.conditionals(xs, r), rng.random(xs.shape))
             x[rows] = np.where(chosen, draw, xs)
             rv[rows] = r | chosen
             if t not in self.after:
@@ -302,7 +301,7 @@ class CorrectorSampler(_Revising, Record):
             ok = oracle.log_marginal(xs, keep) > -np.inf
             lost[rows[~ok]] = True
             rows, xs, keep, redo = rows[ok], xs[ok], keep[ok], redo[ok]
-            draw = _inverse_cdf(oracle.conditionals(xs, keep), rng.random(xs.shape))
+            draw = inverse_cdf(oracle.conditionals(xs, keep), rng.random(xs.shape))
             x[rows] = np.where(redo, draw, xs)
         return np.where(rv, x, -1), lost
 
@@ -335,7 +334,6 @@ class EditingSampler(_Revising, Record):
     @renamed_keywords(law="p")
     def _simulate(self, p, *, n: int, seed: int):
         """n samples: (samples (n, d), lost (n,), forwards (n,))."""
-        from ..laws.oracles import _inverse_cdf, loo_conditionals
         from .select import _round, confidence_rows, select_commits, tempered
 
         oracle, d, rng, x, rv, lost = _mc_start(p, self.plan, n, seed)
@@ -371,7 +369,7 @@ class EditingSampler(_Revising, Record):
             with np.errstate(invalid="ignore", divide="ignore"):  # full rows off p's support: no masked row
                 P = np.where(r[..., None], loo, oracle.conditionals(xs, r))
             S = tempered(P, self.temperature)
-            y = np.minimum(_inverse_cdf(S, rng.random(xs.shape)), oracle.K - 1)
+            y = np.minimum(inverse_cdf(S, rng.random(xs.shape)), oracle.K - 1)
             conf = np.take_along_axis(confidence_rows(P, S, "tempered", self.temperature), y[..., None], axis=-1)[..., 0]
             step = [sizes[min(int(f), len(sizes) - 1)] for f in forwards[rows]]
             commit = select_commits(conf, ~r, np.array(step), self.threshold, self.ties, rng) & ~full[:, None]
@@ -939,7 +937,6 @@ class ReMDMSampler(_Revising, Record):
     # -- Monte Carlo -------------------------------------------------------------------------
     def _simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle: (samples (n, d), lost (n,), forwards (n,))."""
-        from ..laws.oracles import _inverse_cdf
 
         oracle, d, rng, x, rv, lost = _mc_start(p, None, n, seed)
         conf = np.full((x.shape[0], d), -np.inf)
@@ -956,7 +953,7 @@ class ReMDMSampler(_Revising, Record):
             with np.errstate(invalid="ignore", divide="ignore"):
                 P = np.where(r[..., None], 0.0, oracle.conditionals(xs, r))
             P, _ = nucleus(P, self.top_p, self.ties)  # "random": the average row, drawn per position
-            draw = np.minimum(_inverse_cdf(P, rng.random(xs.shape)), oracle.K - 1)
+            draw = np.minimum(inverse_cdf(P, rng.random(xs.shape)), oracle.K - 1)
             sig = _conf_sigma(conf[rows], r, sigma) if self.schedule == "conf" else np.where(r, sigma, 0.0)
             u = rng.random(xs.shape)
             remask = r & (u < sig)

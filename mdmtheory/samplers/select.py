@@ -118,6 +118,7 @@ import numpy as np
 
 from .._estimate import Record
 from ..laws.joint import Joint
+from ..laws.oracles import inverse_cdf
 from ..schedules.plans import check_schedule, RandomSchedule, Schedule
 from .base import bound, Capabilities, check_plan, mixture_run, Run, Simulation
 from .ties import check_ties, DEFAULT_TIES, tie_choices
@@ -212,7 +213,6 @@ class SampleThenSelectPlanner(Record):
 
     def draw(self, probs: np.ndarray, free: np.ndarray, size, rng) -> tuple[np.ndarray, np.ndarray]:
         """One Monte Carlo step on a batch: (committed (n, d) bool, candidates (n, d))."""
-        from ..laws.oracles import _inverse_cdf
 
         probs, free = _probs_free(probs, free)
         rng = rng_arg(rng)
@@ -220,7 +220,7 @@ class SampleThenSelectPlanner(Record):
         P = np.where(free[..., None], probs, 1.0 / K)  # revealed rows are not drawn (any valid row)
         with np.errstate(invalid="ignore", divide="ignore"):
             S = tempered(P, self.temperature)
-        y = np.minimum(_inverse_cdf(S, rng.random(free.shape)), K - 1)
+        y = np.minimum(inverse_cdf(S, rng.random(free.shape)), K - 1)
         C = np.take_along_axis(confidence_rows(P, S, self.confidence, self.temperature), y[..., None], axis=-1)[..., 0]
         return select_commits(C, free, size, self.threshold, self.ties, rng), y
 

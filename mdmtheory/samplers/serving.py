@@ -67,6 +67,7 @@ import numpy as np
 from .._estimate import Record
 from .base import check_plan, OwnChainSampler, Run
 from ..laws.joint import Joint
+from ..laws.oracles import inverse_cdf, loo_conditionals
 from .._validate import int_arg, real_arg
 from .._moved import renamed_keywords
 from .adaptive import _Deterministic, _confidence, EntropyBudgetPlanner
@@ -400,7 +401,6 @@ class JointThresholdSampler(OwnChainSampler, Record):
 
     def _simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle: (samples (n, d), lost (n,), forwards (n,))."""
-        from ..laws.oracles import _inverse_cdf, loo_conditionals
         from .revise import _mc_start
         from .select import _round, select_commits
 
@@ -427,7 +427,7 @@ class JointThresholdSampler(OwnChainSampler, Record):
             with np.errstate(invalid="ignore", divide="ignore"):
                 P = np.where(r[..., None], loo, oracle.conditionals(xs, r))
             S, C = self._rows(P)
-            y = np.minimum(_inverse_cdf(S, rng.random(xs.shape)), oracle.K - 1)
+            y = np.minimum(inverse_cdf(S, rng.random(xs.shape)), oracle.K - 1)
             conf = _round(np.take_along_axis(C, y[..., None], axis=-1)[..., 0])
             full = r.all(axis=1)
             post[rows[full]] += 1

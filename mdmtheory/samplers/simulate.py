@@ -47,7 +47,7 @@ from scipy.stats import norm
 
 from .._estimate import Estimate, Record
 from .._moved import renamed_keywords
-from ..laws.oracles import as_oracle, _inverse_cdf
+from ..laws.oracles import as_oracle, inverse_cdf
 from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
 from .._validate import int_arg
 from .base import as_sampler, bind, Simulation
@@ -226,7 +226,7 @@ def _exact_draw(oracle, x, revealed, todo, rng):
         if rows.size == 0:
             continue
         probs = oracle.conditionals(x[rows], rv[rows])[:, j]
-        x[rows, j] = _inverse_cdf(probs, rng.random(rows.size))
+        x[rows, j] = inverse_cdf(probs, rng.random(rows.size))
         rv[rows, j] = True
     return x
 
@@ -326,7 +326,7 @@ def _simulate_sizes(oracle, planner, is_random, sizes, blocks, n: int, rng) -> S
                                   free, size)
             else:
                 chosen = _choose(planner, is_random, t, size, probs, free, rng)
-            draw = _inverse_cdf(probs, rng.random(xs.shape))
+            draw = inverse_cdf(probs, rng.random(xs.shape))
         run.commit(t, rows, xs, rv, chosen, draw)
     if run.unfinished().size:
         raise ValueError("plan: some samples still have masked positions after the last step")
@@ -383,7 +383,7 @@ def _simulate_grid(p, plan: Grid, planner, n: int, seed: int) -> Simulation:
         chosen = _bernoulli_chosen(~rv, beta, rng)
         draw = xs
         if chosen.any():
-            draw = _inverse_cdf(oracle.conditionals(xs, rv), rng.random(xs.shape))
+            draw = inverse_cdf(oracle.conditionals(xs, rv), rng.random(xs.shape))
         run.commit(t, rows, xs, rv, chosen, draw)
     if run.unfinished().size:
         if not complete:  # t_N = 1 reveals every position with probability 1

@@ -66,6 +66,7 @@ from .._estimate import Record
 from .._moved import renamed_keywords
 from .base import OwnChainSampler, Run
 from ..laws.joint import Joint
+from ..laws.oracles import as_oracle, inverse_cdf
 from .._validate import int_arg, LIMITS
 
 __all__ = ["SpeculativeSampler", "SpeculativeRun", "speculative_run", "SPECULATIVE_SCHEMES", "min_exact_steps"]
@@ -152,7 +153,6 @@ class SpeculativeSampler(OwnChainSampler, Record):
         the W' - 1 partial sequences as one batch). :math:`p_1 = q_1` needs no call. So
         ``calls`` = ASSD's ``forwards`` for every window W >= 2 (and d at W = 1, where ASSD's
         code spends 2d - 1)."""
-        from ..laws.oracles import _inverse_cdf, as_oracle
         from .simulate import _check_n_seed
 
         n, seed = _check_n_seed(n, seed)
@@ -182,7 +182,7 @@ class SpeculativeSampler(OwnChainSampler, Record):
                 if not np.all(np.isfinite(q)) or np.any(q.sum(axis=-1) <= 0):  # pragma: no cover
                     lost[rows] = True
                     continue
-                y = _inverse_cdf(q, rng.random((r, w)))
+                y = inverse_cdf(q, rng.random((r, w)))
                 xd = x[rows].copy()
                 xd[:, pos] = y
                 # the targets p_i(. | y_<i), i = 2..w, from one stacked call (row k, i at k*(w-1) + i-2)
@@ -209,7 +209,7 @@ class SpeculativeSampler(OwnChainSampler, Record):
                     if rej.any():
                         res = np.maximum(target[rej, i, :] - q[rej, i, :], 0.0)
                         res = res / res.sum(axis=-1, keepdims=True)
-                        xd[np.flatnonzero(rej), pos[i]] = _inverse_cdf(res, rng.random(int(rej.sum())))
+                        xd[np.flatnonzero(rej), pos[i]] = inverse_cdf(res, rng.random(int(rej.sum())))
                     reached[going] = i + 1
                     going &= accept
                 x[rows] = xd

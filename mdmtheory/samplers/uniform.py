@@ -66,7 +66,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import entr
 
-from .._estimate import Record
+from .._moved import renamed_keywords
+from .base import Run
 from .._validate import choice_arg, prob_arg, real_arg, size_arg, work_bound
 from ..laws.joint import Joint
 from .select import tempered
@@ -98,23 +99,22 @@ CORRUPTION_SCHEDULES = ("linear", "cosine")
 
 
 @dataclass(frozen=True)
-class CorruptionRun(Record):
+class CorruptionRun(Run):
     """Exact run of a corruption sampler.
 
     Attributes
     ----------
     law : the output law (a :class:`~mdmtheory.Joint`; ``lost``: mass that reached a noisy
         state of probability 0, masks only).
-    steps : the number of steps (= forwards of the model, one per step).
+    steps : the number of steps (= ``forwards``: the model runs once per step).
     mix : fraction of corruption events that are masks (1: masked, 0: uniform).
-    schedule : the noise schedule's name.
+    noise : the noise schedule's name (:data:`CORRUPTION_SCHEDULES`).
     alphas : (steps + 1,) alpha at t_k = k/steps, k = 0..steps.
     """
 
-    law: Joint
     steps: int
     mix: float
-    schedule: str
+    noise: str
     alphas: np.ndarray
 
 
@@ -164,17 +164,19 @@ def _step_kernel(K: int, ratio: float, mix: float) -> np.ndarray:
     return k
 
 
-def corruption_alphas(steps: int, schedule: str = "linear") -> np.ndarray:
+@renamed_keywords(schedule="noise")
+def corruption_alphas(steps: int, noise: str = "linear") -> np.ndarray:
     r""":math:`\alpha(t_k)` at :math:`t_k = k/T`, k = 0..T (so ``alphas[0] = 1``,
-    ``alphas[T] = 0``).
+    ``alphas[T] = 0``); ``noise`` the noise schedule's name (:data:`CORRUPTION_SCHEDULES`;
+    ``schedule=`` is its old keyword, for one release: a plan is a ``plan`` everywhere else).
 
     >>> corruption_alphas(4).tolist()
     [1.0, 0.75, 0.5, 0.25, 0.0]
     """
     steps = size_arg(steps, "steps", 1)
-    schedule = choice_arg(schedule, "schedule", CORRUPTION_SCHEDULES)
+    noise = choice_arg(noise, "noise", CORRUPTION_SCHEDULES)
     t = np.arange(steps + 1) / steps
-    if schedule == "linear":
+    if noise == "linear":
         a = 1.0 - t
     else:
         a = np.cos(0.5 * np.pi * t)
@@ -308,7 +310,8 @@ def _prior(d: int, K: int, mix: float) -> np.ndarray:
     return np.full(K**d, 1.0 / K**d)
 
 
-def corruption_run(p, steps: int, *, mix=0.0, schedule: str = "linear") -> CorruptionRun:
+@renamed_keywords(schedule="noise")
+def corruption_run(p, steps: int, *, mix=0.0, noise: str = "linear") -> CorruptionRun:
     r"""Exact output law of the ancestral sampler with the exact per-position denoiser, T =
     ``steps`` equal time steps of the schedule (module docstring).
 
@@ -321,7 +324,7 @@ def corruption_run(p, steps: int, *, mix=0.0, schedule: str = "linear") -> Corru
     p = _joint(p)
     steps = size_arg(steps, "steps", 1)
     mix = prob_arg(mix, "mix")
-    alphas = corruption_alphas(steps, schedule)
+    alphas = corruption_alphas(steps, noise)
     S = _states(p.d, p.K, mix)
     work_bound(steps * S * S, MAX_RUN_WORK, "steps", "steps * (noisy states)**2")
     pi = _prior(p.d, p.K, mix)
@@ -336,13 +339,14 @@ def corruption_run(p, steps: int, *, mix=0.0, schedule: str = "linear") -> Corru
     table = np.clip(out, 0.0, None)
     lost = min(max(lost, 0.0), 1.0)
     table = table * ((1.0 - lost) / table.sum()) if table.sum() > 0 else table
-    return CorruptionRun(law=Joint(table, lost=lost), steps=steps, mix=mix, schedule=schedule,
+    return CorruptionRun(law=Joint(table, lost=lost), forwards=float(steps), steps=steps, mix=mix, noise=noise,
                          alphas=alphas)
 
 
-def corruption_law(p, steps: int, *, mix=0.0, schedule: str = "linear") -> Joint:
+@renamed_keywords(schedule="noise")
+def corruption_law(p, steps: int, *, mix=0.0, noise: str = "linear") -> Joint:
     """The output law of :func:`corruption_run`."""
-    return corruption_run(p, steps, mix=mix, schedule=schedule).law
+    return corruption_run(p, steps, mix=mix, noise=noise).law
 
 
 def _eb_accept(H: np.ndarray, bound: float) -> np.ndarray:

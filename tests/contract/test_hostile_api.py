@@ -259,7 +259,7 @@ OVERRIDES: dict[str, dict] = {
     "exports.sglang.to_sglang": {"schedule": lambda: mt.Schedule((1, 1, 1, 1))},
     "exports.dllm.PlanAlphaScheduler": {"t": lambda: (1.0, 0.5, 0.0), "alpha_nodes": lambda: (0.0, 0.5, 1.0)},
     "exports.dllm_counts": {"t": lambda: (1.0, 0.5, 0.0), "alpha_nodes": lambda: (0.0, 0.5, 1.0)},
-    "exports.llada.patch": {"module": lambda: _LladaModule(), "plan": lambda: mt.exports.to_llada(PLAN)},
+    "exports.llada.patch": {"module": lambda: _LladaModule(), "exported": lambda: mt.exports.to_llada(PLAN)},
     "exports.to_dream": {"eps": lambda: 1e-3},
     "exports.dream_counts": {"times": lambda: [1.0, 0.5, 0.001]},
     "information.dyadic_terms": {"xs": lambda: SAMPLES[:8].copy(), "U": _UNIFORMS},
@@ -310,11 +310,11 @@ OVERRIDES.update({
     "bounds.zc26_check": {"plan": lambda: mt.RandomSchedule.deterministic(PLAN)},
     "bridge.PlanComparison.zscore": {"a": lambda: 0, "b": lambda: 1},
     "design.interval_statistics": {**OVERRIDES["design.interval_statistics"], "p": _oracle},
-    "exports.dllm.PlanAlphaScheduler.from_plan": {"plan": lambda: mt.exports.to_dllm(PLAN)},
+    "exports.dllm.PlanAlphaScheduler.from_plan": {"exported": lambda: mt.exports.to_dllm(PLAN)},
     "exports.dllm.PlanAlphaScheduler.reverse_mask_prob": {"s": lambda: 0.25, "t": lambda: 0.5},
-    "exports.dream.plan_timesteps": {"plan": lambda: mt.exports.to_dream(PLAN), "steps": lambda: 2},
-    "exports.llada.PlanCounts": {"plan": lambda: mt.exports.to_llada(PLAN)},
-    "exports.mdlm.plan_steps": {"plan": lambda: mt.exports.to_mdlm(PLAN)},
+    "exports.dream.plan_timesteps": {"exported": lambda: mt.exports.to_dream(PLAN), "steps": lambda: 2},
+    "exports.llada.PlanCounts": {"exported": lambda: mt.exports.to_llada(PLAN)},
+    "exports.mdlm.plan_steps": {"exported": lambda: mt.exports.to_mdlm(PLAN)},
     "information.as_profile": {"x": _profile},
     "information.dyadic_terms": {**OVERRIDES["information.dyadic_terms"], "p": _oracle, "grid": lambda: np.array([0.25, 0.5, 0.75])},
     "information.dyadic_weights": {"grid": lambda: [0.25, 0.5, 0.75]},
@@ -361,7 +361,19 @@ for _q in ("bridge.estimate_factorization_error", "bridge.sample", "samplers.est
            *(f"samplers.{c}.{m}" for c in ("ConfidencePlanner", "EntropyPlanner", "LeftToRightPlanner", "MarginPlanner",
                                            "RandomPlanner", "SampleThenSelectPlanner") for m in ("exact_run", "simulate"))):
     OVERRIDES.setdefault(_q, {})["plan"] = lambda: PLAN
+def _ctx():
+    return mt.bounds.compare_context(P, PLAN)
+
+
 OVERRIDES.update({
+    "bounds.CompareContext.exact": {"quantity": lambda: "kl"},
+    "bounds.CompareContext.row": {"bound": lambda: mt.bounds.riemann_bound(_profile(), PLAN), "exact": lambda: 0.1},
+    "bounds.bound_row": {"bound": lambda: mt.bounds.riemann_bound(_profile(), PLAN), "exact": lambda: 0.1,
+                         "scale": lambda: 1.0},
+    "bounds.random_order_grid": {"ctx": _ctx},
+    "bounds.random_order_schedule": {"ctx": _ctx},
+    "bounds.slack": {"value": lambda: 0.2, "exact": lambda: 0.1},
+    "information.profile_increments": {"strict": lambda: False},
     "samplers.Capabilities": {"plans": lambda: ("Schedule",)},
     "samplers.check_plan": {"sampler": lambda: mt.samplers.ConfidencePlanner()},
     "samplers.mixture_run": {"rs": lambda: mt.RandomSchedule.deterministic(PLAN),
@@ -395,16 +407,16 @@ OVERRIDES.update({  # issue 28 items 6-7: Jump Your Steps, DUEL
 
 # issue 29 §3: the corruption engine (mdmtheory.samplers.uniform); "schedule" is a name there
 OVERRIDES.update({
-    "samplers.corruption_alphas": {"schedule": lambda: "linear"},
+    "samplers.corruption_alphas": {"noise": lambda: "linear"},
     "samplers.corruption_kernel": {"alpha": lambda: 0.5, "mix": lambda: 0.5},
     "samplers.corruption_denoiser": {"alpha": lambda: 0.5, "mix": lambda: 0.5},
     "samplers.corruption_marginals": {"alpha": lambda: 0.5, "mix": lambda: 0.5},
     "samplers.corruption_reverse_kernels": {"alpha_t": lambda: 0.25, "alpha_s": lambda: 0.75, "mix": lambda: 0.5},
-    "samplers.corruption_run": {"mix": lambda: 0.5, "schedule": lambda: "linear"},
-    "samplers.corruption_law": {"mix": lambda: 0.5, "schedule": lambda: "cosine"},
+    "samplers.corruption_run": {"mix": lambda: 0.5, "noise": lambda: "linear"},
+    "samplers.corruption_law": {"mix": lambda: 0.5, "noise": lambda: "cosine"},
     "samplers.renoise_law": {"entropy_bound": lambda: 0.1, "t_min": lambda: 0.4, "t_max": lambda: 0.8},
     "bridge.TableDenoiser": {"mix": lambda: 0.5},
-    "bridge.ancestral_samples": {"model": lambda: _table_denoiser(0.5), "mix": lambda: 0.5, "schedule": lambda: "linear"},
+    "bridge.ancestral_samples": {"model": lambda: _table_denoiser(0.5), "mix": lambda: 0.5, "noise": lambda: "linear"},
     "bridge.renoise_samples": {"model": lambda: _table_denoiser(0.0), "entropy_bound": lambda: 0.1,
                                "t_min": lambda: 0.4, "t_max": lambda: 0.8},
     "bridge.OutputLawEstimate.zscores": {"exact": lambda: P},
@@ -418,6 +430,7 @@ def _table_denoiser(mix):
 
 #: instances for the methods where the records contract's builder does not fit
 INSTANCES = {
+    "bounds.CompareContext": _ctx,
     "samplers.DemaskPlanner": lambda: mt.samplers.DemaskPlanner(0.1, law=P),
     "data.Dataset": lambda: mt.data.markov(d=4),
     "samplers.PositionCalibratedPlanner": lambda: mt.samplers.PositionCalibratedPlanner(
@@ -438,6 +451,8 @@ NO_RECIPE: dict[str, str] = {
     "mdmtheory.Estimate": "the abstract base of the estimate records; confidence_interval is walked on each of them",
     "laws.ConditionalOracle": "a Protocol: its methods are walked on TableLaw, MarkovChainLaw, ...",
     "samplers.Planner": "a Protocol: moves is walked on each planner",
+    "bounds.register_rows": "changes the process-wide registry of compare's rows; tests/bounds/test_registry.py",
+    "bounds.unregister_rows": "changes the process-wide registry of compare's rows; tests/bounds/test_registry.py",
     "samplers.Sampler": "a Protocol: exact_run and simulate are walked on each sampler family",
     "samplers.BernoulliPlanner.exact_run": "a moves-level building block with betas of its own: the hubs run the "
                                            "Bernoulli sampler of a Grid as planner='bernoulli' (walked through them)",
@@ -451,6 +466,7 @@ NO_RECIPE: dict[str, str] = {
     "schedules.psi_raw": "unvalidated by design: the jax-traceable kernel of schedules.psi (walked)",
     "schedules.psi_inverse_raw": "unvalidated by design: the jax-traceable kernel of schedules.psi_inverse (walked)",
     "schedules.psi_scalar": "unvalidated by design: the inner-loop scalar of schedules.psi (walked)",
+    "laws.inverse_cdf": "unvalidated by design: the inner-loop draw of every Monte Carlo loop (walked through them)",
     "samplers.register_planner": "changes the process-wide planner registry; its checks: tests/samplers",
     "bridge.from_pretrained": "loads a Hugging Face checkpoint folder (transformers); tests/bridge/test_bridge_hf.py",
     "data.load_tokenizer": "needs a trained tokenizer folder (transformers); tests/data/test_tokenized.py",
@@ -468,7 +484,7 @@ ENGINE_HOOKS = {"moves": "exact engine hook (StepContext)", "select": "Monte Car
 #: methods on the instance test_records builds); their constructors take the library's own
 #: values and are not walked
 RESULT_RECORDS = frozenset({
-    "samplers.Run", "samplers.Capabilities",
+    "samplers.Run", "samplers.Capabilities", "bounds.CompareContext", "bounds.RowFamily",
     "bounds.BlockAllocation", "bounds.Bound", "bounds.CL26Point", "bounds.Comparison", "bounds.ComparisonRow",
     "bounds.FengEstimate", "bounds.FengRates", "bounds.FengSteps", "bounds.JysSearch", "bounds.StatementCheck",
     "bounds.ZC26Check",

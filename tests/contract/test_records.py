@@ -158,6 +158,8 @@ def _builders(tmp_path):
     b["ExactRun"] = lambda: mt.exact_run(p, plan)
     b["Run"] = lambda: samplers.as_sampler("random").exact_run(p, mt.RandomSchedule.deterministic(plan))
     b["Capabilities"] = lambda: samplers.as_sampler("confidence").capabilities
+    b["CompareContext"] = lambda: mt.bounds.compare_context(p, plan)
+    b["RowFamily"] = lambda: mt.bounds.REGISTERED[0]
     b["CorruptionRun"] = lambda: mt.samplers.corruption_run(p, 2, mix=0.5)  # issue 29 §3
     b["SampleThenSelectPlanner"] = lambda: samplers.SampleThenSelectPlanner()
     b["SelectRun"] = lambda: samplers.select_run(p, plan)

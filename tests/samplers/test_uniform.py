@@ -120,17 +120,17 @@ def _random_law(d, K, seed, zeros=0):
 
 
 @pytest.mark.parametrize("mix", [0.0, 0.4, 1.0])
-@pytest.mark.parametrize("schedule", ["linear", "cosine"])
-def test_sampler_law_matches_the_path_enumeration(mix, schedule):
+@pytest.mark.parametrize("noise", ["linear", "cosine"])
+def test_sampler_law_matches_the_path_enumeration(mix, noise):
     p = _random_law(2, 2, 3, zeros=1)
     for steps in (1, 3):
-        alphas = list(U.corruption_alphas(steps, schedule))
+        alphas = list(U.corruption_alphas(steps, noise))
         ref, lost = _sampler_reference(p, steps, mix, alphas)
-        run = U.corruption_run(p, steps, mix=mix, schedule=schedule)
+        run = U.corruption_run(p, steps, mix=mix, noise=noise)
         np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
         assert run.law.lost == pytest.approx(lost, abs=1e-12)
-    q = U.corruption_law(_random_law(2, 3, 5), 2, mix=mix, schedule=schedule)  # K = 3
-    ref, _ = _sampler_reference(_random_law(2, 3, 5), 2, mix, list(U.corruption_alphas(2, schedule)))
+    q = U.corruption_law(_random_law(2, 3, 5), 2, mix=mix, noise=noise)  # K = 3
+    ref, _ = _sampler_reference(_random_law(2, 3, 5), 2, mix, list(U.corruption_alphas(2, noise)))
     np.testing.assert_allclose(q.table, ref, atol=1e-12)
 
 
@@ -310,8 +310,8 @@ def test_limits_and_bad_arguments_are_refused_by_name():
         U.corruption_law(p, 2, mix=1.5)
     with pytest.raises(ValueError, match=r"^steps: expected an integer"):
         U.corruption_law(p, 0)
-    with pytest.raises(ValueError, match=r"^schedule: expected one of"):
-        U.corruption_law(p, 2, schedule="cos")
+    with pytest.raises(ValueError, match=r"^noise: expected one of"):
+        U.corruption_law(p, 2, noise="cos")
     with pytest.raises(ValueError, match=r"^p: expected a mdmtheory.Joint"):
         U.corruption_law(p.table, 2)
     with pytest.raises(ValueError, match=r"^alpha_t: the reverse step goes from alpha_t"):
