@@ -62,7 +62,7 @@ from .zyb26 import *  # noqa: F401,F403
 # private names re-exported for the package's own tests and tightness targets: they moved,
 # they did not change
 from ._core import _geo_grid, _is_geometric  # noqa: F401
-from .registry import slack as _slack  # noqa: F401
+from .registry import _slack  # noqa: F401
 from .derived import _bernstein_min  # noqa: F401
 
 __all__ = [

@@ -18,7 +18,7 @@ from ..laws.joint import Joint
 from ..samplers.base import as_sampler
 from ..schedules.plans import Grid, Schedule
 from .feng25 import sequence_error_rate, token_error_rate
-from .registry import REGISTERED, CompareContext, ComparisonRow, slack as _slack  # noqa: F401 (_slack: old home)
+from .registry import _slack, REGISTERED, CompareContext, ComparisonRow  # noqa: F401 (_slack: old home)
 
 __all__ = [
     "ComparisonRow",

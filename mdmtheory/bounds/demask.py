@@ -52,7 +52,7 @@ from ..samplers.ties import TIE_TOL
 from ..samplers.demask import DemaskPlanner, _law_dependencies, _demask_select, _pairwise_dependency
 from ._core import DERIVED, OUR_READING, UPPER
 from .fastdllm import StatementCheck, _Acc, _conditional
-from .registry import ComparisonRow, register_rows, slack
+from .registry import _slack as slack, ComparisonRow, register_rows
 
 __all__ = ["DEMASK_STATEMENTS", "demask_checks", "dependency_matrix"]
 

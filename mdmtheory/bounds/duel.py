@@ -16,7 +16,7 @@ import numpy as np
 
 from ..schedules.plans import Grid
 from ._core import HOLD_RTOL, OUR_READING
-from .registry import ComparisonRow, register_rows, slack
+from .registry import _slack as slack, ComparisonRow, register_rows
 
 __all__ = ["DUEL_MAX_SEQUENCES"]
 

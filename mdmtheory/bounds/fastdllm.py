@@ -72,7 +72,7 @@ from .._estimate import Record
 from .._validate import float_array, int_arg, real_arg
 from ..laws.joint import Joint
 from ._core import DERIVED, LOWER, OUR_READING, PAPER, UPPER
-from .registry import ComparisonRow, register_rows, slack
+from .registry import _slack as slack, ComparisonRow, register_rows
 
 __all__ = [
     "IMPLICATION",

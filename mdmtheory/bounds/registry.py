@@ -72,7 +72,7 @@ class ComparisonRow(Record):
     status: str = ""
 
 
-def slack(value: float, exact: float) -> float:
+def _slack(value: float, exact: float) -> float:
     """bound / exact, defined everywhere: 1 when they are equal (0 = 0 and inf = inf
     included), inf when exact = 0 < bound or bound = inf > exact, 0 when exact = inf > bound."""
     if value == exact:
@@ -84,10 +84,10 @@ def slack(value: float, exact: float) -> float:
     return value / exact
 
 
-def bound_row(bound: Bound, exact: float | None, scale: float) -> ComparisonRow:
+def _bound_row(bound: Bound, exact: float | None, scale: float) -> ComparisonRow:
     """The row of a :class:`Bound` beside the exact quantity it bounds (None: no verdict)."""
     holds = None if exact is None else bound.holds(exact, scale=scale)
-    s = None if exact is None else slack(bound.value, exact)
+    s = None if exact is None else _slack(bound.value, exact)
     return ComparisonRow(bound.name, bound.kind, bound.bounds, float(bound.value), exact, s, holds, bound.source,
                          bound.status)
 
@@ -135,10 +135,15 @@ class CompareContext(Record):
         if not isinstance(bound, Bound):
             raise ValueError(f"bound: expected a mdmtheory.bounds.Bound, got {type(bound).__name__}")
         if exact is not None:
-            if isinstance(exact, (bool, np.bool_)) or not isinstance(exact, numbers.Real) or math.isnan(exact):
-                raise ValueError(f"exact: expected a real number (inf allowed) or None, got {exact!r:.40}")
+            try:
+                ok = not isinstance(exact, (bool, np.bool_)) and isinstance(exact, numbers.Real) \
+                    and not math.isnan(float(exact))
+            except OverflowError:
+                ok = False
+            if not ok:
+                raise ValueError(f"exact: expected a float64 number (inf allowed) or None, got {exact!r:.40}")
             exact = float(exact)
-        return bound_row(bound, exact, self.scale)
+        return _bound_row(bound, exact, self.scale)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ al., arXiv 2510.03929 (abstract and opening).
 from __future__ import annotations
 
 from ._core import Bound
-from .registry import ComparisonRow, register_rows, slack
+from .registry import _slack as slack, ComparisonRow, register_rows
 from .zyb26 import rejection_cost
 
 __all__: list[str] = []

@@ -112,6 +112,8 @@ def _times(t, name: str = "t") -> np.ndarray:
 
 def check_interval(a, b, name: str = "a, b") -> tuple[float, float]:
     """Reveal times ``0 <= a <= b <= 1`` as floats (a ValueError naming ``name`` otherwise)."""
+    if not isinstance(name, str):
+        raise ValueError(f"name: expected the arguments' names as a string ('a, b'), got {type(name).__name__}")
     lo, hi = name.split(", ") if ", " in name else ("a", "b")
     try:
         a, b = real_arg(a, lo), real_arg(b, hi)
@@ -183,6 +185,10 @@ def profile_increments(prof: Profile, *, strict: bool) -> np.ndarray:
     zero, and a larger negative one raises ValueError (a cross-entropy profile that is not
     monotone has no UGC geometry).
     """
+    if not isinstance(prof, Profile):
+        raise ValueError(f"prof: expected a mdmtheory.Profile (as_profile(p)), got {type(prof).__name__}")
+    if not isinstance(strict, (bool, np.bool_)):
+        raise ValueError(f"strict: expected True or False, got {strict!r:.40}")
     phi = prof.values
     d = phi.shape[0]
     inc = d * (phi[:-1] - phi[1:])
@@ -284,6 +290,8 @@ def check_card_pair(a, b, d: int) -> tuple[int, int]:
     """Integer counts ``0 <= a <= b <= d``; integral floats (``3.0``) are accepted, while bools,
     strings, non-integral values and numbers beyond float64 (``10**400``, ``Fraction(10**400)``)
     are refused before any float conversion can overflow."""
+    if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Integral) or d < 1:
+        raise ValueError(f"d: expected the number of positions, an integer >= 1, got {d!r:.40}")
     out = []
     for name, v in (("a", a), ("b", b)):
         integral = False

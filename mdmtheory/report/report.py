@@ -848,6 +848,7 @@ def build_report(
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     if p.lost:
         raise ValueError("p: has lost mass; pass a normalized data law")
+    extra = _frontier_rules(frontier_rules)
     d = p.d
     if steps is not None and (isinstance(steps, (str, bytes, dict)) or not hasattr(steps, "__iter__")):
         raise ValueError(f"steps: expected step counts (a list of integers), got {steps!r}")
@@ -903,8 +904,7 @@ def build_report(
     fr = pareto_frontier(prof, d)  # sections 5 and 7 share the frontiers (each computed once)
     mf = None if model_profile is None else pareto_frontier(model_profile, d)
     frontier = _frontier_section(prof, fr, Ts, mf, cache)
-    planners_ = _planners_section(p, Ts, planners, progress, cache,
-                                  None if not frontier_rules else PARALLELISM_RULES + _frontier_rules(frontier_rules))
+    planners_ = _planners_section(p, Ts, planners, progress, cache, PARALLELISM_RULES + extra if extra else None)
     recommended = _recommended_section(prof, fr, target_kl, recommend_steps, mf, cache)
     attention = None
     if attention_model is not None:

@@ -80,9 +80,18 @@ def test_not_run_blocks_are_the_pinned_ones():
 
 @pytest.mark.parametrize("f, line, code, shown", [pytest.param(*b[:4], id=f"{b[0]}:{b[1]}") for b in RUN])
 def test_snippet_runs_as_printed(f, line, code, shown):
+    from mdmtheory import samplers
+    from mdmtheory.bounds import registry
+
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, f"{f}:{line}", "exec"), {"__name__": "__snippet__"})  # noqa: S102 - our own docs
+    rows, planners = list(registry.REGISTERED), dict(samplers.PLANNERS)
+    try:  # a snippet that registers a toy bound or sampler (docs/design.md §8) leaves the registries as they were
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, f"{f}:{line}", "exec"), {"__name__": "__snippet__"})  # noqa: S102 - our own docs
+    finally:
+        registry.REGISTERED[:] = rows
+        samplers.PLANNERS.clear()
+        samplers.PLANNERS.update(planners)
     if shown is not None:
         assert out.getvalue().strip() == shown.strip()
 

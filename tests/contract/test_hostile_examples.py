@@ -59,9 +59,9 @@ def test_llada_patch_reads_the_plan_by_name():
         with llada.patch(Module(), plan):
             pass
 
-    refused("plan", enter, {"format": "llada"})  # KeyError: 'num_transfer_tokens' before
-    refused("plan", enter, {**exports.to_llada(mt.Schedule((2, 2))), "block_length": "4"})
-    refused("plan", enter, {**exports.to_llada(mt.Schedule((2, 2))), "num_transfer_tokens": [[2.5, 1.5]]})
+    refused("exported", enter, {"format": "llada"})  # KeyError: 'num_transfer_tokens' before
+    refused("exported", enter, {**exports.to_llada(mt.Schedule((2, 2))), "block_length": "4"})
+    refused("exported", enter, {**exports.to_llada(mt.Schedule((2, 2))), "num_transfer_tokens": [[2.5, 1.5]]})
     enter(exports.to_llada(mt.Schedule((2, 2))))  # the plan itself runs
 
 
