@@ -263,7 +263,7 @@ def _lc25_laws():
 def lc25_sweep():
     """LC25 Theorem 1 against the exact KL and the path KL on every composition of d."""
     from mdmtheory.bounds import lc25_bound
-    from mdmtheory.bounds.tightness import compositions
+    from mdmtheory.schedules import compositions
 
     checks = failures = 0
     laws = _lc25_laws()

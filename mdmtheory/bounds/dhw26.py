@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 
-from ..information.ugc import as_profile, effective_total_correlation, profile_ugc
+from ..information.profile import as_profile
+from ..information.ugc import effective_total_correlation, profile_ugc
 from ._core import Bound, DERIVED, LOWER, PAPER, _tc_dtc
 from .registry import register_rows
 

@@ -32,7 +32,7 @@ import math
 from dataclasses import dataclass
 
 from .._estimate import Record
-from ..information.ugc import as_profile
+from ..information.profile import as_profile
 from .._validate import int_arg
 from ._core import ASYMPTOTIC, Bound, OUR_READING, _tc_dtc
 

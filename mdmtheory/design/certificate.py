@@ -331,12 +331,10 @@ def exact_minimum_steps(p, eps: float, planner: str = "random") -> tuple[int, tu
     d is tried, so T is the exact minimum, at most d (one token per step is exact). None when
     :math:`2^{d-1} K^d` exceeds :data:`EXACT_MINIMUM_WORK`. Set beside a :class:`Certificate`'s
     N, it shows how far the certificate's budget is above what the law needs."""
-    import itertools
-
     from ..information.divergence import kl
     from ..laws.joint import Joint
     from ..samplers import sampler_law
-    from ..schedules.plans import Schedule
+    from ..schedules.plans import compositions, Schedule
 
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint (an exact law), got {type(p).__name__}")
@@ -347,9 +345,7 @@ def exact_minimum_steps(p, eps: float, planner: str = "random") -> tuple[int, tu
     if 2 ** (d - 1) * K**d > EXACT_MINIMUM_WORK:
         return None
     for T in range(1, d + 1):
-        for cuts in itertools.combinations(range(1, d), T - 1):
-            b = (0, *cuts, d)
-            sizes = tuple(y - x for x, y in zip(b, b[1:]))
+        for sizes in sorted(compositions(d, T)):  # lexicographic in sizes = in cut points
             v = kl(p, sampler_law(p, Schedule(sizes), planner))
             if v <= eps:
                 return T, sizes, float(v)

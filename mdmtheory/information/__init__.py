@@ -12,6 +12,7 @@ from .dyadic import *  # noqa: F401,F403
 from .entropies import *  # noqa: F401,F403
 from .profile import *  # noqa: F401,F403
 from .ugc import *  # noqa: F401,F403
+from .._moved import module_getattr as _module_getattr
 
 ugc = _ugc_module
 
@@ -23,3 +24,7 @@ __all__ = [
     *(name for name in _ugc_module.__all__ if name != "ugc"),
     "ugc",
 ]
+
+
+def __getattr__(name):
+    return _module_getattr(__name__, name)

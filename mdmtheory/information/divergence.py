@@ -24,7 +24,8 @@ from scipy.special import rel_entr
 
 from ..laws.joint import Joint
 from ..schedules.plans import check_schedule, Grid
-from .ugc import as_profile, gamma_umask
+from .profile import as_profile
+from .ugc import gamma_umask
 
 __all__ = ["kl", "reverse_kl", "off_support_mass", "tv", "path_kl", "step_path_kl"]
 

@@ -25,10 +25,10 @@ from scipy.special import comb
 from ..laws.joint import Joint, positions_to_mask, prompt_positions
 from .._moved import renamed_keywords
 from .._estimate import Estimate, Record
-from .._validate import float_array, LIMITS, real_arg
+from .._validate import bool_arg, float_array, LIMITS, name_arg, real_arg
 from .entropies import entropy_coefficients, popcounts, subset_entropies
 
-__all__ = ["Profile", "ProfileEstimate", "information_profile", "MONOTONE_TOL", "monotone_gap"]
+__all__ = ["Profile", "ProfileEstimate", "information_profile", "as_profile", "MONOTONE_TOL", "monotone_gap"]
 
 #: Relative rise (to max |φ|) above the running minimum that still counts as rounding: the
 #: one monotonicity tolerance of the package (:meth:`Profile.is_nonincreasing`).
@@ -242,3 +242,22 @@ def information_profile(p: Joint, given=None) -> Profile:
     e = np.bincount(sizes, weights=H[sup] - H[g], minlength=n + 1) / comb(n, np.arange(n + 1), exact=False)
     e[0] = 0.0
     return _fix_rounding(np.diff(e))
+
+
+def as_profile(x, *, name: str = "p", vectors: bool = False) -> Profile:
+    """The exact profile of a Joint, or a Profile as it is.
+
+    ``vectors=True`` also accepts a plain finite vector of profile values (e.g. a model's
+    cross-entropy curve). ``name`` is the caller's argument name, used in errors.
+    """
+    name = name_arg(name)
+    if isinstance(x, Profile):
+        return x
+    if isinstance(x, Joint):
+        return information_profile(x)
+    if bool_arg(vectors, "vectors"):
+        try:
+            return Profile(x)
+        except ValueError as exc:
+            raise ValueError(f"{name}: expected a Joint, a Profile or a finite vector ({exc})") from None
+    raise ValueError(f"{name}: expected a mdmtheory.Joint or Profile, got {type(x).__name__}")

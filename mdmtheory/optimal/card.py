@@ -61,7 +61,7 @@ import numpy as np
 from .._estimate import Record
 from ..information.profile import monotone_gap, MONOTONE_TOL as _PROFILE_MONOTONE_TOL, Profile, _tol_arg
 from ..information.divergence import _card_terms
-from ..information.ugc import as_profile
+from ..information.profile import as_profile
 from ..schedules.plans import round_cumulative, Schedule
 from .._validate import int_arg as _int_arg, real_arg as _real_arg
 
