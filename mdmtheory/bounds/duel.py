@@ -28,10 +28,9 @@ _DUEL = ("DUEL, Turok, De Sa & Kuleshov, arXiv 2603.01367 (abstract; giladturok/
 
 def _applies(ctx) -> bool:
     """The planners DUEL scores (the ranked rules of samplers.adaptive, whose reveal set is a
-    function of x_A but for ties), on a Schedule or their own sizes, small laws."""
-    from ..samplers.adaptive import _Deterministic
-
-    return (isinstance(ctx.sampler, _Deterministic) and not isinstance(ctx.plan, Grid)
+    function of x_A but for ties: ``capabilities.ranked``), on a Schedule or their own sizes,
+    small laws."""
+    return (ctx.capabilities.ranked and not isinstance(ctx.plan, Grid)
             and ctx.p.K ** ctx.p.d <= DUEL_MAX_SEQUENCES)
 
 
