@@ -68,7 +68,7 @@ MAX_BATCH = 1 << 20
 #: ``keep="full"``, n x steps x layers x L otherwise): 2**28 float64 = 2 GiB.
 MAX_ENTRIES = 1 << 28
 
-__all__ = [
+__all__ = ["as_float_array", 
     "received_attention",
     "anchors",
     "absorption",
@@ -96,7 +96,7 @@ DEFAULT_EPS = 3.0
 
 
 # -- input handling ----------------------------------------------------------------------
-def _as_array(a, name: str) -> np.ndarray:
+def as_float_array(a, name: str) -> np.ndarray:
     """float64 numpy copy of an array or a torch tensor (without importing torch)."""
     if hasattr(a, "detach") and hasattr(a, "cpu"):
         if getattr(a, "dtype", None) is not None and getattr(a.dtype, "is_floating_point", True) is False:
@@ -112,7 +112,7 @@ def _as_array(a, name: str) -> np.ndarray:
 
 def _check_maps(A, name: str = "A") -> np.ndarray:
     """Attention maps (..., Lq, L): finite, non-negative, rows summing to 1."""
-    A = _as_array(A, name)
+    A = as_float_array(A, name)
     if A.ndim < 2:
         raise ValueError(f"{name}: expected attention maps of shape (..., queries, keys), got shape {A.shape}")
     if A.shape[-1] == 0 or A.shape[-2] == 0:
@@ -232,7 +232,7 @@ def anchors(s, *, eps: float = DEFAULT_EPS) -> np.ndarray:
     >>> anchors(np.array([0.1, 0.5, 0.4]))   # L = 3: nothing passes, the arg max
     array([False,  True, False])
     """
-    s = _as_array(s, "s")
+    s = as_float_array(s, "s")
     eps = _check_eps(eps)
     if s.ndim < 1 or s.shape[-1] == 0:
         raise ValueError(f"s: expected scores with a non-empty last axis, got shape {s.shape}")
@@ -286,7 +286,7 @@ def absorption_stats(values, *, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
     ``absorption_stats(absorption(maps, S))`` with maps (n, layers, L, L) gives two
     (layers,) arrays: the per-layer mean ± std over the n samples.
     """
-    v = _as_array(values, "values")
+    v = as_float_array(values, "values")
     if v.ndim == 0:
         raise ValueError(f"values: expected at least one sample along axis {_short(axis)}, got a scalar")
     axis = int_arg(axis, "axis", -v.ndim, v.ndim - 1)
@@ -352,7 +352,7 @@ def drift(s, *, eps: float = DEFAULT_EPS) -> Drift:
     >>> int(r.moves), r.shift.tolist(), r.jaccard.tolist()
     (1, [0, 2], [0.0, 1.0])
     """
-    s = _as_array(s, "s")
+    s = as_float_array(s, "s")
     if s.ndim < 2 or s.shape[-2] < 2:
         raise ValueError(f"s: expected received attention of shape (..., T, L) with T >= 2 steps, got {s.shape}")
     a = anchors(s, eps=eps)
@@ -677,7 +677,7 @@ def trace_sampling(
     -------
     :class:`AttentionTrace` (samples are outcome indices 0..K-1; ``targets`` when given).
     """
-    from ..samplers.simulate import _choose, _planner_setup
+    from ..samplers.simulate import choose_positions, planner_setup
     from ..schedules.plans import Grid
     from ..laws.oracles import inverse_cdf
     from ._checks import MAX_TOKEN_ID, check_bool, int_array
@@ -721,7 +721,7 @@ def trace_sampling(
         vocab = v.tolist()
     if isinstance(plan, Grid):
         raise ValueError("plan: trace_sampling takes a Schedule or None (convert a Grid with grid_to_schedule)")
-    planner, is_random, sizes = _planner_setup(plan, planner, d)
+    planner, is_random, sizes = planner_setup(plan, planner, d)
     T = len(sizes)
     if targets is not None:
         targets = int_array(targets, "targets", f"outcome indices ({n}, {d})")
@@ -770,7 +770,7 @@ def trace_sampling(
             probs = np.concatenate(probs_all)
             maps = np.concatenate(maps_all)
             free = ~rv[rows]
-            chosen = _choose(planner, is_random, t, size, probs, free, rng)
+            chosen = choose_positions(planner, is_random, t, size, probs, free, rng)
             draw = inverse_cdf(probs, rng.random(free.shape))
             if targets is not None:
                 if targets.max() >= probs.shape[-1]:

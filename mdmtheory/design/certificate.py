@@ -112,7 +112,7 @@ import numpy as np
 from .._estimate import PlanRecord, Record
 from .._moved import options_from
 from ..information.dyadic import (
-    _check_oracle,
+    check_oracle,
     dyadic_grid,
     dyadic_terms,
     dyadic_weights,
@@ -431,7 +431,7 @@ def certify(
     """
     opts = options_from(CertificateOptions, options, old, where="certify", defaults={"form": "kl"})
     weights, form, rule, interval, tail = opts.weights, opts.form, opts.rule, opts.interval, opts.tail
-    p = _check_oracle(p)
+    p = check_oracle(p)
     d, K = int(p.d), int(p.K)
     eps = _real_arg(eps, "eps")
     if eps <= 0:

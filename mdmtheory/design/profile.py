@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..information._montecarlo import cross_entropy_sums, mean_se
+from ..information.montecarlo import cross_entropy_sums, mean_se
 from ..information.profile import ProfileEstimate
 from ..laws.joint import MAX_OUTCOMES
 from ..schedules.plans import Schedule
@@ -327,7 +327,7 @@ def estimate_cross_entropy_profile(model, samples, *, n_per_level: int = 1000, s
     :math:`-\log q(x_j \mid x_A)` over its d − m masked positions (an unbiased draw of
     c(m)); the estimate is the mean of the draws and its standard error their standard
     deviation over √n. The same draws as :func:`mdmtheory.bridge.estimate_profile` with the
-    same seed (one implementation, :mod:`mdmtheory.information._montecarlo`), so an oracle
+    same seed (one implementation, :mod:`mdmtheory.information.montecarlo`), so an oracle
     and a torch model of the same conditionals give the same estimate up to rounding;
     ``batch`` (rows per ``conditionals`` call) does not change the result.
 

@@ -25,7 +25,7 @@ from scipy.special import comb
 from ..laws.joint import Joint, positions_to_mask, prompt_positions
 from .._moved import renamed_keywords
 from .._estimate import Estimate, Record
-from .._validate import bool_arg, float_array, LIMITS, name_arg, real_arg
+from .._validate import bool_arg, float_array, LIMITS, name_arg, tol_arg
 from .entropies import entropy_coefficients, popcounts, subset_entropies
 
 __all__ = ["Profile", "ProfileEstimate", "information_profile", "as_profile", "MONOTONE_TOL", "monotone_gap"]
@@ -41,13 +41,6 @@ def monotone_gap(values) -> float:
     if np.any(np.isnan(c)):
         raise ValueError("values: contains NaN")
     return float(np.max(c - np.minimum.accumulate(c))) if c.size else 0.0
-
-
-def _tol_arg(tol) -> float:
-    tol = real_arg(tol, "tol")
-    if tol < 0:
-        raise ValueError(f"tol: expected a tolerance >= 0, got {tol}")
-    return tol
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -112,7 +105,7 @@ class Profile(Record):
         :func:`~mdmtheory.optimal.lagrangian_frontier` and the UGC functions accept exactly
         the profiles accepted here (with the same ``tol``).
         """
-        tol = MONOTONE_TOL if tol is None else _tol_arg(tol)
+        tol = MONOTONE_TOL if tol is None else tol_arg(tol)
         return monotone_gap(self.values) <= tol * float(np.abs(self.values).max())
 
     def __repr__(self) -> str:

@@ -277,9 +277,9 @@ def transition_parts(p: Joint, q: Joint) -> tuple[float, float]:
     with :math:`	ilde Q(\cdot \mid i)` the output's transitions from i restricted to the pairs
     the data makes and renormalized (a row with no such pair adds nothing). Q, P, w as in
     :func:`~mdmtheory.samplers.transition_rate`. When π = 0 the second part is the rate itself."""
-    from ..samplers.metrics import _pooled_bigrams
+    from ..samplers.metrics import pooled_bigrams
 
-    Cq, Cp = _pooled_bigrams(q.table), _pooled_bigrams(p.table)
+    Cq, Cp = pooled_bigrams(q.table), pooled_bigrams(p.table)
     tot = Cq.sum()
     if tot <= 0:
         return 0.0, 0.0
@@ -512,7 +512,7 @@ def _parallelism(p: Joint, Ts, names, rows, progress, rules=None) -> dict:
     such list in its place)."""
     from ..samplers import SampleThenSelectPlanner, ThresholdPlanner, exact_run, select_run
     from ..laws.families import product
-    from ..samplers.select import MAX_SELECT_WORK, SELECT_PIPELINE, _work
+    from ..samplers.select import MAX_SELECT_WORK, SELECT_PIPELINE, select_work
 
     d = p.d
     pts = []
@@ -533,7 +533,7 @@ def _parallelism(p: Joint, Ts, names, rows, progress, rules=None) -> dict:
     beyond = []
     for T in Ts:
         sched = Schedule.constant(d, T)
-        if _work(p.K, d, sched.sizes, None) > MAX_SELECT_WORK:
+        if select_work(p.K, d, sched.sizes, None) > MAX_SELECT_WORK:
             beyond.append(T)
             continue
         if len(sched.sizes) == 1:
