@@ -17,6 +17,7 @@ import numpy as np
 from ..schedules.plans import Grid
 from ._core import HOLD_RTOL, OUR_READING
 from .registry import ComparisonRow, register_rows, slack
+from ..samplers.likelihood import duel_nll
 
 __all__ = ["DUEL_MAX_SEQUENCES"]
 
@@ -40,8 +41,6 @@ def _duel_rows(ctx):
     tie is scored under the fixed lowest-index rule (DUEL's code uses torch.topk's; "lowest"
     needs no torch): the row then describes another sampler (holds None, name
     ``duel_likelihood_lowest``)."""
-    from ..samplers.likelihood import duel_nll
-
     obj, p = ctx.sampler, ctx.p
     split = getattr(obj, "ties", None) == "random" and ctx.run.tie_mass > 0
     if getattr(obj, "ties", None) == "random":

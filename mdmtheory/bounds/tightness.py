@@ -50,6 +50,9 @@ from ..information import ugc as _u
 from ..samplers import kernel as _kernel
 from .. import bounds as _b
 from . import fastdllm as _fd
+from ..information.entropies import sum_of_entropies
+from ..information.divergence import kl as _kl
+from ..samplers import sampler_law
 
 __all__ = [
     "MAX_D",
@@ -211,8 +214,6 @@ def _ratio_from_pairs(num, den, scale, xp):
 
 
 def _scale_np(p: Joint) -> float:
-    from ..information.entropies import sum_of_entropies
-
     return max(sum_of_entropies(p), 1e-300)
 
 
@@ -500,8 +501,6 @@ def kl_targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
     if not (isinstance(K, int) and K >= 2) or K**d > 1 << 12:
         raise ValueError(f"K: expected an integer >= 2 with K**d <= 4096, got {K!r}")
     scheds = [Schedule.constant(d, T) for T in range(1, d)]
-    from ..information.divergence import kl as _kl
-    from ..samplers import sampler_law
 
     def make(name, jbound, npbound, description, scheds=scheds):
         def pairs(table):

@@ -61,6 +61,12 @@ from scipy.stats import rankdata
 from .._estimate import Record, record_dict
 from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, real_arg, _short
+from ._checks import bool_array as _b, int_array, MAX_TOKEN_ID, check_bool
+from ..samplers.simulate import choose_positions, planner_setup
+from ..schedules.plans import Grid
+from ..laws.oracles import inverse_cdf, as_oracle
+from ..laws.joint import Joint, positions_to_mask
+from .._moved import module_getattr
 
 #: Largest ``batch_size`` of the extraction functions (sequences per forward).
 MAX_BATCH = 1 << 20
@@ -494,8 +500,6 @@ def summarize_maps(maps, revealed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def bool_array(value, name, what=""):
     """A bool array (bools or 0/1 integers; floats refused, not cast). See bridge._checks."""
-    from ._checks import bool_array as _b
-
     return _b(value, name, what)
 
 
@@ -569,7 +573,6 @@ def attention_maps(model, ids, *, batch_size: int = 64) -> np.ndarray:
     (B, n_layers, L, L) float64 numpy array, rows = queries.
     """
     torch = _torch()
-    from ._checks import int_array
 
     batch_size = int_arg(batch_size, "batch_size", 1, MAX_BATCH)
     ids = torch.as_tensor(int_array(ids, "ids", "token ids (B, L)"))
@@ -677,11 +680,6 @@ def trace_sampling(
     -------
     :class:`AttentionTrace` (samples are outcome indices 0..K-1; ``targets`` when given).
     """
-    from ..samplers.simulate import choose_positions, planner_setup
-    from ..schedules.plans import Grid
-    from ..laws.oracles import inverse_cdf
-    from ._checks import MAX_TOKEN_ID, check_bool, int_array
-
     for key in old:
         if key not in ("mask_id", "vocab", "shift"):
             raise TypeError(f"trace_sampling() got an unexpected keyword argument {key!r}")
@@ -944,8 +942,6 @@ def conditional_mutual_information(p, i: int, j: int, given=()) -> float:
     >>> round(conditional_mutual_information(xor, 0, 1), 12), round(conditional_mutual_information(xor, 0, 1, [2]) / math.log(2), 12)
     (0.0, 1.0)
     """
-    from ..laws.joint import Joint, positions_to_mask
-
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     d = p.d
@@ -1009,14 +1005,10 @@ def revealed_information(p, x, revealed, *, kind: str = "pointwise") -> np.ndarr
     ------
     ValueError when :math:`p(x_A) = 0` under the law (the state is impossible).
     """
-    from ..laws.joint import Joint
-    from ..laws.oracles import as_oracle
-
     oracle = as_oracle(p)
     d, K = oracle.d, oracle.K
     if not isinstance(kind, str) or kind not in ("pointwise", "average"):
         raise ValueError(f'kind: expected "pointwise" or "average", got {_short(kind)}')
-    from ._checks import int_array
 
     x = int_array(x, "x", "outcome indices")
     rv = bool_array(revealed, "revealed", f"({d},)")
@@ -1209,6 +1201,5 @@ def attention_information_correlation(
 
 
 def __getattr__(name):  # the plots moved to mdmtheory.report.plots
-    from .._moved import module_getattr
 
     return module_getattr(__name__, name)

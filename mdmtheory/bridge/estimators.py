@@ -57,6 +57,7 @@ from .._validate import int_arg, normal_quantile_arg, real_arg, samples_array
 from ._checks import check_choice, int_array, MAX_DRAWS, MAX_RESAMPLES, short
 from ._dist import all_reduce_sum, world
 from .model import as_masked_model
+from ..optimal.card import optimal_schedule
 
 __all__ = [
     "ProfileEstimate",
@@ -505,8 +506,6 @@ def optimal_schedule_estimate(estimate: ProfileEstimate, steps: int, *, n_resamp
     the same schedule. The value is optimistic (it was selected on the same estimate):
     re-estimate it on fresh draws with :func:`estimate_path_cross_entropy` for an unbiased CI.
     """
-    from ..optimal.card import optimal_schedule
-
     if not isinstance(estimate, ProfileEstimate) or estimate.quantity != "cross_entropy":
         raise ValueError("estimate: expected the ProfileEstimate of estimate_profile (a cross-entropy profile)")
     prof = estimate.profile

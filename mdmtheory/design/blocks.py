@@ -12,6 +12,9 @@ from ..information.profile import Profile
 from ..optimal.blocks import check_block_length, BlockCandidate, BlockDesign, check_block_ask, check_block_lengths, choose_block_length
 from ..optimal.card import optimal_schedule
 from .._validate import INT_MAX, int_arg, LIMITS, row_length, samples_array
+from .profile import estimate_cross_entropy_profile, _window, check_samples_for_model, defect_weights
+from .._validate import normal_quantile_arg
+from .._moved import module_getattr
 
 __all__ = [
     "estimate_block_profiles",
@@ -33,10 +36,6 @@ def estimate_block_profiles(model, samples, block_length: int, *, prompt_length:
     g + bB``, ``response_length = B``), seeded ``seed + b``; on an exact model it estimates
     :func:`block_profiles` (later blocks marginalized = masked).
     """
-    from .profile import estimate_cross_entropy_profile
-
-    from .profile import _window, check_samples_for_model
-
     x = samples_array(samples, "samples")
     row_length(x.shape[1])
     seed = int_arg(seed, "seed", 0, INT_MAX - LIMITS["d"], " (block b is seeded seed + b)")
@@ -64,9 +63,6 @@ def estimate_design_blocks(model, samples, *, forwards: int | None = None, targe
     optimistic; confirm on fresh samples (``compare_plans``).
     """
     from scipy.stats import norm
-
-    from .._validate import normal_quantile_arg
-    from .profile import _window, check_samples_for_model, defect_weights
 
     target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="estimate_design_blocks")
     if old:
@@ -170,6 +166,4 @@ def separation(candidates, best, n_per_level: int | None = None) -> dict | None:
 
 def __getattr__(name):
     """Old names of this module (``_moved.NAMES``), working for one release with a warning."""
-    from .._moved import module_getattr
-
     return module_getattr(__name__, name)

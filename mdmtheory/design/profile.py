@@ -14,6 +14,7 @@ from ..laws.joint import MAX_OUTCOMES
 from ..schedules.plans import Schedule
 from .._estimate import Record
 from .._validate import int_arg as _int_arg, real_arg as _real_arg, row_length, samples_array as _samples_array
+from .._moved import module_getattr
 
 __all__ = [
     "Memorization",
@@ -381,6 +382,4 @@ def estimate_cross_entropy_profile(model, samples, *, n_per_level: int = 1000, s
 
 def __getattr__(name):
     """Old names of this module (``_moved.NAMES``), working for one release with a warning."""
-    from .._moved import module_getattr
-
     return module_getattr(__name__, name)

@@ -39,6 +39,7 @@ from ..laws.joint import Joint
 from ..laws.prompts import check_given
 from ..schedules.plans import Schedule
 from .card import optimal_schedule
+from ..information.divergence import path_kl
 
 __all__ = ["check_block_length", "check_block_ask", "check_block_lengths", "choose_block_length", 
     "BlockCandidate",
@@ -149,16 +150,12 @@ def block_path_kl(p: Joint, counts, *, block_length: int, given=()) -> float:
 
     ``counts``: one list of per-step counts per block, each summing to ``block_length``.
     """
-    from ..information.divergence import path_kl
-
     profs = block_profiles(p, block_length, given=given)
     scheds = _counts(counts, len(profs), profs[0].d)
     return float(sum(path_kl(f, s) for f, s in zip(profs, scheds)))
 
 
 def _plan_for(profs, B: int, S: int) -> tuple[tuple[tuple[int, ...], ...], float]:
-    from ..information.divergence import path_kl
-
     scheds = [optimal_schedule(f, steps=S) for f in profs]
     return tuple(s.sizes for s in scheds), float(sum(path_kl(f, s) for f, s in zip(profs, scheds)))
 

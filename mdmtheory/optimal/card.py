@@ -64,6 +64,8 @@ from ..information.divergence import card_path_terms
 from ..information.profile import as_profile
 from ..schedules.plans import round_cumulative, Schedule
 from .._validate import int_arg as _int_arg, real_arg as _real_arg, tol_arg as _tol_arg
+from ..laws.joint import Joint
+from ..information.profile import information_profile
 
 __all__ = [
     "optimal_schedule",
@@ -643,9 +645,6 @@ def lagrangian_frontier(profile, max_steps: int) -> LagrangianFrontier:
 
 
 def _profile_values(profile) -> np.ndarray:
-    from ..laws.joint import Joint
-    from ..information.profile import Profile, information_profile
-
     if isinstance(profile, Joint):
         profile = information_profile(profile)
     if not isinstance(profile, Profile):

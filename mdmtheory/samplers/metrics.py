@@ -40,6 +40,11 @@ import numpy as np
 
 from .._estimate import Record
 from .._validate import int_arg, samples_array, seed_arg, work_bound
+from ..laws.families import check_transition, markov_chain_entropy_coefficients
+from ..information.divergence import path_kl
+from ..information.profile import Profile
+from ..schedules.plans import Schedule
+from ..laws.joint import Joint
 
 __all__ = ["pooled_bigrams", "TransitionRates", "transition_rates", "transition_rate", "path_kl_per_transition"]
 
@@ -126,8 +131,6 @@ def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -
     drawn), its counts one ``np.bincount`` over the n (d − 1) bigrams — memory O(n d) whatever
     K (the dense (n, K²) per-sample counts this replaces needed 64 GiB at K = 4096). The
     bootstrap's work, ``n_boot`` · n · (d − 1), is at most 2**33."""
-    from ..laws.families import check_transition
-
     P = check_transition(transition)
     K = P.shape[0]
     x = samples_array(samples, "samples", min_rows=0, min_cols=2)  # -1 rows (lost samples) are dropped next
@@ -168,11 +171,6 @@ def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -
 def path_kl_per_transition(transition, d: int, steps: int) -> float:
     """Exact path KL of random order with ``Schedule.constant(d, steps)`` on the stationary
     chain (closed-form profile), divided by the d − 1 transitions."""
-    from ..information.divergence import path_kl
-    from ..laws.families import markov_chain_entropy_coefficients
-    from ..information.profile import Profile
-    from ..schedules.plans import Schedule
-
     e = markov_chain_entropy_coefficients(transition, d)
     prof = Profile(np.diff(e))
     return float(path_kl(prof, Schedule.constant(d, steps)) / max(d - 1, 1))
@@ -197,8 +195,6 @@ def transition_rate(p, q) -> float:
     exact output law against the data's). A q with lost mass is taken over its finished
     samples (as the Monte Carlo excludes lost rows); ``inf`` where q has a transition p
     never makes."""
-    from ..laws.joint import Joint
-
     for name, x in (("p", p), ("q", q)):
         if not isinstance(x, Joint):
             raise ValueError(f"{name}: expected a mdmtheory.Joint, got {type(x).__name__}")

@@ -51,6 +51,7 @@ from ..laws.oracles import as_oracle, inverse_cdf
 from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
 from .._validate import int_arg
 from .base import as_sampler, bind, Simulation
+from .._validate import real_arg
 
 __all__ = ["planner_setup", "choose_positions", "Simulation", "KLEstimate", "simulate", "estimate_kl", "STDERR_FLOOR"]
 
@@ -94,8 +95,6 @@ class KLEstimate(Estimate):
         The floor is the rounding level of the summed log-ratios: a planner that is exact
         (KL = 0, every log-ratio ~1e-16) must not give a huge z from rounding noise.
         """
-        from .._validate import real_arg
-
         exact = real_arg(exact, "exact")
         return float((self.value - exact) / max(self.stderr, STDERR_FLOOR))
 
