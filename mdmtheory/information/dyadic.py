@@ -516,19 +516,19 @@ def _oracle_arg(p):
     return p
 
 
-def check_oracle(law, name: str = "law"):
-    """A conditional oracle from ``law``: a :class:`~mdmtheory.Joint` (checked, wrapped by
+def check_oracle(p, name: str = "law"):
+    """A conditional oracle from ``p``: a :class:`~mdmtheory.Joint` (checked, wrapped by
     :func:`~mdmtheory.laws.oracles.as_oracle`) or an object with ``d``, ``K`` and
-    ``conditionals``; a ValueError naming ``name`` otherwise."""
-    if isinstance(law, Joint):
-        _check_law(law)
-        return as_oracle(law)
-    if not all(hasattr(law, a) for a in ("d", "K", "conditionals")):
+    ``conditionals``; a ValueError naming ``name`` (the caller's argument) otherwise."""
+    if isinstance(p, Joint):
+        _check_law(p)
+        return as_oracle(p)
+    if not all(hasattr(p, a) for a in ("d", "K", "conditionals")):
         raise ValueError(
             f"{name}: expected a mdmtheory.Joint or a conditional oracle (d, K, conditionals(x, revealed)), "
-            f"got {type(law).__name__}"
+            f"got {type(p).__name__}"
         )
-    return law
+    return p
 
 
 @renamed_keywords(law="p")
