@@ -56,7 +56,7 @@ def naive(model, xs, levels, n_per_level, seed):
     """One forward (batch 1) per (sample, level, position); the same draws as the package."""
     import torch
 
-    from mdmtheory.bridge.estimators import _PROFILE, uniforms
+    from mdmtheory.information.montecarlo import PROFILE_STREAM, uniforms
 
     K = model.mask_id
     n_s, d = xs.shape
@@ -67,7 +67,7 @@ def naive(model, xs, levels, n_per_level, seed):
             for r in range(n_per_level):
                 g = li * n_per_level + r
                 x = xs[g % n_s]
-                rank = np.argsort(np.argsort(uniforms(seed, _PROFILE, np.array([g]), d)[0]))
+                rank = np.argsort(np.argsort(uniforms(seed, PROFILE_STREAM, np.array([g]), d)[0]))
                 ids = torch.as_tensor(np.where(rank < i, x, K))[None]
                 tot = 0.0
                 for j in np.flatnonzero(rank >= i):

@@ -25,7 +25,7 @@ import numpy as np
 import mdmtheory as mt
 from mdmtheory.laws import Joint, Marginals
 from mdmtheory.samplers import SampleThenSelectPlanner, select_run
-from mdmtheory.samplers.select import MAX_SELECT_WORK, _round, _work, tempered
+from mdmtheory.samplers.select import MAX_SELECT_WORK, _round, select_work, tempered
 
 from _util import peak_rss_mib, print_machine
 
@@ -158,7 +158,7 @@ def best(fn, reps):
 
 
 def compare(cases, reps):
-    print(f"{'d':>2} {'K':>2} {'counts':<14} {'thr':>4} {'T':>4} {'_work':>9} {'naive s':>9} {'select_run s':>12} "
+    print(f"{'d':>2} {'K':>2} {'counts':<14} {'thr':>4} {'T':>4} {'select_work':>9} {'naive s':>9} {'select_run s':>12} "
           f"{'ratio':>7} {'max diff':>9} {'RSS MiB':>8}")
     for d, K, sizes, th, T in cases:
         p = mt.families.dirichlet(d, K, alpha=0.5, seed=d * 10 + K)
@@ -170,7 +170,7 @@ def compare(cases, reps):
                    abs(run.mask_steps - ref[2]), float(np.abs(run.step_commits - ref[3]).max()))
         if diff > 1e-12:
             raise SystemExit(f"select_run and the naive loop disagree by {diff:.3g}")
-        print(f"{d:>2} {K:>2} {str(sizes):<14} {str(th):>4} {T:>4} {_work(K, d, sizes, th):>9.2g} {t_naive:>9.3f} "
+        print(f"{d:>2} {K:>2} {str(sizes):<14} {str(th):>4} {T:>4} {select_work(K, d, sizes, th):>9.2g} {t_naive:>9.3f} "
               f"{t_pkg:>12.4f} {t_naive / t_pkg:>6.1f}x {diff:>9.1e} {peak_rss_mib():>8.0f}")
 
 
@@ -188,13 +188,13 @@ def main(argv=None):
     print("-- beyond the former limit")
     compare(BEYOND, args.reps)
     print(f"-- near the new limit (MAX_SELECT_WORK = {MAX_SELECT_WORK:,}), select_run once; peak RSS of the process so far")
-    print(f"{'d':>2} {'K':>2} {'counts':<20} {'_work':>9} {'select_run s':>12} {'CPU s':>7} {'RSS MiB':>8}")
+    print(f"{'d':>2} {'K':>2} {'counts':<20} {'select_work':>9} {'select_run s':>12} {'CPU s':>7} {'RSS MiB':>8}")
     for d, K, sizes, th, T in LIMIT:
         p = mt.families.dirichlet(d, K, alpha=50.0, seed=1)
         c0, t0 = time.process_time(), time.perf_counter()
         select_run(p, mt.Schedule(sizes), SampleThenSelectPlanner(th, T))
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        print(f"{d:>2} {K:>2} {str(sizes):<20} {_work(K, d, sizes, th):>9.2g} {wall:>12.2f} {cpu:>7.2f} "
+        print(f"{d:>2} {K:>2} {str(sizes):<20} {select_work(K, d, sizes, th):>9.2g} {wall:>12.2f} {cpu:>7.2f} "
               f"{peak_rss_mib():>8.0f}")
 
 

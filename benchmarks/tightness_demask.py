@@ -27,7 +27,7 @@ import numpy as np
 
 import mdmtheory as mt
 from mdmtheory.bounds.demask import demask_checks
-from mdmtheory.samplers.demask import _law_dependencies, _demask_select
+from mdmtheory.samplers.demask import law_dependencies, demask_select
 
 OUT = Path(__file__).resolve().parent / "tightness"
 GRID = [(d, 2) for d in range(3, 9)] + [(d, K) for K in (3, 4) for d in range(3, 6)]
@@ -38,8 +38,8 @@ def budget_ratio(table: np.ndarray) -> float:
     """max TV(p_S, q_S)/τ over the set the rule commits at the empty state (the first step)."""
     d, K = table.ndim, table.shape[0]
     table = table / table.sum()
-    probs, D = _law_dependencies(table, (), tuple(range(d)))
-    chosen, _ = _demask_select(probs, D, np.ones((1, d), bool), TAU)
+    probs, D = law_dependencies(table, (), tuple(range(d)))
+    chosen, _ = demask_select(probs, D, np.ones((1, d), bool), TAU)
     S = tuple(np.flatnonzero(chosen[0]))
     if len(S) < 2:
         return 0.0

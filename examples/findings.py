@@ -263,7 +263,7 @@ def _lc25_laws():
 def lc25_sweep():
     """LC25 Theorem 1 against the exact KL and the path KL on every composition of d."""
     from mdmtheory.bounds import lc25_bound
-    from mdmtheory.bounds.tightness import compositions
+    from mdmtheory.schedules import compositions
 
     checks = failures = 0
     laws = _lc25_laws()
@@ -1798,14 +1798,14 @@ def _largest(ok, start: int = 1, stop: int = 40) -> int:
 @region("select-limits")
 def select_limits() -> str:
     from mdmtheory.schedules import compositions
-    from mdmtheory.samplers.select import MAX_SELECT_WORK, MAX_TOPK_VECTORS, _work
+    from mdmtheory.samplers.select import MAX_SELECT_WORK, MAX_TOPK_VECTORS, select_work
 
     def every(K, th):
-        return _largest(lambda d: max(_work(K, d, c, th) for c in compositions(d)) <= MAX_SELECT_WORK, stop=14)
+        return _largest(lambda d: max(select_work(K, d, c, th) for c in compositions(d)) <= MAX_SELECT_WORK, stop=14)
 
     return _para(
         f"""Size limit: `MAX_SELECT_WORK` = {MAX_SELECT_WORK:,} (state, term) pairs, a bound known before
-        any work (`select._work`), admits every schedule up to d = {every(2, None)} at K = 2 without a
+        any work (`select.select_work`), admits every schedule up to d = {every(2, None)} at K = 2 without a
         threshold, and with one (θ = 0.9) up to d = {every(3, 0.9)} at K = 3 and d = {every(4, 0.9)} at
         K = 4; `ties="topk"` enumerates candidate vectors and has its own limit,
         `MAX_TOPK_VECTORS` = {MAX_TOPK_VECTORS:,} (state, vector) pairs. Past them use `simulate`.""",

@@ -18,6 +18,7 @@ import math
 import numbers
 
 import numpy as np
+from ._validate import normal_quantile_arg
 
 __all__ = ["Estimate", "PlanRecord", "Record", "jsonable", "record_dict"]
 
@@ -87,8 +88,6 @@ def normal_quantile(confidence: float) -> float:
     r"""The two-sided normal quantile :math:`z = \Phi^{-1}\bigl((1 + c)/2\bigr)` (1.96 at c = 0.95);
     a confidence so close to 1 that the quantile is infinite in float64 is refused by name
     (:func:`mdmtheory._validate.normal_quantile_arg`)."""
-    from ._validate import normal_quantile_arg
-
     return normal_quantile_arg(check_confidence(confidence))
 
 

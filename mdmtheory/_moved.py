@@ -63,7 +63,14 @@ NAMES = {
     ("mdmtheory.bridge.attention", "plot_received"): ("mdmtheory.report.plots", "plot_received"),
     ("mdmtheory.bridge.attention", "plot_absorption"): ("mdmtheory.report.plots", "plot_absorption"),
     ("mdmtheory.bridge.attention", "MAX_PLOT_CELLS"): ("mdmtheory.report.plots", "MAX_PLOT_CELLS"),
+    # issue 36 item 6: one home per helper; the functions of a reveal time below, in schedules
+    ("mdmtheory.information.ugc", "as_profile"): ("mdmtheory.information.profile", "as_profile"),
+    ("mdmtheory.bounds.tightness", "compositions"): ("mdmtheory.schedules.plans", "compositions"),
 }
+#: Functions of a reveal time are a schedules concern (issue 36 item 6); reveal_odds was psi.
+for _old, _new in (("log_odds", "log_odds"), ("from_log_odds", "from_log_odds"), ("reveal_odds", "psi")):
+    NAMES[("mdmtheory.information.ugc", _old)] = ("mdmtheory.schedules.odds", _new)
+    NAMES[("mdmtheory.information", _old)] = ("mdmtheory.schedules.odds", _new)
 
 #: Renamed functions (docs/design.md, "Vocabulary": one verb for designing blocks,
 #: ``design_blocks``; one name per meaning of a profile estimate): old name -> (module, new name),

@@ -52,7 +52,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "size_arg", "seed_arg", "rng_arg", "real_arg", "prob_arg",
+__all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "size_arg", "seed_arg", "rng_arg", "real_arg", "tol_arg", "prob_arg",
            "float_array", "samples_array", "path_arg", "file_arg", "NoSuchFile", "work_bound",
            "sample_args", "MAX_SAMPLE_ENTRIES", "choice_arg", "bool_arg", "bool_array", "name_arg"]
 
@@ -171,6 +171,14 @@ def real_arg(value, name: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{name}: expected a finite real number, got {value}")
     return value
+
+
+def tol_arg(tol, name: str = "tol") -> float:
+    """A tolerance: a real >= 0 (a ValueError naming ``name`` otherwise)."""
+    tol = real_arg(tol, name)
+    if tol < 0:
+        raise ValueError(f"{name}: expected a tolerance >= 0, got {tol}")
+    return tol
 
 
 def prob_arg(value, name: str, *, low_open: bool = False, high_open: bool = False) -> float:

@@ -53,6 +53,7 @@ from .laws.joint import Joint
 from ._validate import _short, bool_arg, int_arg, real_arg
 from .information.profile import Profile
 from .schedules.plans import Grid, Schedule
+from .laws import families as fam
 
 __all__ = [
     "joints",
@@ -157,8 +158,6 @@ def _random_table(draw, d: int, K: int, allow_zeros: bool, near_degenerate: bool
 
 @st.composite
 def _family(draw, d: int, K: int, allow_zeros: bool) -> Joint:
-    from .laws import families as fam
-
     names = [f for f in FAMILY_NAMES if K == 2 or f not in _BINARY_ONLY]
     if d < 2:
         names = [f for f in names if f != "parity"]

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from .._estimate import Record
-from ..information.ugc import from_log_odds, check_interval, log_odds
+from ..information.ugc import check_interval
+from ..schedules.odds import from_log_odds, log_odds
 from ..schedules.plans import check_schedule, Grid, Schedule
 from .._validate import _is_bool, _short, int_arg, real_arg
 

@@ -56,6 +56,9 @@ from .._validate import int_arg, real_arg
 from ..laws.joint import Joint
 from ._core import Bound, DERIVED
 from .registry import register_rows
+from ..information.divergence import kl as _kl
+from ..samplers import EntropyBudgetPlanner, exact_run
+from ..samplers.adaptive import EntropyBudgetPlanner
 
 __all__ = [
     "CL26Point",
@@ -253,9 +256,6 @@ class CL26Point(Record):
 def cl26_point(p, threshold, *, ties: str = "lowest") -> CL26Point:
     """The entropy-sum rule (``EntropyBudgetPlanner(threshold, ties=ties)``) on p at one
     threshold: exact KL, path KL, E_q[T], E_p[T], the bounds (D1), (D2) and the constants."""
-    from ..information.divergence import kl as _kl
-    from ..samplers import EntropyBudgetPlanner, exact_run
-
     p = _check_p(p)
     tau = _threshold(threshold)
     planner = EntropyBudgetPlanner(tau, ties=ties)
@@ -272,8 +272,6 @@ def cl26_point(p, threshold, *, ties: str = "lowest") -> CL26Point:
 def cl26_bounds(p, planner) -> tuple[tuple[Bound, float], ...]:
     """(D1) and (D2) for p and an ``EntropyBudgetPlanner``, each with the exact quantity it
     bounds (path KL, E_p[T]): the rows :func:`~mdmtheory.bounds.compare` adds for that planner."""
-    from ..samplers import EntropyBudgetPlanner, exact_run
-
     p = _check_p(p)
     if not isinstance(planner, EntropyBudgetPlanner):
         raise ValueError(f"planner: expected an EntropyBudgetPlanner (the entropy-sum rule), got {planner!r:.80}")
@@ -288,8 +286,6 @@ def cl26_bounds(p, planner) -> tuple[tuple[Bound, float], ...]:
 # -- rows of compare (docs/design.md, "How to add a bound") ----------------------------------
 def _entropy_sum_rule(ctx) -> bool:
     """Cai & Li's rule (an EntropyBudgetPlanner, choosing its own sizes): this module's domain."""
-    from ..samplers.adaptive import EntropyBudgetPlanner
-
     return isinstance(ctx.sampler, EntropyBudgetPlanner) and ctx.plan is None and ctx.d <= MAX_D
 
 

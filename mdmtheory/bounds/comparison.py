@@ -13,7 +13,7 @@ from typing import Any
 
 from .._estimate import Record
 from ..information.divergence import kl as _kl, reverse_kl as _reverse_kl
-from ..information.ugc import as_profile
+from ..information.profile import as_profile
 from ..laws.joint import Joint
 from ..samplers.base import as_sampler
 from ..schedules.plans import Grid, Schedule

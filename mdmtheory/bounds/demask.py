@@ -9,7 +9,7 @@ below is therefore **our reading**.
 positions, :math:`p_S = p(x_S \mid x_A)`, :math:`q_S = \prod_{j \in S} p(x_j \mid x_A)` (what
 parallel decoding samples), and the pairwise dependency
 :math:`D_{ij} = \mathbb E_{x_j} \mathrm{TV}(p(x_i \mid x_A, x_j), p(x_i \mid x_A)) =
-\mathrm{TV}(p_{\{i,j\}}, p_i \otimes p_j)` (``samplers.demask._pairwise_dependency``).
+\mathrm{TV}(p_{\{i,j\}}, p_i \otimes p_j)` (``samplers.demask.pairwise_dependency``).
 
 Statements (:data:`STATEMENTS`):
 
@@ -49,7 +49,7 @@ import numpy as np
 from .._validate import int_arg
 from ..laws.joint import Joint
 from ..samplers.ties import TIE_TOL
-from ..samplers.demask import DemaskPlanner, _law_dependencies, _demask_select, _pairwise_dependency
+from ..samplers.demask import DemaskPlanner, law_dependencies, demask_select, pairwise_dependency
 from ._core import DERIVED, OUR_READING, UPPER
 from .fastdllm import StatementCheck, _Acc, _conditional
 from .registry import _slack as slack, ComparisonRow, register_rows
@@ -114,7 +114,7 @@ def _pairs_D(P: np.ndarray) -> np.ndarray:
     D = np.zeros((N, n, n))
     for a, b in itertools.combinations(range(n), 2):
         M = P.sum(axis=tuple(1 + c for c in range(n) if c not in (a, b))) if n > 2 else P
-        D[:, a, b] = D[:, b, a] = _pairwise_dependency(M)
+        D[:, a, b] = D[:, b, a] = pairwise_dependency(M)
     return D
 
 
@@ -161,7 +161,7 @@ def dependency_matrix(p, revealed=(), values=()) -> np.ndarray:
     free = tuple(j for j in range(p.d) if j not in A)
     order = sorted(range(len(A)), key=lambda i: A[i])
     As, vs = tuple(A[i] for i in order), tuple(vals[i] for i in order)
-    probs, D = _law_dependencies(p.table, As, free)
+    probs, D = law_dependencies(p.table, As, free)
     row = int(np.ravel_multi_index(vs, (p.K,) * len(vs))) if vs else 0
     if not probs[row, free[0]].sum() > 0:
         raise ValueError(f"values: the state x_A = {vs} at A = {As} has probability 0 under p")
@@ -177,11 +177,11 @@ def _planner_sets(p: Joint, planner: DemaskPlanner):
         vals, _ = _conditional(table, A, ())
         if not len(vals):
             continue
-        probs, D = _law_dependencies(table, A, free)
+        probs, D = law_dependencies(table, A, free)
         rows = np.ravel_multi_index(tuple(vals.T), (p.K,) * len(A)) if A else np.zeros(len(vals), np.int64)
         fm = np.zeros((len(vals), d), dtype=bool)
         fm[:, list(free)] = True
-        chosen, _ = _demask_select(probs[rows], D[rows], fm, float(planner.tau), float(planner.min_confidence))
+        chosen, _ = demask_select(probs[rows], D[rows], fm, float(planner.tau), float(planner.min_confidence))
         keys = (chosen.astype(np.int64) << np.arange(d)).sum(axis=1)
         for key in np.unique(keys):
             sel = np.flatnonzero(keys == key)

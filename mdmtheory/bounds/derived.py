@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..information.ugc import as_profile, check_edges, profile_increments
+from ..information.profile import as_profile
+from ..information.ugc import check_edges, profile_increments
 from ._core import Bound, DERIVED, LOWER, _schedule, _steps_arg
 from .registry import random_order_grid, random_order_schedule, register_rows
 

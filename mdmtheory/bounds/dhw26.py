@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import math
 
-from ..information.ugc import as_profile, effective_total_correlation, profile_ugc
+from ..information.profile import as_profile
+from ..information.ugc import effective_total_correlation, profile_ugc
 from ._core import Bound, DERIVED, LOWER, PAPER, _tc_dtc
 from .registry import register_rows
+from ..laws.joint import Joint
 
 __all__ = [
     "dhw_sandwich",
@@ -64,8 +66,6 @@ def dhw26_dimension_bound(p) -> Bound:
     COLT 2026, PMLR 336:2038-2104; only the abstract was available to us). Implied by :func:`dhw_tc_bound`, since
     :math:`\min(TC, DTC) \le TC \le (d - 1)\log K`. ``p``: a :class:`~mdmtheory.Joint` (K is
     its alphabet size)."""
-    from ..laws.joint import Joint
-
     if not isinstance(p, Joint):
         raise ValueError(f"p: the d log K bound needs a mdmtheory.Joint (its alphabet size K), got {type(p).__name__}")
     return Bound(

@@ -17,6 +17,7 @@ import numpy as np
 from ..schedules.plans import Grid
 from ._core import HOLD_RTOL, OUR_READING
 from .registry import _slack as slack, ComparisonRow, register_rows
+from ..samplers.likelihood import duel_nll
 
 __all__ = ["DUEL_MAX_SEQUENCES"]
 
@@ -28,10 +29,9 @@ _DUEL = ("DUEL, Turok, De Sa & Kuleshov, arXiv 2603.01367 (abstract; giladturok/
 
 def _applies(ctx) -> bool:
     """The planners DUEL scores (the ranked rules of samplers.adaptive, whose reveal set is a
-    function of x_A but for ties), on a Schedule or their own sizes, small laws."""
-    from ..samplers.adaptive import _Deterministic
-
-    return (isinstance(ctx.sampler, _Deterministic) and not isinstance(ctx.plan, Grid)
+    function of x_A but for ties: ``capabilities.ranked``), on a Schedule or their own sizes,
+    small laws."""
+    return (ctx.capabilities.ranked and not isinstance(ctx.plan, Grid)
             and ctx.p.K ** ctx.p.d <= DUEL_MAX_SEQUENCES)
 
 
@@ -41,8 +41,6 @@ def _duel_rows(ctx):
     tie is scored under the fixed lowest-index rule (DUEL's code uses torch.topk's; "lowest"
     needs no torch): the row then describes another sampler (holds None, name
     ``duel_likelihood_lowest``)."""
-    from ..samplers.likelihood import duel_nll
-
     obj, p = ctx.sampler, ctx.p
     split = getattr(obj, "ties", None) == "random" and ctx.run.tie_mass > 0
     if getattr(obj, "ties", None) == "random":

@@ -73,6 +73,7 @@ from .._validate import float_array, int_arg, real_arg
 from ..laws.joint import Joint
 from ._core import DERIVED, LOWER, OUR_READING, PAPER, UPPER
 from .registry import _slack as slack, ComparisonRow, register_rows
+from ..samplers.adaptive import FactorPlanner, FrechetPlanner
 
 __all__ = [
     "IMPLICATION",
@@ -496,8 +497,6 @@ COMPARE_ROWS = {"fastdllm_greedy": "step_mode_gap", "fastdllm_tv": "step_tv", "f
 
 def _step_rule(ctx) -> bool:
     """The Factor and Fréchet rules (this module's domain), d <= 8."""
-    from ..samplers.adaptive import FactorPlanner, FrechetPlanner
-
     return isinstance(ctx.sampler, (FactorPlanner, FrechetPlanner)) and ctx.d <= 8
 
 

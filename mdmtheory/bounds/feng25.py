@@ -47,6 +47,10 @@ from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, real_arg
 from ..laws.joint import Joint, MAX_OUTCOMES
 from ..schedules.plans import Grid, Schedule
+from ..laws.families import markov_chain
+from ..information.divergence import kl as _kl
+from ..samplers import exact_run, simulate
+from ..laws.oracles import MarkovChainLaw
 
 __all__ = [
     "token_error_rate",
@@ -123,8 +127,6 @@ def golden_mean_chain(d: int, stay: float = 0.5) -> Joint:
     stationary law). A language with forbidden bigrams: two adjacent positions revealed in one
     step are drawn independently and are both 1 with positive probability, so the SER is > 0
     unless no two neighbours share a step."""
-    from ..laws.families import markov_chain
-
     s = real_arg(stay, "stay")
     if not 0 < s < 1:
         raise ValueError(f"stay: expected a probability in (0, 1), got {stay!r}")
@@ -169,9 +171,6 @@ def _planner(planner) -> str:
 @renamed_keywords(sampler="planner")
 def feng25_rates(p, steps: int, *, planner: str = "equal") -> FengRates:
     """The output law of the T-step sampler on p, exactly (``exact_run``), and its rates."""
-    from ..information.divergence import kl as _kl
-    from ..samplers import exact_run
-
     p = _joint(p)
     sampler = _planner(planner)
     T = int_arg(steps, "steps", 1, p.d, hint=" (at most one step per position)")
@@ -261,9 +260,6 @@ def markov_rates_mc(transition, d: int, steps: int, *, n: int, seed: int) -> Fen
     lost at a prefix of probability 0; the TER excess is over the samples that are sequences of the
     language (``inf`` if some is not, as :func:`token_error_rate`).
     """
-    from ..laws.oracles import MarkovChainLaw
-    from ..samplers import simulate
-
     law = MarkovChainLaw(transition, int_arg(d, "d", 2))
     T = int_arg(steps, "steps", 1, law.d, hint=" (at most one step per position)")
     n = int_arg(n, "n", 2)

@@ -73,7 +73,8 @@ import numpy as np
 
 from .._estimate import Record
 from .._validate import choice_arg, int_arg, real_arg
-from ..information.ugc import as_profile, gain, gamma_umask
+from ..information.profile import as_profile
+from ..information.ugc import gain, gamma_umask
 from ..schedules.plans import Grid
 from ._core import Bound, OUR_READING
 from .registry import random_order_grid, register_rows

@@ -18,7 +18,8 @@ import numbers
 
 import numpy as np
 
-from ..information.ugc import as_profile, gain_coefficients, profile_increments
+from ..information.profile import as_profile
+from ..information.ugc import gain_coefficients, profile_increments
 from .._validate import _short
 from ._core import Bound, LOWER, OUR_READING, _schedule, SUMMARY
 from .registry import random_order_schedule, register_rows

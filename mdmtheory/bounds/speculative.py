@@ -14,6 +14,7 @@ from __future__ import annotations
 from ._core import Bound
 from .registry import _slack as slack, ComparisonRow, register_rows
 from .zyb26 import rejection_cost
+from ..samplers.speculative import SpeculativeSampler
 
 __all__: list[str] = []
 
@@ -29,8 +30,6 @@ _SOURCE = {
 
 
 def _speculative(ctx) -> bool:
-    from ..samplers.speculative import SpeculativeSampler
-
     return isinstance(ctx.sampler, SpeculativeSampler)
 
 

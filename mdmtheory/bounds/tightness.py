@@ -30,7 +30,6 @@ Everything JAX runs inside ``with x64():`` (float64), never flipping global conf
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -44,12 +43,16 @@ from ..information.profile import information_profile
 from ..laws.joint import Joint
 from ..samplers.engine import sampler_kl
 from ..schedules.odds import psi_raw
-from ..schedules.plans import Grid, Schedule
+from ..schedules.plans import compositions as _compositions, Grid, Schedule
 from .._jax import jax, jnp, x64
+from .._moved import module_getattr as _module_getattr
 from ..information import ugc as _u
 from ..samplers import kernel as _kernel
 from .. import bounds as _b
 from . import fastdllm as _fd
+from ..information.entropies import sum_of_entropies
+from ..information.divergence import kl as _kl
+from ..samplers import sampler_law
 
 __all__ = [
     "MAX_D",
@@ -62,7 +65,6 @@ __all__ = [
     "jax_ugc",
     "jax_gamma_umask",
     "jax_path_kl",
-    "compositions",
     "targets",
     "kl_targets",
     "fastdllm_targets",
@@ -177,18 +179,10 @@ def _jax_dhw(phi) -> jax.Array:
     return left + jnp.dot(w, -u * np.log(u) * _gain_derivative(phi, u))
 
 
-def compositions(d: int):
-    """All compositions of d (schedules), as tuples."""
-    for cuts in itertools.product((0, 1), repeat=d - 1):
-        out, k = [], 1
-        for c in cuts:
-            if c:
-                out.append(k)
-                k = 1
-            else:
-                k += 1
-        out.append(k)
-        yield tuple(out)
+def _all_compositions(d: int) -> list[tuple[int, ...]]:
+    """Every composition of d, in the order the targets were written for (the first part largest
+    first: descending lexicographic order of the tuples)."""
+    return sorted(_compositions(d), reverse=True)
 
 
 # -- targets ------------------------------------------------------------------------------
@@ -220,8 +214,6 @@ def _ratio_from_pairs(num, den, scale, xp):
 
 
 def _scale_np(p: Joint) -> float:
-    from ..information.entropies import sum_of_entropies
-
     return max(sum_of_entropies(p), 1e-300)
 
 
@@ -230,7 +222,7 @@ def _upper_card_target(name, bound_fn, np_bound, d, K, description, scheds=None)
     k_max >= 2); ``bound_fn(phi, sizes)`` in JAX, ``np_bound(profile, Schedule)`` a
     :mod:`mdmtheory.bounds` function."""
     if scheds is None:
-        scheds = [s for s in compositions(d) if max(s) >= 2]
+        scheds = [s for s in _all_compositions(d) if max(s) >= 2]
 
     def pairs(phi):
         num = jnp.stack([_card_path(phi, s) for s in scheds])
@@ -303,7 +295,7 @@ def targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
     out["lc25_theorem1"] = _upper_card_target(
         "lc25_theorem1", lc25, _b.lc25_bound, d, K, "LC25 Theorem 1 vs path KL (>= KL), all schedules"
     )
-    finite = [s for s in compositions(d) if s[-1] == 1 and max(s) >= 2]
+    finite = [s for s in _all_compositions(d) if s[-1] == 1 and max(s) >= 2]
     if finite:
         out["w26_theorem1_card"] = _upper_card_target(
             "w26_theorem1_card", thm1card, _b.w26_theorem1_card, d, K,
@@ -377,7 +369,7 @@ def targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
                 np.array([_path_kl(information_profile(p), g) for g in geo_small]),
             ),
         )
-    by_kmax = {s: [c for c in compositions(d) if max(c) == s] for s in range(2, d + 1)}
+    by_kmax = {s: [c for c in _all_compositions(d) if max(c) == s] for s in range(2, d + 1)}
 
     def lc25_low(phi, s):
         hc = d * (phi[0] - phi)
@@ -509,8 +501,6 @@ def kl_targets(d: int, K: int = 2) -> dict[str, TightnessTarget]:
     if not (isinstance(K, int) and K >= 2) or K**d > 1 << 12:
         raise ValueError(f"K: expected an integer >= 2 with K**d <= 4096, got {K!r}")
     scheds = [Schedule.constant(d, T) for T in range(1, d)]
-    from ..information.divergence import kl as _kl
-    from ..samplers import sampler_law
 
     def make(name, jbound, npbound, description, scheds=scheds):
         def pairs(table):
@@ -726,3 +716,7 @@ def tightness_search(
         seed=seed,
         steps=steps,
     )
+
+
+def __getattr__(name):
+    return _module_getattr(__name__, name)

@@ -17,19 +17,17 @@ from typing import NamedTuple
 import numpy as np
 
 from .._estimate import record_dict
+from ..information.profile import as_profile
 from ..information.ugc import (
-    as_profile,
     check_card_pair,
     check_edges,
     fine_complexity,
-    from_log_odds,
     check_interval,
-    log_odds,
     partition_complexity,
     profile_ugc,
     ugc_card,
 )
-from ..schedules.odds import psi_scalar
+from ..schedules.odds import from_log_odds, log_odds, psi_scalar
 from ..schedules.plans import Grid
 from .._moved import renamed_keywords
 from .._validate import int_arg, LIMITS as _LIMITS

@@ -32,9 +32,13 @@ import math
 from dataclasses import dataclass
 
 from .._estimate import Record
-from ..information.ugc import as_profile
+from ..information.profile import as_profile
 from .._validate import int_arg
 from ._core import ASYMPTOTIC, Bound, OUR_READING, _tc_dtc
+from ..information.divergence import kl
+from ..laws.joint import Joint
+from ..schedules.plans import RandomSchedule
+from ..samplers.randomized import random_path_kl, random_schedule_law
 
 __all__ = [
     "zc26_rates",
@@ -116,11 +120,6 @@ def zc26_check(p, plan) -> ZC26Check:
     number of parts K, beside TC/K and DTC/K. Any law on K-part compositions can be passed;
     ZC26's own law is not known to us (module docstring), so a ratio above 1 says that this
     law does not meet the rate at constant 1, nothing about ZC26."""
-    from ..information.divergence import kl
-    from ..laws.joint import Joint
-    from ..schedules.plans import RandomSchedule
-    from ..samplers.randomized import random_path_kl, random_schedule_law
-
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     if not isinstance(plan, RandomSchedule):

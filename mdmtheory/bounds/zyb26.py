@@ -31,6 +31,7 @@ from ..laws.joint import Joint, positions_to_mask
 from ._core import Bound, LOWER, OUR_READING
 from .pb25 import conditional_total_correlation
 from .registry import register_rows
+from ..information.divergence import off_support_mass, reverse_kl
 
 __all__ = [
     "rejection_cost",
@@ -46,8 +47,6 @@ def _reverse_kl(p: Joint, q: Joint) -> tuple[float, float]:
     A sampler law's ``lost`` mass (drawn into a context x_A with p(x_A) = 0, so every
     completion lies off p's support) counts as off-support mass (``mt.information.reverse_kl`` with
     ``lost="outcome"``)."""
-    from ..information.divergence import off_support_mass, reverse_kl
-
     off = off_support_mass(p, q) + float(q.lost)
     return reverse_kl(p, q, lost="outcome"), off
 

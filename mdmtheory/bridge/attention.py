@@ -61,6 +61,12 @@ from scipy.stats import rankdata
 from .._estimate import Record, record_dict
 from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, real_arg, _short
+from ._checks import bool_array as _b, int_array, MAX_TOKEN_ID, check_bool
+from ..samplers.simulate import choose_positions, planner_setup
+from ..schedules.plans import Grid
+from ..laws.oracles import inverse_cdf, as_oracle
+from ..laws.joint import Joint, positions_to_mask
+from .._moved import module_getattr
 
 #: Largest ``batch_size`` of the extraction functions (sequences per forward).
 MAX_BATCH = 1 << 20
@@ -68,7 +74,7 @@ MAX_BATCH = 1 << 20
 #: ``keep="full"``, n x steps x layers x L otherwise): 2**28 float64 = 2 GiB.
 MAX_ENTRIES = 1 << 28
 
-__all__ = [
+__all__ = ["as_float_array", 
     "received_attention",
     "anchors",
     "absorption",
@@ -96,7 +102,7 @@ DEFAULT_EPS = 3.0
 
 
 # -- input handling ----------------------------------------------------------------------
-def _as_array(a, name: str) -> np.ndarray:
+def as_float_array(a, name: str) -> np.ndarray:
     """float64 numpy copy of an array or a torch tensor (without importing torch)."""
     if hasattr(a, "detach") and hasattr(a, "cpu"):
         if getattr(a, "dtype", None) is not None and getattr(a.dtype, "is_floating_point", True) is False:
@@ -112,7 +118,7 @@ def _as_array(a, name: str) -> np.ndarray:
 
 def _check_maps(A, name: str = "A") -> np.ndarray:
     """Attention maps (..., Lq, L): finite, non-negative, rows summing to 1."""
-    A = _as_array(A, name)
+    A = as_float_array(A, name)
     if A.ndim < 2:
         raise ValueError(f"{name}: expected attention maps of shape (..., queries, keys), got shape {A.shape}")
     if A.shape[-1] == 0 or A.shape[-2] == 0:
@@ -232,7 +238,7 @@ def anchors(s, *, eps: float = DEFAULT_EPS) -> np.ndarray:
     >>> anchors(np.array([0.1, 0.5, 0.4]))   # L = 3: nothing passes, the arg max
     array([False,  True, False])
     """
-    s = _as_array(s, "s")
+    s = as_float_array(s, "s")
     eps = _check_eps(eps)
     if s.ndim < 1 or s.shape[-1] == 0:
         raise ValueError(f"s: expected scores with a non-empty last axis, got shape {s.shape}")
@@ -286,7 +292,7 @@ def absorption_stats(values, *, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
     ``absorption_stats(absorption(maps, S))`` with maps (n, layers, L, L) gives two
     (layers,) arrays: the per-layer mean ± std over the n samples.
     """
-    v = _as_array(values, "values")
+    v = as_float_array(values, "values")
     if v.ndim == 0:
         raise ValueError(f"values: expected at least one sample along axis {_short(axis)}, got a scalar")
     axis = int_arg(axis, "axis", -v.ndim, v.ndim - 1)
@@ -352,7 +358,7 @@ def drift(s, *, eps: float = DEFAULT_EPS) -> Drift:
     >>> int(r.moves), r.shift.tolist(), r.jaccard.tolist()
     (1, [0, 2], [0.0, 1.0])
     """
-    s = _as_array(s, "s")
+    s = as_float_array(s, "s")
     if s.ndim < 2 or s.shape[-2] < 2:
         raise ValueError(f"s: expected received attention of shape (..., T, L) with T >= 2 steps, got {s.shape}")
     a = anchors(s, eps=eps)
@@ -494,8 +500,6 @@ def summarize_maps(maps, revealed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def bool_array(value, name, what=""):
     """A bool array (bools or 0/1 integers; floats refused, not cast). See bridge._checks."""
-    from ._checks import bool_array as _b
-
     return _b(value, name, what)
 
 
@@ -569,7 +573,6 @@ def attention_maps(model, ids, *, batch_size: int = 64) -> np.ndarray:
     (B, n_layers, L, L) float64 numpy array, rows = queries.
     """
     torch = _torch()
-    from ._checks import int_array
 
     batch_size = int_arg(batch_size, "batch_size", 1, MAX_BATCH)
     ids = torch.as_tensor(int_array(ids, "ids", "token ids (B, L)"))
@@ -677,11 +680,6 @@ def trace_sampling(
     -------
     :class:`AttentionTrace` (samples are outcome indices 0..K-1; ``targets`` when given).
     """
-    from ..samplers.simulate import _choose, _planner_setup
-    from ..schedules.plans import Grid
-    from ..laws.oracles import inverse_cdf
-    from ._checks import MAX_TOKEN_ID, check_bool, int_array
-
     for key in old:
         if key not in ("mask_id", "vocab", "shift"):
             raise TypeError(f"trace_sampling() got an unexpected keyword argument {key!r}")
@@ -721,7 +719,7 @@ def trace_sampling(
         vocab = v.tolist()
     if isinstance(plan, Grid):
         raise ValueError("plan: trace_sampling takes a Schedule or None (convert a Grid with grid_to_schedule)")
-    planner, is_random, sizes = _planner_setup(plan, planner, d)
+    planner, is_random, sizes = planner_setup(plan, planner, d)
     T = len(sizes)
     if targets is not None:
         targets = int_array(targets, "targets", f"outcome indices ({n}, {d})")
@@ -770,7 +768,7 @@ def trace_sampling(
             probs = np.concatenate(probs_all)
             maps = np.concatenate(maps_all)
             free = ~rv[rows]
-            chosen = _choose(planner, is_random, t, size, probs, free, rng)
+            chosen = choose_positions(planner, is_random, t, size, probs, free, rng)
             draw = inverse_cdf(probs, rng.random(free.shape))
             if targets is not None:
                 if targets.max() >= probs.shape[-1]:
@@ -944,8 +942,6 @@ def conditional_mutual_information(p, i: int, j: int, given=()) -> float:
     >>> round(conditional_mutual_information(xor, 0, 1), 12), round(conditional_mutual_information(xor, 0, 1, [2]) / math.log(2), 12)
     (0.0, 1.0)
     """
-    from ..laws.joint import Joint, positions_to_mask
-
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
     d = p.d
@@ -1009,14 +1005,10 @@ def revealed_information(p, x, revealed, *, kind: str = "pointwise") -> np.ndarr
     ------
     ValueError when :math:`p(x_A) = 0` under the law (the state is impossible).
     """
-    from ..laws.joint import Joint
-    from ..laws.oracles import as_oracle
-
     oracle = as_oracle(p)
     d, K = oracle.d, oracle.K
     if not isinstance(kind, str) or kind not in ("pointwise", "average"):
         raise ValueError(f'kind: expected "pointwise" or "average", got {_short(kind)}')
-    from ._checks import int_array
 
     x = int_array(x, "x", "outcome indices")
     rv = bool_array(revealed, "revealed", f"({d},)")
@@ -1209,6 +1201,5 @@ def attention_information_correlation(
 
 
 def __getattr__(name):  # the plots moved to mdmtheory.report.plots
-    from .._moved import module_getattr
 
     return module_getattr(__name__, name)

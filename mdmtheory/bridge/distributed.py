@@ -32,6 +32,9 @@ import sys
 import torch
 
 from ._dist import MAX_WORLD, World, all_reduce_sum, group_from_env, init_from_env, world
+from .estimators import estimate_profile
+from ..data.datasets import read_npy
+from .hf import from_pretrained
 
 # the primitives live in ._dist (the estimators import them without the job's argparse)
 __all__ = ["World", "world", "all_reduce_sum", "init_from_env", "group_from_env", "MAX_WORLD", "run_profile", "main"]
@@ -40,8 +43,6 @@ __all__ = ["World", "world", "all_reduce_sum", "init_from_env", "group_from_env"
 def run_profile(model, samples, *, levels=None, n_per_level=1000, seed=0, prompt_length=0, response_length=None) -> dict:
     """Estimate the cross-entropy profile (sharded when a group is initialized) as a JSON-able dict
     (``prompt_length``, ``response_length``: as in :func:`~mdmtheory.bridge.estimate_profile`)."""
-    from .estimators import estimate_profile
-
     est = estimate_profile(model, samples, levels=levels, n_per_level=n_per_level, seed=seed,
                            prompt_length=prompt_length, response_length=response_length)
     w = world()
@@ -92,9 +93,6 @@ def main(argv=None) -> int:
 
 
 def _profile_job(args) -> int:
-    from ..data.datasets import read_npy
-    from .hf import from_pretrained
-
     if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
         raise ValueError(f"--out: the folder of {args.out!r} does not exist; create it first")
     with group_from_env() as w:

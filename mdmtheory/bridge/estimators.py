@@ -38,8 +38,8 @@ import numpy as np
 import torch
 from scipy.stats import norm
 
-from ..information._montecarlo import (
-    _PROFILE,  # noqa: F401 (the profile stream, read here by benchmarks)
+from ..information.montecarlo import (
+    PROFILE_STREAM,  # noqa: F401 (the profile stream, read here by benchmarks)
     chunks as _chunks,
     cross_entropy_sums,
     mean_se as _mean_se,
@@ -49,7 +49,7 @@ from ..information._montecarlo import (
 from ..information.dyadic import dyadic_grid, dyadic_terms, dyadic_weights, WEIGHTS
 from ..information.profile import Profile, ProfileEstimate
 from ..laws.oracles import as_oracle
-from ..samplers.simulate import _choose, _planner_setup
+from ..samplers.simulate import choose_positions, planner_setup
 from ..schedules.plans import check_schedule, Grid, Schedule
 from .._estimate import Estimate, PlanRecord
 from .._moved import renamed_keywords
@@ -57,6 +57,7 @@ from .._validate import int_arg, normal_quantile_arg, real_arg, samples_array
 from ._checks import check_choice, int_array, MAX_DRAWS, MAX_RESAMPLES, short
 from ._dist import all_reduce_sum, world
 from .model import as_masked_model
+from ..optimal.card import optimal_schedule
 
 __all__ = [
     "ProfileEstimate",
@@ -76,10 +77,10 @@ __all__ = [
 ]
 
 # streams of the counter-based generator (one per estimator, so estimators never share draws)
-_PATH, _FACTOR, _LEARN, _DYADIC, _TIES = 2, 3, 4, 5, 6  # _PROFILE = 1: information._montecarlo
+_PATH, _FACTOR, _LEARN, _DYADIC, _TIES = 2, 3, 4, 5, 6  # PROFILE_STREAM = 1: information.montecarlo
 
 
-# -- counter-based randomness (uniforms: information._montecarlo) ----------------------------
+# -- counter-based randomness (uniforms: information.montecarlo) ----------------------------
 class _CounterDraws:
     """The ``rng.random((n, w))`` a planner with ``ties="random"`` asks for (its split ties),
     as uniforms of (seed, stream, draw index, step): independent of batching and sharding like
@@ -95,7 +96,7 @@ class _CounterDraws:
 def uniforms(seed: int, stream: int, index, width: int) -> np.ndarray:
     """Uniforms in [0, 1), shape (len(index), width): the estimators' counter-based draws, a pure
     function of (seed, stream, draw index g, column) (splitmix64, Steele, Lea & Flood 2014; see
-    :mod:`mdmtheory.information._montecarlo`).
+    :mod:`mdmtheory.information.montecarlo`).
 
     ``seed``, ``stream``: integers in 0..2**63 − 1; ``index``: a 1-D array of draw indices in
     0..2**63 − 1, at most ``MAX_DRAWS`` of them; ``width``: 1..2**16 columns (a row's positions).
@@ -505,8 +506,6 @@ def optimal_schedule_estimate(estimate: ProfileEstimate, steps: int, *, n_resamp
     the same schedule. The value is optimistic (it was selected on the same estimate):
     re-estimate it on fresh draws with :func:`estimate_path_cross_entropy` for an unbiased CI.
     """
-    from ..optimal.card import optimal_schedule
-
     if not isinstance(estimate, ProfileEstimate) or estimate.quantity != "cross_entropy":
         raise ValueError("estimate: expected the ProfileEstimate of estimate_profile (a cross-entropy profile)")
     prof = estimate.profile
@@ -580,7 +579,7 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
     gp = _check_prompt_length(prompt_length, D)
     d = D - gp  # the response: what the sampler generates
     n = _check_count(n_s if n is None else n, "n")
-    planner, is_random, sizes = _planner_setup(plan, planner, d)
+    planner, is_random, sizes = planner_setup(plan, planner, d)
     w = world(distributed)
     f0 = model.forwards
     total, sumsq = np.zeros(1), np.zeros(1)
@@ -614,7 +613,7 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
                 lp_single = np.take_along_axis(lp.cpu().numpy(), xr[..., None], axis=2)[..., 0]
                 chosen = np.zeros_like(free)  # the planner sees the response positions only
                 draws = _CounterDraws(seed, g[rows], t, len(sizes))  # split ties under ties="random"
-                chosen[:, gp:] = _choose(planner, False, t, size, probs[:, gp:], free[:, gp:], draws)  # select() and its checks
+                chosen[:, gp:] = choose_positions(planner, False, t, size, probs[:, gp:], free[:, gp:], draws)  # select() and its checks
                 prio = np.where(chosen, np.arange(D, dtype=np.float64)[None, :], np.inf)
             # position of each chosen token inside its step (0 = first scored)
             member = np.argsort(np.argsort(prio, axis=1, kind="stable"), axis=1, kind="stable")

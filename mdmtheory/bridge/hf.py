@@ -29,6 +29,7 @@ from .._validate import int_arg
 from ._checks import check_bool, check_device, check_dtype, MAX_BATCH, MAX_TOKEN_ID
 from ._checks import position_limit, position_limit_field  # noqa: F401 - the bridge's public spelling
 from .model import MaskedModel
+from .uniform import DiffusionGemmaDenoiser
 
 __all__ = ["from_pretrained", "position_limit"]
 
@@ -90,7 +91,6 @@ def _diffusion_gemma(folder: Path, config, common: dict, dtype, device, unused: 
                              "input); leave it unset (docs/theory.md §15)")
     if shift or attentions:
         raise ValueError(f"{'shift' if shift else 'attentions'}: does not apply to a 'diffusion_gemma' model; leave it False")
-    from .uniform import DiffusionGemmaDenoiser
 
     tf = _transformers()
     kw = dict(common, config=config)

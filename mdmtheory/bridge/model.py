@@ -43,7 +43,7 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from ..laws.oracles import as_oracle, _check_batch
+from ..laws.oracles import as_oracle, check_batch
 from .._moved import renamed_keywords
 from .._validate import int_arg
 from ._checks import check_bool, check_device, check_dtype, int_array, MAX_BATCH, MAX_TOKEN_ID, position_limit, short
@@ -559,7 +559,7 @@ class ModelOracle:
                 raise ValueError(f"x, revealed: expected two (n, d) arrays, got x of shape {shape}")
             self.d = int_arg(shape[1], "d", 1)
             self.model.resolve(self.d)
-        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        x, revealed = check_batch(x, revealed, self.d, self.K)
         inp = np.where(revealed, x, -1)
         p = torch.exp(self.model.log_probs(inp)).cpu().numpy()
         return np.where(revealed[..., None], 0.0, p)

@@ -37,6 +37,8 @@ from .._estimate import Record
 from .._moved import renamed_keywords
 from .._validate import int_arg
 from .model import ModelOracle
+from ..samplers import simulate
+from ..samplers.speculative import SpeculativeSampler
 
 __all__ = ["model_law", "sample", "speculative_sample", "SpeculativeSimulation"]
 
@@ -58,8 +60,6 @@ def model_law(model, d: int):
 
 def sample(model, d: int, plan=None, planner="random", *, n: int, seed: int):
     """``mdmtheory.samplers.simulate`` with the model's conditionals (module docstring)."""
-    from ..samplers import simulate
-
     return simulate(model_law(model, d), plan, planner, n=n, seed=seed)
 
 
@@ -82,7 +82,6 @@ def speculative_sample(model, d: int, planner=None, *, n: int, seed: int) -> Spe
     window) drafted and verified by ``model`` on sequences of length ``d``, with each sample's
     model calls counted (module docstring)."""
     sampler = planner
-    from ..samplers.speculative import SpeculativeSampler
 
     if sampler is None:
         sampler = SpeculativeSampler()

@@ -37,6 +37,7 @@ from torch import nn
 
 from .._estimate import Record, record_dict
 from .._validate import int_arg as _int_arg
+from ._checks import check_device
 
 __all__ = [
     "TinyConfig",
@@ -325,8 +326,6 @@ def load_checkpoint(path, *, device=None) -> TinyMDM:
     before loading); non-finite weights.
     """
     from safetensors import SafetensorError, safe_open
-
-    from ._checks import check_device
 
     device = check_device(device)
     st, js = _pair(path)

@@ -63,7 +63,7 @@ def _as_samples(samples, model: TinyMDM) -> torch.Tensor:
     return x.long()
 
 
-def _check_batch(model, x) -> None:
+def check_batch(model, x) -> None:
     if not isinstance(model, TinyMDM):
         raise ValueError(f"model: expected a TinyMDM, got {type(model).__name__}")
     K, d = model.config.vocab_size, model.config.seq_len
@@ -76,7 +76,7 @@ def _check_batch(model, x) -> None:
 
 def mdm_loss(model: TinyMDM, x: torch.Tensor, gen: torch.Generator, *, weighting: str = "elbo") -> torch.Tensor:
     """One Monte Carlo draw of the MDM loss on a batch ``x`` (B, d) (module docstring)."""
-    _check_batch(model, x)
+    check_batch(model, x)
     if not isinstance(gen, torch.Generator):
         raise ValueError(f"gen: expected a torch.Generator, got {type(gen).__name__}")
     weighting = _check_choice(weighting, "weighting", ("elbo", "mean"))
@@ -96,7 +96,7 @@ def mdm_loss(model: TinyMDM, x: torch.Tensor, gen: torch.Generator, *, weighting
 
 def ar_loss(model: TinyMDM, x: torch.Tensor) -> torch.Tensor:
     """Mean next-token cross-entropy of the causal baseline."""
-    _check_batch(model, x)
+    check_batch(model, x)
     B, d = x.shape
     logits = model(x).logits
     return F.cross_entropy(logits.reshape(B * d, -1), x.reshape(-1))

@@ -33,6 +33,8 @@ from ..information.profile import information_profile, Profile
 from ..laws.joint import Joint
 from .._validate import file_arg as _file_arg, int_arg as _int_arg, MAX_NDIM as _MAX_NDIM, real_arg as _real_arg, \
     samples_array as _samples_array
+from ..laws.families import markov_chain_entropy_coefficients
+from ..laws.oracles import MarkovChainLaw
 
 __all__ = [
     "Dataset", "words", "phonemes", "markov", "load_sequences", "read_npy", "WORDS_MIN_FREQUENCY",
@@ -296,9 +298,6 @@ def markov(d: int = 64, *, K: int = 4, stickiness: float = 0.6, seed: int = 0, t
     :func:`mdmtheory.laws.families.markov_chain_entropy_coefficients` (differences of
     :math:`e_m`). Synthetic; no licence restriction (generated here).
     """
-    from ..laws.families import markov_chain_entropy_coefficients
-    from ..laws.oracles import MarkovChainLaw
-
     d = _int_arg(d, "d", 2)
     P = markov_transition(K, stickiness=stickiness, seed=seed) if transition is None else transition
     law = MarkovChainLaw(P, d)

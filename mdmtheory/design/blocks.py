@@ -9,9 +9,12 @@ import numpy as np
 
 from .._moved import renamed_keyword
 from ..information.profile import Profile
-from ..optimal.blocks import _block_length, BlockCandidate, BlockDesign, _check_ask, _check_lengths, _choose
+from ..optimal.blocks import check_block_length, BlockCandidate, BlockDesign, check_block_ask, check_block_lengths, choose_block_length
 from ..optimal.card import optimal_schedule
 from .._validate import INT_MAX, int_arg, LIMITS, row_length, samples_array
+from .profile import estimate_cross_entropy_profile, _window, check_samples_for_model, defect_weights
+from .._validate import normal_quantile_arg
+from .._moved import module_getattr
 
 __all__ = [
     "estimate_block_profiles",
@@ -33,15 +36,11 @@ def estimate_block_profiles(model, samples, block_length: int, *, prompt_length:
     g + bB``, ``response_length = B``), seeded ``seed + b``; on an exact model it estimates
     :func:`block_profiles` (later blocks marginalized = masked).
     """
-    from .profile import estimate_cross_entropy_profile
-
-    from .profile import _window, check_samples_for_model
-
     x = samples_array(samples, "samples")
     row_length(x.shape[1])
     seed = int_arg(seed, "seed", 0, INT_MAX - LIMITS["d"], " (block b is seeded seed + b)")
     g, n = _window(prompt_length, None, x.shape[1])
-    B = _block_length(block_length, n)
+    B = check_block_length(block_length, n)
     x = check_samples_for_model(model, x)  # tokens and row length against the model, before any block
     return tuple(estimate_cross_entropy_profile(model, x, n_per_level=n_per_level, seed=seed + b,
                                                 prompt_length=g + b * B, response_length=B) for b in range(n // B))
@@ -65,9 +64,6 @@ def estimate_design_blocks(model, samples, *, forwards: int | None = None, targe
     """
     from scipy.stats import norm
 
-    from .._validate import normal_quantile_arg
-    from .profile import _window, check_samples_for_model, defect_weights
-
     target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="estimate_design_blocks")
     if old:
         raise TypeError(f"estimate_design_blocks() got an unexpected keyword argument {next(iter(old))!r}")
@@ -75,8 +71,8 @@ def estimate_design_blocks(model, samples, *, forwards: int | None = None, targe
     row_length(x.shape[1])
     seed = int_arg(seed, "seed", 0, INT_MAX - LIMITS["d"], " (block b is seeded seed + b)")
     g, n = _window(prompt_length, None, x.shape[1])
-    _check_ask(forwards, target_kl, n)
-    Bs = _check_lengths(block_lengths, n)
+    check_block_ask(forwards, target_kl, n)
+    Bs = check_block_lengths(block_lengths, n)
     normal_quantile_arg(confidence)  # in (0, 1) with a finite quantile (never a (nan, nan) interval)
     confidence = float(confidence)
     z = float(norm.ppf(0.5 + confidence / 2))
@@ -98,7 +94,7 @@ def estimate_design_blocks(model, samples, *, forwards: int | None = None, targe
         sd = float(np.sqrt(var))
         return tuple(counts), kl, (kl - z * sd, kl + z * sd)
 
-    cands, best = _choose(Bs, n, forwards, target_kl, plan_for)
+    cands, best = choose_block_length(Bs, n, forwards, target_kl, plan_for)
     note = (f"estimated: block cross-entropy profiles of the model on {x.shape[0]} rows, prompt length "
             f"{g}, {n_per_level} draws per level ({total} forward rows); "
             f"{int(round(confidence * 100))}% normal CIs")
@@ -170,6 +166,4 @@ def separation(candidates, best, n_per_level: int | None = None) -> dict | None:
 
 def __getattr__(name):
     """Old names of this module (``_moved.NAMES``), working for one release with a warning."""
-    from .._moved import module_getattr
-
     return module_getattr(__name__, name)

@@ -112,7 +112,7 @@ import numpy as np
 from .._estimate import PlanRecord, Record
 from .._moved import options_from
 from ..information.dyadic import (
-    _check_oracle,
+    check_oracle,
     dyadic_grid,
     dyadic_terms,
     dyadic_weights,
@@ -126,6 +126,11 @@ from ..schedules.families import geometric_grid
 from ..schedules.plans import Grid
 from .._moved import renamed_keywords
 from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS, real_arg as _real_arg, samples_array as _samples_array
+from ..information.divergence import kl
+from ..laws.joint import Joint
+from ..samplers import sampler_law
+from ..schedules.plans import compositions, Schedule
+from .profile import check_model_outcomes
 
 __all__ = [
     "Certificate",
@@ -331,13 +336,6 @@ def exact_minimum_steps(p, eps: float, planner: str = "random") -> tuple[int, tu
     d is tried, so T is the exact minimum, at most d (one token per step is exact). None when
     :math:`2^{d-1} K^d` exceeds :data:`EXACT_MINIMUM_WORK`. Set beside a :class:`Certificate`'s
     N, it shows how far the certificate's budget is above what the law needs."""
-    import itertools
-
-    from ..information.divergence import kl
-    from ..laws.joint import Joint
-    from ..samplers import sampler_law
-    from ..schedules.plans import Schedule
-
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint (an exact law), got {type(p).__name__}")
     eps = _real_arg(eps, "eps")
@@ -347,9 +345,7 @@ def exact_minimum_steps(p, eps: float, planner: str = "random") -> tuple[int, tu
     if 2 ** (d - 1) * K**d > EXACT_MINIMUM_WORK:
         return None
     for T in range(1, d + 1):
-        for cuts in itertools.combinations(range(1, d), T - 1):
-            b = (0, *cuts, d)
-            sizes = tuple(y - x for x, y in zip(b, b[1:]))
+        for sizes in sorted(compositions(d, T)):  # lexicographic in sizes = in cut points
             v = kl(p, sampler_law(p, Schedule(sizes), planner))
             if v <= eps:
                 return T, sizes, float(v)
@@ -435,7 +431,7 @@ def certify(
     """
     opts = options_from(CertificateOptions, options, old, where="certify", defaults={"form": "kl"})
     weights, form, rule, interval, tail = opts.weights, opts.form, opts.rule, opts.interval, opts.tail
-    p = _check_oracle(p)
+    p = check_oracle(p)
     d, K = int(p.d), int(p.K)
     eps = _real_arg(eps, "eps")
     if eps <= 0:
@@ -577,7 +573,6 @@ def certify_data(
         from ..bridge import ModelOracle  # torch only here
 
         oracle = ModelOracle(model, d=d)
-    from .profile import check_model_outcomes
 
     check_model_outcomes(oracle, max(int(x.max()) + 1, 2) if K is None else int(K))
     cert = certify(oracle, x, eps, confidence=confidence, seed=seed, **kw)

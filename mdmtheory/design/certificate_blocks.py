@@ -79,7 +79,7 @@ from scipy.special import rel_entr, xlogy
 
 from .._estimate import PlanRecord, Record
 from .._moved import options_from, renamed_keyword
-from ..information.dyadic import _check_oracle, dyadic_weights, FORMS, oracle_samples, WEIGHTS
+from ..information.dyadic import check_oracle, dyadic_weights, FORMS, oracle_samples, WEIGHTS
 from ..laws.joint import Joint
 from ..laws.oracles import empirical_oracle, loo_conditionals, MixtureOfProductsLaw
 from ..schedules.plans import Grid
@@ -181,7 +181,7 @@ def interval_statistics(p, xs, U, tau, resolution, *, weights="corrected", form=
     (:math:`\tau = \max\{0, \log(d\,W_{\max}/\mathrm{tail})\}`), bias allowance
     :math:`d e^{-\tau} W_{ij} \le` ``tail``.
     """
-    p = _fast_oracle(p) if isinstance(p, Joint) else _check_oracle(p, "p")
+    p = _fast_oracle(p) if isinstance(p, Joint) else check_oracle(p, "p")
     d, K = int(p.d), int(p.K)
     xs = _samples_array(xs, "xs", d=d, K=K)
     U = _float_array(U, "U", ndim=2, what=f"(n, d) = {xs.shape}")
@@ -391,10 +391,10 @@ class BlockCertificate(PlanRecord):
 
 def _fast_oracle(p: Joint):
     """The same conditionals as a Joint, faster: a mixture of point masses on its support."""
-    _check_oracle(p)  # validates (normalized, no lost mass)
+    check_oracle(p)  # validates (normalized, no lost mass)
     idx = np.flatnonzero(p.table.ravel() > 0)
     if idx.shape[0] > (1 << 12):
-        return _check_oracle(p)
+        return check_oracle(p)
     rows = np.stack(np.unravel_index(idx, p.table.shape), axis=1)
     probs = (rows[..., None] == np.arange(p.K)).astype(np.float64)
     w = p.table.ravel()[idx]
@@ -513,7 +513,7 @@ def certify_blocks(
         if drawn:
             raise ValueError("samples: without p, give the clean samples (n, d) (the empirical law is certified)")
         p = empirical_oracle(np.asarray(samples))
-    p = _fast_oracle(p) if isinstance(p, Joint) else _check_oracle(p)
+    p = _fast_oracle(p) if isinstance(p, Joint) else check_oracle(p)
     d = int(p.d)
     xs = oracle_samples(p, None, samples, rng) if drawn else oracle_samples(p, samples, None, rng)
     n = xs.shape[0]

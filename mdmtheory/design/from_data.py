@@ -62,6 +62,9 @@ from .profile import (
     profile_warning,
     _window,
 )
+from ..optimal import blocks
+from .blocks import estimate_design_blocks
+from .._moved import module_getattr
 
 __all__ = [
     "Design",
@@ -280,9 +283,6 @@ def design_blocks_from_data(
     target in nats; ``budget=`` for one release, with a DeprecationWarning), as in
     :func:`mdmtheory.optimal.design_blocks`.
     """
-    from ..optimal import blocks
-    from .blocks import estimate_design_blocks
-
     target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="design_blocks_from_data")
     if old:
         raise TypeError(f"design_blocks_from_data() got an unexpected keyword argument {next(iter(old))!r}")
@@ -316,6 +316,4 @@ def design_blocks_from_data(
 
 def __getattr__(name):
     """Old names of this module (``_moved.NAMES``), working for one release with a warning."""
-    from .._moved import module_getattr
-
     return module_getattr(__name__, name)

@@ -8,12 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..information._montecarlo import cross_entropy_sums, mean_se
+from ..information.montecarlo import cross_entropy_sums, mean_se
 from ..information.profile import ProfileEstimate
 from ..laws.joint import MAX_OUTCOMES
 from ..schedules.plans import Schedule
 from .._estimate import Record
 from .._validate import int_arg as _int_arg, real_arg as _real_arg, row_length, samples_array as _samples_array
+from .._moved import module_getattr
 
 __all__ = [
     "Memorization",
@@ -327,7 +328,7 @@ def estimate_cross_entropy_profile(model, samples, *, n_per_level: int = 1000, s
     :math:`-\log q(x_j \mid x_A)` over its d − m masked positions (an unbiased draw of
     c(m)); the estimate is the mean of the draws and its standard error their standard
     deviation over √n. The same draws as :func:`mdmtheory.bridge.estimate_profile` with the
-    same seed (one implementation, :mod:`mdmtheory.information._montecarlo`), so an oracle
+    same seed (one implementation, :mod:`mdmtheory.information.montecarlo`), so an oracle
     and a torch model of the same conditionals give the same estimate up to rounding;
     ``batch`` (rows per ``conditionals`` call) does not change the result.
 
@@ -381,6 +382,4 @@ def estimate_cross_entropy_profile(model, samples, *, n_per_level: int = 1000, s
 
 def __getattr__(name):
     """Old names of this module (``_moved.NAMES``), working for one release with a warning."""
-    from .._moved import module_getattr
-
     return module_getattr(__name__, name)

@@ -56,6 +56,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from .._validate import prob_arg, int_arg, path_arg
+from .formats import llada_default_counts
 
 __all__ = ["block_refinement_scheduler", "check_counts", "scheduler_config", "save_scheduler", "load_scheduler",
            "check_scheduler", "SchedulerCheck"]
@@ -259,8 +261,6 @@ def block_refinement_scheduler(counts, *, block_length: int | None = None, thres
     block_length=B, num_inference_steps=S, threshold=1.0, editing_threshold=None,
     eos_early_stop=False)``; its config round-trips through ``save_config``/``from_config``.
     """
-    from .._validate import prob_arg
-
     blocks = check_counts(counts, block_length=block_length)
     B = sum(blocks[0])
     threshold = prob_arg(threshold, "threshold")
@@ -290,8 +290,6 @@ def scheduler_config(counts, *, block_length: int | None = None, prompt_length: 
     (1, 0) tensor for no prompt) are defined. ``forwards`` is the model calls it makes:
     ``num_inference_steps`` per block (threshold 1.0 commits exactly each step's count, so
     the block ends with its S-th step, diffusers' ``check_block_should_continue``)."""
-    from .._validate import int_arg
-
     blocks = check_counts(counts, block_length=block_length)
     B, S = sum(blocks[0]), len(blocks[0])
     prompt_length = int_arg(prompt_length, "prompt_length", 0)
@@ -338,8 +336,6 @@ def save_scheduler(counts, path, *, block_length: int | None = None) -> str:
     """Write the scheduler's config (``scheduler_config.json``) to the folder ``path``
     (created); :func:`load_scheduler` reads it back. Returns the folder."""
     import os
-
-    from .._validate import path_arg
 
     path = path_arg(path)
     sched = block_refinement_scheduler(counts, block_length=block_length)
@@ -419,9 +415,6 @@ def check_scheduler(path) -> SchedulerCheck:
 def _check_scheduler(path) -> tuple[SchedulerCheck, dict]:
     """:func:`check_scheduler`'s check and the ``scheduler_config.json`` it read."""
     import os
-
-    from .._validate import path_arg
-    from .formats import llada_default_counts
 
     path = path_arg(path)
     entry = None

@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._moved import renamed_keywords
+from .._validate import float_array
+from .formats import _exported_fields
 
 __all__ = ["PlanAlphaScheduler"]
 
@@ -34,7 +36,6 @@ def _as_float32(x, name: str = "t"):
         x32 = torch.as_tensor(x, dtype=torch.float32)
         return x32.detach().cpu().numpy().astype(np.float64), (
             lambda v: torch.as_tensor(np.asarray(v, dtype=np.float32), device=x32.device))
-    from .._validate import float_array
 
     # real numbers only (range checked by the callers); times lie in [0, 1], where float64 holds x exactly
     arr = float_array(x, name, finite=False).astype(np.float32).astype(np.float64)
@@ -53,8 +54,6 @@ class PlanAlphaScheduler:
     """
 
     def __init__(self, t, alpha_nodes):
-        from .._validate import float_array
-
         t = float_array(t, "t", ndim=1, what="(S + 1,) from 1 down to 0")
         a = float_array(alpha_nodes, "alpha_nodes", ndim=1, what="(S + 1,) from 0 up to 1")
         if t.shape != a.shape or t.size < 2:  # both 1-d (float_array's ndim)
@@ -70,8 +69,6 @@ class PlanAlphaScheduler:
     @renamed_keywords(plan="exported")
     def from_plan(cls, exported) -> "PlanAlphaScheduler":
         """The scheduler of ``exported``, the dict of :func:`mdmtheory.exports.to_dllm`."""
-        from .formats import _exported_fields
-
         f = _exported_fields(exported, "dllm", {"t": "floats", "alpha_nodes": "floats"})
         return cls(f["t"], f["alpha_nodes"])
 

@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 
 from .._moved import renamed_keywords
+from .formats import _exported_fields
 
 __all__ = ["plan_timesteps"]
 
@@ -31,8 +32,6 @@ def plan_timesteps(exported, steps, *, device=None):
     remaining masks early and the counts differ from the plan's.
     """
     import torch
-
-    from .formats import _exported_fields
 
     f = _exported_fields(exported, "dream", {"steps": "int", "times": "floats"})
     S = f["steps"]

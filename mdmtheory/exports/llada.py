@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 
 from .._moved import renamed_keywords
+from .formats import _exported_fields
 
 __all__ = ["PlanCounts", "patch"]
 
@@ -57,8 +58,6 @@ def _caller():
 
 
 def _exported_rows(exported) -> tuple[list[list[int]], int, int]:
-    from .formats import _exported_fields
-
     f = _exported_fields(exported, "llada",
                      {"num_transfer_tokens": "int_rows", "block_length": "int", "steps_per_block": "int"})
     rows, B, S = f["num_transfer_tokens"], f["block_length"], f["steps_per_block"]

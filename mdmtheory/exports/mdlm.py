@@ -25,6 +25,7 @@ line of the loop body (in place of the constant ``dt``).
 from __future__ import annotations
 
 from .._moved import renamed_keywords
+from .formats import _exported_fields
 
 __all__ = ["plan_steps", "sample"]
 
@@ -33,8 +34,6 @@ __all__ = ["plan_steps", "sample"]
 def plan_steps(exported) -> list[tuple[float, float]]:
     """The per-step ``(t, dt)`` pairs of ``exported`` (the dict of :func:`mdmtheory.exports.to_mdlm`),
     checked (decreasing t in (0, 1], 0 < dt <= t)."""
-    from .formats import _exported_fields
-
     f = _exported_fields(exported, "mdlm", {"times": "floats", "dt": "floats", "steps": "int", "counts": "ints"})
     times, dts = f["times"], f["dt"]
     if len(dts) != f["steps"] or len(times) != len(dts) + 1:

@@ -36,6 +36,7 @@ import json
 from .._moved import renamed_keywords
 from ..schedules.plans import Schedule
 from .._validate import int_arg as _int_arg
+from .formats import _llada_blocks
 
 __all__ = ["to_vllm", "VLLM_VERSION"]
 
@@ -71,7 +72,6 @@ def to_vllm(plan, *, block_length: int | None = None, budget_only: bool = False)
             f"DiffusionConfig holds only canvas_length and max_denoising_steps. The design {list(s.sizes)} cannot "
             "be run there: pass budget_only=True for its forward budget (the canvas and the step cap), or run "
             "it with diffusers' LLaDA2Pipeline (--format diffusers) or LLaDA's generate (--format llada)")
-    from .formats import _llada_blocks
 
     blocks = _llada_blocks(s, B)
     S = max(len(r) for r in blocks)

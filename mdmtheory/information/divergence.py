@@ -24,9 +24,10 @@ from scipy.special import rel_entr
 
 from ..laws.joint import Joint
 from ..schedules.plans import check_schedule, Grid
-from .ugc import as_profile, gamma_umask
+from .profile import as_profile
+from .ugc import gamma_umask
 
-__all__ = ["kl", "reverse_kl", "off_support_mass", "tv", "path_kl", "step_path_kl"]
+__all__ = ["card_path_terms", "kl", "reverse_kl", "off_support_mass", "tv", "path_kl", "step_path_kl"]
 
 
 def kl(p: Joint, q: Joint) -> float:
@@ -109,11 +110,11 @@ def step_path_kl(p, plan) -> np.ndarray:
         t = plan.times
         return np.array([gamma_umask(prof, t[j], t[j + 1]) for j in range(plan.steps)])
     sched = check_schedule(plan, prof.d, name="plan")
-    terms = _card_terms(prof.values, sched)
+    terms = card_path_terms(prof.values, sched)
     return np.array([float(np.sum(terms[s : s + k])) for s, k in zip(sched.starts, sched.sizes)])
 
 
-def _card_terms(phi: np.ndarray, sched) -> np.ndarray:
+def card_path_terms(phi: np.ndarray, sched) -> np.ndarray:
     r"""The path KL of a card schedule term by term: :math:`\varphi_{s(m)} - \varphi_m`,
     m = 0..d-1, with :math:`s(m)` the start of the step revealing the (m+1)-th token.
 

@@ -68,7 +68,7 @@ from .._validate import float_array, int_arg, real_arg, samples_array
 from ..schedules.odds import psi, psi_inverse  # noqa: F401 (public here too: the same functions)
 from .ugc import gain
 
-__all__ = [
+__all__ = ["check_oracle", 
     "WEIGHTS",
     "psi",
     "psi_inverse",
@@ -508,7 +508,7 @@ def dyadic_terms(p, xs: np.ndarray, U: np.ndarray, grid, *, form: str = "kl") ->
 
 def _oracle_arg(p):
     """``p`` as a conditional oracle (a Joint through :func:`as_oracle`, unchecked for lost mass:
-    :func:`_check_oracle` checks that), or a ValueError naming ``p``."""
+    :func:`check_oracle` checks that), or a ValueError naming ``p``."""
     if isinstance(p, Joint):
         p = as_oracle(p)
     if not all(hasattr(p, a) for a in ("d", "K", "conditionals")):
@@ -516,16 +516,19 @@ def _oracle_arg(p):
     return p
 
 
-def _check_oracle(law, name: str = "law"):
-    if isinstance(law, Joint):
-        _check_law(law)
-        return as_oracle(law)
-    if not all(hasattr(law, a) for a in ("d", "K", "conditionals")):
+def check_oracle(p, name: str = "law"):
+    """A conditional oracle from ``p``: a :class:`~mdmtheory.Joint` (checked, wrapped by
+    :func:`~mdmtheory.laws.oracles.as_oracle`) or an object with ``d``, ``K`` and
+    ``conditionals``; a ValueError naming ``name`` (the caller's argument) otherwise."""
+    if isinstance(p, Joint):
+        _check_law(p)
+        return as_oracle(p)
+    if not all(hasattr(p, a) for a in ("d", "K", "conditionals")):
         raise ValueError(
             f"{name}: expected a mdmtheory.Joint or a conditional oracle (d, K, conditionals(x, revealed)), "
-            f"got {type(law).__name__}"
+            f"got {type(p).__name__}"
         )
-    return law
+    return p
 
 
 @renamed_keywords(law="p")
@@ -545,7 +548,7 @@ def oracle_samples(p, samples, n, rng: np.random.Generator) -> np.ndarray:
 
 
 def _oracle_estimate(law, start, stop, *, n, seed, samples, weights, form, batch) -> DyadicEstimate:
-    law = _check_oracle(law, "p")
+    law = check_oracle(law, "p")
     a, b = _check_interval(start, stop)
     seed = int_arg(seed, "seed", 0)
     batch = int_arg(batch, "batch", 1)

@@ -41,6 +41,7 @@ from scipy.special import comb
 from ..laws.joint import Joint
 from .._jax import default_backend, jax, jit, jnp, x64
 from .._validate import float_array
+from .._validate import int_arg
 
 __all__ = [
     "subset_entropies",
@@ -292,8 +293,6 @@ def _dim(H: np.ndarray) -> int:
 
 def popcounts(d: int) -> np.ndarray:
     """Number of set bits of every mask ``0 .. 2**d - 1`` (d <= 26: a 2**d array)."""
-    from .._validate import int_arg
-
     d = int_arg(d, "d", 0, 26)
     masks = np.arange(1 << d, dtype=np.int64)
     c = np.zeros(1 << d, dtype=np.int64)

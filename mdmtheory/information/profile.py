@@ -25,10 +25,10 @@ from scipy.special import comb
 from ..laws.joint import Joint, positions_to_mask, prompt_positions
 from .._moved import renamed_keywords
 from .._estimate import Estimate, Record
-from .._validate import float_array, LIMITS, real_arg
+from .._validate import bool_arg, float_array, LIMITS, name_arg, tol_arg
 from .entropies import entropy_coefficients, popcounts, subset_entropies
 
-__all__ = ["Profile", "ProfileEstimate", "information_profile", "MONOTONE_TOL", "monotone_gap"]
+__all__ = ["Profile", "ProfileEstimate", "information_profile", "as_profile", "MONOTONE_TOL", "monotone_gap"]
 
 #: Relative rise (to max |φ|) above the running minimum that still counts as rounding: the
 #: one monotonicity tolerance of the package (:meth:`Profile.is_nonincreasing`).
@@ -41,13 +41,6 @@ def monotone_gap(values) -> float:
     if np.any(np.isnan(c)):
         raise ValueError("values: contains NaN")
     return float(np.max(c - np.minimum.accumulate(c))) if c.size else 0.0
-
-
-def _tol_arg(tol) -> float:
-    tol = real_arg(tol, "tol")
-    if tol < 0:
-        raise ValueError(f"tol: expected a tolerance >= 0, got {tol}")
-    return tol
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -112,7 +105,7 @@ class Profile(Record):
         :func:`~mdmtheory.optimal.lagrangian_frontier` and the UGC functions accept exactly
         the profiles accepted here (with the same ``tol``).
         """
-        tol = MONOTONE_TOL if tol is None else _tol_arg(tol)
+        tol = MONOTONE_TOL if tol is None else tol_arg(tol)
         return monotone_gap(self.values) <= tol * float(np.abs(self.values).max())
 
     def __repr__(self) -> str:
@@ -242,3 +235,22 @@ def information_profile(p: Joint, given=None) -> Profile:
     e = np.bincount(sizes, weights=H[sup] - H[g], minlength=n + 1) / comb(n, np.arange(n + 1), exact=False)
     e[0] = 0.0
     return _fix_rounding(np.diff(e))
+
+
+def as_profile(x, *, name: str = "p", vectors: bool = False) -> Profile:
+    """The exact profile of a Joint, or a Profile as it is.
+
+    ``vectors=True`` also accepts a plain finite vector of profile values (e.g. a model's
+    cross-entropy curve). ``name`` is the caller's argument name, used in errors.
+    """
+    name = name_arg(name)
+    if isinstance(x, Profile):
+        return x
+    if isinstance(x, Joint):
+        return information_profile(x)
+    if bool_arg(vectors, "vectors"):
+        try:
+            return Profile(x)
+        except ValueError as exc:
+            raise ValueError(f"{name}: expected a Joint, a Profile or a finite vector ({exc})") from None
+    raise ValueError(f"{name}: expected a mdmtheory.Joint or Profile, got {type(x).__name__}")

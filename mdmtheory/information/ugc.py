@@ -42,18 +42,14 @@ import numpy as np
 from scipy import integrate
 from scipy.special import gammaln, xlog1py, xlogy
 
-from ..laws.joint import Joint
 from .._moved import renamed_keywords
-from .._validate import bool_arg, float_array, int_arg, name_arg, real_arg, _short
-from ..schedules.odds import psi
+from .._validate import float_array, int_arg, real_arg, _short
 from .entropies import _tse_from_coefficients
-from .profile import information_profile, Profile
+from .._moved import module_getattr as _module_getattr
+from .profile import as_profile as _as_profile, Profile
+from ..schedules.odds import from_log_odds as _from_log_odds, log_odds as _log_odds
 
 __all__ = [
-    "as_profile",
-    "reveal_odds",
-    "log_odds",
-    "from_log_odds",
     "bernstein_basis",
     "gain_coefficients",
     "gain",
@@ -84,25 +80,6 @@ MONOTONE_TOL = 1e-12
 _RESCALE_ABOVE = 1e200
 
 
-def as_profile(x, *, name: str = "p", vectors: bool = False) -> Profile:
-    """The exact profile of a Joint, or a Profile as it is.
-
-    ``vectors=True`` also accepts a plain finite vector of profile values (e.g. a model's
-    cross-entropy curve). ``name`` is the caller's argument name, used in errors.
-    """
-    name = name_arg(name)
-    if isinstance(x, Profile):
-        return x
-    if isinstance(x, Joint):
-        return information_profile(x)
-    if bool_arg(vectors, "vectors"):
-        try:
-            return Profile(x)
-        except ValueError as exc:
-            raise ValueError(f"{name}: expected a Joint, a Profile or a finite vector ({exc})") from None
-    raise ValueError(f"{name}: expected a mdmtheory.Joint or Profile, got {type(x).__name__}")
-
-
 def _times(t, name: str = "t") -> np.ndarray:
     t = float_array(t, name, what="reveal times in [0, 1]")
     if np.any(t < 0) or np.any(t > 1):
@@ -122,29 +99,6 @@ def check_interval(a, b, name: str = "a, b") -> tuple[float, float]:
     if not (0.0 <= a <= b <= 1.0):
         raise ValueError(f"{name}: need 0 <= {lo} <= {hi} <= 1, got {lo}={a}, {hi}={b}")
     return a, b
-
-
-# -- reveal odds --------------------------------------------------------------------------
-#: :math:`\psi(t) = t/(1-t)` (``inf`` at t = 1), vectorized: the same function as
-#: :func:`mdmtheory.schedules.odds.psi` (and :func:`mdmtheory.information.dyadic.psi`).
-reveal_odds = psi
-
-
-def log_odds(t):
-    r""":math:`\lambda = \log\psi(t) = \log t - \log(1-t)` (``-inf`` at 0, ``inf`` at 1)."""
-    t = _times(t)
-    with np.errstate(divide="ignore"):
-        out = np.log(t) - np.log1p(-t)
-    return out if out.ndim else float(out)
-
-
-def from_log_odds(lam):
-    r""":math:`r = e^\lambda/(1 + e^\lambda)`, the reveal time of log-odds :math:`\lambda`."""
-    lam = float_array(lam, "lam", what="log reveal odds", finite=False)
-    if np.any(np.isnan(lam)):
-        raise ValueError("lam: contains NaN")
-    out = np.where(lam >= 0, 1.0 / (1.0 + np.exp(-np.abs(lam))), np.exp(-np.abs(lam)) / (1.0 + np.exp(-np.abs(lam))))
-    return out if out.ndim else float(out)
 
 
 # -- gain polynomial ----------------------------------------------------------------------
@@ -173,7 +127,7 @@ def gain_coefficients(p) -> np.ndarray:
     :math:`I(X_i; X_B)` (W26; docs/theory.md §1). :math:`h^{card}_0 = 0`,
     :math:`h^{card}_{d-1} = TC + DTC`.
     """
-    phi = as_profile(p).values
+    phi = _as_profile(p).values
     return phi.shape[0] * (phi[0] - phi)
 
 
@@ -225,12 +179,12 @@ def gain_derivative(p, t):
 
     Non-negative for an exact (non-increasing) profile.
     """
-    return _gain_derivative(as_profile(p), _times(t))
+    return _gain_derivative(_as_profile(p), _times(t))
 
 
 def info(p, t):
     r""":math:`\mathrm{Info}(X; X_t)`, the mean entropy of a Bernoulli(t) revealed set."""
-    e = as_profile(p).entropy_coefficients
+    e = _as_profile(p).entropy_coefficients
     d = e.shape[0] - 1
     t = _times(t)
     return _bernstein(d, t) @ e
@@ -267,7 +221,7 @@ def ugc(p, start: float, stop: float) -> float:
     :math:`\int_{\log\psi(a)}^{\log\psi(b)} q(\lambda)\, d\lambda`.
     """
     a, b = check_interval(start, stop, "start, stop")
-    return profile_ugc(as_profile(p), a, b)
+    return profile_ugc(_as_profile(p), a, b)
 
 
 def ugc_card(p, a: int, b: int) -> float:
@@ -276,7 +230,7 @@ def ugc_card(p, a: int, b: int) -> float:
 
     :math:`H(0, 1) = \frac{d}{d+1} H^{card}(0, d)`.
     """
-    prof = as_profile(p)
+    prof = _as_profile(p)
     d = prof.d
     a, b = check_card_pair(a, b, d)
     if b - a < 2:
@@ -316,8 +270,8 @@ def check_card_pair(a, b, d: int) -> tuple[int, int]:
 def ugc_density(p, lam):
     r"""Density of the UGC in log reveal odds, :math:`q(\lambda) = r^2(1-r)^2 h'(r)`,
     :math:`r = e^\lambda/(1+e^\lambda)` (vectorized; W26)."""
-    prof = as_profile(p)
-    r = np.asarray(from_log_odds(lam))
+    prof = _as_profile(p)
+    r = np.asarray(_from_log_odds(lam))
     out = (r * (1 - r)) ** 2 * _gain_derivative(prof, r)
     return out if out.ndim else float(out)
 
@@ -345,11 +299,11 @@ def coarse_complexity(p, interval=None) -> float:
 
     ``interval`` must lie inside (0, 1) (finite log-odds length).
     """
-    prof = as_profile(p)
+    prof = _as_profile(p)
     a, b = _resolve_interval(prof, interval)
     if not (0.0 < a and b < 1.0):
         raise ValueError(f"interval: needs 0 < a <= b < 1 (finite log-odds length), got ({a}, {b})")
-    return float((log_odds(b) - log_odds(a)) * profile_ugc(prof, a, b))
+    return float((_log_odds(b) - _log_odds(a)) * profile_ugc(prof, a, b))
 
 
 def partition_complexity(p, edges) -> float:
@@ -360,7 +314,7 @@ def partition_complexity(p, edges) -> float:
     log-odds length and :math:`H_k = H(\tau_{k-1}, \tau_k)` its UGC. One block gives
     :math:`C_{ugc}`; refining decreases C toward :math:`P_{ugc}` (Cauchy–Schwarz).
     """
-    prof = as_profile(p)
+    prof = _as_profile(p)
     tau = check_edges(edges)
     S, H = _blocks(prof, tau)
     return float(np.sum(np.sqrt(S * H)) ** 2)
@@ -395,7 +349,7 @@ def fine_complexity(p, interval=None) -> float:
     :math:`\sqrt{h'}` is not a polynomial: adaptive quadrature (scipy ``quad``, relative
     tolerance 1e-12). Needs a non-increasing profile (see ``MONOTONE_TOL``).
     """
-    prof = as_profile(p)
+    prof = _as_profile(p)
     a, b = _resolve_interval(prof, interval)
     if b == a or prof.d == 1:
         return 0.0
@@ -417,7 +371,7 @@ def effective_total_correlation(p) -> float:
     a polynomial (exact Gauss–Legendre); on :math:`[1/e, 1]` it is analytic (Gauss–Legendre
     with :math:`\max(64, 2d)` nodes, converged to rounding).
     """
-    prof = as_profile(p)
+    prof = _as_profile(p)
     d = prof.d
     if d == 1:
         return 0.0
@@ -437,7 +391,7 @@ def tse(p) -> float:
 
     :math:`H(0, 1) = 2\,\mathrm{TSE}/(d+1)`.
     """
-    return _tse_from_coefficients(as_profile(p).entropy_coefficients)
+    return _tse_from_coefficients(_as_profile(p).entropy_coefficients)
 
 
 # -- one-step defects -----------------------------------------------------------------
@@ -450,7 +404,7 @@ def gamma_umask(p, start: float, stop: float) -> float:
     exactly; the integrand is non-negative (h is non-decreasing), so nothing cancels.
     """
     a, b = check_interval(start, stop, "start, stop")
-    prof = as_profile(p)
+    prof = _as_profile(p)
     if b == a:
         return 0.0
     scale = float(np.abs(prof.values).max())
@@ -470,10 +424,13 @@ def gamma_card(p, a: int, b: int) -> float:
     r"""Card one-step defect :math:`\Gamma_{card}(a, b) = (b - a)\varphi_a - (e_b - e_a)
     = \sum_{m=a}^{b-1} (\varphi_a - \varphi_m)`: the expected total correlation of one
     fixed-cardinality step revealing b - a tokens after a (docs/theory.md §2)."""
-    prof = as_profile(p)
+    prof = _as_profile(p)
     a, b = check_card_pair(a, b, prof.d)
     if b == a:
         return 0.0
     phi = prof.values
     return float(np.sum(phi[a] - phi[a:b]))
 
+
+def __getattr__(name):
+    return _module_getattr(__name__, name)

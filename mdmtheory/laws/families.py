@@ -26,7 +26,7 @@ from scipy.special import entr
 from .._validate import float_array as _float_array_checked, int_arg as _int_arg, real_arg as _real_arg, samples_array
 from .joint import Joint, MAX_OUTCOMES, NORMALIZATION_TOL
 
-__all__ = [
+__all__ = ["check_transition", 
     "product",
     "repeated",
     "parity",
@@ -78,7 +78,7 @@ def _check_size(K: int, d: int, name: str = "d") -> None:
         )
 
 
-def _transition(value, name: str = "transition") -> np.ndarray:
+def check_transition(value, name: str = "transition") -> np.ndarray:
     """A K x K row-stochastic matrix, K >= 2."""
     P = _distributions(value, name, 2, "(K, K), rows are distributions")
     if P.shape[0] != P.shape[1]:
@@ -271,7 +271,7 @@ def stationary_distribution(transition) -> np.ndarray:
     Raises ``ValueError`` when it is not unique (more than one closed communicating class).
     Transient states get probability exactly 0.
     """
-    P = _transition(transition)
+    P = check_transition(transition)
     classes = _closed_classes(P)
     if len(classes) != 1:
         raise ValueError(
@@ -309,7 +309,7 @@ def markov_chain(transition, d: int, initial=None) -> Joint:
         A non-stationary ``initial`` is accepted: the result is then a (non-stationary)
         Markov chain with :math:`X_i \sim \pi P^{i-1}`.
     """
-    P = _transition(transition)
+    P = check_transition(transition)
     d = _int_arg(d, "d", 1)
     pi = _initial_law(P, initial)
     _check_size(P.shape[0], d)
@@ -372,7 +372,7 @@ def markov_chain_entropy_coefficients(transition, d: int, initial=None) -> np.nd
     numpy.ndarray, shape ``(d + 1,)``, float64
         :math:`e_0, \dots, e_d` in nats.
     """
-    P = _transition(transition)
+    P = check_transition(transition)
     d = _int_arg(d, "d", 1)
     pi = _initial_law(P, initial)
     drift = float(np.abs(pi @ P - pi).sum())

@@ -36,10 +36,10 @@ from .._estimate import Estimate, Record
 from .._moved import renamed_keywords
 from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS, samples_array as _samples_array
 from .._validate import sample_args as _sample_args
-from .families import _initial_law, markov_chain, markov_chain_entropy_coefficients, _transition
+from .families import _initial_law, markov_chain, markov_chain_entropy_coefficients, check_transition
 from .joint import Joint, Marginals
 
-__all__ = [
+__all__ = ["check_batch", 
     "inverse_cdf",
     "ConditionalOracle",
     "MAX_MIXTURE_ENTRIES",
@@ -88,7 +88,9 @@ def _token_array(x) -> np.ndarray:
         raise ValueError(f"x: cannot be read as an integer array ({str(exc)[:80]})") from None
 
 
-def _check_batch(x, revealed, d: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+def check_batch(x, revealed, d: int, K: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, revealed)`` checked as two (n, d) arrays: token ids in 0..K-1 and a bool mask; a
+    ValueError naming ``x, revealed`` otherwise (what an oracle's ``conditionals`` is given)."""
     x = _token_array(x)
     revealed = _revealed_mask(revealed)
     if x.ndim != 2 or x.shape[1] != d or revealed.shape != x.shape:
@@ -140,7 +142,7 @@ class TableLaw(Record):
             yield int(A), np.flatnonzero(masks == A)
 
     def conditionals(self, x, revealed):
-        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        x, revealed = check_batch(x, revealed, self.d, self.K)
         out = np.zeros(x.shape + (self.K,))
         for A, rows in self._groups(revealed):
             idx = self._index(A, x, rows)
@@ -156,7 +158,7 @@ class TableLaw(Record):
         return out
 
     def log_marginal(self, x, revealed):
-        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        x, revealed = check_batch(x, revealed, self.d, self.K)
         out = np.zeros(x.shape[0])
         for A, rows in self._groups(revealed):
             if A:
@@ -195,7 +197,7 @@ class MarkovChainLaw(Record):
     _bwd_table: np.ndarray  # (d K + 1, K): P^g(., a) at row g K + a, then ones
 
     def __init__(self, transition, d: int, initial=None):
-        P = _transition(transition)
+        P = check_transition(transition)
         d = _int_arg(d, "d", 1)
         pi = _initial_law(P, initial)
         powers = np.empty((d, P.shape[0], P.shape[0]))
@@ -239,7 +241,7 @@ class MarkovChainLaw(Record):
         return left, right
 
     def conditionals(self, x, revealed):
-        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        x, revealed = check_batch(x, revealed, self.d, self.K)
         d = self.d
         j = np.arange(d)[None, :]
         left, right = self._neighbours(revealed)
@@ -270,7 +272,7 @@ class MarkovChainLaw(Record):
         return np.where(revealed, term, 1.0)
 
     def log_marginal(self, x, revealed):
-        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        x, revealed = check_batch(x, revealed, self.d, self.K)
         with np.errstate(divide="ignore"):
             return np.log(self._factors(x, revealed)).sum(axis=1)
 
@@ -348,7 +350,7 @@ def loo_conditionals(p, x, revealed, *, max_rows: int = 1 << 16) -> np.ndarray:
 
 def _markov_loo(self, x, revealed):
     """Leave-one-out conditionals of a Markov chain: nearest revealed neighbours other than j."""
-    x, revealed = _check_batch(x, revealed, self.d, self.K)
+    x, revealed = check_batch(x, revealed, self.d, self.K)
     d, K = self.d, self.K
     n = x.shape[0]
     j = np.arange(d)[None, :]
@@ -489,7 +491,7 @@ class MixtureOfProductsLaw(Record):
         return out
 
     def log_marginal(self, x, revealed):
-        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        x, revealed = check_batch(x, revealed, self.d, self.K)
         return _logsumexp(self._loglik(x, revealed), axis=1)
 
     def _posterior_mix(self, L: np.ndarray):
@@ -525,7 +527,7 @@ class MixtureOfProductsLaw(Record):
         return out, ok
 
     def conditionals(self, x, revealed):
-        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        x, revealed = check_batch(x, revealed, self.d, self.K)
         mix, _ = self._posterior_mix(self._loglik(x, revealed))
         out = mix.reshape(x.shape[0], self.d, self.K)
         out[revealed] = 0.0
@@ -533,7 +535,7 @@ class MixtureOfProductsLaw(Record):
 
     def loo_conditionals(self, x, revealed):
         r"""Row j: :math:`p(x_j \mid x_{A\setminus\{j\}})`, from :math:`\log p(m \mid x_A)` minus j's own term."""
-        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        x, revealed = check_batch(x, revealed, self.d, self.K)
         n, d, K = x.shape[0], self.d, self.K
         out = np.zeros((n, d, K))
         step = max(1, self._chunk() // 2)
@@ -652,7 +654,7 @@ class HiddenMarkovLaw(Record):
         return alpha, beta, logc, reach
 
     def loo_conditionals(self, x, revealed):
-        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        x, revealed = check_batch(x, revealed, self.d, self.K)
         alpha, beta, _, reach = self._passes(x, revealed)
         un = (alpha * beta) @ self.emission  # (n, d, K)
         z = un.sum(axis=-1, keepdims=True)
@@ -665,7 +667,7 @@ class HiddenMarkovLaw(Record):
         return out
 
     def log_marginal(self, x, revealed):
-        x, revealed = _check_batch(x, revealed, self.d, self.K)
+        x, revealed = check_batch(x, revealed, self.d, self.K)
         _, _, logc, reach = self._passes(x, revealed)
         return np.where(reach, logc.sum(axis=1), -np.inf)
 

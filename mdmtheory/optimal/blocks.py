@@ -39,8 +39,9 @@ from ..laws.joint import Joint
 from ..laws.prompts import check_given
 from ..schedules.plans import Schedule
 from .card import optimal_schedule
+from ..information.divergence import path_kl
 
-__all__ = [
+__all__ = ["check_block_length", "check_block_ask", "check_block_lengths", "choose_block_length", 
     "BlockCandidate",
     "BlockDesign",
     "response_blocks",
@@ -92,7 +93,8 @@ def _given(p: Joint, given) -> list[int]:
     return sorted(check_given(p, given))
 
 
-def _block_length(B, n: int) -> int:
+def check_block_length(B, n: int) -> int:
+    """``B`` checked as a block length: an integer in 1..n dividing the response length n."""
     if isinstance(B, (bool, np.bool_)) or not isinstance(B, (int, np.integer)) or not 1 <= B <= n:
         raise ValueError(f"block_length: expected an integer in 1..{n} (the response length), got {B!r}")
     if n % B:
@@ -105,7 +107,7 @@ def response_blocks(p: Joint, block_length: int, *, given=()) -> tuple[tuple[int
     """The response positions (all but ``given``, increasing) cut into consecutive blocks."""
     G = _given(p, given)
     R = [j for j in range(p.d) if j not in G]
-    B = _block_length(block_length, len(R))
+    B = check_block_length(block_length, len(R))
     return tuple(tuple(R[i:i + B]) for i in range(0, len(R), B))
 
 
@@ -148,21 +150,18 @@ def block_path_kl(p: Joint, counts, *, block_length: int, given=()) -> float:
 
     ``counts``: one list of per-step counts per block, each summing to ``block_length``.
     """
-    from ..information.divergence import path_kl
-
     profs = block_profiles(p, block_length, given=given)
     scheds = _counts(counts, len(profs), profs[0].d)
     return float(sum(path_kl(f, s) for f, s in zip(profs, scheds)))
 
 
 def _plan_for(profs, B: int, S: int) -> tuple[tuple[tuple[int, ...], ...], float]:
-    from ..information.divergence import path_kl
-
     scheds = [optimal_schedule(f, steps=S) for f in profs]
     return tuple(s.sizes for s in scheds), float(sum(path_kl(f, s) for f, s in zip(profs, scheds)))
 
 
-def _check_ask(forwards, target_kl, n: int):
+def check_block_ask(forwards, target_kl, n: int):
+    """Exactly one of ``forwards`` (an integer in 1..n) and ``target_kl`` (nats >= 0), checked."""
     if (forwards is None) == (target_kl is None):
         raise ValueError("forwards/target_kl: give exactly one (forwards=F, or target_kl=EPS nats)")
     if forwards is not None and (isinstance(forwards, (bool, np.bool_)) or not isinstance(forwards, (int, np.integer))
@@ -173,13 +172,15 @@ def _check_ask(forwards, target_kl, n: int):
         raise ValueError(f"target_kl: expected a finite path-KL target >= 0 nats, got {target_kl!r}")
 
 
-def _check_lengths(block_lengths, n: int) -> list[int]:
+def check_block_lengths(block_lengths, n: int) -> list[int]:
+    """The candidate block lengths (default: every divisor of n), each checked by
+    :func:`check_block_length`."""
     if block_lengths is None:
         block_lengths = [B for B in range(1, n + 1) if n % B == 0]
     if isinstance(block_lengths, (str, bytes)):
         raise ValueError(f"block_lengths: expected a list of block lengths, got {block_lengths!r}")
     try:
-        Bs = sorted({_block_length(B, n) for B in block_lengths}, reverse=True)
+        Bs = sorted({check_block_length(B, n) for B in block_lengths}, reverse=True)
     except TypeError:
         raise ValueError(f"block_lengths: expected a list of block lengths, got {block_lengths!r}") from None
     if not Bs:
@@ -187,7 +188,7 @@ def _check_lengths(block_lengths, n: int) -> list[int]:
     return Bs
 
 
-def _choose(Bs, n: int, forwards, target_kl, plan_for) -> tuple[tuple[BlockCandidate, ...], BlockCandidate]:
+def choose_block_length(Bs, n: int, forwards, target_kl, plan_for) -> tuple[tuple[BlockCandidate, ...], BlockCandidate]:
     """The candidate loop shared by the exact and the estimated route. ``plan_for(B, S)``
     returns (counts, path KL, CI or None); with a path-KL target, a plan qualifies when its path KL
     (exact) or the upper end of its CI (estimated) is <= target_kl."""
@@ -237,14 +238,14 @@ def design_blocks(p: Joint, *, forwards: int | None = None, target_kl: float | N
         raise TypeError(f"design_blocks() got an unexpected keyword argument {next(iter(old))!r}")
     G = _given(p, given)
     n = p.d - len(G)
-    _check_ask(forwards, target_kl, n)
-    Bs = _check_lengths(block_lengths, n)
+    check_block_ask(forwards, target_kl, n)
+    Bs = check_block_lengths(block_lengths, n)
     profs = {B: block_profiles(p, B, given=G) for B in Bs}
 
     def plan_for(B, S):
         return (*_plan_for(profs[B], B, S), None)
 
-    cands, best = _choose(Bs, n, forwards, target_kl, plan_for)
+    cands, best = choose_block_length(Bs, n, forwards, target_kl, plan_for)
     return BlockDesign(cands, best, "exact", f"exact: block profiles of the law given {len(G)} prompt positions")
 
 

@@ -59,11 +59,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._estimate import Record
-from ..information.profile import monotone_gap, MONOTONE_TOL as _PROFILE_MONOTONE_TOL, Profile, _tol_arg
-from ..information.divergence import _card_terms
-from ..information.ugc import as_profile
+from ..information.profile import monotone_gap, MONOTONE_TOL as _PROFILE_MONOTONE_TOL, Profile
+from ..information.divergence import card_path_terms
+from ..information.profile import as_profile
 from ..schedules.plans import round_cumulative, Schedule
-from .._validate import int_arg as _int_arg, real_arg as _real_arg
+from .._validate import int_arg as _int_arg, real_arg as _real_arg, tol_arg as _tol_arg
+from ..laws.joint import Joint
+from ..information.profile import information_profile
 
 __all__ = [
     "optimal_schedule",
@@ -281,7 +283,7 @@ def schedule_path_kl(profile, schedule) -> float:
     sched = schedule if isinstance(schedule, Schedule) else Schedule(schedule)
     if sched.d != c.shape[0]:
         raise ValueError(f"schedule: sizes sum to {sched.d}, expected d={c.shape[0]}")
-    return float(np.sum(_card_terms(c, sched)))
+    return float(np.sum(card_path_terms(c, sched)))
 
 
 def _unit_exponent(c: np.ndarray) -> int:
@@ -643,9 +645,6 @@ def lagrangian_frontier(profile, max_steps: int) -> LagrangianFrontier:
 
 
 def _profile_values(profile) -> np.ndarray:
-    from ..laws.joint import Joint
-    from ..information.profile import Profile, information_profile
-
     if isinstance(profile, Joint):
         profile = information_profile(profile)
     if not isinstance(profile, Profile):

@@ -18,6 +18,10 @@ from ..laws.joint import Joint
 from ..samplers.randomized import random_path_kl, random_schedule_law
 from ..schedules.plans import compositions, RandomSchedule, Schedule
 from .._validate import int_arg, real_arg
+from ..information.divergence import kl, path_kl
+from ..samplers import sampler_law
+from .card import optimal_schedule
+from ..information.profile import information_profile
 
 __all__ = [
     "RandomizedOptimum",
@@ -80,8 +84,6 @@ def optimal_random_schedule(p: Joint, *, steps: int | None = None, forwards: flo
         best = optimal_schedule(prof, steps)
         v = random_path_kl(prof, RandomSchedule.deterministic(best))
         return RandomizedOptimum("path_kl", float(steps), RandomSchedule.deterministic(best), v, best, v)
-    from ..information.divergence import kl
-    from ..samplers import sampler_law
 
     laws = [sampler_law(p, Schedule(c)) for c in comps]
     Q = np.stack([q.table.ravel() for q in laws])  # (C, n)
@@ -150,10 +152,6 @@ def _em_weights(Q: np.ndarray, P: np.ndarray, tol: float, max_iter: int) -> tupl
 
 def _lp(p: Joint, F: float) -> RandomizedOptimum:
     from scipy.optimize import linprog
-
-    from ..information.divergence import path_kl
-    from .card import optimal_schedule
-    from ..information.profile import information_profile
 
     prof = information_profile(p)
     d = p.d

@@ -438,10 +438,10 @@ def plot_received(s, *, eps: float | None = None, ax=None, title: str | None = N
     -------
     The matplotlib Figure.
     """
-    from ..bridge.attention import DEFAULT_EPS, _as_array, anchors  # torch, imported on use
+    from ..bridge.attention import DEFAULT_EPS, as_float_array, anchors  # torch, imported on use
 
     eps = DEFAULT_EPS if eps is None else eps
-    s = _as_array(s, "s")
+    s = as_float_array(s, "s")
     if s.ndim != 2 or s.size == 0:
         raise ValueError(f"s: expected a non-empty (steps, positions) array, got shape {s.shape}")
     if s.size > MAX_PLOT_CELLS:
@@ -476,7 +476,7 @@ def plot_absorption(series: dict, *, ax=None, title: str | None = None):
         :func:`mdmtheory.bridge.attention.absorption_stats` or
         ``(summary.absorption_mean, summary.absorption_std)``.
     """
-    from ..bridge.attention import _as_array  # torch, imported on use
+    from ..bridge.attention import as_float_array  # torch, imported on use
 
     if not isinstance(series, dict) or not series:
         raise ValueError("series: expected a non-empty dict name -> (mean, std)")
@@ -485,8 +485,8 @@ def plot_absorption(series: dict, *, ax=None, title: str | None = None):
     for name, pair in series.items():
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise ValueError(f"series: the value of {_short(name)} must be a pair (mean, std), got {_short(pair)}")
-        mean = _as_array(pair[0], "series mean").ravel()
-        std = _as_array(pair[1], "series std").ravel()
+        mean = as_float_array(pair[0], "series mean").ravel()
+        std = as_float_array(pair[1], "series std").ravel()
         if mean.size == 0 or mean.size != std.size or mean.size > 4096 or np.any(std < 0):
             raise ValueError(
                 f"series: {_short(name)} needs mean and std of the same length 1..4096 (std >= 0), "
@@ -499,7 +499,7 @@ def plot_absorption(series: dict, *, ax=None, title: str | None = None):
     else:
         fig = ax.figure
     for name, (mean, std) in series.items():
-        mean, std = _as_array(mean, f"series[{name!r}] mean"), _as_array(std, f"series[{name!r}] std")
+        mean, std = as_float_array(mean, f"series[{name!r}] mean"), as_float_array(std, f"series[{name!r}] std")
         layers = np.arange(mean.size)
         ax.errorbar(layers, mean, yerr=std, marker="o", capsize=3, label=str(name))
         ax.set_xticks(layers)

@@ -67,6 +67,15 @@ from ..samplers.revise import ReMDMSampler
 from ..samplers.serving import SERVING_RULES
 from ..schedules.plans import Schedule
 from ..schedules.families import cosine_schedule, geometric_schedule, loglinear_grid
+from ..samplers.metrics import pooled_bigrams, transition_rate
+from ..samplers import tie_spread, SampleThenSelectPlanner, ThresholdPlanner, select_run
+from ..laws.families import product
+from ..samplers import select as _select
+from ..samplers.select import SELECT_PIPELINE, select_work
+from ..laws.oracles import as_oracle
+from . import plots
+from .plots import bounds_lines
+from .._validate import path_arg
 
 __all__ = ["Report", "AttentionOptions", "build_report", "write_html", "render_html", "step_counts", "step_costs", "DEFAULT_PLANNERS",
            "SECTIONS", "EXPORT_CONVENTIONS"]
@@ -237,8 +246,6 @@ class _KLCache:
 
     def add(self, sched: Schedule, planner, q: Joint) -> None:
         """Record a sampler law computed elsewhere (section 4's comparison)."""
-        from ..samplers.metrics import transition_rate
-
         key = (tuple(sched.sizes), str(planner))
         self.values[key] = kl(self.p, q)
         self.rates[key] = transition_rate(self.p, q) if self.p.d > 1 else 0.0
@@ -277,9 +284,7 @@ def transition_parts(p: Joint, q: Joint) -> tuple[float, float]:
     with :math:`	ilde Q(\cdot \mid i)` the output's transitions from i restricted to the pairs
     the data makes and renormalized (a row with no such pair adds nothing). Q, P, w as in
     :func:`~mdmtheory.samplers.transition_rate`. When π = 0 the second part is the rate itself."""
-    from ..samplers.metrics import _pooled_bigrams
-
-    Cq, Cp = _pooled_bigrams(q.table), _pooled_bigrams(p.table)
+    Cq, Cp = pooled_bigrams(q.table), pooled_bigrams(p.table)
     tot = Cq.sum()
     if tot <= 0:
         return 0.0, 0.0
@@ -446,8 +451,6 @@ def _ties_line(p: Joint, Ts: list[int], planners, cache: _KLCache) -> dict:
     """Whether the scored planners' KLs depend on the tie rule (issue 26 §2): their tie mass
     from the runs above (free), and :func:`mdmtheory.samplers.tie_spread` (three runs) at one
     T only, for the planners that met a tie."""
-    from ..samplers import tie_spread
-
     hit = {}
     for pl in planners:
         if not as_sampler(pl).capabilities.scored:
@@ -510,10 +513,6 @@ def _parallelism(p: Joint, Ts, names, rows, progress, rules=None) -> dict:
     the rules of :data:`PARALLELISM_RULES` (SGLang's dLLM rules by default, forwards as each
     file's loop counts them) for (K+1)^d <= :data:`PARALLELISM_RULES_MAX_STATES` (``rules``: another
     such list in its place)."""
-    from ..samplers import SampleThenSelectPlanner, ThresholdPlanner, exact_run, select_run
-    from ..laws.families import product
-    from ..samplers.select import MAX_SELECT_WORK, SELECT_PIPELINE, _work
-
     d = p.d
     pts = []
     for T, row in zip(Ts, rows):
@@ -533,7 +532,7 @@ def _parallelism(p: Joint, Ts, names, rows, progress, rules=None) -> dict:
     beyond = []
     for T in Ts:
         sched = Schedule.constant(d, T)
-        if _work(p.K, d, sched.sizes, None) > MAX_SELECT_WORK:
+        if select_work(p.K, d, sched.sizes, None) > _select.MAX_SELECT_WORK:  # read at call time
             beyond.append(T)
             continue
         if len(sched.sizes) == 1:
@@ -732,7 +731,6 @@ def _attention_section(law: Joint, model, baseline, sched: Schedule, plan_from: 
                        seed: int, eps: float, progress) -> dict:
     """Section 8 from :mod:`mdmtheory.bridge.attention` (imports torch)."""
     from ..bridge import attention as att
-    from ..laws.oracles import as_oracle
 
     d = law.d
     out = {
@@ -1020,8 +1018,6 @@ def _bos_verdict(b: dict) -> str:
 
 
 def _attention_html(a: dict | None) -> list[str]:
-    from . import plots
-
     parts = [f'<h2 id="attention">{SECTIONS["attention"]}</h2>']
     if a is None:
         return parts + ["<p>No model given: this section needs a torch MDM that returns its attention maps "
@@ -1113,8 +1109,6 @@ def _attention_html(a: dict | None) -> list[str]:
 def _bounds_caption(b: dict) -> str:
     """Caption of the bounds figure, from :func:`mdmtheory.report.plots.bounds_lines` (what is
     drawn, how, what is not and why, which curves coincide)."""
-    from .plots import bounds_lines
-
     plan = bounds_lines(b)
     cap = ("Constant schedules with T steps, random planner, log scales. Solid lines are exact: the KL of the "
            "sampler's output law (black circles) and the path KL (blue squares). Each bound is drawn with ▲ if it "
@@ -1198,8 +1192,6 @@ def gain_caption(g: dict, law: dict) -> str:
 def frontier_caption(f: dict) -> str:
     """Caption of the frontier figure; names the families that reach the optimum (their line
     then lies on the black one, :func:`mdmtheory.report.plots.coinciding`)."""
-    from . import plots
-
     cap = ("Path KL against the number of forwards T. The optimal schedule (black) is the lower envelope: no "
            "schedule with T forwards does better; the gap to each family is what the family wastes. Every family "
            "makes T forwards: constant puts the remainder of d/T on the last steps, the LLaDA split on the first "
@@ -1234,8 +1226,6 @@ def frontier_caption(f: dict) -> str:
 def planners_caption(pl: dict) -> str:
     """Caption of the planners figure; says so when every drawn value is one value (the plot
     then fixes its axis around it, :func:`mdmtheory.report.plots.flat_value`)."""
-    from . import plots
-
     cap = ("Exact KL of each planner's output law on the constant schedule with T steps. Lower is "
            "better; at T = d every planner is exact (one token per step: zero, not drawn on the log scale).")
     flat = plots.flat_value(np.asarray(pl["kl"], dtype=np.float64))
@@ -1326,8 +1316,6 @@ def _summary_html(r: Report) -> list[str]:
 
 def render_html(report: Report) -> str:
     """The report as one self-contained HTML document (a string)."""
-    from . import plots
-
     if not isinstance(report, Report):
         raise ValueError(f"report: expected a mdmtheory.report.Report, got {type(report).__name__}")
 
@@ -1478,7 +1466,6 @@ def write_html(report: Report, path) -> Path:
     """Write :func:`render_html` (report) to ``path`` (parent folders are created); returns the path."""
     if not isinstance(report, Report):
         raise ValueError(f"report: expected a mdmtheory.report.Report, got {type(report).__name__}")
-    from .._validate import path_arg
 
     path = Path(path_arg(path))
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -220,6 +220,7 @@ class _Deterministic(PositionSampler, Record):
     uses_probs: ClassVar[bool] = True
     #: the tie rule; None for planners without scores (a fixed order never ties)
     ties: ClassVar[str | None] = None
+    ranked_rule: ClassVar[bool] = True
 
     @property
     def deterministic(self) -> bool:
@@ -314,7 +315,7 @@ class LeftToRightPlanner(_Deterministic):
         """A fixed order, position 0 first (``order="prefix"``): the step of size k_t reveals
         positions s_t, ..., s_t + k_t − 1 (PB25's fixed partition)."""
         return Capabilities(plans=("Schedule", "BlockPlan", "RandomSchedule"), reads_law=False, deterministic=True,
-                            order="prefix", positions=True, path_kl=True, jax=True)
+                            order="prefix", positions=True, path_kl=True, jax=True, ranked=True)
 
     def _rank(self, step, size, probs, free):
         return np.zeros(free.shape), _k(size, free), np.arange(free.shape[1]), None

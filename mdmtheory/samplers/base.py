@@ -111,6 +111,9 @@ class Capabilities(Record):
         log-ratio along the data's path: :func:`~mdmtheory.samplers.simulate.estimate_kl`
         refuses it).
     path_kl : ``exact_run(p, plan, trajectory=True)`` gives the trajectory KL.
+    ranked : it reveals the top free positions of a rank computed from x_A (the ranked rules
+        of :mod:`.adaptive`), so under a fixed tie rule DUEL's product of conditionals along
+        its path is its likelihood (:func:`~mdmtheory.samplers.likelihood.duel_nll`).
     jax : :func:`~mdmtheory.samplers.engine.sampler_kl` runs it (JAX, differentiable).
     """
 
@@ -126,6 +129,7 @@ class Capabilities(Record):
     revises: bool = False
     path_kl: bool = False
     jax: bool = False
+    ranked: bool = False
 
     def __post_init__(self):
         plans = self.plans
@@ -335,6 +339,8 @@ class PositionSampler:
     uses_probs = True
     #: whether it runs a plan's sizes (False: it chooses its own sizes only)
     takes_plan = True
+    #: whether it reveals the top positions of a rank (:attr:`Capabilities.ranked`)
+    ranked_rule = False
 
     @property
     def capabilities(self) -> Capabilities:
@@ -349,6 +355,7 @@ class PositionSampler:
             positions=True,
             path_kl=True,
             jax=True,
+            ranked=bool(self.ranked_rule),
         )
 
     def exact_run(self, p, plan=None, *, trajectory: bool = False, backend: str = "auto") -> Run:

@@ -62,10 +62,10 @@ from .adaptive import ranking
 from .base import PositionSampler
 from .ties import TIE_TOL
 
-__all__ = ["DemaskPlanner"]
+__all__ = ["pairwise_dependency", "law_dependencies", "demask_select", "DemaskPlanner"]
 
 
-def _pairwise_dependency(P: np.ndarray) -> np.ndarray:
+def pairwise_dependency(P: np.ndarray) -> np.ndarray:
     r"""Exact :math:`D_{ij}` for a batch of conditional joints of two positions.
 
     ``P`` (N, K, K): :math:`p(x_i = u, x_j = v \mid x_A)` (rows summing to 1, or all 0 for an
@@ -78,7 +78,7 @@ def _pairwise_dependency(P: np.ndarray) -> np.ndarray:
     return 0.5 * np.abs(P - pi[:, :, None] * pj[:, None, :]).sum(axis=(1, 2))
 
 
-def _law_dependencies(table: np.ndarray, A: tuple, free: tuple) -> tuple[np.ndarray, np.ndarray]:
+def law_dependencies(table: np.ndarray, A: tuple, free: tuple) -> tuple[np.ndarray, np.ndarray]:
     """Conditionals (N, d, K) and D (N, d, d) at every x_A (C order over A's positions), from
     the table; unreachable rows are 0."""
     d, K = table.ndim, table.shape[0]
@@ -97,11 +97,11 @@ def _law_dependencies(table: np.ndarray, A: tuple, free: tuple) -> tuple[np.ndar
         probs[:, j, :] = cond((j,))
     D = np.zeros((N, d, d))
     for i, j in itertools.combinations(free, 2):
-        D[:, i, j] = D[:, j, i] = _pairwise_dependency(cond((i, j)))
+        D[:, i, j] = D[:, j, i] = pairwise_dependency(cond((i, j)))
     return probs, D
 
 
-def _demask_select(probs, D, free, tau: float, min_confidence: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+def demask_select(probs, D, free, tau: float, min_confidence: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """The greedy rule (module docstring) on a batch: (chosen (N, d) bool, C (N,) the committed
     set's cumulative dependency). ``probs`` (N, d, K) one-token conditionals, ``D`` (N, d, d)
     with ``D[n, i, j]`` the influence of j on i, ``free`` (N, d) bool (each row non-empty)."""
@@ -185,7 +185,7 @@ class DemaskPlanner(PositionSampler, Record):
         if (p.d, p.K) != (ctx.d, ctx.K):
             raise ValueError(f"law: the planner's law has d={p.d}, K={p.K}; the engine runs d={ctx.d}, K={ctx.K}")
         A = tuple(j for j in range(ctx.d) if ctx.revealed >> j & 1)
-        probs, D = _law_dependencies(p.table, A, ctx.free)
+        probs, D = law_dependencies(p.table, A, ctx.free)
         j0 = ctx.free[0]
         eng = np.moveaxis(np.broadcast_to(ctx.conditional(j0), ctx.shape[:j0] + (ctx.K,) + ctx.shape[j0 + 1:]),
                           j0, -1).reshape(-1, ctx.K)
@@ -194,7 +194,7 @@ class DemaskPlanner(PositionSampler, Record):
             raise ValueError("law: the planner's law is not the one the engine runs on (pass law=p for the same p)")
         free = np.zeros((probs.shape[0], ctx.d), dtype=bool)
         free[:, list(ctx.free)] = True
-        chosen, _ = _demask_select(probs, D, free, float(self.tau), float(self.min_confidence))
+        chosen, _ = demask_select(probs, D, free, float(self.tau), float(self.min_confidence))
         masks = (chosen.astype(np.int64) << np.arange(ctx.d, dtype=np.int64)).sum(axis=1)
         for B in np.unique(masks):
             yield int(B), (masks == B).astype(np.float64).reshape(ctx.shape)
@@ -229,4 +229,4 @@ class DemaskPlanner(PositionSampler, Record):
         probs = np.asarray(probs, dtype=np.float64)
         free = np.asarray(free, dtype=bool)
         D = self._dependencies(probs, free, oracle, x, revealed)
-        return _demask_select(probs, D, free, float(self.tau), float(self.min_confidence))[0]
+        return demask_select(probs, D, free, float(self.tau), float(self.min_confidence))[0]

@@ -70,6 +70,8 @@ from .._validate import choice_arg, int_arg, prob_arg, real_arg
 from ..laws.joint import Joint
 from .kernel import empty_state, lattice_strides, marginal_lattice, output_index, state_conditionals, state_values
 from .ties import check_ties, DEFAULT_TIES, TIE_TOL, topk_positions
+from ..laws.oracles import as_oracle
+from .simulate import _check_n_seed
 
 __all__ = ["InfoGainSampler", "InfoGainRun", "infogain_run", "INFOGAIN_SOURCE", "MAX_INFOGAIN_STATES"]
 
@@ -140,9 +142,6 @@ class InfoGainSampler(OwnChainSampler, Record):
 
     def _simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle: (samples (n, d), lost (n,), forwards (n,))."""
-        from ..laws.oracles import as_oracle
-        from .simulate import _check_n_seed
-
         n, seed = _check_n_seed(n, seed)
         oracle = as_oracle(p)
         d, K = oracle.d, oracle.K

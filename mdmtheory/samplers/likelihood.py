@@ -52,6 +52,8 @@ from ..schedules.plans import Schedule
 from .adaptive import _Deterministic
 from .base import as_sampler
 from .engine import exact_run
+from .._validate import _short
+from ..information.divergence import kl as _kl
 
 __all__ = [
     "duel_log_likelihood",
@@ -152,8 +154,6 @@ class _Walker:
 
 
 def _x_arg(x, d: int, K: int) -> tuple[int, ...]:
-    from .._validate import _short
-
     try:
         arr = np.asarray(x)
     except Exception:  # ragged input
@@ -262,8 +262,6 @@ def duel_ranking(p, candidates, *, data=None, ties: str = "topk") -> DuelRanking
     planners). ``ties`` is the rule DUEL's likelihood (and ``kl``) uses — ``"topk"`` as in the
     authors' code, or ``"lowest"``; ``kl_own`` keeps each planner's own rule.
     """
-    from ..information.divergence import kl as _kl
-
     p = _law(p)
     r = p if data is None else _law(data, "data")
     if ties not in ("topk", "lowest"):

@@ -40,8 +40,13 @@ import numpy as np
 
 from .._estimate import Record
 from .._validate import int_arg, samples_array, seed_arg, work_bound
+from ..laws.families import check_transition, markov_chain_entropy_coefficients
+from ..information.divergence import path_kl
+from ..information.profile import Profile
+from ..schedules.plans import Schedule
+from ..laws.joint import Joint
 
-__all__ = ["TransitionRates", "transition_rates", "transition_rate", "path_kl_per_transition"]
+__all__ = ["pooled_bigrams", "TransitionRates", "transition_rates", "transition_rate", "path_kl_per_transition"]
 
 
 @dataclass(frozen=True)
@@ -126,9 +131,7 @@ def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -
     drawn), its counts one ``np.bincount`` over the n (d − 1) bigrams — memory O(n d) whatever
     K (the dense (n, K²) per-sample counts this replaces needed 64 GiB at K = 4096). The
     bootstrap's work, ``n_boot`` · n · (d − 1), is at most 2**33."""
-    from ..laws.families import _transition
-
-    P = _transition(transition)
+    P = check_transition(transition)
     K = P.shape[0]
     x = samples_array(samples, "samples", min_rows=0, min_cols=2)  # -1 rows (lost samples) are dropped next
     x = x[(x >= 0).all(axis=1)]
@@ -168,17 +171,12 @@ def transition_rates(samples, transition, *, n_boot: int = 200, seed: int = 0) -
 def path_kl_per_transition(transition, d: int, steps: int) -> float:
     """Exact path KL of random order with ``Schedule.constant(d, steps)`` on the stationary
     chain (closed-form profile), divided by the d − 1 transitions."""
-    from ..information.divergence import path_kl
-    from ..laws.families import markov_chain_entropy_coefficients
-    from ..information.profile import Profile
-    from ..schedules.plans import Schedule
-
     e = markov_chain_entropy_coefficients(transition, d)
     prof = Profile(np.diff(e))
     return float(path_kl(prof, Schedule.constant(d, steps)) / max(d - 1, 1))
 
 
-def _pooled_bigrams(table: np.ndarray) -> np.ndarray:
+def pooled_bigrams(table: np.ndarray) -> np.ndarray:
     """(K, K) expected bigram counts per sequence: sum over t of the (t, t+1) pair marginals."""
     d = table.ndim
     K = table.shape[0]
@@ -197,14 +195,12 @@ def transition_rate(p, q) -> float:
     exact output law against the data's). A q with lost mass is taken over its finished
     samples (as the Monte Carlo excludes lost rows); ``inf`` where q has a transition p
     never makes."""
-    from ..laws.joint import Joint
-
     for name, x in (("p", p), ("q", q)):
         if not isinstance(x, Joint):
             raise ValueError(f"{name}: expected a mdmtheory.Joint, got {type(x).__name__}")
     if p.table.shape != q.table.shape or p.d < 2:
         raise ValueError(f"q: expected a law of p's shape {p.table.shape} with d >= 2, got {q.table.shape}")
-    Cq, Cp = _pooled_bigrams(q.table), _pooled_bigrams(p.table)
+    Cq, Cp = pooled_bigrams(q.table), pooled_bigrams(p.table)
     w = Cq.sum(axis=1) / Cq.sum()
     with np.errstate(divide="ignore", invalid="ignore"):
         Q = np.where(Cq.sum(axis=1, keepdims=True) > 0, Cq / Cq.sum(axis=1, keepdims=True), 0.0)

@@ -27,6 +27,7 @@ import numpy as np
 from .._estimate import Record
 from .base import Capabilities, PLANNERS, PositionSampler, RandomPlanner, register_planner, StepContext, _resolve
 from dataclasses import dataclass
+from .._validate import float_array
 
 __all__ = [
     "StepContext",
@@ -64,8 +65,6 @@ class BernoulliPlanner(PositionSampler, Record):
         return Capabilities(plans=("Grid",), reads_law=False, random_order=True, positions=True)
 
     def __post_init__(self):
-        from .._validate import float_array
-
         betas = tuple(float_array(self.betas, "betas", ndim=1, what="(T,) reveal probabilities", finite=False).tolist())
         if len(betas) > (1 << 16):
             raise ValueError(f"betas: {len(betas)} steps, beyond the documented limit of steps (65536)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..information.divergence import kl
 from ..laws.joint import Joint
 from ..laws.prompts import check_given, prompt_law
+from .engine import sampler_law
 
 __all__ = [
     "prompted_kl",
@@ -31,8 +32,6 @@ def prompted_kl(p: Joint, plan, *, given, planner="random") -> float:
     >>> round(prompted_kl(p, mt.Schedule((2,)), given=[0]), 6)  # TC of the response: log 2
     0.693147
     """
-    from .engine import sampler_law
-
     G = check_given(p, given)
     total = 0.0
     for v, w in prompt_law(p, G):

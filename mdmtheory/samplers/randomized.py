@@ -31,6 +31,8 @@ import numpy as np
 
 from ..laws.joint import Joint
 from ..schedules.plans import check_schedule, RandomSchedule, Schedule
+from .engine import sampler_law
+from ..information.divergence import path_kl
 
 __all__ = [
     "random_schedule_law",
@@ -49,8 +51,6 @@ def _check(p, rs):
 
 def random_schedule_law(p: Joint, rs: RandomSchedule) -> Joint:
     """Exact output law :math:`q_\\pi = \\sum_c \\pi(c) q_c` (random order), lost mass included."""
-    from .engine import sampler_law
-
     _check(p, rs)
     table = np.zeros(p.table.shape)
     lost = 0.0
@@ -63,8 +63,6 @@ def random_schedule_law(p: Joint, rs: RandomSchedule) -> Joint:
 
 def random_path_kl(p, rs: RandomSchedule) -> float:
     """:math:`\\sum_c \\pi(c)\\, \\mathrm{KL}_{\\text{path}}(c)` (``p`` a Joint or a profile)."""
-    from ..information.divergence import path_kl
-
     if not isinstance(rs, RandomSchedule):
         raise ValueError(f"plan: expected a RandomSchedule, got {type(rs).__name__}")
     return float(sum(w * path_kl(p, check_schedule(Schedule(c), rs.d, name="plan")) for c, w in rs.law.items()))

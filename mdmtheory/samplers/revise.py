@@ -111,6 +111,10 @@ from .kernel import (
     state_values,
 )
 from .ties import check_ties, DEFAULT_TIES, sample_choice, TIE_TOL, tie_choices
+from ..laws.oracles import as_oracle
+from .simulate import _check_n_seed
+from .select import _round, commit_choices, confidence_rows, tempered, SampleThenSelectPlanner, select_commits
+from .._validate import bool_arg, choice_arg
 
 __all__ = ["RemaskingSampler", "CorrectorSampler", "EditingSampler", "RevisionRun", "revise_run",
            "MAX_REVISE_WORK", "ReMDMSampler", "remdm_run", "nucleus", "REMDM_SCHEDULES", "REMDM_SOURCE"]
@@ -123,9 +127,6 @@ MAX_REVISE_WORK = 10_000_000
 
 def _mc_start(law, plan, n, seed):
     """(oracle, d, rng, x, revealed, lost) of a Monte Carlo run: checked, all masked."""
-    from ..laws.oracles import as_oracle
-    from .simulate import _check_n_seed
-
     n, seed = _check_n_seed(n, seed)
     oracle = as_oracle(law)
     d = oracle.d
@@ -318,8 +319,6 @@ class EditingSampler(_Revising, Record):
     ties: str = DEFAULT_TIES
 
     def __post_init__(self):
-        from .select import SampleThenSelectPlanner
-
         if not isinstance(self.plan, Schedule):
             raise ValueError(f"plan: expected a Schedule, got {type(self.plan).__name__}")
         SampleThenSelectPlanner(self.threshold, self.temperature, "tempered", self.ties)  # the commit rule's checks
@@ -334,8 +333,6 @@ class EditingSampler(_Revising, Record):
     @renamed_keywords(law="p")
     def _simulate(self, p, *, n: int, seed: int):
         """n samples: (samples (n, d), lost (n,), forwards (n,))."""
-        from .select import _round, confidence_rows, select_commits, tempered
-
         oracle, d, rng, x, rv, lost = _mc_start(p, self.plan, n, seed)
         n = x.shape[0]
         forwards = np.zeros(n, dtype=np.int64)
@@ -677,8 +674,6 @@ def _editing_terms(S, C, vals, rev, full, post, f, sampler, Pf, d, K):
     prefix); weight0 is 0 where the tie rule decided the committed masks (the commits of
     :func:`mdmtheory.samplers.select.commit_choices`: one term per resolution under
     ``ties="random"``)."""
-    from .select import _round, commit_choices
-
     sizes = sampler.plan.sizes
     stride = lattice_strides(d, K)
     C = _round(C)
@@ -747,8 +742,6 @@ def _revision_step(mass, mass0, g, bad, hid, den, terms, Pf, d, K, max_post):
 def _editing_run(p: Joint, sampler: EditingSampler, Pf: np.ndarray) -> RevisionRun:
     """Exact chain of the editing sampler: live states (x_A, post-steps so far) as keys
     ``lattice index + L * post`` (L = (K+1)^d), all at the same forward f."""
-    from .select import confidence_rows, tempered
-
     d, K = p.d, p.K
     L = Pf.shape[0]
     stride = lattice_strides(d, K)
@@ -861,8 +854,6 @@ class ReMDMSampler(_Revising, Record):
     ties: str = DEFAULT_TIES
 
     def __post_init__(self):
-        from .._validate import bool_arg, choice_arg
-
         n = size_arg(self.steps, "steps")
         choice_arg(self.schedule, "schedule", REMDM_SCHEDULES)
         e = prob_arg(self.eta, "eta")

@@ -126,12 +126,12 @@ from . import kernel
 from .engine import _check_size
 from .._validate import bool_array, choice_arg, float_array, int_arg, real_arg, rng_arg
 
-__all__ = ["SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "confidence_rows", "select_commits",
+__all__ = ["select_work", "SampleThenSelectPlanner", "SelectRun", "select_run", "tempered", "confidence_rows", "select_commits",
            "commit_choices", "SelectionBias", "selection_bias", "MAX_SELECT_WORK",
            "MAX_TOPK_VECTORS", "SELECT_PIPELINE"]
 
 #: Largest bound on the (state, committed set, committed values) terms :func:`select_run`
-#: computes (its ``_work``): about 10-20 s and 1.5 GB at the limit on one CPU core when the
+#: computes (its ``select_work``): about 10-20 s and 1.5 GB at the limit on one CPU core when the
 #: bound is reached (benchmarks/bench_select.py); most laws reach a fraction of it.
 MAX_SELECT_WORK = 20_000_000
 
@@ -431,7 +431,7 @@ def _above_count(K: int, threshold) -> int:
     return K if threshold == 0 else min(K, math.ceil((1 + 1e-9) / threshold) - 1)
 
 
-def _work(K: int, d: int, sizes, threshold) -> int:
+def select_work(K: int, d: int, sizes, threshold) -> int:
     r"""An upper bound on the (state, term) pairs :func:`select_run` computes with the
     counts ``sizes``, before any work. A state with m masked positions has
     :math:`\binom{m}{k} K^k` top-k terms (k = min(k_t, m)) and, with a threshold, the
@@ -653,7 +653,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
                              f"candidate vector, ~{vec:.2g} (state, vector) pairs (d={p.d}, K={p.K}), above "
                              f"{MAX_TOPK_VECTORS:,}; use ties='random' or 'lowest' (product formulas), or Monte Carlo "
                              "(mdmtheory.samplers.simulate with this planner)")
-    work = _work(p.K, p.d, sched.sizes, planner.threshold)
+    work = select_work(p.K, p.d, sched.sizes, planner.threshold)
     if work > MAX_SELECT_WORK:
         raise ValueError(f"p: the exact sample-then-select law needs ~{work:.2g} terms (d={p.d}, K={p.K}, largest "
                          f"step {max(sched.sizes)}), above {MAX_SELECT_WORK:,}; use Monte Carlo "
@@ -776,7 +776,7 @@ def selection_bias(p: Joint, size: int, planner: SampleThenSelectPlanner | None 
         raise ValueError(f"planner: expected a SampleThenSelectPlanner, got {type(planner).__name__}")
     size = int_arg(size, "size", 1, p.d)
     _check_size(p.d, p.K, grid=False)  # the marginal lattice, (K+1)**d entries
-    work = _work(p.K, p.d, (size,), planner.threshold)
+    work = select_work(p.K, p.d, (size,), planner.threshold)
     if work > MAX_SELECT_WORK:
         raise ValueError(f"size: one step of {size} commits needs ~{work:.2g} terms (d={p.d}, K={p.K}), above "
                          f"{MAX_SELECT_WORK:,}; use Monte Carlo (mdmtheory.samplers.simulate with this planner)")

@@ -80,6 +80,8 @@ from .kernel import (
     state_values,
 )
 from .ties import check_ties, DEFAULT_TIES, TIE_TOL
+from .revise import _candidates, _expand, _revision_step, _mc_start
+from .select import _round, commit_choices, confidence_rows, tempered, select_commits
 
 __all__ = ["EntropyThresholdPlanner", "EBSamplingPlanner", "HierarchyBlockPlanner", "FullAttnMultiBlockPlanner",
            "JointThresholdSampler", "ServingRun", "serving_run", "SERVING_RULES", "SGLANG_SOURCES",
@@ -393,17 +395,12 @@ class JointThresholdSampler(OwnChainSampler, Record):
         return int_arg(d, "d", 1) + self.max_post_edit_steps + 2
 
     def _rows(self, P):
-        from .select import confidence_rows, tempered
-
         S = tempered(P, self.temperature)
         C = confidence_rows(P, S, "tempered", self.temperature)
         return S, C
 
     def _simulate(self, p, *, n: int, seed: int):
         """n samples from any conditional oracle: (samples (n, d), lost (n,), forwards (n,))."""
-        from .revise import _mc_start
-        from .select import _round, select_commits
-
         oracle, d, rng, x, rv, lost = _mc_start(p, None, n, seed)
         n = x.shape[0]
         forwards = np.ones(n, dtype=np.int64)  # the first forward
@@ -447,9 +444,6 @@ def _joint_terms(S, C, vals, rev, post, sampler, Pf, d, K):
     """The terms of one JointThreshold step from states with tempered rows S and confidence
     rows C: (row, weight, weight0, class, key); class 0 live (key: lattice index + L * post),
     1 finished (key: output index), 2 lost (a masked state at a zero-probability prefix)."""
-    from .revise import _candidates, _expand
-    from .select import _round, commit_choices
-
     stride = lattice_strides(d, K)
     C = _round(C)
     row, code, w = _expand(S)
@@ -482,8 +476,6 @@ MAX_JOINT_WORK = 2_000_000
 
 
 def _joint_run(p: Joint, sampler: JointThresholdSampler) -> "ServingRun":
-    from .revise import _revision_step
-
     d, K = p.d, p.K
     states = (K + 1) ** d * (sampler.max_post_edit_steps + 1)
     if states * K**d > MAX_JOINT_WORK:

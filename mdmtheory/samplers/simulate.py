@@ -51,8 +51,9 @@ from ..laws.oracles import as_oracle, inverse_cdf
 from ..schedules.plans import BlockPlan, check_schedule, Grid, RandomSchedule, Schedule
 from .._validate import int_arg
 from .base import as_sampler, bind, Simulation
+from .._validate import real_arg
 
-__all__ = ["Simulation", "KLEstimate", "simulate", "estimate_kl", "STDERR_FLOOR"]
+__all__ = ["planner_setup", "choose_positions", "Simulation", "KLEstimate", "simulate", "estimate_kl", "STDERR_FLOOR"]
 
 #: Smallest standard error used by :meth:`KLEstimate.zscore` (rounding of the log-ratios).
 STDERR_FLOOR = 1e-12
@@ -94,8 +95,6 @@ class KLEstimate(Estimate):
         The floor is the rounding level of the summed log-ratios: a planner that is exact
         (KL = 0, every log-ratio ~1e-16) must not give a huge z from rounding noise.
         """
-        from .._validate import real_arg
-
         exact = real_arg(exact, "exact")
         return float((self.value - exact) / max(self.stderr, STDERR_FLOOR))
 
@@ -106,7 +105,7 @@ def _check_n_seed(n, seed):
     return n, seed
 
 
-def _planner_setup(plan, planner, d: int, *, values_ok: bool = False):
+def planner_setup(plan, planner, d: int, *, values_ok: bool = False):
     """(planner, is_random, sizes) of a Monte Carlo run on d positions: the one rule of every
     Monte Carlo path (this module, ``mdmtheory.bridge``); sizes are ``None`` per step for
     planners that choose their own. ``values_ok``: the caller draws the sampler's own values
@@ -146,7 +145,7 @@ def _oracle(p):
 
 def _setup(p, plan, planner, *, values_ok: bool = False):
     oracle = _oracle(p)
-    return (oracle, *_planner_setup(plan, planner, oracle.d, values_ok=values_ok))
+    return (oracle, *planner_setup(plan, planner, oracle.d, values_ok=values_ok))
 
 
 def _grid_setup(p, plan: Grid, planner):
@@ -165,7 +164,7 @@ def _blocks_setup(oracle, plan: BlockPlan, planner):
     positions of each step's block (``blocks[t]``, a (d,) mask), the plan's sizes."""
     if plan.d != oracle.d:
         raise ValueError(f"plan: a BlockPlan of {plan.d} positions, but the law has d = {oracle.d}")
-    planner, is_random, sizes = _planner_setup(plan.schedule, planner, oracle.d)
+    planner, is_random, sizes = planner_setup(plan.schedule, planner, oracle.d)
     blocks = np.zeros((plan.steps, oracle.d), dtype=bool)
     for t, b in enumerate(plan.step_blocks):
         blocks[t, list(b)] = True
@@ -235,7 +234,10 @@ def _bernoulli_chosen(free, beta, rng):
     return free & (rng.random(free.shape) < beta)
 
 
-def _choose(planner, is_random, step, size, probs, free, rng):
+def choose_positions(planner, is_random, step, size, probs, free, rng):
+    """The (N, d) bool set one Monte Carlo step reveals: ``size`` uniformly random free positions
+    when ``is_random``, else the planner's choice from the conditionals ``probs``. Unvalidated:
+    the inner loop of :func:`simulate` and of the estimators of :mod:`mdmtheory.bridge`."""
     if is_random:
         keys = np.where(free, rng.random(free.shape), np.inf)
         order = np.argsort(keys, axis=1, kind="stable")[:, :size]
@@ -300,7 +302,7 @@ def _positions_simulate(p, plan, planner, *, n: int, seed: int) -> Simulation:
     if isinstance(plan, BlockPlan):
         planner, is_random, sizes, blocks = _blocks_setup(oracle, plan, planner)
     else:
-        planner, is_random, sizes = _planner_setup(plan, planner, oracle.d, values_ok=True)
+        planner, is_random, sizes = planner_setup(plan, planner, oracle.d, values_ok=True)
         blocks = None
     return _simulate_sizes(oracle, planner, is_random, sizes, blocks, n, np.random.default_rng(seed))
 
@@ -325,7 +327,7 @@ def _simulate_sizes(oracle, planner, is_random, sizes, blocks, n: int, rng) -> S
                 chosen = _checked(np.asarray(planner.select_oracle(t, size, probs, free, oracle, xs, rv), dtype=bool),
                                   free, size)
             else:
-                chosen = _choose(planner, is_random, t, size, probs, free, rng)
+                chosen = choose_positions(planner, is_random, t, size, probs, free, rng)
             draw = inverse_cdf(probs, rng.random(xs.shape))
         run.commit(t, rows, xs, rv, chosen, draw)
     if run.unfinished().size:
@@ -355,7 +357,7 @@ def _simulate_random_sizes(p, plan: RandomSchedule, planner, n: int, seed: int) 
     reveal_step = np.zeros((n, d), dtype=np.int64)
     steps = np.zeros(n, dtype=np.int64)
     for sched, rows, sub in _by_composition(plan, d, n, seed):
-        pl, is_random, sizes = _planner_setup(sched, planner, d, values_ok=True)
+        pl, is_random, sizes = planner_setup(sched, planner, d, values_ok=True)
         sim = _simulate_sizes(oracle, pl, is_random, sizes, None, rows.size, np.random.default_rng(sub))
         samples[rows], lost[rows] = sim.samples, sim.lost
         reveal_step[rows], steps[rows] = sim.reveal_step, sim.steps
@@ -420,7 +422,7 @@ def _path_terms(oracle, planner, is_random, sizes, blocks, grid, n: int, rng):
             chosen = _bernoulli_chosen(~rv, size, rng)  # size: this step's beta
         else:
             free = ~rv if blocks is None else ~rv & blocks[t]
-            chosen = _choose(planner, is_random, t, size, probs, free, rng)
+            chosen = choose_positions(planner, is_random, t, size, probs, free, rng)
         own = probs[ar[: rows.size, None], np.arange(d)[None, :], xs]  # p(x_j | x_A) at the true x_j
         with np.errstate(divide="ignore"):
             log_single = np.where(chosen, np.log(np.where(chosen, own, 1.0)), 0.0).sum(axis=1)
@@ -464,7 +466,7 @@ def estimate_kl(p, plan=None, planner="random", *, n: int, seed: int, confidence
         oracle = _oracle(p)
         parts = []
         for sched, rows, sub in _by_composition(plan, oracle.d, n, seed):
-            pl, is_random, sizes = _planner_setup(sched, planner, oracle.d)
+            pl, is_random, sizes = planner_setup(sched, planner, oracle.d)
             parts.append((rows, _path_terms(oracle, pl, is_random, sizes, None, None, rows.size,
                                             np.random.default_rng(sub))))
         T = max(t.shape[0] for _, (t, _r, _s) in parts)

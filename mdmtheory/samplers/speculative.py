@@ -68,6 +68,10 @@ from .base import OwnChainSampler, Run
 from ..laws.joint import Joint
 from ..laws.oracles import as_oracle, inverse_cdf
 from .._validate import int_arg, LIMITS
+from ..information.divergence import kl
+from ..schedules.plans import Schedule
+from .engine import exact_run
+from .simulate import _check_n_seed
 
 __all__ = ["SpeculativeSampler", "SpeculativeRun", "speculative_run", "SPECULATIVE_SCHEMES", "min_exact_steps"]
 
@@ -153,8 +157,6 @@ class SpeculativeSampler(OwnChainSampler, Record):
         the W' - 1 partial sequences as one batch). :math:`p_1 = q_1` needs no call. So
         ``calls`` = ASSD's ``forwards`` for every window W >= 2 (and d at W = 1, where ASSD's
         code spends 2d - 1)."""
-        from .simulate import _check_n_seed
-
         n, seed = _check_n_seed(n, seed)
         oracle = as_oracle(p)
         d = oracle.d
@@ -321,10 +323,6 @@ def min_exact_steps(p: Joint, planner="random", *, tol: float = 1e-12, max_steps
     2
     """
     from itertools import combinations
-
-    from ..information.divergence import kl
-    from ..schedules.plans import Schedule
-    from .engine import exact_run
 
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a Joint, got {type(p).__name__}")

@@ -27,6 +27,7 @@ import mdmtheory as mt
 from mdmtheory import bounds as B
 from mdmtheory.testing import schedules
 from mdmtheory.information import ugc as U
+from mdmtheory.schedules import odds
 from reference import compositions, make_table
 
 LOG2 = math.log(2.0)
@@ -245,11 +246,11 @@ def test_grid_bounds_hold(p, grid):
 @given(joints(min_d=3, max_d=4), st.integers(0, 3), st.data())
 def test_corollary1_geo_grid(p, extra, data):
     lo, hi = U.canonical_interval(p.d)
-    L = U.log_odds(hi) - U.log_odds(lo)
+    L = odds.log_odds(hi) - odds.log_odds(lo)
     N = math.ceil(L) + extra
     b = B.w26_corollary1(p, N)
     g = b.plan
-    lam = U.log_odds(np.array(g.times))
+    lam = odds.log_odds(np.array(g.times))
     np.testing.assert_allclose(np.diff(lam), L / N, rtol=1e-9)  # Geo(rho): equal log-odds steps
     assert g.times[0] == lo and g.times[-1] == hi and g.steps == N
     assert b.value == pytest.approx(2 * U.coarse_complexity(p) / N, rel=1e-12, abs=1e-15)
@@ -264,7 +265,7 @@ def test_proposition1_block_grid(p, cuts, extra):
     lo, hi = U.canonical_interval(p.d)
     edges = [lo] + sorted(c for c in cuts if lo + 1e-3 < c < hi - 1e-3) + [hi]
     Kb = len(edges) - 1
-    L = U.log_odds(hi) - U.log_odds(lo)
+    L = odds.log_odds(hi) - odds.log_odds(lo)
     N = math.ceil(2 * (Kb + 2 * L)) + extra
     b = B.w26_proposition1(p, edges, N)
     assert b.plan.steps <= N  # sum_k N_k <= N

@@ -327,7 +327,7 @@ def test_a_model_that_is_not_callable_is_refused_by_name(obj):
 def test_public_uniforms_checks_its_arguments_and_matches_the_kernel():
     """bridge.uniforms: the same numbers as the estimators' kernel (splitmix64 of the counter,
     recomputed here from its definition), each argument refused by name."""
-    from mdmtheory.information._montecarlo import uniforms as kernel
+    from mdmtheory.information.montecarlo import uniforms as kernel
 
     M = (1 << 64) - 1
 

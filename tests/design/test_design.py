@@ -397,7 +397,7 @@ def test_a_torch_model_with_more_outcomes_than_the_data_is_refused_like_an_oracl
 
 def test_oracle_estimate_is_the_bridge_estimate_on_the_same_draws():
     """design.estimate_cross_entropy_profile on an oracle and bridge.estimate_profile on a torch model of the
-    same conditionals share the estimator (information._montecarlo): same draws for the same
+    same conditionals share the estimator (information.montecarlo): same draws for the same
     seed, so the same numbers up to rounding of the scores; the oracle's ``batch`` changes
     nothing (counter-based draws)."""
     pytest.importorskip("torch")

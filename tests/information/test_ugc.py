@@ -21,6 +21,7 @@ from scipy.special import xlogy
 
 import mdmtheory as mt
 from mdmtheory.information import ugc as U
+from mdmtheory.schedules import odds
 from reference import make_table
 
 LOG2 = math.log(2.0)
@@ -202,7 +203,7 @@ def test_density_integrates_to_ugc(p, x, y):
     r = 1 / (1 + np.exp(-lam))
     np.testing.assert_allclose(U.ugc_density(p, lam), r**2 * (1 - r) ** 2 * hp(r), atol=1e-12)
     val = integrate.quad(lambda s: U.ugc_density(p, s), lo, hi, epsabs=1e-14, epsrel=1e-12)[0]
-    assert val == pytest.approx(U.ugc(p, U.from_log_odds(lo), U.from_log_odds(hi)), abs=1e-11)
+    assert val == pytest.approx(U.ugc(p, odds.from_log_odds(lo), odds.from_log_odds(hi)), abs=1e-11)
 
 
 @given(joints(), st.floats(0.05, 0.95), st.floats(0.05, 0.95))
@@ -211,7 +212,7 @@ def test_lemma1_sandwich(p, x, y):
     a, b = min(x, y), max(x, y)
     if b - a < 1e-6:
         return
-    c = U.reveal_odds(b) / U.reveal_odds(a) - 1
+    c = odds.psi(b) / odds.psi(a) - 1
     D = (b - a) * (U.gain(p, b) - U.gain(p, a))
     H = U.ugc(p, a, b)
     tol = 1e-12 * max(1.0, D)
@@ -282,7 +283,7 @@ def test_complexities(p):
     # refinement: C(P) decreases toward P_ugc
     prev = C
     for k in (2, 4, 16, 64):
-        c_k = U.partition_complexity(p, U.from_log_odds(np.linspace(U.log_odds(lo), U.log_odds(hi), k + 1)))
+        c_k = U.partition_complexity(p, odds.from_log_odds(np.linspace(odds.log_odds(lo), odds.log_odds(hi), k + 1)))
         assert P * (1 - 1e-9) - 1e-14 <= c_k <= prev * (1 + 1e-12) + 1e-15
         prev = c_k
     assert prev == pytest.approx(P, rel=1e-2, abs=1e-12)
@@ -367,8 +368,8 @@ def test_errors():
 
 
 def test_odds_helpers():
-    assert U.reveal_odds(0.25) == pytest.approx(1 / 3)
-    assert U.reveal_odds(1.0) == math.inf
-    assert U.log_odds(0.5) == 0.0
-    np.testing.assert_allclose(U.from_log_odds(U.log_odds(np.array([0.1, 0.5, 0.9]))), [0.1, 0.5, 0.9])
-    assert U.from_log_odds(-800.0) == 0.0 and U.from_log_odds(800.0) == 1.0
+    assert odds.psi(0.25) == pytest.approx(1 / 3)
+    assert odds.psi(1.0) == math.inf
+    assert odds.log_odds(0.5) == 0.0
+    np.testing.assert_allclose(odds.from_log_odds(odds.log_odds(np.array([0.1, 0.5, 0.9]))), [0.1, 0.5, 0.9])
+    assert odds.from_log_odds(-800.0) == 0.0 and odds.from_log_odds(800.0) == 1.0

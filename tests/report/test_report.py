@@ -663,11 +663,11 @@ def test_parallelism_names_the_step_counts_it_skips(monkeypatch):
     import mdmtheory as mt
     from mdmtheory.report.report import _parallelism
     from mdmtheory.samplers import select
-    from mdmtheory.samplers.select import _work
+    from mdmtheory.samplers.select import select_work
 
     p = mt.families.markov_chain([[0.9, 0.1], [0.2, 0.8]], 5)
     Ts = [1, 2, 5]
-    works = {T: _work(2, 5, mt.Schedule.constant(5, T).sizes, None) for T in Ts}
+    works = {T: select_work(2, 5, mt.Schedule.constant(5, T).sizes, None) for T in Ts}
     limit = min(works.values())
     within = [T for T in Ts if works[T] <= limit]
     beyond = [T for T in Ts if works[T] > limit]

@@ -335,5 +335,5 @@ def test_the_size_limit_bounds_the_terms_computed(p, which, threshold, data):
         select_run(p, mt.Schedule(sizes), planner)
     finally:
         select._terms = orig
-    bound = select._work_topk if planner.ties == "topk" else select._work
+    bound = select._work_topk if planner.ties == "topk" else select.select_work
     assert sum(seen) <= bound(p.K, p.d, sizes, threshold)

@@ -1,7 +1,7 @@
 """Reveal odds psi(t) = t/(1-t) and psi^{-1}(s) = s/(1+s) (mdmtheory.schedules.odds).
 
 References from the definition with ``fractions.Fraction`` (exact), compared to the float
-result rounded once; the aliases in information (dyadic.psi, ugc.reveal_odds) are the same
+result rounded once; the aliases in information (dyadic.psi) are the same
 functions.
 """
 
@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mdmtheory._jax import x64
-from mdmtheory.information import dyadic, ugc
+from mdmtheory.information import dyadic
 from mdmtheory.schedules import odds
 from mdmtheory.schedules.odds import psi, psi_inverse, psi_inverse_raw, psi_raw, psi_scalar
 
@@ -105,5 +105,5 @@ def test_raw_forms_trace_under_jax():
 
 
 def test_information_names_are_the_same_functions():
-    assert dyadic.psi is psi and dyadic.psi_inverse is psi_inverse and ugc.reveal_odds is psi
+    assert dyadic.psi is psi and dyadic.psi_inverse is psi_inverse 
     assert set(odds.__all__) <= set(__import__("mdmtheory.schedules", fromlist=["__all__"]).__all__)

@@ -15,7 +15,8 @@ depend on how the draws are batched or sharded across processes.
 
 One implementation behind :func:`mdmtheory.bridge.estimate_profile` (a torch model, sharded
 across ranks) and :func:`mdmtheory.design.estimate_cross_entropy_profile` (a conditional oracle, numpy):
-each passes its own scoring function. Private: the public names are those two.
+each passes its own scoring function. Its names are the kernels those two share (unvalidated:
+walked through them).
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from typing import Callable
 
 import numpy as np
 
-__all__: list[str] = []
+__all__ = ["PROFILE_STREAM", "uniforms", "reveal", "mean_se", "chunks", "cross_entropy_sums"]
 
 #: Stream of the counter-based generator used by the profile estimator.
-_PROFILE = 1
+PROFILE_STREAM = 1
 
 
 def _splitmix(z: np.ndarray) -> np.ndarray:
@@ -71,6 +72,7 @@ def mean_se(count, total, sumsq):
 
 
 def chunks(idx: np.ndarray, size: int):
+    """The index array ``idx`` in consecutive slices of at most ``size``."""
     for lo in range(0, idx.shape[0], size):
         yield idx[lo : lo + size]
 
@@ -92,7 +94,7 @@ def cross_entropy_sums(nll: Callable[[np.ndarray, np.ndarray], np.ndarray], xs: 
         ell = idx // n_per_level
         i = levels[ell]
         x = xs[idx % n_s]
-        x_in = reveal(x, uniforms(seed, _PROFILE, idx, L), i, g, L)
+        x_in = reveal(x, uniforms(seed, PROFILE_STREAM, idx, L), i, g, L)
         Y = nll(x_in, x) / (L - i)
         np.add.at(total, ell, Y)
         np.add.at(sumsq, ell, Y * Y)
