@@ -1,6 +1,8 @@
 r"""Planners: which positions a sampler reveals next (docs/design.md §3).
 
-A planner maps a state — the revealed set A (a bitmask) and, through
+The planners of positions implement the sampler protocol through
+:class:`~mdmtheory.samplers.base.PositionSampler` (where ``RandomPlanner``, ``StepContext`` and
+the registry of names now live; this module re-exports them). A planner maps a state — the revealed set A (a bitmask) and, through
 :class:`StepContext`, the exact one-token conditionals :math:`p(x_j \mid x_A)` for every
 value of :math:`x_A` — to a distribution over the next reveal set B:
 
@@ -20,14 +22,14 @@ planners with ``needs_schedule = False`` choose their own sizes (``size`` is Non
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable, Protocol
 
 import numpy as np
 
 from .._estimate import Record
-from .base import Capabilities, PLANNERS, PositionSampler, RandomPlanner, register_planner, StepContext, _resolve
-from dataclasses import dataclass
 from .._validate import float_array
+from .base import Capabilities, PLANNERS, PositionSampler, RandomPlanner, register_planner, StepContext, _resolve
 
 __all__ = [
     "StepContext",
