@@ -219,15 +219,16 @@ def pick(budget, limit, forwards, kl, values, *, what="KL", param="value") -> in
             j = int(np.argmin(fw))
             raise ValueError(f"forwards: no value on the grid runs in <= {limit:g} expected forwards; the fewest "
                              f"is {fw[j]:.6g} (at {param}={values[j]:g}): raise forwards to >= {fw[j]:.6g} or widen values=")
-        order = np.lexsort((idx, fw, kv))
+        near = ok & (kv <= kv[ok].min() + _KL_TOL)  # equal KL up to rounding: the fewest forwards
+        return int(np.lexsort((idx, kv, fw, ~near))[0])
     else:
         ok = kv <= limit + _KL_TOL
         if not ok.any():
             j = int(np.argmin(kv))
             raise ValueError(f"target_kl: no value on the grid has {what} <= {limit:g}; the smallest is "
                              f"{kv[j]:.6g} (at {param}={values[j]:g}): raise target_kl to >= {kv[j]:.6g} or widen values=")
-        order = np.lexsort((idx, kv, fw))
-    return int(next(i for i in order if ok[i]))
+        near = ok & (fw <= fw[ok].min() + _F_TOL)  # equal forwards up to rounding: the smallest KL
+        return int(np.lexsort((idx, fw, kv, ~near))[0])
 
 
 def tune(planner, p: Joint, *, forwards=None, target_kl=None, values=None, ties=None) -> Tuning:
