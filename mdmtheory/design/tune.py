@@ -27,7 +27,8 @@ these rows, not competitors), or the pick's forwards interval contains F. With
 ``target_kl=ε``: the fewest estimated forwards among the values whose path-KL interval lies
 below ε (upper end <= ε), refused where the pick's forwards interval overlaps another such
 value's. Choosing on the same rows makes the intervals optimistic; confirm on fresh rows.
-A revising rule (``"joint_threshold"``) has no path of reveals: refused (use the exact
+A revising rule (``"joint_threshold"``) or a sample-then-select one (``"diffusers_threshold"``) has
+no pointwise log-ratio along the data's path: refused (use the exact
 :func:`mdmtheory.optimal.tune` on a law, or simulate).
 """
 
@@ -70,10 +71,10 @@ def estimate_tune(model, samples, planner, *, forwards=None, target_kl=None, val
     from .. import bridge
 
     budget, limit = check_budget(forwards, target_kl)
-    name, param, grid, make = resolve_rule(planner, values, ties)
-    if name == "joint_threshold":
-        raise ValueError("planner: joint_threshold revises committed tokens, so no path of reveals carries its KL; "
-                         "tune it exactly on a law (mdmtheory.optimal.tune) or compare simulations")
+    name, param, grid, make, plan_of = resolve_rule(planner, values, ties)
+    if name in ("joint_threshold", "diffusers_threshold"):
+        raise ValueError(f"planner: {name} commits values it drew (or revises them), so no pointwise log-ratio along "
+                         "the data's path is its KL; tune it exactly on a law (mdmtheory.optimal.tune)")
     x = samples_array(samples, "samples")
     row_length(x.shape[1])
     seed = int_arg(seed, "seed", 0, INT_MAX)
@@ -89,7 +90,8 @@ def estimate_tune(model, samples, planner, *, forwards=None, target_kl=None, val
         except ValueError as e:
             raise ValueError(f"values: {param}={v:g} is not a valid value for {name} ({e})") from None
         if not s.capabilities.positions:
-            raise ValueError(f"planner: {s.name!r} does not reveal positions along a path; tune it exactly on a law")
+            raise ValueError(f"planner: {s.name!r} commits values it drew (or revises them), so no pointwise "
+                             "log-ratio along the data's path is its KL; tune it exactly on a law (mdmtheory.optimal.tune)")
         e = bridge.estimate_factorization_error(mm, x, None, s, n=n, seed=seed)
         est.append(e)
         fw.append(e.mean_steps + getattr(s, "extra_forwards", 0))
@@ -143,6 +145,6 @@ def estimate_tune(model, samples, planner, *, forwards=None, target_kl=None, val
                   path_kl=tuple(float(v) for v in val), lost=tuple(0.0 for _ in grid), ties=ties,
                   budget=budget, limit=limit, best=best, method="estimated",
                   kl_stderr=tuple(float(s) for s in se), forwards_stderr=tuple(float(s) for s in fse),
-                  n=int(est[0].n),
+                  n=int(est[0].n), d=int(x.shape[1]),
                   note=f"estimated: the rule along {est[0].n} data paths through the model (seed {seed}); "
                        f"{confidence:.0%} normal intervals")

@@ -38,7 +38,20 @@ all at once on small laws, K ≤ 4):
 * ``entropy_budget`` γ (nats): 0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3;
 * ``entropy_threshold`` θ (nats): 0, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.65, 0.7, 0.75, 0.95, 1.25, 2
   (finer near log 2, the largest entropy of a binary position);
-* ``joint_threshold`` θ: 0.1, 0.2, …, 0.9, 0.95, 0.99.
+* ``joint_threshold`` θ: 0.1, 0.2, …, 0.9, 0.95, 0.99;
+* ``diffusers_threshold`` τ: 0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99 (diffusers takes
+  τ in [0, 1)).
+
+``"diffusers_threshold"`` is the rule diffusers' ``LLaDA2Pipeline`` runs with its ``threshold``
+(0.42.1, :mod:`mdmtheory.samplers.select`): one block of d positions, ``num_inference_steps =
+d`` (the scheduler's even split: one mask per step as the floor), temperature 1, and each step
+commits every masked position whose *sampled* token's tempered probability exceeds τ, else the
+most confident one — sample-then-select
+(:class:`~mdmtheory.samplers.SampleThenSelectPlanner`, ``confidence="tempered"``) on the
+Schedule (1, …, 1), forwards as the pipeline counts them (a block that runs out of masks at step
+F < d costs F + 1). It is not ``"threshold"`` (Fast-dLLM's rule: positions by the arg max's
+probability, values drawn after): the two differ in what they commit and in forwards; only
+``"diffusers_threshold"`` exports to the pipeline (:func:`mdmtheory.exports.diffusers.tuned_threshold_call`).
 
 A *family* is any callable ``v -> sampler`` (a planner instance or anything
 :func:`~mdmtheory.samplers.as_sampler` takes); its grid is ``values=`` or, when absent, the
@@ -58,6 +71,8 @@ from ..information.divergence import kl as _kl
 from ..laws.joint import Joint
 from ..samplers.adaptive import EntropyBudgetPlanner, FactorPlanner, FrechetPlanner, ThresholdPlanner
 from ..samplers.base import as_sampler
+from ..samplers.select import SampleThenSelectPlanner
+from ..schedules.plans import Schedule
 from ..samplers.serving import EntropyThresholdPlanner, JointThresholdSampler
 from ..samplers.ties import check_ties
 from .._validate import real_arg
@@ -72,7 +87,14 @@ TUNABLE = {
     "entropy_budget": (EntropyBudgetPlanner, "gamma", "entropy budget γ in nats (EB-Sampler, Cai & Li, SGLang EBSampling)"),
     "entropy_threshold": (EntropyThresholdPlanner, "threshold", "SGLang EntropyThreshold θ in nats"),
     "joint_threshold": (JointThresholdSampler, "threshold", "SGLang JointThreshold θ (a probability)"),
+    "diffusers_threshold": (SampleThenSelectPlanner, "threshold",
+                            "diffusers LLaDA2Pipeline threshold (sample-then-select, one block, one mask per step floor)"),
 }
+
+#: fixed arguments of a rule's class besides its parameter
+_FIXED = {"diffusers_threshold": {"confidence": "tempered", "temperature": 1.0}}
+#: the plan a rule runs on a law of d positions (None: the rule chooses its own sizes)
+_PLANS = {"diffusers_threshold": lambda d: Schedule((1,) * d)}
 
 #: The default grid of each rule (module docstring says why these).
 DEFAULT_GRIDS = {
@@ -82,6 +104,7 @@ DEFAULT_GRIDS = {
     "entropy_budget": (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0),
     "entropy_threshold": (0.0, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.65, 0.7, 0.75, 0.95, 1.25, 2.0),
     "joint_threshold": (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99),
+    "diffusers_threshold": (0.0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99),
 }
 
 _F_TOL, _KL_TOL = 1e-9, 1e-12
@@ -99,7 +122,7 @@ class Tuning(Record):
     ``value`` the picked parameter and ``expected_forwards``, ``best_kl``, ``best_path_kl`` its
     numbers; ``method`` ``"exact"`` or ``"estimated"`` (:func:`mdmtheory.design.estimate_tune`,
     which also fills the standard errors ``kl_stderr`` (of the path KL estimate) and
-    ``forwards_stderr``, and ``n``)."""
+    ``forwards_stderr``, and ``n``); ``d`` the sequence length tuned for (the exports need it)."""
 
     planner: str
     parameter: str
@@ -116,6 +139,7 @@ class Tuning(Record):
     kl_stderr: tuple | None = None
     forwards_stderr: tuple | None = None
     n: int | None = None
+    d: int | None = None
     note: str = ""
 
     @property
@@ -192,17 +216,17 @@ def resolve_rule(planner, values, ties):
         grid = _grid(values, DEFAULT_GRIDS[planner], planner)
 
         def make(v):
-            kw = {param: v}
+            kw = {param: v, **_FIXED.get(planner, {})}
             if ties is not None:
                 kw["ties"] = ties
             return cls(**kw)
-        return planner, param, grid, make
+        return planner, param, grid, make, _PLANS.get(planner)
     if callable(planner) and not isinstance(planner, type):
         grid = _grid(values, getattr(planner, "values", None), "a family (callable)")
 
         def make(v):
             return as_sampler(planner(v), ties=ties)
-        return "family", "value", grid, make
+        return "family", "value", grid, make, None
     raise ValueError(f"planner: expected one of {', '.join(TUNABLE)} or a callable value -> sampler, got {planner!r:.80}")
 
 
@@ -258,15 +282,16 @@ def tune(planner, p: Joint, *, forwards=None, target_kl=None, values=None, ties=
     if not isinstance(p, Joint):
         raise ValueError(f"p: expected a mdmtheory.Joint (the law to tune on), got {type(p).__name__}")
     budget, limit = check_budget(forwards, target_kl)
-    name, param, grid, make = resolve_rule(planner, values, ties)
+    name, param, grid, make, plan_of = resolve_rule(planner, values, ties)
+    plan = None if plan_of is None else plan_of(p.d)
     fw, kls, paths, lost, tie_names = [], [], [], [], set()
     for v in grid:
         try:
             s = make(v)
         except ValueError as e:
             raise ValueError(f"values: {param}={v:g} is not a valid value for {name} ({e})") from None
-        s = as_sampler(s, plan=None)
-        run = s.exact_run(p, None, trajectory=True)
+        s = as_sampler(s, plan=plan)
+        run = s.exact_run(p, plan, trajectory=True)
         fw.append(float(run.forwards))
         kls.append(float(_kl(p, run.law)))
         paths.append(None if run.path_kl is None else float(run.path_kl))
@@ -278,5 +303,5 @@ def tune(planner, p: Joint, *, forwards=None, target_kl=None, values=None, ties=
     ties_run = next(iter(tie_names)) if len(tie_names) == 1 else ",".join(sorted(map(str, tie_names)))
     return Tuning(planner=name, parameter=param, values=grid, forwards=tuple(fw), kl=tuple(kls),
                   path_kl=tuple(paths), lost=tuple(lost), ties=ties_run, budget=budget, limit=limit, best=best,
-                  note=f"exact runs of {name} on a law of d = {p.d}, K = {p.K}")
+                  d=p.d, note=f"exact runs of {name} on a law of d = {p.d}, K = {p.K}")
 
