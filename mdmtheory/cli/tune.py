@@ -116,6 +116,8 @@ def run(args) -> dict:
 
 def render(r: dict) -> str:
     lines = [f"{r['planner']} ({r['parameter']}) on {r['source']} [{r['method']}]"]
+    if r["method"] == "estimated":
+        lines.append(r["note"])
     est = r["method"] == "estimated"
     for i, v in enumerate(r["values"]):
         mark = "*" if i == r["best"] else " "

@@ -27,6 +27,9 @@ these rows, not competitors), or the pick's forwards interval contains F. With
 ``target_kl=ε``: the fewest estimated forwards among the values whose path-KL interval lies
 below ε (upper end <= ε), refused where the pick's forwards interval overlaps another such
 value's. Choosing on the same rows makes the intervals optimistic; confirm on fresh rows.
+On a trained model the estimate can fall below 0 beyond its noise (the model's conditionals
+are not those of one joint law, or the rows are not its samples): the ``note`` says so, and the
+value is then the model's factorization error along the data, not a KL.
 A revising rule (``"joint_threshold"``) or a sample-then-select one (``"diffusers_threshold"``) has
 no pointwise log-ratio along the data's path: refused (use the exact
 :func:`mdmtheory.optimal.tune` on a law, or simulate).
@@ -140,11 +143,17 @@ def estimate_tune(model, samples, planner, *, forwards=None, target_kl=None, val
             more = f"about {int(math.ceil(factor * rows))} draws" if math.isfinite(factor) else "more draws"
             raise ValueError(f"n: the pick {param}={grid[best]:g} and {param}={grid[i]:g} are not separated by their "
                              f"{confidence:.0%} intervals on {rows} draws; more samples ({more}) or a coarser grid")
+    note = (f"estimated: the rule along {est[0].n} data paths through the model (seed {seed}); "
+            f"{confidence:.0%} normal intervals")
+    neg = [grid[i] for i in range(len(grid)) if ci[i][1] < 0]
+    if neg:  # a KL is >= 0: below 0 beyond the noise, the model's conditionals are not one law's (or x is not its)
+        note += (f"; negative beyond noise at {param}={', '.join(f'{v:g}' for v in neg)}: the model's conditionals "
+                 "are not those of one joint law sampled by the data, so these are its factorization error along "
+                 "the data, not a KL")
     return Tuning(planner=name, parameter=param, values=grid, forwards=tuple(float(f) for f in fw),
                   kl=tuple(float(v) if k == "kl" else None for v, k in zip(val, kinds)),
                   path_kl=tuple(float(v) for v in val), lost=tuple(0.0 for _ in grid), ties=ties,
                   budget=budget, limit=limit, best=best, method="estimated",
                   kl_stderr=tuple(float(s) for s in se), forwards_stderr=tuple(float(s) for s in fse),
                   n=int(est[0].n), d=int(x.shape[1]),
-                  note=f"estimated: the rule along {est[0].n} data paths through the model (seed {seed}); "
-                       f"{confidence:.0%} normal intervals")
+                  note=note)
