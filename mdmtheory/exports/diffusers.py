@@ -60,7 +60,7 @@ from .._validate import prob_arg, int_arg, path_arg
 from .formats import llada_default_counts
 
 __all__ = ["block_refinement_scheduler", "check_counts", "scheduler_config", "save_scheduler", "load_scheduler",
-           "check_scheduler", "SchedulerCheck", "tuned_threshold_call", "read_tuning"]
+           "check_scheduler", "SchedulerCheck", "tuned_threshold_call"]
 
 
 def _diffusers():
@@ -474,7 +474,7 @@ def load_scheduler(path):
                                       minimal_topk=cfg.get("minimal_topk", 1))
 
 
-def read_tuning(tuning, rules) -> dict:
+def _read_tuning(tuning, rules) -> dict:
     """The fields the exporters read from a tuned parameter: a
     :class:`mdmtheory.optimal.Tuning` (or its ``to_dict()``) with a pick, of one of ``rules``.
     Returns planner, parameter, value, expected_forwards, d, method."""
@@ -511,7 +511,7 @@ def tuned_threshold_call(tuning) -> dict:
     Only a tuning of ``"diffusers_threshold"``: the Fast-dLLM rule ``"threshold"`` ranks
     positions by the arg max's probability and draws values after; diffusers commits by the
     probability of the value it sampled — another rule, with other forwards."""
-    t = read_tuning(tuning, ("diffusers_threshold",))
+    t = _read_tuning(tuning, ("diffusers_threshold",))
     tau = prob_arg(t["value"], "tuning")
     if not tau < 1:
         raise ValueError(f"tuning: diffusers takes a threshold in [0, 1), got {tau}")

@@ -38,7 +38,7 @@ from .._moved import renamed_keywords
 from ..schedules.plans import Schedule
 from .._validate import int_arg as _int_arg
 from .formats import _llada_blocks
-from .diffusers import read_tuning
+from .diffusers import _read_tuning
 
 __all__ = ["to_sglang", "tuned_algorithm_config", "SGLANG_VERSION"]
 
@@ -120,7 +120,7 @@ def tuned_algorithm_config(tuning) -> dict:
     at sgl-project/sglang 26eb1bf) and ``.get("gamma", 0.15)`` (``eb_sampling.py`` at 38c8d9b);
     the algorithms read from the sglang 0.5.23 wheel for :func:`to_sglang` do not include them,
     and sglang is not installed here, so the YAML is checked against those readers, not run."""
-    t = read_tuning(tuning, tuple(_TUNED))
+    t = _read_tuning(tuning, tuple(_TUNED))
     algo, key, extra = _TUNED[t["planner"]]
     v, d = float(t["value"]), int(t["d"])
     if v < 0:
