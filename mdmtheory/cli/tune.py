@@ -13,7 +13,8 @@ KL) or ``--target-kl EPS`` (the value with KL <= EPS and the fewest forwards), o
 ``--values v1,v2,...`` replaces the rule's default grid (mdmtheory.optimal.DEFAULT_GRIDS);
 ``--ties`` the tie rule. The output carries the whole curve and the exports of the picked value
 (diffusers' ``LLaDA2Pipeline(threshold=...)`` for ``diffusers_threshold``; SGLang's algorithm config for
-the rules SGLang has).
+the rules SGLang has; Fast-dLLM's ``generate`` keywords for ``threshold`` and ``factor``; a refusal, with
+its reason, for the others).
 """
 
 from __future__ import annotations
@@ -54,10 +55,12 @@ _NAMES = {"forwards": "--forwards", "target_kl": "--target-kl", "values": "--val
 
 def _exports(t) -> dict:
     from ..exports.diffusers import tuned_threshold_call
+    from ..exports.llada import tuned_generate_kwargs
     from ..exports.sglang import tuned_algorithm_config
 
     out = {}
-    for name, f in (("diffusers", tuned_threshold_call), ("sglang", tuned_algorithm_config)):
+    for name, f in (("diffusers", tuned_threshold_call), ("sglang", tuned_algorithm_config),
+                    ("fastdllm", tuned_generate_kwargs)):
         try:
             out[name] = f(t.to_dict())
         except ValueError as e:

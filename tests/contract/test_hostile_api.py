@@ -261,6 +261,8 @@ OVERRIDES: dict[str, dict] = {
         "tuning": lambda: mt.optimal.tune("entropy_threshold", P, forwards=5, values=(0.3, 0.6))},
     "exports.diffusers.tuned_threshold_call": {
         "tuning": lambda: mt.optimal.tune("diffusers_threshold", P, forwards=4, values=(0.5, 0.9))},
+    "exports.llada.tuned_generate_kwargs": {
+        "tuning": lambda: mt.optimal.tune("factor", P, forwards=4, values=(0.5, 1.0))},
     "optimal.tune": {"planner": lambda: "threshold", "forwards": lambda: 4, "values": lambda: (0.9, 1.01)},
     # one grid value: the valid call never meets an interval overlap (a refusal by design, tested in tests/design)
     "design.estimate_tune": {"model": _masked, "planner": lambda: "threshold", "forwards": lambda: 4,

@@ -74,3 +74,23 @@ def test_sglang_config_of_a_tuned_entropy_rule(rule, algo, key, extra):
     assert e["expected_forwards"] == pytest.approx(t.expected_forwards + extra, abs=1e-12)
     with pytest.raises(ValueError, match="^tuning: this export takes"):
         tuned_algorithm_config(mt.optimal.tune("factor", P, forwards=4))
+
+
+#: Fast-dLLM's generate as read (NVlabs/Fast-dLLM llada/generate.py at f6b35ec): its keyword names
+FASTDLLM_GENERATE = ("steps", "gen_length", "block_length", "temperature", "remasking", "mask_id", "threshold",
+                     "factor", "step_callback")
+
+
+@pytest.mark.parametrize("rule", ["threshold", "factor"])
+def test_fastdllm_kwargs_of_a_tuned_rule(rule):
+    from mdmtheory.exports.llada import tuned_generate_kwargs
+
+    t = mt.optimal.tune(rule, P, forwards=3)
+    e = tuned_generate_kwargs(t)
+    kw = e["generate_kwargs"]
+    assert set(kw) <= set(FASTDLLM_GENERATE) and e["exact"] is False
+    assert kw[rule] == t.value and kw["factor" if rule == "threshold" else "threshold"] is None
+    # generate's own asserts: gen_length % block_length == 0, steps % num_blocks == 0
+    assert kw["gen_length"] % kw["block_length"] == 0 and kw["steps"] % (kw["gen_length"] // kw["block_length"]) == 0
+    with pytest.raises(ValueError, match="^tuning: this export takes"):
+        tuned_generate_kwargs(mt.optimal.tune("frechet", P, forwards=3))
