@@ -52,10 +52,12 @@ def test_pick_agrees_with_the_exact_pick():
 
 
 def test_refuses_where_intervals_overlap():
-    """Two grid values 1e-9 apart that split the law differently on no row give identical
-    estimates (not rivals); values whose estimates differ by less than the noise are refused
+    """Two grid values that act alike on every state of the law give identical estimates (not
+    rivals: a pick, the first); values whose estimates differ by less than the noise are refused
     with the fix named: more samples."""
-    grid = (0.69, 0.7)  # the same rule on this law: identical estimates, a pick
+    grid = (0.69, 0.7)  # no conditional of this law has its arg max probability in [0.69, 0.7)
+    ex = mt.optimal.tune("threshold", P, values=grid)
+    assert ex.kl[0] == ex.kl[1] and ex.forwards[0] == ex.forwards[1]
     est = estimate_tune(bridge.ExactModel(P), ROWS[:300], "threshold", forwards=5, values=grid, n=300, seed=0)
     assert est.value == 0.69
     # factor 0.5 and 1.0: exact path KLs 0.078 and 0.104 (both within 4 forwards); 100 draws do not separate them
