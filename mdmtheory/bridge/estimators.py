@@ -31,6 +31,7 @@ Conventions shared by every estimator
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 
@@ -287,7 +288,9 @@ class FactorizationEstimate(Estimate):
 
     ``kind = "kl"`` (deterministic planner: estimates KL(p‖q) for an exact model) or
     ``"path_kl"`` (random order: the path KL). ``step_means`` (d,) are the mean terms of each
-    step (0 past a draw's last step); ``mean_steps`` the mean number of steps.
+    step (0 past a draw's last step); ``mean_steps`` the mean number of steps and
+    ``steps_stderr`` its standard error (the draws' step counts are independent; 0 when every
+    draw takes the same number of steps).
     """
 
     value: float
@@ -297,6 +300,7 @@ class FactorizationEstimate(Estimate):
     kind: str
     step_means: np.ndarray
     mean_steps: float
+    steps_stderr: float = math.nan
 
     @renamed_keywords(level="confidence")
     def ci(self, confidence: float = 0.95) -> tuple[float, float]:
@@ -584,7 +588,7 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
     f0 = model.forwards
     total, sumsq = np.zeros(1), np.zeros(1)
     step_sums = np.zeros(d)
-    step_count = np.zeros(1)
+    step_count, step_sq = np.zeros(1), np.zeros(1)
     for g in _chunks(w.shard(n), 4 * model.max_batch):
         x = xs[g % n_s]
         m = g.shape[0]
@@ -593,6 +597,7 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
         revealed = np.zeros((m, D), dtype=bool)
         revealed[:, :gp] = True  # the prompt: visible from the start
         L = np.zeros(m)
+        n_steps = np.zeros(m)
         for t, size in enumerate(sizes):
             rows = np.flatnonzero(~revealed.all(axis=1))
             if rows.size == 0:
@@ -628,16 +633,21 @@ def estimate_factorization_error(model, samples, plan=None, planner="random", *,
             L[rows] += term
             step_sums[t] += term.sum()
             revealed[rows] = rv | chosen
+            n_steps[rows] += 1
             step_count += rows.size
         if not revealed.all():
             raise ValueError("plan: some paths still have masked positions after the last step")
         total += L.sum()
         sumsq += (L * L).sum()
+        step_sq += (n_steps * n_steps).sum()
     forwards = np.array([model.forwards - f0], dtype=np.float64)
-    total, sumsq, step_sums, step_count, forwards = all_reduce_sum(w, [total, sumsq, step_sums, step_count, forwards], model.device)
+    total, sumsq, step_sums, step_count, step_sq, forwards = all_reduce_sum(
+        w, [total, sumsq, step_sums, step_count, step_sq, forwards], model.device)
     mean, se = _mean_se(n, total, sumsq)
+    _, steps_se = _mean_se(n, step_count, step_sq)
     kind = "path_kl" if is_random or not getattr(planner, "deterministic", False) else "kl"
-    return FactorizationEstimate(float(mean[0]), float(se[0]), n, int(forwards[0]), kind, step_sums / n, float(step_count[0] / n))
+    return FactorizationEstimate(float(mean[0]), float(se[0]), n, int(forwards[0]), kind, step_sums / n, float(step_count[0] / n),
+                                 float(steps_se[0]))
 
 
 # -- learning error ------------------------------------------------------------------------

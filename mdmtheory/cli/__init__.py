@@ -31,6 +31,7 @@ COMMANDS = {
     "report": "report",
     "design": "design",
     "train": "train",
+    "tune": "tune",
 }
 
 

@@ -60,7 +60,7 @@ from .._validate import prob_arg, int_arg, path_arg
 from .formats import llada_default_counts
 
 __all__ = ["block_refinement_scheduler", "check_counts", "scheduler_config", "save_scheduler", "load_scheduler",
-           "check_scheduler", "SchedulerCheck"]
+           "check_scheduler", "SchedulerCheck", "tuned_threshold_call"]
 
 
 def _diffusers():
@@ -472,3 +472,61 @@ def load_scheduler(path):
                                       threshold=cfg.get("threshold", 1.0),
                                       editing_threshold=cfg.get("editing_threshold"),
                                       minimal_topk=cfg.get("minimal_topk", 1))
+
+
+def _read_tuning(tuning, rules) -> dict:
+    """The fields the exporters read from a tuned parameter: a
+    :class:`mdmtheory.optimal.Tuning` (or its ``to_dict()``) with a pick, of one of ``rules``.
+    Returns planner, parameter, value, expected_forwards, d, method."""
+    t = tuning.to_dict() if hasattr(tuning, "to_dict") and not isinstance(tuning, dict) else tuning
+    keys = ("planner", "parameter", "value", "expected_forwards", "d", "method")
+    if not isinstance(t, dict) or not all(k in t for k in keys):
+        raise ValueError(f"tuning: expected a mdmtheory.optimal.Tuning (or its to_dict()), got {tuning!r:.80}")
+    if t["planner"] not in rules:
+        raise ValueError(f"tuning: this export takes a tuning of {' or '.join(map(repr, rules))}, got one of "
+                         f"{t['planner']!r}")
+    v = t["value"]
+    if v is None:
+        raise ValueError("tuning: it has no pick (tune with forwards= or target_kl=)")
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not np.isfinite(v):
+        raise ValueError(f"tuning: expected a finite picked value, got {v!r:.80}")
+    d = t["d"]
+    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
+        raise ValueError(f"tuning: expected the tuned sequence length d >= 1, got {d!r:.80}")
+    return {k: t[k] for k in keys}
+
+
+def tuned_threshold_call(tuning) -> dict:
+    r"""A tuned ``"diffusers_threshold"`` (:func:`mdmtheory.optimal.tune`) as the
+    ``LLaDA2Pipeline`` call that runs it: one block of the d tuned positions
+    (``gen_length = block_length = num_inference_steps = d``: diffusers' own
+    ``BlockRefinementScheduler`` then floors one mask per step), ``threshold`` the picked τ,
+    ``temperature=1.0``, editing off, ``eos_early_stop=False``, ``minimal_topk=1``. No custom
+    scheduler: diffusers' default split is the tuned rule's. ``expected_forwards`` is the
+    record's: the model calls the pipeline makes on average (a block that runs out of masks at
+    step F < d costs F + 1; :class:`mdmtheory.samplers.SelectRun`), for the law the tuning ran
+    on (tests/exports/test_tuned_threshold.py counts them in diffusers 0.42.1). A prompt must
+    end on a block boundary (left-pad it to a multiple of d) for the block to hold d masks.
+
+    Only a tuning of ``"diffusers_threshold"``: the Fast-dLLM rule ``"threshold"`` ranks
+    positions by the arg max's probability and draws values after; diffusers commits by the
+    probability of the value it sampled — another rule, with other forwards."""
+    t = _read_tuning(tuning, ("diffusers_threshold",))
+    tau = prob_arg(t["value"], "tuning")
+    if not tau < 1:
+        raise ValueError(f"tuning: diffusers takes a threshold in [0, 1), got {tau}")
+    d = int(t["d"])
+    call = {"gen_length": d, "block_length": d, "num_inference_steps": d, "threshold": tau,
+            "editing_threshold": None, "eos_early_stop": False, "minimal_topk": 1, "temperature": 1.0}
+    return {
+        "format": "diffusers",
+        "pipeline_call": call,
+        "expected_forwards": float(t["expected_forwards"]),
+        "method": t["method"],
+        "python": ("from diffusers import BlockRefinementScheduler, LLaDA2Pipeline; "
+                   "out = LLaDA2Pipeline(model, BlockRefinementScheduler(), tokenizer)(input_ids=input_ids, "
+                   + ", ".join(f"{k}={v!r}" for k, v in call.items()) + ")"),
+        "note": (f"threshold {tau:g} tuned ({t['method']}) to {float(t['expected_forwards']):.4g} expected forwards per "
+                 f"block of {d}; model, tokenizer: yours; input_ids: the prompt ids with the prompt a multiple of "
+                 f"{d} tokens (no prompt: torch.zeros((1, 0), dtype=torch.long))"),
+    }

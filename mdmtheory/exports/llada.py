@@ -28,9 +28,10 @@ from __future__ import annotations
 import contextlib
 
 from .._moved import renamed_keywords
+from .diffusers import _read_tuning
 from .formats import _exported_fields
 
-__all__ = ["PlanCounts", "patch"]
+__all__ = ["PlanCounts", "patch", "tuned_generate_kwargs"]
 
 
 #: Fast-dLLM's cached loops that index num_transfer_tokens[:, 1] before testing the block
@@ -145,3 +146,40 @@ def patch(module, exported):
     if counts.calls % counts.num_blocks:
         raise ValueError(f"gen_length: generate ran {counts.calls} blocks, not a multiple of the plan's "
                          f"{counts.num_blocks}; call generate with gen_length={counts.num_blocks * counts.block_length}")
+
+
+def tuned_generate_kwargs(tuning) -> dict:
+    r"""A tuned Fast-dLLM ``"threshold"`` or ``"factor"`` (:func:`mdmtheory.optimal.tune`) as the
+    keyword arguments of Fast-dLLM's ``generate`` (NVlabs/Fast-dLLM ``llada/generate.py`` at
+    f6b35ec: ``generate(model, prompt, steps, gen_length, block_length, temperature, remasking,
+    mask_id, threshold, factor)``; also ``generate_with_prefix_cache`` and
+    ``generate_with_dual_cache``): one block of the d tuned positions (``steps = gen_length =
+    block_length = d``; with a threshold or a factor the steps only bound the counts' table),
+    ``remasking="low_confidence"``, ``temperature=0.0`` (Fast-dLLM's default), and ``threshold=τ``,
+    ``factor=None`` or ``threshold=None``, ``factor=f``.
+
+    What carries over and what does not (``exact`` is False): at temperature 0 Fast-dLLM ranks the
+    masked positions by the probability of the arg max, as :class:`~mdmtheory.samplers.ThresholdPlanner`
+    and :class:`~mdmtheory.samplers.FactorPlanner` do, and runs one forward per step (its ``nfe``,
+    the tuned forwards' count); but it commits the arg max where the tuned rule draws the value
+    from the conditional (the package's convention for ranked rules, :mod:`mdmtheory.samplers.adaptive`),
+    so later steps see other values and the forwards the record states are those of the drawn-value
+    rule, not of greedy decoding. (At ``temperature=1`` Fast-dLLM's Gumbel draw is a sample and its
+    confidence that sample's probability: sample-then-select, the rule of ``"diffusers_threshold"``
+    with ``confidence="untempered"``.) Fast-dLLM is not installed here: these are the keyword
+    names of the file as read."""
+    t = _read_tuning(tuning, ("threshold", "factor"))
+    v, d = float(t["value"]), int(t["d"])
+    kw = {"steps": d, "gen_length": d, "block_length": d, "temperature": 0.0, "remasking": "low_confidence",
+          "threshold": v if t["planner"] == "threshold" else None,
+          "factor": v if t["planner"] == "factor" else None}
+    return {
+        "format": "fastdllm",
+        "generate_kwargs": kw,
+        "expected_forwards": float(t["expected_forwards"]),
+        "exact": False,
+        "method": t["method"],
+        "note": (f"{t['parameter']} {v:g} tuned ({t['method']}) for the rule with values drawn from the conditionals "
+                 f"({float(t['expected_forwards']):.4g} expected forwards per block of {d}); Fast-dLLM at temperature 0 "
+                 "ranks positions the same way but commits the arg max, so its forwards on your model differ"),
+    }

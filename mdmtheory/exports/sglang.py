@@ -38,8 +38,9 @@ from .._moved import renamed_keywords
 from ..schedules.plans import Schedule
 from .._validate import int_arg as _int_arg
 from .formats import _llada_blocks
+from .diffusers import _read_tuning
 
-__all__ = ["to_sglang", "SGLANG_VERSION"]
+__all__ = ["to_sglang", "tuned_algorithm_config", "SGLANG_VERSION"]
 
 #: The sglang release read (PyPI wheel).
 SGLANG_VERSION = "0.5.23"
@@ -98,4 +99,43 @@ def to_sglang(plan, *, block_length: int | None = None) -> dict:
                  if threshold == 1.0 else
                  "threshold 0.0: every mask's greedy probability exceeds it, each block is one step; ")
                 + "an MoE LLaDA2 checkpoint refuses a block_size other than its own (32)",
+    }
+
+
+#: tuned rule -> (SGLang algorithm, its YAML key, forwards SGLang adds to the tuned rule's)
+_TUNED = {"entropy_threshold": ("EntropyThreshold", "threshold", 0),
+          "entropy_budget": ("EBSampling", "gamma", 1)}
+
+
+def tuned_algorithm_config(tuning) -> dict:
+    """A tuned parameter (:func:`mdmtheory.optimal.tune`) as SGLang's ``--dllm-algorithm`` and
+    its YAML config, for the rules SGLang has: ``"entropy_threshold"`` → ``EntropyThreshold``
+    (``threshold``, nats; its forwards are the tuned ones: steps + 1,
+    :mod:`mdmtheory.samplers.serving`), ``"entropy_budget"`` → ``EBSampling`` (``gamma``, nats;
+    the same prefix rule, whose file adds one final forward: tuned forwards + 1).
+    ``block_size`` is the tuned d (one block). Other rules are refused by name: SGLang's
+    ``LowConfidence`` commits the greedy token (Fast-dLLM's ``"threshold"`` draws values), and
+    the tuned ``"joint_threshold"`` runs at temperature 1 where SGLang's file is greedy. The keys
+    are the files' ``config.algorithm_config.get("threshold", 0.95)`` (``entropy_threshold.py``
+    at sgl-project/sglang 26eb1bf) and ``.get("gamma", 0.15)`` (``eb_sampling.py`` at 38c8d9b);
+    the algorithms read from the sglang 0.5.23 wheel for :func:`to_sglang` do not include them,
+    and sglang is not installed here, so the YAML is checked against those readers, not run."""
+    t = _read_tuning(tuning, tuple(_TUNED))
+    algo, key, extra = _TUNED[t["planner"]]
+    v, d = float(t["value"]), int(t["d"])
+    if v < 0:
+        raise ValueError(f"tuning: SGLang's {algo} takes {key} >= 0 (nats), got {v}")
+    cfg = {key: v, "block_size": d}
+    return {
+        "format": "sglang",
+        "engine": f"sglang {SGLANG_VERSION}",
+        "dllm_algorithm": algo,
+        "dllm_algorithm_config": cfg,
+        "yaml": f"{key}: {v!r}\nblock_size: {d}\n",
+        "launch": ["--dllm-algorithm", algo, "--dllm-algorithm-config", "CONFIG.yaml"],
+        "expected_forwards": float(t["expected_forwards"]) + extra,
+        "method": t["method"],
+        "note": (f"{key} {v:g} tuned ({t['method']}) on blocks of {d}; forwards per block as SGLang's {algo} loop "
+                 "counts them" + (" (the tuned EB-Sampler's steps + 1 final forward)" if extra else "")
+                 + "; an MoE LLaDA2 checkpoint refuses a block_size other than its own (32)"),
     }

@@ -126,6 +126,7 @@ def _bases(f):
                    "--steps", "1,2", "--n-per-level", "3", "--attention-samples", "2", "--attention-info-samples", "2"],
         "design": ["design", "--data", f["tokens.txt"], "--steps", "2", "--n-per-level", "5"],
         "train": ["train", "--data", f["tokens.txt"], "--out", f["out.safetensors"], "--train-steps", "1", "--batch-size", "2"],
+        "tune": ["tune", "--planner", "threshold", "--forwards", "3", "--family", "markov", "--d", "3"],
     }
 
 

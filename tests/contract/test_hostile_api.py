@@ -257,6 +257,16 @@ OVERRIDES: dict[str, dict] = {
     "exports.diffusers.save_scheduler": {"counts": lambda: [2, 2], "path": lambda: "scheduler"},
     "exports.vllm.to_vllm": {"budget_only": lambda: True},
     "exports.sglang.to_sglang": {"plan": lambda: mt.Schedule((1, 1, 1, 1))},
+    "exports.sglang.tuned_algorithm_config": {
+        "tuning": lambda: mt.optimal.tune("entropy_threshold", P, forwards=5, values=(0.3, 0.6))},
+    "exports.diffusers.tuned_threshold_call": {
+        "tuning": lambda: mt.optimal.tune("diffusers_threshold", P, forwards=4, values=(0.5, 0.9))},
+    "exports.llada.tuned_generate_kwargs": {
+        "tuning": lambda: mt.optimal.tune("factor", P, forwards=4, values=(0.5, 1.0))},
+    "optimal.tune": {"planner": lambda: "threshold", "forwards": lambda: 4, "values": lambda: (0.9, 1.01)},
+    # one grid value: the valid call never meets an interval overlap (a refusal by design, tested in tests/design)
+    "design.estimate_tune": {"model": _masked, "planner": lambda: "threshold", "forwards": lambda: 4,
+                             "values": lambda: (1.01,), "n": lambda: 8},
     "exports.dllm.PlanAlphaScheduler": {"t": lambda: (1.0, 0.5, 0.0), "alpha_nodes": lambda: (0.0, 0.5, 1.0)},
     "exports.dllm_counts": {"t": lambda: (1.0, 0.5, 0.0), "alpha_nodes": lambda: (0.0, 0.5, 1.0)},
     "exports.llada.patch": {"module": lambda: _LladaModule(), "exported": lambda: mt.exports.to_llada(PLAN)},
@@ -515,6 +525,7 @@ RESULT_RECORDS = frozenset({
     "information.DyadicEstimate", "information.Lemma1", "information.ProfileEstimate",
     "laws.InformationProfileEstimate", "optimal.BlockCandidate", "optimal.BlockDesign",
     "optimal.BlockPartition", "optimal.Frontier", "optimal.LagrangianFrontier", "optimal.RandomizedOptimum",
+    "optimal.Tuning",
     "report.Report", "samplers.ComparisonTable", "samplers.ExactRun", "samplers.KLEstimate",
     "samplers.RevealDiagnostics", "samplers.RevisionRun", "samplers.SelectRun", "samplers.SelectionBias",
     "samplers.Simulation", "samplers.ServingRun", "samplers.SpeculativeRun", "samplers.InfoGainRun", "samplers.StepContext",
