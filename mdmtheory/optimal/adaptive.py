@@ -53,7 +53,7 @@ times the values); ``"confidence"`` reads :math:`d (K+1)^d` of them but builds t
 ``path_forwards``). The sampler's own expected forwards (``forwards``, the engine's count
 under the sampler's law, as every ``Run`` reports it) differ for a plan whose number of steps
 depends on the values: on a random d = 5 binary law the λ = 0.1 optimum takes 2.650 forwards
-along the data's paths and 2.686 along its own (tests/optimal/test_adaptive_plan.py). With
+along the data's paths and 2.686 along its own (tests/optimal/test_adaptive.py). With
 ``steps=T`` both are T.
 
 **forwards=F.** The constrained problem min path KL s.t. E_p[forwards] ≤ F is solved by its
@@ -76,12 +76,13 @@ empty state).
 values. Sample-then-select (:mod:`mdmtheory.samplers.select`) draws candidate values first
 and commits the confident ones: it sees values the plan has not revealed, is outside this
 class, and its law is not a product along a path; its KL may be above or below this
-optimum. (2) This is the optimum of the **path KL** :math:`\mathbb{E}\sum_t C`, an upper
-bound on the output-law KL (reported as ``kl``). The policy minimizing the output-law KL can
-differ: the output law of an adaptive plan sums over paths, and the KL of the sum is not the
-sum of the per-path costs. Some rules beat the path-KL optimum in output-law KL on some laws
-(tests/optimal/test_adaptive_plan.py, ``test_kl_can_beat_path_kl_optimum``, finds one and
-docs/theory.md states it). (3) The conditionals are exact; with a model's conditionals the
+optimum. (2) This is the optimum of the **path KL**. For a deterministic plan the output-law
+KL equals the path KL (``proofs/deterministic_planner_kl.md``: the path is a function of the
+output), so among deterministic state-dependent plans it is also the KL optimum; randomized
+rules (random order, the ``forwards=`` mixture) have KL < path KL and can beat it in KL: on
+the seed-0 random d = 4 binary law random order with the schedule (3, 1) has KL 0.0447
+against 0.0499 for the 2-step optimum (tests/optimal/test_adaptive.py,
+``test_kl_can_beat_path_kl_optimum``; docs/theory.md §16). (3) The conditionals are exact; with a model's conditionals the
 policy is still the table computed from p.
 """
 
@@ -188,7 +189,8 @@ class _Model:
             self.m = m
             self.conf_idx = base.ravel()[:, None] + np.cumsum(self.ext_stride[order], axis=1)
             cst = np.cumsum(np.take_along_axis(Hm, order, axis=1), axis=1) - self.logP.ravel()[:, None]
-            cst[np.arange(d)[None, :] >= m[:, None]] = np.inf
+            self.conf_void = np.arange(d)[None, :] >= m[:, None]
+            cst[self.conf_void] = np.inf
             self.conf_cst = cst
             self.conf_masks = np.cumsum(np.left_shift(np.int64(1), order.astype(np.int64)), axis=1)
 
@@ -220,7 +222,9 @@ class _Model:
             Vn = Q + lam
             masks = B
         else:
-            q = R.ravel()[self.conf_idx] * self.pinv.ravel()[:, None] + self.conf_cst
+            with np.errstate(invalid="ignore"):  # the slots n >= m index nothing: set to +inf below
+                q = R.ravel()[self.conf_idx] * self.pinv.ravel()[:, None] + self.conf_cst
+            q[self.conf_void] = np.inf
             n = np.argmin(q, axis=1)
             r = np.arange(q.shape[0])
             Vn = (q[r, n] + lam).reshape(self.P.shape)
@@ -345,11 +349,19 @@ class AdaptivePlan(Record):
     def prompt_planner(self, values, which: int = 0) -> AdaptivePlanner:
         """The planner of the law conditioned on the prompt ``x_given = values`` (the response
         positions renumbered 0..|R|-1 in increasing order), to run on ``p.condition(given, values)``."""
+        n = len(self.planners)
+        if isinstance(which, (bool, np.bool_)) or not isinstance(which, numbers.Integral) or not 0 <= which < n:
+            raise ValueError(f"which: expected the index of one of the {n} planners (0..{n - 1}), got {which!r:.40}")
         pl = self.planners[which]
-        G = self.given
-        if len(values) != len(G):
-            raise ValueError(f"values: expected {len(G)} prompt values, got {len(values)}")
-        return _sub_planner(pl, G, values)
+        G = list(self.given)
+        try:
+            vals = [v for v in values]
+        except TypeError:
+            raise ValueError(f"values: expected {len(G)} prompt values (a sequence of tokens), got {values!r:.40}") from None
+        if len(vals) != len(G) or any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral)
+                                      or not 0 <= v < pl.K for v in vals):
+            raise ValueError(f"values: expected {len(G)} prompt tokens in 0..{pl.K - 1}, got {values!r:.40}")
+        return _sub_planner(pl, G, [int(v) for v in vals])
 
 
 def _sub_planner(pl: AdaptivePlanner, G, values) -> AdaptivePlanner:
@@ -523,7 +535,7 @@ def adaptive_plan(p, *, steps=None, forwards=None, penalty=None, given=(), actio
                 b = solve(hi)
                 for _ in range(200):
                     mid = 0.5 * (lo + hi)
-                    if not lo < mid < hi:
+                    if not lo < mid < hi or hi - lo <= 1e-14 * hi:
                         break
                     m = solve(mid)
                     if m[3] <= F + 1e-12:

@@ -149,11 +149,31 @@ def test_engine_path_kl_and_law(seed, d, K):
             assert run.path_kl == pytest.approx(r.path_kl, abs=1e-12)
             assert r.law.table.sum() + r.law.lost == pytest.approx(1.0, abs=1e-12)
             assert r.kl <= r.path_kl + 1e-12
+            assert r.kl == pytest.approx(r.path_kl, abs=1e-12)  # deterministic plan: KL = path KL
             assert r.kl == pytest.approx(mt.kl(p, mt.sampler_law(p, None, planner=r.planner)), abs=1e-12)
             assert r.forwards == pytest.approx(run.forwards, abs=1e-12)
             assert r.forwards_law.sum() == pytest.approx(1.0)
             if "steps" in kw:
                 assert r.forwards == kw["steps"] and r.forwards_law[kw["steps"]] == pytest.approx(1.0)
+
+
+def test_given_runs_per_prompt():
+    p = _law(23, 4)
+    r = adaptive_plan(p, steps=2, given=[2])
+    assert r.planner is None
+    pG = p.marginal([2])
+    path = kl = 0.0
+    table = np.zeros(p.table.shape)
+    for v in range(2):
+        cond = p.condition([2], [v])
+        run = mt.exact_run(cond, None, r.prompt_planner([v]), trajectory=True)
+        path += pG[v] * run.path_kl
+        kl += pG[v] * mt.kl(cond, run.law)
+        table[:, :, v, :] += pG[v] * run.law.table
+    assert r.path_kl == pytest.approx(path, abs=1e-12) and r.kl == pytest.approx(kl, abs=1e-12)
+    assert np.allclose(r.law.table, table, atol=1e-15)
+    with pytest.raises(ValueError, match="^values: "):
+        r.prompt_planner([0, 1])
 
 
 def test_path_forwards_differ_from_the_samplers():
