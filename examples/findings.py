@@ -1473,8 +1473,8 @@ def adaptive() -> str:
         optimum over every state-dependent plan at equal expected forwards. The largest loss here is
         {worst[5] - worst[7]:.3f} nats ({worst[1]} = {worst[2]:g} on the {worst[0]} law). Of the
         {len(inner)} rows strictly between one step and one token per step, the rule reaches the
-        best confidence-ranked plan's value (within 1e-9) in {nearest}; the best plan over all sets
-        is lower still on the Markov chain and the Dirichlet law (its sets need not be the most
+        best confidence-ranked plan's value (within 1e-9) in {nearest}{" (none)" if nearest == 0 else ""};
+        the best plan over all sets is lower still on the Markov chain and the Dirichlet law (its sets need not be the most
         confident positions). The second table puts the optimal fixed schedule (random order, mt.optimal_schedule,
         path KL) beside the adaptive optimum with the same number of steps. Sample-then-select,
         which sees drawn values before choosing, is outside the optimum's class (theory.md §16).""",

@@ -75,8 +75,9 @@ empty state).
 **Honest limits (issue 37 part 4).** (1) The optimum is over plans that see only revealed
 values. Sample-then-select (:mod:`mdmtheory.samplers.select`) draws candidate values first
 and commits the confident ones: it sees values the plan has not revealed, is outside this
-class, and its law is not a product along a path; its KL may be above or below this
-optimum. (2) This is the optimum of the **path KL**. For a deterministic plan the output-law
+class, and its law is not a product along a path (computed anyway in
+``test_sample_then_select_distance``: on random d = 4 laws at two steps its KL is several
+times this optimum). (2) This is the optimum of the **path KL**. For a deterministic plan the output-law
 KL equals the path KL (``proofs/deterministic_planner_kl.md``: the path is a function of the
 output), so among deterministic state-dependent plans it is also the KL optimum; randomized
 rules (random order, the ``forwards=`` mixture) have KL < path KL and can beat it in KL: on

@@ -399,3 +399,14 @@ def test_errors():
         mt.sampler_law(p, mt.Schedule((2, 1)), planner=r.planner)
     with pytest.raises(ValueError, match="^p: the plan was computed for d=3"):
         mt.sampler_law(_law(81, 4), None, planner=r.planner)
+
+
+def test_sample_then_select_distance():
+    """Sample-then-select sees drawn values before choosing: outside the optimum's class. Its
+    distance, computed anyway, on random d = 4 laws at two steps: far above the optimum."""
+    sts = mt.samplers.SampleThenSelectPlanner()
+    for seed in range(4):
+        p = _law(seed, 4)
+        opt = adaptive_plan(p, steps=2).kl
+        for c in ((2, 2), (3, 1), (1, 3)):
+            assert mt.kl(p, mt.sampler_law(p, mt.Schedule(c), sts)) > 3 * opt
