@@ -317,7 +317,8 @@ class AdaptivePlan(Record):
     ----------
     path_kl : the optimal value, :math:`\\min \\mathbb{E}\\sum_t C(S_t \\mid x_{A_t})` (for
         ``penalty``: the path KL of the optimal policy, without the penalty).
-    kl : the exact KL(p ‖ q) of the plan's output law (≤ path_kl).
+    kl : the exact KL(p ‖ q) of the plan's output law (≤ path_kl; equal for a deterministic
+        plan, below it possibly for the two-plan mixture of ``forwards=``).
     forwards : expected number of forwards (= steps: one model call per step) under the
         sampler's own law (the engine's count, as every ``Run`` reports it).
     path_forwards : expected forwards along the data's trajectory, what ``penalty`` and

@@ -127,7 +127,6 @@ def test_matches_brute_force_penalty_and_given(seed, d, K, lam):
         assert adaptive_plan(p, steps=T, given=[1], actions=actions).path_kl == pytest.approx(want, abs=1e-12)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("seed", [10, 11])
 def test_matches_brute_force_d6(seed):
     p = _law(seed, 6)
