@@ -1432,7 +1432,9 @@ def adaptive_numbers():
                 F = _data_path_forwards(p, pl)
                 best = adaptive_plan(p, forwards=F).path_kl
                 conf = adaptive_plan(p, forwards=F, actions="confidence").path_kl
-                rows.append((name, label, v, run.forwards, F, mt.kl(p, run.law), run.path_kl, best, conf))
+                k = mt.kl(p, run.law)
+                assert abs(k - run.path_kl) <= 1e-9, (name, label, v)  # deterministic: KL = path KL
+                rows.append((name, label, v, run.forwards, F, k, run.path_kl, best, conf))
         prof = mt.information_profile(p)
         for T in (2, 3):
             sched = mt.optimal_schedule(prof, steps=T)
