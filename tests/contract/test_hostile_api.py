@@ -335,6 +335,8 @@ OVERRIDES.update({
     "optimal.block_path_kl": {"counts": lambda: ((1, 1), (1, 1))},
     "optimal.design_blocks": {"forwards": lambda: 2},
     "optimal.optimal_random_schedule": {"steps": lambda: 2},
+    "optimal.adaptive_plan": {"steps": lambda: 2},
+    "optimal.AdaptivePlan.prompt_planner": {"values": lambda: ()},
     "samplers.ComparisonTable.value": {"law": lambda: "chain", "T": lambda: 2},
     "samplers.KLEstimate.zscore": {"exact": lambda: 0.1},
     "samplers.RemaskingSampler.rates": {"i": lambda: 0},
@@ -457,6 +459,8 @@ OVERRIDES["symbolic.to_joint"]["values"] = lambda: None
 #: callables the walk cannot call with valid arguments, with the reason (a new public callable
 #: with no recipe fails test_every_callable_has_a_recipe until it gets one or an entry here)
 NO_RECIPE: dict[str, str] = {
+    "optimal.AdaptivePlanner": "built by optimal.adaptive_plan (walked) from its own policy tables; its hooks are "
+                               "walked through the engine and simulate on the record's planner (tests/optimal/test_adaptive.py)",
     "mdmtheory.Estimate": "the abstract base of the estimate records; confidence_interval is walked on each of them",
     "laws.ConditionalOracle": "a Protocol: its methods are walked on TableLaw, MarkovChainLaw, ...",
     "samplers.Planner": "a Protocol: moves is walked on each planner",
@@ -524,8 +528,8 @@ RESULT_RECORDS = frozenset({
     "exports.diffusers.SchedulerCheck",
     "information.DyadicEstimate", "information.Lemma1", "information.ProfileEstimate",
     "laws.InformationProfileEstimate", "optimal.BlockCandidate", "optimal.BlockDesign",
-    "optimal.BlockPartition", "optimal.Frontier", "optimal.LagrangianFrontier", "optimal.RandomizedOptimum",
-    "optimal.Tuning",
+    "optimal.AdaptivePlan", "optimal.BlockPartition", "optimal.Frontier", "optimal.LagrangianFrontier",
+    "optimal.RandomizedOptimum", "optimal.Tuning",
     "report.Report", "samplers.ComparisonTable", "samplers.ExactRun", "samplers.KLEstimate",
     "samplers.RevealDiagnostics", "samplers.RevisionRun", "samplers.SelectRun", "samplers.SelectionBias",
     "samplers.Simulation", "samplers.ServingRun", "samplers.SpeculativeRun", "samplers.InfoGainRun", "samplers.StepContext",

@@ -212,6 +212,7 @@ def _builders(tmp_path):
     b["BlockCandidate"] = lambda: optimal.design_blocks(p, forwards=2, given=[0]).best
     b["RandomizedOptimum"] = lambda: optimal.optimal_random_schedule(p, steps=2)
     b["Tuning"] = lambda: optimal.tune("threshold", p, forwards=3, values=[0.6, 0.9])
+    b["AdaptivePlan"] = lambda: optimal.adaptive_plan(p, steps=2)
     # bridge
     b["TinyConfig"] = lambda: _tiny().config
     b["TinyOutput"] = lambda: _tiny()(__import__("torch").zeros((1, 4), dtype=__import__("torch").long))
