@@ -269,7 +269,7 @@ def test_bounds_prints_the_plan_as_written(capsys):
 
 @pytest.mark.parametrize("cmd", sorted(COMMANDS))
 def test_unknown_options_are_named_by_their_command(capsys, cmd):
-    extra = {"design": ["--steps", "2"], "train": ["--out", "m.safetensors"]}.get(cmd, [])
+    extra = {"design": ["--steps", "2"], "train": ["--out", "m.safetensors"], "tune": ["--planner", "threshold"]}.get(cmd, [])
     rc, _, err = _run(capsys, [cmd, *extra, "--no-such-option", "--other=3"])
     assert rc == 2 and err == [f"mdmtheory {cmd}: error: unrecognized arguments: --no-such-option --other=3"]
 
