@@ -279,6 +279,25 @@ def planners_figure(planners: dict):
     return fig
 
 
+def adaptive_figure(planners: dict, adaptive: list):
+    """The planners' exact KL per T beside the optimal adaptive plan (both action sets)."""
+    fig, (ax,) = _figure()
+    T = np.asarray([a["T"] for a in adaptive], dtype=np.float64)
+    kl = np.asarray(planners["kl"], dtype=np.float64)
+    marks = "osD^vP*X"
+    for j, name in enumerate(planners["planners"]):
+        ax.plot(T, _positive(kl[:, j]), marker=marks[j % len(marks)], ls="-", lw=1.0, ms=max(7.0 - 1.0 * j, 3.0),
+                label=name)
+    ax.plot(T, _positive([a["optimum"] for a in adaptive]), "o-", color="k", lw=2.4, label="optimal adaptive plan")
+    ax.plot(T, _positive([a["optimum_confidence"] for a in adaptive]), "o:", color="k",
+            label="optimal adaptive, most confident")
+    _log_axes(ax, T)
+    ax.set_xlabel("steps T (forwards)")
+    ax.set_ylabel("exact KL(p‖q) (nats)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    return fig
+
+
 #: Font size of the per-step cost labels above the bars (points).
 COST_LABEL_SIZE = 9
 

@@ -58,6 +58,7 @@ from ..information.divergence import kl, path_kl
 from ..samplers.base import as_sampler
 from ..information.entropies import dual_total_correlation, entropy, total_correlation
 from ..laws.joint import Joint
+from ..optimal.adaptive import adaptive_plan
 from ..optimal.card import pareto_frontier
 from .plots import Z95  # one constant for the CIs of the record and of the figures
 from ..information.profile import Profile, information_profile
@@ -431,6 +432,10 @@ PARALLELISM_RULES: tuple = SERVING_RULES + (
 #: Largest (K+1)^d for which the report runs :data:`PARALLELISM_RULES` (d = 10 binary): each is
 #: a full exact run, and the report's default demo (the five-letter words, 27^5) stays as it was.
 PARALLELISM_RULES_MAX_STATES = 3**10
+#: Largest (K+2)^d for which the report solves the optimal adaptive plan
+#: (:func:`mdmtheory.optimal.adaptive_plan`, both action sets) at each T of the planners' table
+#: (d = 8 binary: a fraction of a second per T; the five-letter words, 29^5, are beyond it).
+PARALLELISM_ADAPTIVE_MAX = 4**8
 
 
 def _planners_section(p: Joint, Ts: list[int], planners, progress, cache: _KLCache, rules=None) -> dict:
@@ -560,13 +565,70 @@ def _parallelism(p: Joint, Ts, names, rows, progress, rules=None) -> dict:
                 continue
             pts.append({"planner": name, "setting": setting, "tokens_per_forward": d / forwards, "kl": kl(p, law),
                         "lost": float(law.lost), "pipeline": pipeline})
+    adaptive = _adaptive_rows(p, Ts, names, rows, pts, skipped)
     order = sorted(pts, key=lambda q: (-q["tokens_per_forward"], q["kl"]))
     front, best = [], float("inf")
     for q in order:  # from the most parallel down: keep a point when it lowers the best KL so far
         if q["kl"] < best - 1e-15:
             front.append(q)
             best = q["kl"]
-    return {"points": pts, "frontier": front[::-1], "skipped": "; ".join(skipped) or None}
+    return {"points": pts, "frontier": front[::-1], "skipped": "; ".join(skipped) or None, "adaptive": adaptive}
+
+
+def adaptive_summary(adaptive: list) -> str:
+    """One sentence: how far the table's best planner is from the optimal adaptive plan at equal
+    forwards (the largest loss over T, and where a randomized rule beats it in KL)."""
+    worst = max(adaptive, key=lambda a: a["loss"])
+    below = [a["T"] for a in adaptive if a["loss"] < -1e-12]
+    text = (f"At equal forwards (T steps), the best planner of the table loses at most {worst['loss']:.4g} nats "
+            f"against the optimal adaptive plan ({worst['best_planner']} at T = {worst['T']}: KL "
+            f"{worst['best_kl']:.4g} against {worst['optimum']:.4g})")
+    if below:
+        text += (f"; at T = {', '.join(map(str, below))} a randomized rule of the table has a lower KL than the "
+                 "optimum, which is optimal in path KL among the plans that see only revealed values (its KL "
+                 "equals its path KL; a random order's KL sits below its own path KL)")
+    return text + "."
+
+
+def _adaptive_html(planners: dict, adaptive) -> list[str]:
+    if not adaptive:
+        return []
+    out = ["<p>The optimal adaptive plan (mdmtheory.optimal.adaptive_plan): at each T, the reveal set is chosen "
+           "from the revealed values to minimize the path KL exactly (a Bellman recursion over the states; "
+           "docs/theory.md §16); “confidence” restricts it to the n most confident positions, n chosen per "
+           "state, equal confidences by the lowest index: the best a confidence-threshold rule with that tie "
+           "rule can do (other tie rules reach other sets). Exact zeros sit off the log axis. " + html.escape(adaptive_summary(adaptive))
+           + "</p>"]
+    out.append(_figure(plots.png(plots.adaptive_figure(planners, adaptive)),
+                       "Exact KL of each planner of the table and of the optimal adaptive plan against the number of "
+                       "steps T (one forward each).", "planners against the optimal adaptive plan"))
+    out.append(_table(["T", "optimum (any set)", "optimum (most confident)", "best planner", "its KL", "loss (nats)"],
+                      [[a["T"], a["optimum"], a["optimum_confidence"], a["best_planner"], a["best_kl"], a["loss"]]
+                       for a in adaptive], left=0))
+    return out
+
+
+def _adaptive_rows(p: Joint, Ts, names, rows, pts, skipped) -> list | None:
+    """The optimal adaptive plan at each T of the planners' table (issue 37 §2): its exact KL
+    with every state-dependent reveal set allowed (``"any"``) and with the n most confident
+    positions only (``"confidence"``: the best a confidence-threshold rule can do), beside the
+    best planner of the table at the same T forwards; its points join the frontier. None (and
+    a skipped note) above :data:`PARALLELISM_ADAPTIVE_MAX`."""
+    d = p.d
+    if (p.K + 2) ** d > PARALLELISM_ADAPTIVE_MAX:
+        skipped.append(f"the optimal adaptive plan: (K+2)^d = {(p.K + 2) ** d:,} above the report's "
+                       f"{PARALLELISM_ADAPTIVE_MAX:,} (mdmtheory.optimal.adaptive_plan(p, steps=T) computes it)")
+        return None
+    out = []
+    for T, row in zip(Ts, rows):
+        best = adaptive_plan(p, steps=T)
+        conf = adaptive_plan(p, steps=T, actions="confidence")
+        j = int(np.argmin(row))
+        out.append({"T": int(T), "optimum": float(best.kl), "optimum_confidence": float(conf.kl),
+                    "best_planner": names[j], "best_kl": float(row[j]), "loss": float(row[j]) - float(best.kl)})
+        pts.append({"planner": "adaptive optimum", "setting": f"T = {T}", "tokens_per_forward": d / T,
+                    "kl": float(best.kl), "pipeline": "one forward per step"})
+    return out
 
 
 #: Each export of :mod:`mdmtheory.exports` and the sampler convention it follows (section 7).
@@ -1420,6 +1482,7 @@ def render_html(report: Report) -> str:
         parts.append(_table(["planner", "setting", "tokens per forward", "exact KL"],
                             [[q["planner"], q["setting"], q["tokens_per_forward"], q["kl"]] for q in par["frontier"]],
                             left=2))
+        parts.extend(_adaptive_html(pl, par.get("adaptive")))
 
     # 7. recommended
     rec = r.recommended
