@@ -615,6 +615,8 @@ def _adaptive_rows(p: Joint, Ts, names, rows, pts, skipped) -> list | None:
     best planner of the table at the same T forwards; its points join the frontier. None (and
     a skipped note) above :data:`PARALLELISM_ADAPTIVE_MAX`."""
     d = p.d
+    if not names or not len(Ts):
+        return None  # no planner of the table to set beside it
     if (p.K + 2) ** d > PARALLELISM_ADAPTIVE_MAX:
         skipped.append(f"the optimal adaptive plan: (K+2)^d = {(p.K + 2) ** d:,} above the report's "
                        f"{PARALLELISM_ADAPTIVE_MAX:,} (mdmtheory.optimal.adaptive_plan(p, steps=T) computes it)")

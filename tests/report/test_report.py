@@ -249,12 +249,12 @@ def test_html_has_every_section_and_every_image_decodes(report, tmp_path):
     for key, title in SECTIONS.items():
         assert f'<h2 id="{key}">{title}</h2>' in text
     imgs = _images(text)
-    assert len(imgs) == 6
+    assert len(imgs) == 7  # six sections' figures and the optimal adaptive plan's (section 6)
     for alt, b64 in imgs:
         im = Image.open(io.BytesIO(base64.b64decode(b64)))
         im.load()
         assert im.format == "PNG" and im.size[0] > 100 and im.size[1] > 100, alt
-    assert text.count("<figcaption>") == 6
+    assert text.count("<figcaption>") == 7
     # issue 31 §5: the geometric column's "–" below T = 3 is explained where it is shown
     assert np.isnan(report.frontier["families"]["geometric"][0]) and "3 ≤ T ≤ d" in text
     # self-contained: no script, no stylesheet link, no remote address
@@ -371,7 +371,7 @@ def test_attention_information_is_empty_for_independent_positions(tiny_models):
     for c in r.attention["information"].values():
         assert c["n_cases"] == [0, 0]
     text = render_html(r)
-    assert len(_images(text)) == 9 and "no case with a defined correlation" in text
+    assert len(_images(text)) == 10 and "no case with a defined correlation" in text
 
 
 def test_attention_arguments_name_themselves(law, tiny_models):
@@ -410,7 +410,7 @@ def test_html_with_attention_has_three_more_figures(att_html):
     text = att_html
     assert f'<h2 id="attention">{SECTIONS["attention"]}</h2>' in text
     imgs = _images(text)
-    assert len(imgs) == 9 and text.count("<figcaption>") == 9
+    assert len(imgs) == 10 and text.count("<figcaption>") == 10
     for alt, b64 in imgs:
         im = Image.open(io.BytesIO(base64.b64decode(b64)))
         im.load()
