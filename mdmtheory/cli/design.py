@@ -425,7 +425,7 @@ def _block_lines(r: dict) -> list[str]:
 
 
 def _yaml_value(v) -> str:
-    """A value of the export as a YAML scalar or flow collection (the export block reads as
+    """A value of the SGLang export as a YAML scalar or flow collection (its block reads as
     YAML, issue 39 item 3): JSON for lists, dicts, None and a string YAML would misread (a
     ``: `` or `` #`` inside, a leading indicator); other values as printed."""
     import json
@@ -446,8 +446,8 @@ def _export_lines(r: dict) -> list[str]:
         if isinstance(v, str) and "\n" in v.strip("\n"):  # SGLang's YAML: a block, each line indented under its key
             lines.append(f"  {k}: |")
             lines += [f"    {ln}" for ln in v.strip("\n").splitlines()]
-        else:
-            lines.append(f"  {k}: {_yaml_value(v)}")
+        else:  # SGLang's block reads as YAML; the others print values as Python (their lines are pasted as code)
+            lines.append(f"  {k}: {_yaml_value(v) if e['format'] == 'sglang' else v}")
     if r.get("scheduler_out"):
         lines.append(f"wrote {r['scheduler_out']}/scheduler_config.json "
                      "(mdmtheory.exports.diffusers.load_scheduler reads it)")
