@@ -65,10 +65,15 @@ def take_notes() -> list[str]:
     return out
 
 
+def renamed_line(old: str, new: str) -> str:
+    """The line that says an old spelling works for one release (docs/design.md §4)."""
+    return f"mdmtheory: {old} is now {new} (the old spelling works for one release)"
+
+
 def say_renamed(old: str, new: str) -> None:
     """The one stderr line of an old spelling (it works for one release; docs/design.md §4,
     "Command-line vocabulary")."""
-    print(f"mdmtheory: {old} is now {new} (the old spelling works for one release)", file=sys.stderr)
+    print(renamed_line(old, new), file=sys.stderr)
 
 
 def renamed(parser, old: str, new: str, **kwargs) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import functools
 
-from ._common import check_output, DEFAULT_PLANNERS, options_for, progress, say_renamed, UsageError
+from ._common import check_output, DEFAULT_PLANNERS, note, options_for, progress, renamed_line, UsageError
 from ._inputs import (add_law_arguments, check_law_options, check_planner, DATA_HELP, empirical_law, int_list, load_law,
                       planner_help)
 from ._models import add_model_arguments, load_model, LoadedModel
@@ -102,6 +102,8 @@ class _StepsAction(argparse.Action):
     column, not a 3-step recommendation), which works for one release with the stderr line."""
 
     def __call__(self, parser, namespace, values, option_string=None):
+        if not values:
+            parser.error("--steps: expected one step count T (the report's columns are --columns T1,T2,...)")
         if len(values) == 1:
             if getattr(namespace, "_recommend_given", False):
                 parser.error("--steps, --recommend-steps: give one of the two (they both recommend T steps)")
@@ -109,7 +111,8 @@ class _StepsAction(argparse.Action):
             namespace._recommend_given = True
             namespace._recommend_option = "--steps"
             return
-        say_renamed("--steps T1,T2,...", "--columns T1,T2,...")
+        # said once the report is written (a visible option: a refusal stays the only line)
+        note(renamed_line("--steps T1,T2,...", "--columns T1,T2,..."))
         namespace.steps = values
 
 

@@ -97,10 +97,13 @@ def test_report_steps_is_one_step_count_and_columns_are_columns(capsys):
     assert a.steps == [1, 2, 5] and a.recommend_steps is None
     a = _report_args(["--recommend-steps", "2"])
     assert a.recommend_steps == 2
-    # the old spelling of the columns, said once on stderr
+    # the old spelling of the columns: said once on stderr when the command succeeds
+    from mdmtheory.cli import _common
+
+    _common.take_notes()
     a = _report_args(["--steps", "1,3"])
     assert a.steps == [1, 3] and a.recommend_steps is None
-    assert capsys.readouterr().err.strip().splitlines() == [
+    assert _common.take_notes() == [
         "mdmtheory: --steps T1,T2,... is now --columns T1,T2,... (the old spelling works for one release)"]
 
 
@@ -123,6 +126,18 @@ def test_report_steps_3_asks_the_report_for_a_3_step_recommendation_and_default_
         main(["report", "--family", "markov", "--d", "6", "--columns", "2,3", "--quiet", "--out",
               str(tmp_path / "r.html")])
     assert seen["steps"] == [2, 3] and seen["recommend_steps"] is None
+
+
+def test_report_old_steps_list_is_said_after_success_and_silent_on_a_refusal(capsys, tmp_path):
+    line = _one_error_line(capsys, ["report", "--family", "markov", "--d", "4", "--steps", "1,9",
+                                    "--out", str(tmp_path / "r.html")])
+    assert line.startswith("mdmtheory report: error: --columns: expected step counts 1 <= T <= d = 4, got 9"), line
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:  # refused by the parser, as argparse's own errors are
+        main(["report", "--family", "markov", "--d", "4", "--steps", ",", "--out", str(tmp_path / "r.html")])
+    assert e.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "--steps: expected one step count T" in lines[0], lines
 
 
 def test_report_steps_beside_recommend_steps_is_refused(capsys):
