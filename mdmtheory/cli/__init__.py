@@ -13,10 +13,11 @@ import ast
 import importlib
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 
-from ._common import UsageError, dumps, plain_words
+from ._common import UsageError, dumps, plain_words, take_notes
 
 __all__ = ["main", "COMMANDS"]
 
@@ -96,10 +97,47 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     return parser
 
 
+#: glibc ``mallopt`` parameters (malloc.h) and the values :func:`_tune_allocator` sets.
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
+_MMAP_THRESHOLD = 32 << 20  # glibc's largest (HEAP_MAX / 2 on 64-bit): arrays up to 32 MiB come from the heap
+_TRIM_THRESHOLD = 1 << 30  # freed heap memory up to 1 GiB is kept for the next array, not returned
+_TOP_PAD = 64 << 20
+
+
+def _tune_allocator() -> bool:
+    """Keep freed numpy temporaries in the process instead of returning each to the kernel.
+
+    The default report spent 12-14 s of system time beside 58 s of user time (issue 39 item 7,
+    benchmarks/RESULTS.md §19). Per-thread accounting put all of it in the main thread (5
+    threads, the BLAS and torch pools idle: no oversubscription on that machine), with 0.7
+    million minor page faults: glibc serves an allocation above its mmap threshold (128 KiB,
+    raised only as blocks are freed) with a fresh mmap and unmaps it on free, so every large
+    temporary of the exact laws faults in zeroed pages again (transparent huge pages: 2 MiB at
+    a time). A fixed 32 MiB threshold and a 1 GiB trim threshold keep those blocks on the heap
+    for reuse: 3 s of system time, 0.17 million faults, the same user time and output.
+
+    Called once by :func:`main` (the command line), never at import of the library: a program
+    that imports mdmtheory keeps its own allocator settings. Linux glibc only; elsewhere (or
+    without ctypes) a no-op. Returns whether the settings were applied."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError, ImportError):  # musl or no libc symbol: nothing to tune
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return all(mallopt(k, v) == 1 for k, v in ((_M_MMAP_THRESHOLD, _MMAP_THRESHOLD),
+                                                (_M_TRIM_THRESHOLD, _TRIM_THRESHOLD), (_M_TOP_PAD, _TOP_PAD)))
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         argv = ["demo", *argv]  # bare `mdmtheory [--d N]` runs the main job
+    argv = _glue_negative_lists(argv)
     # only the command that runs is imported (`mdmtheory --help` imports none)
     parser = build_parser([argv[0]] if argv[0] in COMMANDS else [])
     args, extra = parser.parse_known_args(argv)
@@ -109,19 +147,47 @@ def main(argv=None) -> int:
         parser.print_help()
         return 0
     mod = args._module
+    if not any(a in ("-h", "--help") for a in argv):  # a command that runs (--help ends in the parser)
+        _tune_allocator()
+    take_notes()  # notes of an earlier call in the same process (tests) are not this one's
     try:
         result = mod.run(args)
     except (UsageError, ValueError, FileNotFoundError, OSError) as exc:
         msg = (_os_error_words(exc, args) if isinstance(exc, OSError) else None) or plain_words(exc) or \
             type(exc).__name__
+        take_notes()  # the refusal is the only line
         print(f"mdmtheory {args.command}: error: {msg}", file=sys.stderr)
         return 2
+    except BaseException:
+        take_notes()
+        raise
+    for line in take_notes():
+        print(line, file=sys.stderr)
     if result is not None:  # None: nothing to print (e.g. a torchrun rank other than 0)
         try:
             print(dumps(result) if args.json else mod.render(result), flush=True)
         except BrokenPipeError:
             _quiet_broken_pipe()
     return 0
+
+
+#: A value that starts with a minus and holds a comma: a list of numbers (``-1,7``), which
+#: argparse would read as an option ("expected one argument").
+_NEGATIVE_LIST = re.compile(r"^-[0-9.][0-9.eE+-]*(,[-0-9.eE+]*)+$")
+
+
+def _glue_negative_lists(argv: list[str]) -> list[str]:
+    """``--sizes -1,7`` -> ``--sizes=-1,7``: argparse takes a value starting with ``-`` for an
+    option unless it is one plain negative number, so a list whose first number is negative
+    reached the user as "expected one argument" (issue 39 item 3); glued, the option reads it
+    and its own check names what is wrong with the value."""
+    out = []
+    for i, a in enumerate(argv):
+        if out and _NEGATIVE_LIST.match(a) and out[-1].startswith("--") and "=" not in out[-1] and i > 0:
+            out[-1] = f"{out[-1]}={a}"
+        else:
+            out.append(a)
+    return out
 
 
 def _os_error_words(exc: OSError, args) -> str | None:

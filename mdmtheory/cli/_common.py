@@ -23,18 +23,57 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["UsageError", "check_output", "options_for", "to_jsonable", "dumps", "progress", "renamed", "say_renamed",
+__all__ = ["UsageError", "note", "take_notes", "check_output", "options_for", "to_jsonable", "dumps", "progress", "renamed", "say_renamed",
            "plain_words"]
+
+
+#: Light copies of the library constants the parsers show in ``--help``: building a parser
+#: imports no wing (issue 39 item 7: a subcommand's ``--help`` cost 0.8-1.7 s of CPU, numpy,
+#: scipy.stats and the wings). tests/cli/test_cli_cost.py checks each equals its source.
+#: :data:`mdmtheory.samplers.PLANNERS` (the built-in planners; one registered at run time is
+#: accepted by the commands but not listed in their help):
+PLANNER_NAMES = ("bernoulli", "confidence", "dilated", "entropy", "left_to_right", "margin", "random",
+                 "sample_then_select")
+#: :data:`mdmtheory.report.report.DEFAULT_PLANNERS`
+DEFAULT_PLANNERS = ("random", "left_to_right", "confidence", "margin", "entropy")
+#: :data:`mdmtheory.laws.joint.MAX_OUTCOMES` and :data:`mdmtheory.design.profile.EXACT_LIMIT`
+MAX_OUTCOMES = 1 << 24
+EXACT_LIMIT = 1 << 24
+#: :data:`mdmtheory.exports.formats.FORMATS`
+EXPORT_FORMATS = ("json", "llada", "dream", "mdlm", "dllm")
 
 
 class UsageError(ValueError):
     """A user error the CLI reports as one line on stderr with exit code 2."""
 
 
+#: Notes a command leaves for the user (e.g. "prompts were left-padded"): printed on stderr
+#: by :func:`mdmtheory.cli.main` once the command has succeeded, dropped when it fails, so a
+#: refusal is the only line (issue 39 item 3).
+_NOTES: list[str] = []
+
+
+def note(text: str) -> None:
+    """Leave a one-line note for the end of a successful command (see :data:`_NOTES`)."""
+    _NOTES.append(" ".join(str(text).split()))
+
+
+def take_notes() -> list[str]:
+    """The notes left so far, emptied."""
+    out = list(_NOTES)
+    _NOTES.clear()
+    return out
+
+
+def renamed_line(old: str, new: str) -> str:
+    """The line that says an old spelling works for one release (docs/design.md §4)."""
+    return f"mdmtheory: {old} is now {new} (the old spelling works for one release)"
+
+
 def say_renamed(old: str, new: str) -> None:
     """The one stderr line of an old spelling (it works for one release; docs/design.md §4,
     "Command-line vocabulary")."""
-    print(f"mdmtheory: {old} is now {new} (the old spelling works for one release)", file=sys.stderr)
+    print(renamed_line(old, new), file=sys.stderr)
 
 
 def renamed(parser, old: str, new: str, **kwargs) -> None:

@@ -15,11 +15,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ..information.profile import Profile
-from ..laws.joint import Joint
-from ..schedules.plans import Grid, Schedule
-from ..laws import families
-from ._common import renamed, UsageError
+from ._common import MAX_OUTCOMES, PLANNER_NAMES, renamed, UsageError
+
+# The library wings are imported inside the functions that use them: the parser (``--help``)
+# is built from this module and must not load them (issue 39 item 7).
+
+
+def _families():
+    from ..laws import families
+
+    return families
 
 __all__ = ["FAMILIES", "MAX_ALPHABET", "MAX_SCHEDULE_D", "add_law_arguments", "add_token_arguments", "load_law",
            "read_tokens", "load_profile", "law_given", "MAX_LAW_D", "DATA_HELP", "check_planner", "planner_help", "check_law_options", "law_option", "plan_option", "add_plan_arguments", "load_plan", "int_list", "float_list"]
@@ -27,18 +32,20 @@ __all__ = ["FAMILIES", "MAX_ALPHABET", "MAX_SCHEDULE_D", "add_law_arguments", "a
 #: Named laws for ``--family`` (each takes d).
 FAMILIES = {
     "markov": ("sticky binary Markov chain, P = [[.9, .1], [.2, .8]]",
-               lambda d: families.markov_chain([[0.9, 0.1], [0.2, 0.8]], d)),
-    "parity": ("uniform bits conditioned on even parity", families.parity),
-    "repeated": ("one uniform bit copied d times", families.repeated),
+               lambda d: _families().markov_chain([[0.9, 0.1], [0.2, 0.8]], d)),
+    "parity": ("uniform bits conditioned on even parity", lambda d: _families().parity(d)),
+    "repeated": ("one uniform bit copied d times", lambda d: _families().repeated(d)),
     "noisy-bit": ("a uniform bit, each copy flipped with probability 0.1",
-                  lambda d: families.noisy_repeated_bit(d, 0.1)),
-    "ising": ("Ising chain, coupling 0.6, field 0.2", lambda d: families.ising_chain(d, coupling=0.6, field=0.2)),
-    "dirichlet": ("random law, Dirichlet(0.5) table, seed 0", lambda d: families.dirichlet(d, 2, alpha=0.5, seed=0)),
+                  lambda d: _families().noisy_repeated_bit(d, 0.1)),
+    "ising": ("Ising chain, coupling 0.6, field 0.2",
+              lambda d: _families().ising_chain(d, coupling=0.6, field=0.2)),
+    "dirichlet": ("random law, Dirichlet(0.5) table, seed 0",
+                  lambda d: _families().dirichlet(d, 2, alpha=0.5, seed=0)),
 }
 
-#: Largest table the exact commands accept (K^d outcomes): the package's dense limit, so
-#: the 26^5 word law fits (its exact work takes seconds).
-from ..laws.joint import MAX_OUTCOMES  # noqa: E402
+#: Largest table the exact commands accept (K^d outcomes): the package's dense limit
+#: (:data:`mdmtheory.laws.joint.MAX_OUTCOMES`, copied light in ``_common``), so the 26^5 word
+#: law fits (its exact work takes seconds).
 
 #: Largest alphabet a token file may imply when no model fixes it (tokens 0..MAX_ALPHABET-1,
 #: or --K up to it): checked right after reading, before any table, oracle or embedding of
@@ -201,10 +208,9 @@ def check_law_options(args) -> None:
 
 
 def planner_help(extra: str) -> str:
-    """``--planner``'s help: the names it accepts (the registered planners), and ``extra``."""
-    from ..samplers.planners import PLANNERS
-
-    return f"planner name: {', '.join(sorted(PLANNERS))} ({extra})"
+    """``--planner``'s help: the names it accepts (the built-in planners, :data:`PLANNER_NAMES`:
+    the help does not import the samplers), and ``extra``."""
+    return f"planner name: {', '.join(sorted(PLANNER_NAMES))} ({extra})"
 
 
 def check_planner(name: str, option: str = "--planner") -> None:
@@ -225,6 +231,8 @@ def load_law(args, alphabet=None) -> tuple[Joint, str, str]:
         raise UsageError("--table, --data or --family: give one law (a .npy table, a token file or a named law)")
     check_law_options(args)
     if args.table is not None:
+        from ..laws.joint import Joint
+
         p = Path(args.table)
         if not p.is_file():
             raise UsageError(f"--table: no such file {args.table!r}")
@@ -256,7 +264,7 @@ def empirical_law(seq: np.ndarray, K: int, path: str, letters=None, option: str 
     from ``path``; ``letters``: the characters of a ``--chars`` file, named in the source."""
     _check_size(K, seq.shape[1], option)
     try:
-        law = families.empirical(seq, K=K)
+        law = _families().empirical(seq, K=K)
     except ValueError as exc:
         raise UsageError(f"{option}: {_message(exc)}") from None
     shown = f", alphabet {''.join(str(c) for c in letters if c is not None)!r}" if letters is not None else ""
@@ -273,6 +281,8 @@ def load_profile(path: str, option: str = "--profile") -> tuple[Profile, np.ndar
     phi_{m+1} > phi_m beyond the tolerance — :data:`PROFILE_TOL` relative, plus three
     standard errors of the difference when the file gives them (a noisy estimate).
     """
+    from ..information.profile import Profile
+
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"{option}: no such file {path!r}")
@@ -365,6 +375,8 @@ def add_plan_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_plan(args, d: int):
     """A Schedule or Grid from ``--sizes``, ``--steps`` or ``--grid`` (default: 2 constant steps)."""
+    from ..schedules.plans import Grid, Schedule
+
     given = [o for o in ("sizes", "steps", "grid") if getattr(args, o, None) is not None]
     if len(given) > 1:
         raise UsageError(f"--{given[0]}, --{given[1]}: give only one plan")
@@ -406,6 +418,8 @@ def plan_given(args) -> str:
 
 
 def plan_dict(plan) -> dict:
+    from ..schedules.plans import Schedule
+
     if isinstance(plan, Schedule):
         return {"kind": "schedule", "sizes": list(plan.sizes), "steps": plan.steps}
     return {"kind": "grid", "times": list(plan.times), "steps": plan.steps}

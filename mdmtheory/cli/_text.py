@@ -18,12 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import options_for, UsageError
+from ._common import note, options_for, UsageError
 from ._inputs import read_tokens
 from ._models import check_samples, KIND_WORDS, load_model, vocab_words
 
@@ -130,9 +129,10 @@ def read_text(args, *, prompt_option: bool = True) -> TextData:
             data = tokenized.load_jsonl(args.jsonl, args.tokenizer, prompt_length=args.prompt_length,
                                         response_length=args.response_length, pad_id=args.pad_id)
     if data.n_padded_prompt:  # said, not silent: a prompt padded on the left changes what the model sees
-        print(f"mdmtheory {getattr(args, 'command', None) or 'design'}: note: {data.n_padded_prompt} of {data.n} "
-              f"prompts are shorter than --prompt-length {data.prompt_length} tokens and were left-padded with token "
-              f"{data.pad_id} (--pad-id); lower --prompt-length to pad less", file=sys.stderr)
+        # printed once the command succeeds (a refusal later on is then the only line)
+        note(f"mdmtheory {getattr(args, 'command', None) or 'design'}: note: {data.n_padded_prompt} of {data.n} "
+             f"prompts are shorter than --prompt-length {data.prompt_length} tokens and were left-padded with token "
+             f"{data.pad_id} (--pad-id); lower --prompt-length to pad less")
     return TextData(data, option, vocab)
 
 
@@ -220,6 +220,44 @@ def vocab_summary(ids) -> str:
     return f"{len(ids)} token ids [{vocab_words(ids)}]"
 
 
+def _not_the_models_tokenizer(args, model_spec, seen) -> str | None:
+    """When the ids a tokenizer gave the rows do not fit the model (an id beyond its vocabulary,
+    or its mask id among them): the message that the tokenizer is not this model's, with both
+    vocabulary sizes and mask ids (it read "the mask id 4 is one of the outcome token ids ...
+    fix --mask-id", issue 39 item 3); None when the sizes do not show it."""
+    conf = {}
+    try:
+        with open(os.path.join(os.fspath(model_spec), "config.json"), encoding="utf-8") as fh:
+            conf = json.loads(fh.read(1 << 24))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError, TypeError):
+        pass
+    V = conf.get("vocab_size") if isinstance(conf, dict) else None
+    mask = args.mask_id if args.mask_id is not None else (conf.get("mask_token_id") if isinstance(conf, dict) else None)
+    try:
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(args.tokenizer, local_files_only=True)
+        Vt, tmask = len(tok), tok.mask_token_id
+    except Exception:  # noqa: BLE001 - read_text loaded it already; without it, no diagnosis
+        return None
+    if mask is None:  # the mask id of the tokenizer saved in the model's folder (the bridge's rule)
+        try:
+            mask = AutoTokenizer.from_pretrained(model_spec, local_files_only=True).mask_token_id
+        except Exception:  # noqa: BLE001 - a folder without a tokenizer: the mask id stays unknown
+            pass
+    seen = [int(v) for v in seen]
+    beyond = isinstance(V, int) and max(seen, default=-1) >= V
+    masked = isinstance(mask, int) and mask in seen
+    if not (beyond or masked or (isinstance(V, int) and Vt > V)):
+        return None
+    shown = lambda m: "none" if m is None else str(m)  # noqa: E731
+    return (f"--tokenizer: {args.tokenizer!r} is not the tokenizer of {model_spec!r}: the tokenizer has {Vt:,} token ids "
+            f"(mask id {shown(tmask)}) and gave the rows ids up to {max(seen, default=0)}, the model has "
+            f"{'an unknown number of' if V is None else f'{V:,}'} token ids (mask id {shown(mask)})"
+            + (f"; its mask id {mask} is among the rows' ids" if masked else "")
+            + "; give the model's own tokenizer (usually its folder: --tokenizer MODEL_DIR)")
+
+
 def read_rows(args, data_attr: str, data_option: str, model_spec, model_option: str):
     """The rows of a command, as outcome indices: (x, K or None, prompt length, loaded model
     or None, facts to print). Rows come from the token file ``args.<data_attr>`` or from
@@ -244,8 +282,15 @@ def read_rows(args, data_attr: str, data_option: str, model_spec, model_option: 
             vocab = text.data.vocab if text.vocab is None else text.vocab
         elif text is None:
             vocab = token_file_vocab(args, model_spec)
-        loaded = load_model(model_spec, model_option, mask_id=args.mask_id, shift=args.shift,
-                            trust_remote_code=args.trust_remote_code, vocab=vocab)
+        try:
+            loaded = load_model(model_spec, model_option, mask_id=args.mask_id, shift=args.shift,
+                                trust_remote_code=args.trust_remote_code, vocab=vocab)
+        except UsageError as exc:
+            if text is not None and text.vocab is None:
+                other = _not_the_models_tokenizer(args, model_spec, text.data.vocab)
+                if other is not None:
+                    raise UsageError(other) from None
+            raise
         if text is not None:
             d = text.data.d
             if loaded.d is not None and d != loaded.d:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..bounds import compare
 from ._common import options_for
 from ._inputs import (add_law_arguments, add_plan_arguments, check_planner, law_option, load_law, load_plan,
                       plan_dict, plan_given, plan_option, planner_help)
@@ -21,6 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> dict:
+    from ..bounds import compare
+
     check_planner(args.planner)
     law, name, source = load_law(args)
     plan = load_plan(args, law.d)

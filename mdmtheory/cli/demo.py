@@ -12,14 +12,6 @@ import argparse
 
 import numpy as np
 
-from ..information.divergence import kl, path_kl
-from ..information.entropies import dual_total_correlation, entropy, total_correlation
-from ..information.profile import information_profile
-from ..optimal.card import optimal_schedule
-from ..schedules.plans import Schedule
-from ..bounds import riemann_bound
-from ..laws import families
-from ..samplers import sampler_law
 from ._common import UsageError
 
 HELP = "exact KL, path KL and the Riemann bound for several schedules on embedded laws"
@@ -30,6 +22,8 @@ DEFAULT_D = 8
 
 def default_laws(d: int = DEFAULT_D) -> dict:
     """The embedded default laws."""
+    from ..laws import families
+
     sticky = np.array([[0.9, 0.1], [0.2, 0.8]])
     return {
         f"Markov chain (P = [[.9,.1],[.2,.8]], d={d})": families.markov_chain(sticky, d),
@@ -38,6 +32,8 @@ def default_laws(d: int = DEFAULT_D) -> dict:
 
 
 def default_schedules(d: int) -> list[Schedule]:
+    from ..schedules.plans import Schedule
+
     out = [Schedule.constant(d, T) for T in (1, 2, 4, d // 2, d) if 1 <= T <= d]
     out.append(Schedule((1,) * (d // 2) + (d - d // 2,)))  # cautious start, one big last step
     out.append(Schedule((d - d // 2,) + (1,) * (d // 2)))  # big first step
@@ -56,6 +52,13 @@ def _fmt(x: float) -> str:
 
 def law_rows(p, name: str) -> dict:
     """Profile and, per schedule, exact KL, path KL and Riemann bound of one law."""
+    from ..information.divergence import kl, path_kl
+    from ..information.entropies import dual_total_correlation, entropy, total_correlation
+    from ..information.profile import information_profile
+    from ..optimal.card import optimal_schedule
+    from ..bounds import riemann_bound
+    from ..samplers import sampler_law
+
     prof = information_profile(p)
     schedules = [(str(list(s.sizes)), s) for s in default_schedules(p.d)]
     for T in (2, 4):  # the exact optimum for the same step counts as two constant schedules

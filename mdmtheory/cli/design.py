@@ -30,19 +30,14 @@ from __future__ import annotations
 
 import argparse
 
-from ..design.blocks import separation
-from ..design.from_data import design_blocks_from_data, design
-from ..design.profile import EXACT_LIMIT
-from ..schedules.plans import Schedule
-from ..exports import formats as exports
-from ._common import check_folder_output, options_for, say_renamed, UsageError
+from ._common import check_folder_output, EXACT_LIMIT, EXPORT_FORMATS, note, options_for, say_renamed, UsageError
 from ._inputs import check_draws, check_seed, DATA_HELP, int_list
 from ._models import add_model_arguments
 from ._text import add_text_arguments, facts_lines, no_text_options, read_rows, text_given
 
 #: Export formats of ``design``: the sampler conventions of mdmtheory.exports, diffusers, and the
 #: serving engines (SGLang: only the schedules a threshold reproduces; vLLM: the forward budget).
-FORMATS = exports.FORMATS + ("diffusers", "sglang", "vllm")
+FORMATS = EXPORT_FORMATS + ("diffusers", "sglang", "vllm")
 #: Formats with blocks (the others are one-block samplers: MDLM, Dream, dllm).
 BLOCK_FORMATS = ("json", "llada", "diffusers", "sglang", "vllm")
 
@@ -61,7 +56,7 @@ def _names(args) -> dict:
     rows = "--text" if getattr(args, "text", None) else "--jsonl" if getattr(args, "jsonl", None) else "--data"
     return dict(_OPTIONS, samples=rows, x=rows, K=rows)
 
-HELP = "optimal schedule for a data file or a model, exported for LLaDA/Dream/MDLM/dllm"
+HELP = "optimal schedule for a data file or a model, exported for LLaDA/Dream/MDLM/dllm/diffusers/SGLang/vLLM"
 EXAMPLE = "mdmtheory design --data words.txt --chars --steps 3 --format llada"
 
 
@@ -89,7 +84,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from ._common import renamed
 
     renamed(parser, "--block-lengths", "--block-length", type=int_list, metavar="B1,B2,...")
-    parser.add_argument("--format", default="json", choices=FORMATS, help="export convention (default json)")
+    parser.add_argument("--format", default="json", choices=FORMATS,
+                        help="export convention (default json); sglang: only designs SGLang's threshold runs, one "
+                             "token per step or one step per block (others refused before estimating); vllm: the "
+                             "forward budget only (vLLM takes no per-step counts: exact false)")
     parser.add_argument("--scheduler-out", metavar="DIR",
                         help="--format diffusers: write the scheduler config there (a new or empty folder), for "
                              "mdmtheory.exports.diffusers.load_scheduler(DIR)")
@@ -103,6 +101,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exact-limit", type=int, default=EXACT_LIMIT,
                         help=f"largest K^d used exactly (default {EXACT_LIMIT})")
     add_text_arguments(parser)
+
+
+def _sglang_before_estimating(args, r: int, blocks: bool) -> None:
+    """``--format sglang``: refused before any estimate unless the design is one SGLang runs,
+    naming the ``--steps``/``--forwards`` that would work (issue 39 item 3: the refusal came
+    after an 11-minute estimate). SGLang 0.5.23 commits by a confidence threshold
+    (``LowConfidence``, docs/pipelines.md "Serving engines"), so within a block of B tokens it
+    runs one token per step (S = B: F = r forwards in all over a response of r tokens) or one
+    step (S = 1: F = r / B). A block design with F forwards is constrained to the block length
+    B = r / F for the second (said in a note)."""
+    if args.format != "sglang":
+        return
+    fix = (f"SGLang 0.5.23 commits by a confidence threshold, so it runs a design only with one token per step or "
+           f"one step per block: give --steps {r} (one token per step) or --steps 1 (the response of {r} tokens in one "
+           f"step), or --forwards F with --block-length {r}/F; or another --format (json, llada, diffusers carry "
+           "per-step counts); nothing was estimated")
+    if not blocks:
+        if args.steps is None:
+            raise UsageError(f"--budget: with --format sglang the fewest steps are known only after estimating; {fix}")
+        if args.steps not in (1, r):
+            raise UsageError(f"--format sglang: --steps {args.steps} on a response of {r} tokens: {fix}")
+        return
+    if args.forwards is None:
+        raise UsageError(f"--budget: with --format sglang the fewest forwards are known only after estimating; {fix}")
+    F = args.forwards
+    if F == r:  # one token per step in every candidate block length
+        return
+    cands = args.block_length if args.block_length is not None else [B for B in range(1, r + 1) if r % B == 0]
+    ok = [B for B in cands if B * F == r]
+    if not ok:
+        works = [f"--forwards {r // B} --block-length {B}" for B in cands if r % B == 0][:4]
+        raise UsageError(f"--format sglang: --forwards {F} runs in SGLang only as one step per block of "
+                         f"{r}/{F} tokens" + ("" if r % F == 0 else f" ({r} is not a multiple of {F})")
+                         + f" or with --forwards {r} (one token per step); it would work with "
+                         + ", ".join(works) + f" or --forwards {r}; nothing was estimated")
+    if list(cands) != ok:
+        note(f"mdmtheory design: note: --format sglang: the block design is constrained to --block-length {ok[0]} "
+             f"(one step per block: SGLang's threshold runs it); --forwards {r} would allow one token per step in any "
+             "block length")
+        args.block_length = ok
 
 
 def _check_flags(args) -> bool:
@@ -170,6 +208,11 @@ def _check_flags(args) -> bool:
 
 
 def run(args) -> dict:
+    # the wings are imported here, not at the top: ``design --help`` imports none (issue 39 item 7)
+    from ..design.blocks import separation
+    from ..design.from_data import design_blocks_from_data, design
+    from ..exports import formats as exports
+
     blocks = _check_flags(args)
     out_dir = None if args.scheduler_out is None else check_folder_output(
         args.scheduler_out, "--scheduler-out", keep=("scheduler_config.json",), overwrite=args.overwrite)
@@ -182,6 +225,7 @@ def run(args) -> dict:
         return r
     conf = 0.95
     r_len = x.shape[1] - g
+    _sglang_before_estimating(args, r_len, blocks)
     if blocks:
         with options_for(_names(args)):
             res = design_blocks_from_data(x, K=K, model=model, forwards=args.forwards, target_kl=args.budget,
@@ -237,6 +281,9 @@ def run(args) -> dict:
 
 
 def _export_blocks(args, counts, B: int, g: int) -> dict:
+    from ..exports import formats as exports
+    from ..schedules.plans import Schedule
+
     if args.format == "diffusers":
         from ..exports.diffusers import scheduler_config
 
@@ -377,10 +424,30 @@ def _block_lines(r: dict) -> list[str]:
     return lines + _export_lines(r)
 
 
+def _yaml_value(v) -> str:
+    """A value of the SGLang export as a YAML scalar or flow collection (its block reads as
+    YAML, issue 39 item 3): JSON for lists, dicts, None and a string YAML would misread (a
+    ``: `` or `` #`` inside, a leading indicator); other values as printed."""
+    import json
+
+    if isinstance(v, (list, tuple, dict)) or v is None:
+        return json.dumps(v)
+    if isinstance(v, str) and (": " in v or " #" in v or v[:1] in "!&*{}[]|>'\"%@`#,?:-" or v != v.strip()):
+        return json.dumps(v, ensure_ascii=False)
+    return str(v)
+
+
 def _export_lines(r: dict) -> list[str]:
     e = r["export"]
     lines = [f"export ({e['format']}):"]
-    lines += [f"  {k}: {v}" for k, v in e.items() if k != "format"]
+    for k, v in e.items():
+        if k == "format":
+            continue
+        if isinstance(v, str) and "\n" in v.strip("\n"):  # SGLang's YAML: a block, each line indented under its key
+            lines.append(f"  {k}: |")
+            lines += [f"    {ln}" for ln in v.strip("\n").splitlines()]
+        else:  # SGLang's block reads as YAML; the others print values as Python (their lines are pasted as code)
+            lines.append(f"  {k}: {_yaml_value(v) if e['format'] == 'sglang' else v}")
     if r.get("scheduler_out"):
         lines.append(f"wrote {r['scheduler_out']}/scheduler_config.json "
                      "(mdmtheory.exports.diffusers.load_scheduler reads it)")

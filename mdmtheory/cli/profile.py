@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import csv
 
-from ..information.entropies import dual_total_correlation, total_correlation
-from ..information.profile import information_profile
 from ._common import check_output, UsageError
 from ._inputs import add_law_arguments, load_law
 
@@ -21,6 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> dict:
+    from ..information.entropies import dual_total_correlation, total_correlation
+    from ..information.profile import information_profile
+
     if args.overwrite and args.csv is None:
         raise UsageError("--overwrite: only with --csv (the one file profile writes)")
     path = None if args.csv is None else check_output(args.csv, "--csv", overwrite=args.overwrite)

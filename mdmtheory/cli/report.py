@@ -13,8 +13,7 @@ from __future__ import annotations
 import argparse
 import functools
 
-from ..report.report import AttentionOptions, build_report, DEFAULT_PLANNERS, write_html
-from ._common import check_output, options_for, progress, UsageError
+from ._common import check_output, DEFAULT_PLANNERS, note, options_for, progress, renamed_line, UsageError
 from ._inputs import (add_law_arguments, check_law_options, check_planner, DATA_HELP, empirical_law, int_list, load_law,
                       planner_help)
 from ._models import add_model_arguments, load_model, LoadedModel
@@ -63,17 +62,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_text_arguments(parser, jsonl=False)
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="FILE.html", help=f"output file (default {DEFAULT_OUT})")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out file (else refused)")
-    parser.add_argument("--steps", type=int_list, metavar="T1,T2,...",
-                        help="numbers of sampling steps T, one column each (default: 1..d, log-spaced)")
+    parser.add_argument("--columns", type=int_list, metavar="T1,T2,...", dest="steps",
+                        help="the step counts T of the report's tables and plots, one column each "
+                             "(default: 1..d, log-spaced)")
+    parser.add_argument("--steps", type=int_list, metavar="T", action=_StepsAction, dest="recommend_steps",
+                        help="as in every command, one step count: recommend a schedule with T steps "
+                             "(= --recommend-steps T)")
     parser.add_argument("--planners", default=",".join(DEFAULT_PLANNERS),
                         help=planner_help(f"comma-separated; default {','.join(DEFAULT_PLANNERS)}"))
     parser.add_argument("--target", type=float, default=None,
                         help="recommend the fewest steps whose optimal path KL <= TARGET nats (default 5%% of H(X))")
-    parser.add_argument("--recommend-steps", type=int, metavar="T",
+    parser.add_argument("--recommend-steps", type=int, metavar="T", action=_RecommendAction,
                         help=f"recommend a schedule with T steps instead (default report: {DEFAULT_RECOMMEND_STEPS})")
     m = parser.add_argument_group("model (optional): the cross-entropy profile of a model")
     add_model_arguments(m)
-    m.add_argument("--n-per-level", type=int, default=400, help="Monte Carlo draws per level (default 400)")
+    m.add_argument("--n-per-level", type=int, default=400,
+                   help="Monte Carlo draws per level (default 400, not estimate's and design's 1000: here the "
+                        "profile is drawn beside the exact one and the default report stays under a few minutes; "
+                        "give 1000 for the CIs estimate prints)")
     m.add_argument("--seed", type=int, default=0, help="seed of the estimates (default 0)")
     m.add_argument("--no-model", action="store_true", help="skip the model section of the default report")
     a = parser.add_argument_group("attention (with a model): floating anchors and information")
@@ -89,10 +95,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     a.add_argument("--no-attention", action="store_true", help="skip the attention section")
 
 
+class _StepsAction(argparse.Action):
+    """``report --steps``: one step count T means what it means in every other command, a
+    schedule of T steps (here: the recommendation, ``--recommend-steps T``); a list
+    ``T1,T2,...`` is the old spelling of ``--columns`` (issue 39 item 4: ``--steps 3`` gave one
+    column, not a 3-step recommendation), which works for one release with the stderr line."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if not values:
+            parser.error("--steps: expected one step count T (the report's columns are --columns T1,T2,...)")
+        if len(values) == 1:
+            if getattr(namespace, "_recommend_given", False):
+                parser.error("--steps, --recommend-steps: give one of the two (they both recommend T steps)")
+            namespace.recommend_steps = values[0]
+            namespace._recommend_given = True
+            namespace._recommend_option = "--steps"
+            return
+        # said once the report is written (a visible option: a refusal stays the only line)
+        note(renamed_line("--steps T1,T2,...", "--columns T1,T2,..."))
+        namespace.steps = values
+
+
+class _RecommendAction(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, "_recommend_given", False):
+            parser.error("--steps, --recommend-steps: give one of the two (they both recommend T steps)")
+        namespace.recommend_steps = values
+        namespace._recommend_given = True
+
+
 #: Largest --attention-samples and --attention-info-samples (each traces one sampling run).
 MAX_ATTENTION_SAMPLES = 10_000
 
-_LIBRARY_OPTIONS = {"steps": "--steps", "target": "--target", "target_kl": "--target", "recommend_steps": "--recommend-steps",
+_LIBRARY_OPTIONS = {"steps": "--columns", "target": "--target", "target_kl": "--target", "recommend_steps": "--recommend-steps",
                     "attention_steps": "--attention-steps", "attention_samples": "--attention-samples",
                     "attention_info_samples": "--attention-info-samples", "attention_seed": "--seed",
                     "planners": "--planners", "planner": "--planners"}
@@ -145,13 +180,14 @@ def _check_arguments(args) -> tuple[str, ...]:
 
 
 def _check_steps(args, d: int) -> None:
-    for opt, values in (("--steps", args.steps or []), ("--recommend-steps", [args.recommend_steps]),
+    for opt, values in (("--columns", args.steps or []),
+                        (getattr(args, "_recommend_option", "--recommend-steps"), [args.recommend_steps]),
                         ("--attention-steps", [args.attention_steps])):
         bad = [T for T in values if T is not None and not 1 <= T <= d]
         if bad:
             raise UsageError(f"{opt}: expected step counts 1 <= T <= d = {d}, got {bad[0]}")
     if args.steps is not None and not args.steps:
-        raise UsageError("--steps: give at least one step count")
+        raise UsageError("--columns: give at least one step count")
 
 
 def _model_matches_law(m, law, what: str) -> None:
@@ -174,6 +210,9 @@ def _load(args, vocab=None):
 
 
 def run(args) -> dict:
+    # the report is imported here, not at the top: ``report --help`` imports no wing (issue 39 item 7)
+    from ..report.report import AttentionOptions, build_report, write_html
+
     planners = _check_arguments(args)
     out_path = check_output(args.out, "--out", overwrite=args.overwrite)
     rows_given = args.data is not None or text_given(args)

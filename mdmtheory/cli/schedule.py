@@ -12,13 +12,6 @@ import math
 
 import numpy as np
 
-from ..information.divergence import path_kl
-from ..information.profile import information_profile
-from ..optimal.card import pareto_frontier
-from ..schedules.families import cosine_schedule, geometric_schedule, loglinear_grid
-from ..schedules.plans import Schedule
-from ..exports.formats import llada_default_counts
-from ..design.profile import profile_warning
 from ._common import progress, UsageError
 from ._inputs import add_law_arguments, check_law_options, law_given, law_option, load_law, load_profile
 
@@ -48,6 +41,11 @@ def _families(prof, T: int) -> dict:
     """Path KL of each family at T forwards: constant (Schedule.constant, the remainder last),
     LLaDA's split (get_num_transfer_tokens, the remainder first), cosine, log-linear (the MDLM
     grid started at t = 0: T forwards) and geometric (3 <= T <= d)."""
+    from ..information.divergence import path_kl
+    from ..schedules.families import cosine_schedule, geometric_schedule, loglinear_grid
+    from ..schedules.plans import Schedule
+    from ..exports.formats import llada_default_counts
+
     d = prof.d
     out = {"constant": path_kl(prof, Schedule.constant(d, T)),
            LLADA_SPLIT: path_kl(prof, Schedule(llada_default_counts(d, T))),
@@ -73,6 +71,10 @@ def default_steps(d: int) -> list[int]:
 
 
 def run(args) -> dict:
+    from ..information.profile import information_profile
+    from ..optimal.card import pareto_frontier
+    from ..design.profile import profile_warning
+
     given = law_given(args)
     if args.profile is not None and given:
         raise UsageError(f"--profile, {law_option(args)}: give a profile file or a law, not both")

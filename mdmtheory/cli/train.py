@@ -97,6 +97,8 @@ def run(args) -> dict:
               "markov": lambda: datasets.markov(64 if args.d is None else args.d)}[args.data]()
         x, alphabet, what = ds.sample(n, seed=args.seed), list(ds.alphabet), f"{ds.name}: {ds.source}"
     else:
+        if not os.path.exists(args.data):  # a typo of a dataset name reads as one (issue 39 item 3)
+            raise UsageError(f"--data: {args.data!r} is neither a named dataset ({', '.join(DATASETS)}) nor a file")
         x, alphabet = read_tokens(args.data, "--data", chars=args.chars)
         alphabet, what = list(alphabet), f"file {args.data}"
         if x.shape[1] > MAX_D:

@@ -259,6 +259,10 @@ def frontier_figure(frontier: dict):
     if md is not None:
         ax.plot(T, _positive(md["path_kl"]), "x--", color="magenta", lw=1.6, ms=8, label="designed from model (path KL)")
     _log_axes(ax, T)
+    zero = np.abs(np.asarray(frontier["optimal"], dtype=np.float64)) < ROUNDING
+    if zero.any():  # exact 0 has no place on a log axis: a mark on the bottom edge, said in the legend
+        ax.plot(T[zero], np.zeros(int(zero.sum())), "v", color="k", ms=9, clip_on=False,
+                transform=ax.get_xaxis_transform(), label="optimal path KL = 0 (bottom edge)")
     ax.set_xlabel("steps T")
     ax.set_ylabel("nats")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)  # covers no line
@@ -297,9 +301,18 @@ def adaptive_figure(planners: dict, adaptive: list):
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     return fig
 
+#: Values below this (nats) are rounding noise around an exact 0: shown as 0 in labels and
+#: captions (the tables' rule, ``mdmtheory.report.report._num``).
+ROUNDING = 5e-13
 
 #: Font size of the per-step cost labels above the bars (points).
 COST_LABEL_SIZE = 9
+
+
+def cost_label(c: float) -> str:
+    """The label above a bar: two significant digits, rounding noise (|c| < ROUNDING) as 0."""
+    c = float(c)
+    return "0" if abs(c) < ROUNDING else f"{c:.2g}"
 
 
 def schedule_bars(recommended: dict) -> list[tuple[str, list[int], list[float] | None]]:
@@ -329,7 +342,7 @@ def schedule_figure(recommended: dict):
     for g, (label, sizes, costs) in enumerate(groups):
         bars = ax.bar(x + (g - (len(groups) - 1) / 2) * w, sizes, width=w, label=label, color=colors[g])
         if costs is not None:  # each step's path KL above its bar
-            ax.bar_label(bars, labels=[f"{c:.2g}" for c in costs], fontsize=COST_LABEL_SIZE, padding=2)
+            ax.bar_label(bars, labels=[cost_label(c) for c in costs], fontsize=COST_LABEL_SIZE, padding=2)
     top = max(max(k) for _, k, _ in groups)
     ax.set_ylim(0, top * 1.3 + 0.5)
     ax.set_xlabel("step")

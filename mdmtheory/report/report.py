@@ -60,7 +60,7 @@ from ..information.entropies import dual_total_correlation, entropy, total_corre
 from ..laws.joint import Joint
 from ..optimal.adaptive import adaptive_plan
 from ..optimal.card import pareto_frontier
-from .plots import Z95  # one constant for the CIs of the record and of the figures
+from .plots import ROUNDING, Z95  # one constant for the CIs of the record and of the figures
 from ..information.profile import Profile, information_profile
 from ..samplers import exact_run
 from ..samplers.infogain import InfoGainSampler
@@ -843,6 +843,7 @@ def _attention_section(law: Joint, model, baseline, sched: Schedule, plan_from: 
             "bos_std": bos[1].tolist(),
             "top_is_bos": [float(v) for v in np.asarray(bsum.top_share)[:, 0]],
             "uniform_causal_bos": float(np.mean(1.0 / np.arange(1, d + 1))),
+            "uniform_causal_top_is_bos": uniform_causal_top_is_bos(d),
             "bos_over_uniform": (bos[0] / float(np.mean(1.0 / np.arange(1, d + 1)))).tolist(),
             "summary": bsum.to_dict(),
         }
@@ -1011,7 +1012,39 @@ def _num(x, digits: int = 6) -> str:
         return "–"
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
-    return f"{0.0 if abs(x) < 5e-13 else x:.{digits}g}"
+    return f"{_r(x):.{digits}g}"
+
+
+def _r(x) -> float:
+    """Display only: rounding noise around an exact 0 (below :data:`ROUNDING`) shows as 0."""
+    x = float(x)
+    return 0.0 if abs(x) < ROUNDING else x
+
+
+def bounds_gap_note(b: dict) -> str | None:
+    """The legend of a "–" in the bounds table: which bounds are missing at which T, and why
+    (a bound is listed only where its hypotheses hold); None when none is missing."""
+    gaps, names = [], []
+    for n, s in b["series"].items():
+        at = [T for T, v in zip(b["steps"], s["values"]) if _missing(v)]
+        if at:
+            gaps.append(f"{bound_name(n)} at T = {', '.join(str(T) for T in at)}")
+            names.append(n)
+    if not gaps:
+        return None
+    why = (" IMDM's pairwise bound needs a step of at least 2 tokens: not at T = d, where every step reveals one."
+           if any(n.startswith("imdm") for n in names) else "")
+    return ("“–”: the bound is not listed at that step count, where its hypotheses exclude it (" + "; ".join(gaps)
+            + ")." + why)
+
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _nowrap(text: str) -> str:
+    """A cell kept on one line (a list of sizes is not cut mid-list)."""
+    return f'<span style="white-space:nowrap">{html.escape(text)}</span>'
 
 
 def _short(v) -> str:
@@ -1065,6 +1098,18 @@ def _anchor_verdict(absorption, null: dict) -> str:
     return " ".join(out)
 
 
+def uniform_causal_top_is_bos(d: int) -> float:
+    """The null of "BOS is the most attended key": the share of samples where key 0 is the arg
+    max of received attention s_j = (1/d) Σ_i A_ij under uniform causal attention
+    (A_ij = 1/(i+1) for j ≤ i). s_j = (1/d) Σ_{i ≥ j} 1/(i+1) falls strictly in j, so BOS is the
+    most attended key in every sample: 1.0 for every d ≥ 2 (issue 39 item 5: a baseline's
+    "71.5 %" reads as a sink without it, and is below this null)."""
+    d = int_arg(d, "d", 1)
+    A = np.tril(np.ones((d, d))) / np.arange(1, d + 1)[:, None]
+    s = A.mean(axis=0)
+    return float(np.flatnonzero(s == s.max()).tolist() == [0])
+
+
 def _bos_verdict(b: dict) -> str:
     """Per layer: BOS absorption against uniform causal attention (below it: no sink)."""
     u = b["uniform_causal_bos"]
@@ -1078,6 +1123,11 @@ def _bos_verdict(b: dict) -> str:
         out.append(f"Causal baseline: in {_layers(above)} BOS absorbs "
                    + ", ".join(f"{b['bos_mean'][ell] / u:.2g}×" for ell in above)
                    + f" what uniform causal attention would give it ({_share(u)}); a sink absorbs far more than that.")
+    null_top = b.get("uniform_causal_top_is_bos")
+    if null_top is not None and b.get("top_is_bos"):
+        out.append(f"BOS is the most attended key in {', '.join(_share(v) for v in b['top_is_bos'])} of the samples "
+                   f"(per layer); that is no sign of a sink by itself: under uniform causal attention BOS is the most "
+                   f"attended key in {_share(null_top)} of them (every query sees it, so it receives the most).")
     return " ".join(out)
 
 
@@ -1085,7 +1135,7 @@ def _attention_html(a: dict | None) -> list[str]:
     parts = [f'<h2 id="attention">{SECTIONS["attention"]}</h2>']
     if a is None:
         return parts + ["<p>No model given: this section needs a torch MDM that returns its attention maps "
-                        "(<code>mdmtheory report --checkpoint PATH</code>; the default report uses the shipped "
+                        "(<code>mdmtheory report --model PATH</code>; the default report uses the shipped "
                         "<code>words</code> MDM and its causal baseline <code>words-ar</code>).</p>"]
     m, b, info = a["mdm"], a["baseline"], a["information"]
     nl = a["layers"]
@@ -1125,6 +1175,8 @@ def _attention_html(a: dict | None) -> list[str]:
         rows += [["causal baseline: share of attention absorbed by BOS", *map(_share, b["bos_mean"])],
                  ["… uniform causal attention would give BOS", *[_share(b["uniform_causal_bos"])] * nl],
                  ["causal baseline: share of samples where BOS is the most attended key", *map(_share, b["top_is_bos"])]]
+        null_top = b.get("uniform_causal_top_is_bos", uniform_causal_top_is_bos(d))
+        rows += [["… the same under uniform causal attention (the null)", *[_share(null_top)] * nl]]
     parts.append(_table(["per layer"] + [f"layer {ell}" for ell in range(nl)], rows))
     if nul is not None:
         parts.append("<p>The anchor set is chosen as the most attended positions (the arg max here), so its absorption "
@@ -1214,14 +1266,14 @@ def schedule_caption(rec: dict, phi) -> str:
     cap = (f"Tokens revealed at each step ({_plural(T, 'step')} in all) by the recommended schedule {rec['sizes']} "
            f"and by the constant one {rec['constant_sizes']}. A step of k tokens taken with s already revealed costs "
            "Σ_{m=s}^{s+k−1} (φ_s − φ_m) nats of path KL: the fall of the profile inside the step (numbers above "
-           "the bars). Optimal: " + " + ".join(f"{c:.3g}" for c in rec["step_costs"]) + f" = {rec['path_kl']:.3g} "
-           "nats; constant (remainder last): " + " + ".join(f"{c:.3g}" for c in rec["constant_step_costs"])
-           + f" = {rec['constant_path_kl']:.3g} nats.")
+           "the bars). Optimal: " + " + ".join(f"{_r(c):.3g}" for c in rec["step_costs"])
+           + f" = {_r(rec['path_kl']):.3g} nats; constant (remainder last): "
+           + " + ".join(f"{_r(c):.3g}" for c in rec["constant_step_costs"]) + f" = {_r(rec['constant_path_kl']):.3g} nats.")
     ll = rec.get("llada_sizes")
     if ll is not None and list(ll) != list(rec["constant_sizes"]):
         llk = float(sum(rec["llada_step_costs"]))
         cap += (f" LLaDA's generate and the diffusers pipelines split d/T with the remainder first, {list(ll)}: "
-                + " + ".join(f"{c:.3g}" for c in rec["llada_step_costs"]) + f" = {llk:.3g} nats"
+                + " + ".join(f"{_r(c):.3g}" for c in rec["llada_step_costs"]) + f" = {_r(llk):.3g} nats"
                 + (f", so against the split they use the optimum saves {_pct((llk - rec['path_kl']) / llk)}."
                    if llk > 1e-12 else "."))
     if not rec["differs_from_constant"]:
@@ -1263,6 +1315,11 @@ def frontier_caption(f: dict) -> str:
            "draw its first tokens exactly before the grid, a free extra forward). Geometric (W26's: one token, a "
            "geometric grid of at least one step, one token) needs 3 ≤ T ≤ d: “–” below. Dotted: the exact KL of "
            "the optimal schedule's output law. Zero values (T = d) are not drawn on the log scale.")
+    zero = [T for T, v in zip(f["steps"], f["optimal"]) if abs(float(v)) < ROUNDING]
+    if zero and min(zero) < max(f["steps"]):
+        cap += (f" The optimal path KL is exactly 0 from T = {min(zero)} on ({', '.join(str(T) for T in zero)}): "
+                "those points of the black line are drawn as triangles on the bottom edge, at 0, which a log axis "
+                "cannot show.")
     steps = list(f["steps"])
     keep = [i for i, T in enumerate(steps) if T > 1]  # at T = 1 every schedule is the one step [d]
     curves = [("optimal", [f["optimal"][i] for i in keep])]
@@ -1430,6 +1487,9 @@ def render_html(report: Report) -> str:
     names = list(b["series"])
     rows = [[T, b["kl"][i], b["path_kl"][i]] + [b["series"][n]["values"][i] for n in names] for i, T in enumerate(b["steps"])]
     parts.append(_table(["T", "exact KL", "path KL"] + [bound_name(n) for n in names], rows))
+    gap = bounds_gap_note(b)
+    if gap:
+        parts.append(f"<p>{html.escape(gap)}</p>")
     parts.append("<p>Sources: " + "; ".join(f"<b>{html.escape(bound_name(n))}</b> (<code>{html.escape(n)}</code>, "
                  f"{html.escape(s['kind'])} bound on {html.escape(s['quantity'])}, {html.escape(s.get('status') or '–')}): "
                  f"{html.escape(s['source'])}" for n, s in b["series"].items()) + "</p>")
@@ -1445,7 +1505,7 @@ def render_html(report: Report) -> str:
     parts.append(_figure(plots.png(plots.frontier_figure(f)), cap, "Pareto frontier"))
     fam = list(f["families"])
     rows = [[T, f["optimal"][i], f["optimal_exact_kl"][i]] + [f["families"][n][i] for n in fam]
-            + [str(f["optimal_schedules"][i])] for i, T in enumerate(f["steps"])]
+            + [_nowrap(str(f["optimal_schedules"][i]))] for i, T in enumerate(f["steps"])]
     parts.append(_table(["T", "optimal path KL", "optimal exact KL"] + [FAMILY_LABELS.get(n, n) for n in fam]
                         + ["optimal sizes"], rows))
 

@@ -359,7 +359,7 @@ def test_output_paths_are_checked_before_any_work(capsys, tmp_path, monkeypatch,
 
     monkeypatch.setattr(T, "train", never)
     monkeypatch.setattr(R, "build_report", never)
-    monkeypatch.setattr("mdmtheory.cli.report.build_report", never)
+    monkeypatch.setattr("mdmtheory.report.report.build_report", never)  # the CLI imports it when it runs
     line = _err_line(capsys, argv)
     assert f"error: {option}:" in line
     assert not (tmp_path / "no").exists()  # nothing created
@@ -469,7 +469,7 @@ def test_report_baseline_takes_a_causal_hugging_face_folder_like_a_checkpoint(ca
                                                causal=True)), tmp_path / "ar.safetensors")
     cfg = transformers.GPT2Config(vocab_size=4, n_embd=16, n_layer=2, n_head=2, n_positions=8)
     transformers.GPT2LMHeadModel(cfg).save_pretrained(tmp_path / "gpt2")
-    base = ["report", "--table", _save_chain(tmp_path), "--model", st, "--n-per-level", "20", "--steps", "1,2",
+    base = ["report", "--table", _save_chain(tmp_path), "--model", st, "--n-per-level", "20", "--columns", "1,2",
             "--planners", "random", "--attention-samples", "8", "--attention-info-samples", "4"]
     for b in (ar, str(tmp_path / "gpt2")):
         capsys.readouterr()

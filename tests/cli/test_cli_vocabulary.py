@@ -179,7 +179,7 @@ def test_report_old_tokens_beside_data_keeps_its_two_files(capsys, tmp_path):
                             tmp_path / "m.safetensors")
     law_path, x = _tokens_file(tmp_path, "law.txt", seed=1)
     rows_path, _ = _tokens_file(tmp_path, "rows.txt", n=30, seed=2)
-    base = ["report", "--model", st, "--n-per-level", "5", "--steps", "1,3", "--planners", "random", "--no-attention",
+    base = ["report", "--model", st, "--n-per-level", "5", "--columns", "1,3", "--planners", "random", "--no-attention",
             "--out", str(tmp_path / "r.html"), "--overwrite"]
     old, err = _json(capsys, [*base, "--tokens", law_path, "--data", rows_path])
     assert err == ["mdmtheory: --tokens is now --data (the old spelling works for one release)"]

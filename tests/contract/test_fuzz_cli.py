@@ -123,7 +123,7 @@ def _bases(f):
         "estimate": ["estimate", "--model", f["tiny"], "--data", f["tokens.txt"], "--n-per-level", "3",
                      "--n-path", "3"],
         "report": ["report", "--family", "markov", "--d", "4", "--out", f["out.html"], "--planners", "random",
-                   "--steps", "1,2", "--n-per-level", "3", "--attention-samples", "2", "--attention-info-samples", "2"],
+                   "--columns", "1,2", "--n-per-level", "3", "--attention-samples", "2", "--attention-info-samples", "2"],
         "design": ["design", "--data", f["tokens.txt"], "--steps", "2", "--n-per-level", "5"],
         "train": ["train", "--data", f["tokens.txt"], "--out", f["out.safetensors"], "--train-steps", "1", "--batch-size", "2"],
         "tune": ["tune", "--planner", "threshold", "--forwards", "3", "--family", "markov", "--d", "3"],

@@ -113,7 +113,7 @@ def _bases(f) -> dict:
         "estimate": [["estimate", "--model", str(f["tiny"]), "--data", str(r / "tokens.txt"), "--n-per-level", "3",
                       "--n-path", "3"]],
         "report": [["report", "--family", "markov", "--d", "4", "--out", str(r / "out" / "r.html"), "--planners",
-                    "random", "--steps", "1,2", "--n-per-level", "3", "--attention-samples", "2",
+                    "random", "--columns", "1,2", "--n-per-level", "3", "--attention-samples", "2",
                     "--attention-info-samples", "2"]],
         "design": [["design", "--data", str(r / "tokens.txt"), "--steps", "2", "--n-per-level", "5"]],
         "train": [["train", "--data", str(r / "tokens.txt"), "--out", str(r / "out" / "m.safetensors"),

@@ -291,4 +291,6 @@ def test_cli_design_prints_the_engine_exports(tmp_path, capsys):
             e = json.loads(captured.out)["export"]
             assert rc == 0 and e["counts"] == [[1] * 4 if steps == 4 else [4]]
         else:
-            assert rc == 2 and "--format: plan: SGLang 0.5.23 has no per-step counts" in captured.err
+            # refused before estimating, naming the --steps SGLang runs (issue 39 item 3)
+            assert rc == 2 and "--format sglang: --steps 2 on a response of 4 tokens" in captured.err
+            assert "--steps 4 (one token per step)" in captured.err and "nothing was estimated" in captured.err

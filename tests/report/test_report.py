@@ -528,7 +528,7 @@ def test_default_report_uses_the_default_budget(monkeypatch, tmp_path):
         seen.update(kw)
         raise Stop
 
-    monkeypatch.setattr(cli_report, "build_report", fake)
+    monkeypatch.setattr("mdmtheory.report.report.build_report", fake)  # cli.report imports it in run
     with pytest.raises(Stop):
         main(["report", "--no-model", "--quiet", "--out", str(tmp_path / "r.html")])
     assert seen["recommend_steps"] == cli_report.DEFAULT_RECOMMEND_STEPS and seen["target_kl"] is None
