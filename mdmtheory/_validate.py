@@ -54,7 +54,8 @@ import numpy as np
 
 __all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "size_arg", "seed_arg", "rng_arg", "real_arg", "tol_arg", "prob_arg",
            "float_array", "samples_array", "path_arg", "file_arg", "NoSuchFile", "work_bound",
-           "sample_args", "MAX_SAMPLE_ENTRIES", "choice_arg", "bool_arg", "bool_array", "name_arg"]
+           "sample_args", "MAX_SAMPLE_ENTRIES", "choice_arg", "bool_arg", "bool_array", "name_arg",
+           "law_arg", "scores_arg", "positions_arg", "profile_arg", "PROFILE_TOL", "in_range_array"]
 
 #: Largest integer accepted for an argument without its own entry in :data:`LIMITS`.
 INT_MAX = 2**63 - 1
@@ -320,6 +321,95 @@ def samples_array(value, name: str = "samples", *, d: int | None = None, K: int 
     if K is not None and x.size and (int(x.min()) < 0 or int(x.max()) >= K):
         raise ValueError(f"{name}: {tokens} must lie in 0..{K - 1}, got {int(x.min())}..{int(x.max())}")
     return x
+
+
+# == one check per kind of argument (issue 38) =================================================
+def law_arg(p, name: str = "p", *, law_type=None, lost_ok: bool = False, what: str = "a data law") -> object:
+    """A law argument: an instance of ``law_type`` (the caller passes :class:`mdmtheory.Joint`;
+    this ground module imports no wing) with no lost mass unless ``lost_ok`` (a function that
+    documents it takes the output law of a sampler). A Joint is normalized by construction
+    (``table.sum() + lost == 1`` within 1e-9, :mod:`mdmtheory.laws.joint`), so the mass that is
+    left to check is ``lost``: ``"p: has lost mass 0.2; ..."`` as ``sampler_law`` says it."""
+    if law_type is not None and (isinstance(p, type) or not isinstance(p, law_type)):
+        raise ValueError(f"{name}: expected a {getattr(law_type, '__name__', 'law')} ({what}), "
+                         f"got {type(p).__name__ if not isinstance(p, type) else 'the class ' + p.__name__}")
+    lost = getattr(p, "lost", 0.0)
+    if not lost_ok and isinstance(lost, numbers.Real) and lost > 0:
+        raise ValueError(f"{name}: has lost mass {float(lost):.3g}; {what} must be normalized (lost=0): pass the "
+                         f"data law, or renormalize, e.g. Joint(q.table / q.table.sum())")
+    return p
+
+
+def scores_arg(value, name: str = "scores", *, ndim: int | None = None, neg_inf: bool = False) -> np.ndarray:
+    """Scores a rule ranks (confidences, margins, log-probabilities): a float64 array with no NaN
+    (a NaN ranks anywhere); ``neg_inf``: −inf allowed (a position that can never be chosen)."""
+    arr = float_array(value, name, ndim=ndim, finite=False)
+    if np.isnan(arr).any():
+        raise ValueError(f"{name}: contains NaN scores (a NaN has no rank); give finite scores")
+    if np.isposinf(arr).any() or (not neg_inf and np.isneginf(arr).any()):
+        raise ValueError(f"{name}: contains infinite scores; give finite scores"
+                         f"{' (−inf marks a position never chosen)' if neg_inf else ''}")
+    return arr
+
+
+def positions_arg(value, name: str, d: int, *, unique: bool = True, min_len: int = 0,
+                  max_len: int | None = None) -> tuple[int, ...]:
+    """Positions of a d-position sequence: integers in 0..d−1 (bools, floats and text refused),
+    without duplicates when ``unique`` (a position is revealed, or asked, once), between
+    ``min_len`` and ``max_len`` entries (default d)."""
+    if isinstance(value, (set, frozenset)):  # a set has no duplicates (and no order)
+        value = sorted(value, key=lambda j: (not isinstance(j, numbers.Real), j if isinstance(j, numbers.Real) else 0))
+    if value is None or isinstance(value, (str, bytes, bytearray, dict)) or _is_bool(value) \
+            or isinstance(value, numbers.Number):
+        raise ValueError(f"{name}: expected a sequence of positions in 0..{d - 1}, e.g. [0, 1], got {_short(value)}")
+    if isinstance(value, np.ndarray) and value.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-d sequence of positions, got shape {value.shape}")
+    try:
+        items = list(value)
+    except TypeError:
+        raise ValueError(f"{name}: expected a sequence of positions in 0..{d - 1}, got {_short(value)}") from None
+    top = d if max_len is None else max_len
+    if not min_len <= len(items) <= top:
+        raise ValueError(f"{name}: expected {min_len}..{top} positions, got {len(items)}")
+    out = tuple(int_arg(j, name, 0, d - 1) for j in items)
+    if unique and len(set(out)) != len(out):
+        dup = sorted({j for j in out if out.count(j) > 1})
+        raise ValueError(f"{name}: repeated positions {dup}; give each position once")
+    return out
+
+
+#: Rounding allowed when a profile's values are checked non-increasing and non-negative.
+PROFILE_TOL = 1e-9
+
+
+def profile_arg(values, name: str = "profile", *, increasing: bool = False, tol: float = PROFILE_TOL,
+                what: str = "an information profile") -> np.ndarray:
+    """A profile that is a profile: a finite 1-d float array, non-negative, and non-increasing
+    (``increasing``: non-decreasing, for cumulative forms such as subset entropies by level)
+    within ``tol`` relative to its largest entry. An information profile
+    :math:`\bar I_i` (docs/theory.md) is the mean conditional mutual information of a position
+    given i revealed ones; by the chain rule and submodularity of entropy it is non-negative and
+    non-increasing in i, so a vector that rises is no profile of any law."""
+    arr = float_array(values, name, ndim=1)
+    scale = tol * max(1.0, float(np.max(np.abs(arr))) if arr.size else 1.0)
+    if arr.size and arr.min() < -scale:
+        raise ValueError(f"{name}: has negative entries (min {arr.min():.3g}); {what} is non-negative")
+    step = np.diff(arr)
+    bad = np.flatnonzero(step < -scale) if increasing else np.flatnonzero(step > scale)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{name}: {'decreases' if increasing else 'increases'} from {arr[i]:.6g} to {arr[i + 1]:.6g} "
+                         f"at index {i + 1}; {what} is {'non-decreasing' if increasing else 'non-increasing'}, "
+                         f"so this vector is no law's")
+    return arr
+
+
+def in_range_array(values, name: str, low: float, high: float, *, ndim: int | None = 1) -> np.ndarray:
+    """A finite float array whose entries lie in [low, high] (e.g. values a radius assumes bounded)."""
+    arr = float_array(values, name, ndim=ndim)
+    if arr.size and (arr.min() < low or arr.max() > high):
+        raise ValueError(f"{name}: entries must lie in [{low:g}, {high:g}], got {arr.min():.6g}..{arr.max():.6g}")
+    return arr
 
 
 def _short(value) -> str:

@@ -272,8 +272,8 @@ def markov_rates_mc(transition, d: int, steps: int, *, n: int, seed: int) -> Fen
     ser = float(bad.mean())
     row_h = -(np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)).sum(axis=1)
     h = float(-(pi[pi > 0] * np.log(pi[pi > 0])).sum() + (law.d - 1) * (pi @ row_h))
-    if bad.any():
-        ter, ter_se = math.inf, math.nan
+    if bad.any():  # an observed sample off p's support (or lost) proves q puts mass there: TER = inf
+        ter, ter_se = math.inf, 0.0  # exactly, not an estimate: no sampling error (never NaN)
     else:
         ter = float((-lp.mean() - h) / law.d)
         ter_se = float(lp.std(ddof=1) / math.sqrt(n) / law.d)

@@ -67,7 +67,7 @@ from .._estimate import Record
 from .._moved import renamed_keywords
 from .base import OwnChainSampler, Run
 from .._validate import choice_arg, int_arg, prob_arg, real_arg
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from .kernel import empty_state, lattice_strides, marginal_lattice, output_index, state_conditionals, state_values
 from .ties import check_ties, DEFAULT_TIES, TIE_TOL, topk_positions
 from ..laws.oracles import as_oracle
@@ -382,8 +382,7 @@ def _winner(pi0: np.ndarray, pi: np.ndarray, J: np.ndarray, N: int) -> tuple[np.
 def infogain_run(p: Joint, planner: InfoGainSampler) -> InfoGainRun:
     """Exact output law, model calls and sequence-forwards of ``sampler`` on ``p``."""
     sampler = planner
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)
     if not isinstance(sampler, InfoGainSampler):
         raise ValueError(f"planner: expected an InfoGainSampler, got {type(sampler).__name__}")
     d, K = p.d, p.K

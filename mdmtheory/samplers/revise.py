@@ -91,7 +91,7 @@ import numpy as np
 
 from .._estimate import Record
 from .base import OwnChainSampler, Run
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from ..laws.oracles import inverse_cdf, loo_conditionals
 from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, prob_arg, size_arg
@@ -617,8 +617,7 @@ def revise_run(p: Joint, planner) -> RevisionRun:
     """Exact output law of a :class:`RemaskingSampler`, :class:`CorrectorSampler` or
     :class:`EditingSampler` on ``p``."""
     sampler = planner
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)
     if not isinstance(sampler, (RemaskingSampler, CorrectorSampler, EditingSampler)):
         raise ValueError(f"planner: expected a RemaskingSampler, CorrectorSampler or EditingSampler, "
                          f"got {type(sampler).__name__}")

@@ -65,15 +65,20 @@ import numpy as np
 from .._estimate import Record
 from .._moved import renamed_keywords
 from .base import OwnChainSampler, Run
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from ..laws.oracles import as_oracle, inverse_cdf
-from .._validate import int_arg, LIMITS
+from .._validate import int_arg, LIMITS, work_bound
 from ..information.divergence import kl
 from ..schedules.plans import Schedule
 from .engine import exact_run
 from .simulate import _check_n_seed
 
-__all__ = ["SpeculativeSampler", "SpeculativeRun", "speculative_run", "SPECULATIVE_SCHEMES", "min_exact_steps"]
+__all__ = ["SpeculativeSampler", "SpeculativeRun", "speculative_run", "SPECULATIVE_SCHEMES", "min_exact_steps",
+           "MAX_SPECULATIVE_ENTRIES"]
+
+#: Most float64 entries the exact run's mass arrays may hold, (d+1)(2d+1)·Σ_n K^n (256 MiB):
+#: checked before anything is allocated (parity(22) would ask for 32 GiB).
+MAX_SPECULATIVE_ENTRIES = 1 << 25
 
 #: The schemes and the source each one's forward count is read from.
 SPECULATIVE_SCHEMES = {
@@ -251,9 +256,11 @@ def speculative_run(p: Joint, planner: SpeculativeSampler | None = None) -> Spec
         sampler = SpeculativeSampler()
     if not isinstance(sampler, SpeculativeSampler):
         raise ValueError(f"planner: expected a SpeculativeSampler, got {type(sampler).__name__}")
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a Joint (the exact run enumerates K^d states), got {type(p).__name__}")
+    p = joint_arg(p, what="the data law (the exact run enumerates its K^d states)")
     d, K = p.d, p.K
+    work_bound((d + 1) * (2 * d + 1) * sum(K**n for n in range(d + 1)), MAX_SPECULATIVE_ENTRIES, "p",
+               f"the exact speculative run's mass entries (d+1)(2d+1)·sum_n K^n (d={d}, K={K}; use the sampler's "
+               f"simulate() for larger laws)")
     order = sampler._order(d)
     W = sampler._window(d)
     T = np.transpose(np.asarray(p.table, dtype=np.float64), order)  # axes in sampling order
