@@ -55,7 +55,8 @@ import numpy as np
 __all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "size_arg", "seed_arg", "rng_arg", "real_arg", "tol_arg", "prob_arg",
            "float_array", "samples_array", "path_arg", "file_arg", "NoSuchFile", "work_bound",
            "sample_args", "MAX_SAMPLE_ENTRIES", "choice_arg", "bool_arg", "bool_array", "name_arg",
-           "law_arg", "scores_arg", "positions_arg", "profile_arg", "PROFILE_TOL", "in_range_array"]
+           "law_arg", "scores_arg", "positions_arg", "profile_arg", "PROFILE_TOL", "in_range_array",
+           "subset_entropies_arg"]
 
 #: Largest integer accepted for an argument without its own entry in :data:`LIMITS`.
 INT_MAX = 2**63 - 1
@@ -378,30 +379,58 @@ def positions_arg(value, name: str, d: int, *, unique: bool = True, min_len: int
     return out
 
 
-#: Rounding allowed when a profile's values are checked non-increasing and non-negative.
-PROFILE_TOL = 1e-9
+#: Relative rise (to max |φ|) above the running minimum that still counts as rounding: the one
+#: monotonicity tolerance of the package (``mdmtheory.information.MONOTONE_TOL`` is this value).
+PROFILE_TOL = 1e-12
 
 
-def profile_arg(values, name: str = "profile", *, increasing: bool = False, tol: float = PROFILE_TOL,
-                what: str = "an information profile") -> np.ndarray:
-    """A profile that is a profile: a finite 1-d float array, non-negative, and non-increasing
-    (``increasing``: non-decreasing, for cumulative forms such as subset entropies by level)
-    within ``tol`` relative to its largest entry. An information profile
-    :math:`\bar I_i` (docs/theory.md) is the mean conditional mutual information of a position
-    given i revealed ones; by the chain rule and submodularity of entropy it is non-negative and
-    non-increasing in i, so a vector that rises is no profile of any law."""
+def profile_arg(values, name: str = "profile", *, tol: float = PROFILE_TOL, what: str = "an information profile"):
+    """A profile that is a profile: a finite 1-d float array, non-negative and non-increasing.
+    An information profile :math:`\varphi_i` (docs/theory.md) is the mean conditional mutual
+    information of a position given i revealed ones; by the chain rule and the submodularity of
+    entropy it is non-negative and non-increasing in i, so a vector that rises is no law's.
+    The rule is the package's one (``Profile.is_nonincreasing``): the largest rise above the
+    running minimum, and the most negative entry, at most ``tol · max|φ|``."""
     arr = float_array(values, name, ndim=1)
-    scale = tol * max(1.0, float(np.max(np.abs(arr))) if arr.size else 1.0)
+    scale = tol * (float(np.max(np.abs(arr))) if arr.size else 0.0)
     if arr.size and arr.min() < -scale:
         raise ValueError(f"{name}: has negative entries (min {arr.min():.3g}); {what} is non-negative")
-    step = np.diff(arr)
-    bad = np.flatnonzero(step < -scale) if increasing else np.flatnonzero(step > scale)
-    if bad.size:
-        i = int(bad[0])
-        raise ValueError(f"{name}: {'decreases' if increasing else 'increases'} from {arr[i]:.6g} to {arr[i + 1]:.6g} "
-                         f"at index {i + 1}; {what} is {'non-decreasing' if increasing else 'non-increasing'}, "
-                         f"so this vector is no law's")
+    rise = arr - np.minimum.accumulate(arr) if arr.size else arr
+    if arr.size and rise.max() > scale:
+        i = int(np.argmax(rise > scale))
+        raise ValueError(f"{name}: rises to {arr[i]:.6g} at index {i} after {np.min(arr[:i]):.6g}; {what} is "
+                         f"non-increasing, so this vector is no law's")
     return arr
+
+
+def subset_entropies_arg(values, name: str = "p", *, tol: float = 1e-9) -> np.ndarray:
+    r"""A vector of 2**d subset entropies :math:`H(X_S)` (index = bitmask of S) that some law could
+    have: finite, :math:`H(\emptyset) = 0`, monotone (:math:`H(X_{S \cup i}) \ge H(X_S)`) and,
+    for d <= 20, submodular (:math:`H(X_{S\cup i}) - H(X_S) \ge H(X_{S\cup j\cup i}) - H(X_{S\cup j})`,
+    the local form, equivalent to the global one) — the polymatroid axioms every entropy vector
+    satisfies (Fujishige 1978; Yeung, *Information Theory and Network Coding*, §13.2). Each within
+    ``tol · max(1, max H)``. Work: d² passes over 2**(d−2) entries (submodularity is skipped above
+    d = 20, where it would cost more than the functions that read the vector)."""
+    H = float_array(values, name)
+    n = H.shape[0] if H.ndim == 1 else 0
+    if H.ndim != 1 or n < 2 or n & (n - 1):
+        raise ValueError(f"{name}: expected a Joint or a vector of 2**d subset entropies (d >= 1), got shape {H.shape}")
+    d = n.bit_length() - 1
+    eps = tol * max(1.0, float(np.abs(H).max()))
+    if abs(H[0]) > eps:
+        raise ValueError(f"{name}: H(empty set) at index 0 must be 0, got {H[0]:.3g}")
+    cube = H.reshape((2,) * d)  # axis a <-> bit d-1-a of the index
+    for a in range(d):
+        gain = np.diff(cube, axis=a)
+        if gain.min() < -eps:
+            raise ValueError(f"{name}: adding position {d - 1 - a} lowers an entropy by {-gain.min():.3g}; subset "
+                             f"entropies are monotone (H(X_S u i) >= H(X_S)), so this vector is no law's")
+        if d <= 20:
+            for b in range(d):
+                if b != a and np.diff(gain, axis=b).max() > eps:
+                    raise ValueError(f"{name}: the gain of position {d - 1 - a} grows when position {d - 1 - b} is "
+                                     f"added; subset entropies are submodular, so this vector is no law's")
+    return H
 
 
 def in_range_array(values, name: str, low: float, high: float, *, ndim: int | None = 1) -> np.ndarray:

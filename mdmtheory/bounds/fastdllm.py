@@ -413,7 +413,7 @@ def frechet_robust(confidences, eta) -> dict:
     """
     c = _confidences(confidences)
     e = float_array(eta, "eta", what="() or (m,)")
-    if e.ndim > 1 or (e.ndim == 1 and e.shape not in (c.shape, (1,))) or np.any(e < 0):
+    if e.ndim > 1 or (e.ndim == 1 and e.shape != c.shape) or np.any(e < 0):  # a list is one per position (issue 38)
         raise ValueError(f"eta: expected allowances >= 0 (a scalar or one per confidence, {c.size}), got {eta!r:.80}")
     e = np.broadcast_to(e, c.shape)
     lower = np.maximum(0.0, c - e)

@@ -229,6 +229,9 @@ def feng25_scaling(family, ds, *, ter_target: float, ser_target: float, planner:
         raise ValueError(f"family: expected a callable d -> mdmtheory.Joint, got {type(family).__name__}")
     if isinstance(ds, (str, bytes, dict)) or not hasattr(ds, "__iter__"):
         raise ValueError(f"ds: expected a list of sequence lengths, got {ds!r:.80}")
+    ds = list(ds)
+    if not ds:  # issue 38: an empty scaling is no answer
+        raise ValueError("ds: expected at least one sequence length, e.g. [4, 6, 8]")
     out = []
     for d in ds:
         d = int_arg(d, "ds", 1)

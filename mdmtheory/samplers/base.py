@@ -499,6 +499,7 @@ def _resolve(planner):
 #: capabilities a function may need of its planner (:func:`planner_arg`): name -> (test on
 #: :class:`Capabilities`, what it means in words, for the error)
 NEEDS = {
+    "schedule": (lambda c: "Schedule" in c.plans, "runs a Schedule of step sizes, e.g. 'random', 'confidence'"),
     "own_sizes": (lambda c: "none" in c.plans,
                   "chooses its own step sizes (plan=None), e.g. EntropyThresholdPlanner() or FrechetPlanner()"),
     "positions": (lambda c: c.positions, "is a planner of positions on the exact engine, e.g. 'random', 'confidence'"),

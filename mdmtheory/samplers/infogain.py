@@ -13,7 +13,7 @@ current block, :math:`q_j` the token law: :math:`p(\cdot \mid x_A)^{1/\tau}` nor
 1. **bypass**: if every :math:`j \in V` has :math:`\max_v p(v \mid x_A) \ge` ``threshold``
    (and threshold > 0), every :math:`j \in V` is committed at once with a value from
    :math:`q_j` (no forward: the block is then full);
-2. **trivial** (|V| = 1, ``position_temperature`` ≤ 0 or ``candidates`` ≤ 1): draw
+2. **trivial** (|V| = 1, ``position_temperature`` = 0 or ``candidates`` ≤ 1): draw
    :math:`y_j \sim q_j` for all :math:`j \in V`, commit the position of largest confidence
    :math:`p(y_j \mid x_A)` (``argmax``: the first maximum) with its :math:`y_j`; one forward;
 3. **look-ahead**: N = ``candidates`` candidates. Candidate 0: :math:`y^0 \sim \prod q_j`, its
@@ -109,8 +109,8 @@ class InfoGainSampler(OwnChainSampler, Record):
         t = real_arg(self.temperature, "temperature")
         if t < 0 or t > 1e3:
             raise ValueError(f"temperature: expected a token temperature in [0, 1000] (0: greedy), got {t!r}")
-        if pt > 1e3:
-            raise ValueError(f"position_temperature: expected at most 1000 (<= 0: no look-ahead), got {pt!r}")
+        if pt < 0 or pt > 1e3:  # a negative temperature is no temperature (issue 38); 0 is the documented off
+            raise ValueError(f"position_temperature: expected a temperature in [0, 1000] (0: no look-ahead), got {pt!r}")
         choice_arg(self.variant, "variant", ("info_gain", "lookum"))
         b = self.block_size
         if b is not None:

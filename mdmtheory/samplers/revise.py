@@ -804,6 +804,11 @@ def nucleus(P: np.ndarray, top_p: float, ties: str = DEFAULT_TIES) -> tuple[np.n
     P = float_array(P, "P", what="(..., K) rows of probabilities")
     if P.ndim < 1 or P.shape[-1] < 1 or (P < 0).any():
         raise ValueError(f"P: expected (..., K) rows of nonnegative probabilities, got shape {P.shape}")
+    sums = P.sum(axis=-1)
+    if np.any((np.abs(sums - 1.0) > 1e-9) & (sums != 0.0)):  # issue 38: a row is a law (or a zero row)
+        bad = sums[(np.abs(sums - 1.0) > 1e-9) & (sums != 0.0)].ravel()[0]
+        raise ValueError(f"P: each row must sum to 1 (a law over K tokens) or be all zero (a revealed position), "
+                         f"got a row summing to {bad:.6g}")
     top_p = prob_arg(top_p, "top_p", low_open=True)
     check_ties(ties)
     split = np.zeros(P.shape[:-1], dtype=bool)
