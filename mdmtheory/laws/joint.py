@@ -277,6 +277,11 @@ class Marginals:
             table = table.table
         if not isinstance(table, np.ndarray) or table.dtype.kind != "f" or table.ndim < 1:
             raise ValueError(f"table: expected a float numpy array (a Joint's table), got {type(table).__name__}")
+        if not np.all(np.isfinite(table)) or (table < 0).any() or float(table.sum()) > 1.0 + NORMALIZATION_TOL:
+            # issue 38: the marginals of a law's table (finite, >= 0, mass at most 1: a sampler law's
+            # table sums to 1 - lost)
+            raise ValueError(f"table: expected a law's table (finite, >= 0, summing to at most 1 within "
+                             f"{NORMALIZATION_TOL}), got a sum of {float(np.nansum(table)):.6g} or a NaN/negative entry")
         self.full = (1 << table.ndim) - 1
         self.cache = {self.full: table}
 

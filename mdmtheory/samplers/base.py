@@ -51,7 +51,7 @@ import numpy as np
 
 from .._estimate import Record
 from .._moved import renamed_keywords
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from ..schedules.plans import BlockPlan, Grid, RandomSchedule, Schedule
 from .ties import check_ties
 
@@ -239,8 +239,7 @@ def mixture_run(p: Joint, rs: RandomSchedule, run_of: Callable[[Schedule], Run])
     compositions c (``run_of(Schedule(c))`` is the run of one), lost mass, forwards, tie mass and
     trajectory KL averaged with the same weights (the composition is drawn first: part of the
     trajectory)."""
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)
     if not isinstance(rs, RandomSchedule):
         raise ValueError(f"rs: expected a mdmtheory.RandomSchedule, got {type(rs).__name__}")
     if not callable(run_of):

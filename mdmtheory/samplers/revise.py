@@ -1016,8 +1016,7 @@ def remdm_run(p: Joint, planner: ReMDMSampler) -> RevisionRun:
     noise removal's call. ``tie_mass``: the probability of passing a step that reveals a
     position whose nucleus cut, or a greedy fill, the tie rule decided."""
     sampler = planner
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)
     if not isinstance(sampler, ReMDMSampler):
         raise ValueError(f"planner: expected a ReMDMSampler, got {type(sampler).__name__}")
     d, K = p.d, p.K
