@@ -13,6 +13,19 @@ What is refused everywhere
   nested lists (more than 32 axes), and numbers too large for float64 (``10**400``);
 * NaN and ±inf, unless a function documents that it accepts them.
 
+One check per kind of argument (issue 38)
+-----------------------------------------
+A function declares its arguments by the check it calls at its top, and gets the same
+refusal as every other function: a law (:func:`law_arg`; ``mdmtheory.laws.joint_arg`` for a
+Joint: no lost mass unless the function documents that it takes a sampler's law), a planner
+(``mdmtheory.samplers.planner_arg``, in the samplers wing because it resolves names: the class
+itself refused, the capabilities the function needs read from ``Capabilities``), scores
+(:func:`scores_arg`: no NaN), positions (:func:`positions_arg`: integers in 0..d−1, each
+once), a profile (:func:`profile_arg`: non-negative, non-increasing) and subset entropies
+(:func:`subset_entropies_arg`: the polymatroid axioms), numbers (:func:`int_arg`,
+:func:`real_arg`: ±inf, NaN, 10**400 refused; numpy integers read as Python ints), values
+within a range (:func:`in_range_array`).
+
 Documented limits
 -----------------
 Sizes are refused beyond these maxima (``ValueError`` naming the argument and the limit),
