@@ -149,8 +149,9 @@ def bool_arg(value, name: str) -> bool:
 
 def name_arg(value, name: str = "name") -> str:
     """The argument name a helper puts at the head of its errors: a non-empty str."""
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{name}: expected the caller's argument name (a non-empty str), got {_short(value)}")
+    if not isinstance(value, str) or not value or len(value) > 60 or not value.isprintable():
+        raise ValueError(f"{name}: expected the caller's argument name (a non-empty printable str of at most 60 "
+                         f"characters), got {_short(value)}")
     return value
 
 

@@ -126,7 +126,8 @@ class StatementCheck(Record):
     ``cases``: pairs where the hypothesis holds (by :data:`_MARGIN`); ``violations``: those
     where the conclusion fails (a bound beyond ``1e-12 * max(1, |bound|, |exact|)``, or
     :math:`x^\\star` not the unique maximizer); ``ratio``: the largest exact/bound (upper),
-    bound/exact (lower; pairs whose denominator is > 1e-9; +inf when a denominator within 1e-9 of 0
+    bound/exact (lower; pairs whose denominator is > 1e-9; NaN, with ``exact`` and ``bound``, when no
+    case forms a ratio; +inf when a denominator within 1e-9 of 0
     stands under a numerator that is not, a violated zero bound whose case is kept), or for an implication the smallest mode gap
     :math:`p_S(x^\\star) - \\max_{z \\ne x^\\star} p_S(z)` (> 0 when it holds; for
     ``fastdllm_greedy`` the smaller of that gap and :math:`q_S`'s, both arg maxes being claimed); ``exact`` and

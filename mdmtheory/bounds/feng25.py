@@ -138,7 +138,7 @@ def ngram_chain(conditional, d: int) -> Joint:
     c(x_i \mid x_{i-n+1:i-1})` with ``conditional`` c of shape (K,)*n (last axis the next token,
     rows summing to 1) and π uniform on the first n − 1 tokens."""
     c = float_array(conditional, "conditional", what="(K,)*n")
-    if c.ndim < 2 or len(set(c.shape)) != 1 or np.any(c < 0) or not np.allclose(c.sum(axis=-1), 1.0, atol=1e-9):
+    if c.ndim < 2 or c.size == 0 or len(set(c.shape)) != 1 or np.any(c < 0) or not np.allclose(c.sum(axis=-1), 1.0, atol=1e-9):
         raise ValueError(f"conditional: expected an array of shape (K,)*n, n >= 2, whose last axis is a law, got shape {c.shape}")
     n, K = c.ndim, c.shape[0]
     d = int_arg(d, "d", n - 1)

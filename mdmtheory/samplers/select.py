@@ -246,8 +246,8 @@ def tempered(probs: np.ndarray, temperature: float) -> np.ndarray:
     the one-hot of the arg max (lowest index on ties, values equal to
     :data:`CONFIDENCE_DECIMALS` decimals tie); :math:`\tau = 1`: ``probs`` itself."""
     P = float_array(probs, "probs", what="(..., K) rows of probabilities")
-    if P.ndim < 1 or np.any(P < 0):
-        raise ValueError(f"probs: expected (..., K) rows of probabilities >= 0, got shape {P.shape}")
+    if P.ndim < 1 or P.shape[-1] < 1 or np.any(P < 0):
+        raise ValueError(f"probs: expected (..., K) rows of probabilities >= 0 (K >= 1), got shape {P.shape}")
     temperature = real_arg(temperature, "temperature")
     if temperature < 0:
         raise ValueError(f"temperature: expected a number >= 0 (0: greedy), got {temperature!r}")

@@ -48,7 +48,7 @@ from itertools import combinations
 import numpy as np
 
 from .._estimate import Record
-from .._validate import _short, bool_array, float_array, int_arg, rng_arg
+from .._validate import _short, bool_array, float_array, int_arg, name_arg
 
 __all__ = ["TIE_RULES", "DEFAULT_TIES", "TIE_TOL", "MAX_TIE_BRANCHES", "TOPK_LAYOUTS", "check_ties", "Choice", "clusters",
            "tie_choices", "sample_choice", "topk_positions"]
@@ -66,6 +66,7 @@ MAX_TIE_BRANCHES = 4_000_000
 
 def check_ties(ties, name: str = "ties") -> str:
     """``ties`` if it is one of :data:`TIE_RULES`, else a ValueError naming ``name``."""
+    name = name_arg(name)
     if not isinstance(ties, str) or ties not in TIE_RULES:
         raise ValueError(f"{name}: expected one of {list(TIE_RULES)} ('random': uniform over tied positions; "
                          f"'lowest': lowest position first; 'topk': torch.topk's order), got {ties!r}")
@@ -290,7 +291,8 @@ def sample_choice(scores, free, k, rng, group=None) -> np.ndarray:
     tie cluster ordered by i.i.d. uniform keys drawn from ``rng``."""
     scores, free, group = _tie_args(scores, free, group)
     k = _k_arg(k, free)
-    rng = rng_arg(rng)
+    if not callable(getattr(rng, "random", None)):  # a numpy Generator, or the bridge's counter-based draws
+        raise ValueError(f"rng: expected a numpy.random.Generator (numpy.random.default_rng(seed)), got {_short(rng)}")
     N, d = free.shape
     cl = clusters(scores, free, group)
     order = np.lexsort((rng.random((N, d)), cl), axis=-1)
