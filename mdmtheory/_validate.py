@@ -149,10 +149,14 @@ def bool_arg(value, name: str) -> bool:
 
 def name_arg(value, name: str = "name") -> str:
     """The argument name a helper puts at the head of its errors: a non-empty str."""
-    if not isinstance(value, str) or not value or len(value) > 60 or not value.isprintable():
-        raise ValueError(f"{name}: expected the caller's argument name (a non-empty printable str of at most 60 "
-                         f"characters), got {_short(value)}")
+    if not isinstance(value, str) or not _NAME.match(value):
+        raise ValueError(f"{name}: expected the caller's argument name (a letter, _ or a CLI option's -- first, at most 60 printable "
+                         f"characters, e.g. 'p' or 'a, b'), got {_short(value)}")
     return value
+
+
+#: What an argument label at the head of an error may be (``p``, ``a, b``, ``family(d)``, ``j/given``).
+_NAME = __import__("re").compile(r"^(--)?[A-Za-z_][\w ,./()\[\]*'-]{0,59}$")
 
 
 def rng_arg(value, name: str = "rng") -> np.random.Generator:

@@ -345,8 +345,12 @@ def save_scheduler(counts, path, *, block_length: int | None = None) -> str:
 
     path = path_arg(path)
     sched = block_refinement_scheduler(counts, block_length=block_length)
-    os.makedirs(path, exist_ok=True)
-    sched.save_config(path)
+    try:
+        os.makedirs(path, exist_ok=True)
+        sched.save_config(path)
+    except OSError as exc:  # issue 38: a name too long, a file in the way, no permission: by name
+        raise ValueError(f"path: cannot write the scheduler folder ({exc.strerror or type(exc).__name__}): "
+                         f"{path[:60]!r}{'...' if len(path) > 60 else ''}") from None
     return os.fspath(path)
 
 

@@ -252,6 +252,9 @@ def mixture_run(p: Joint, rs: RandomSchedule, run_of: Callable[[Schedule], Run])
     ties = None
     for c, w in rs.law.items():
         r = run_of(Schedule(c))
+        if r.law.table.shape != table.shape:  # issue 38: a run of another law is refused by name
+            raise ValueError(f"run_of: its runs have laws of shape {r.law.table.shape}, p has {table.shape}; "
+                             f"give run_of the runs of p")
         table += w * r.law.table
         lost += w * r.law.lost
         forwards += w * r.forwards
