@@ -1034,6 +1034,10 @@ SLOW_ONLY = {
     "report.write_html": "renders every figure of the report, ~0.3 s a call",
     "report.render_html": "renders every figure of the report, ~0.3 s a call",
     "data.phonemes": "builds the CMUdict law, ~0.3 s a call",
+    "bounds.tightness.tightness_search": "jit-compiles the Adam search, ~1.8 s a walk (issue 38: the default walk keeps its time)",
+    "bounds.tightness.TightnessResult.to_dict": "its record runs a tightness search, ~1.2 s a walk",
+    "bridge.train.train": "trains a TinyMDM for 2 steps per call, ~1.2 s a walk",
+    "bridge.train.TrainResult.to_dict": "its record trains a TinyMDM, ~1.5 s a walk",
 }
 
 
