@@ -435,6 +435,8 @@ def subset_entropies_arg(values, name: str = "p", *, tol: float = 1e-9) -> np.nd
         raise ValueError(f"{name}: expected a Joint or a vector of 2**d subset entropies (d >= 1), got shape {H.shape}")
     d = n.bit_length() - 1
     eps = tol * max(1.0, float(np.abs(H).max()))
+    if H.min() < -eps:
+        raise ValueError(f"{name}: subset entropies must be >= 0, got min {H.min():.3g}")
     if abs(H[0]) > eps:
         raise ValueError(f"{name}: H(empty set) at index 0 must be 0, got {H[0]:.3g}")
     cube = H.reshape((2,) * d)  # axis a <-> bit d-1-a of the index

@@ -184,7 +184,8 @@ class Joint(Record):
         if given is not None and not isinstance(given, Mapping):
             raise ValueError(f"given: expected a mapping {{position: token}}, got {given!r}")
         given = dict(given or {})
-        positions_to_mask(list(given) + [j], self.d, name="j/given")
+        positions_to_mask(list(given), self.d, name="given")
+        positions_to_mask([j], self.d, name="j")
         if j in given:
             raise ValueError(f"j: position {j} is already revealed in given")
         for i, v in given.items():
