@@ -350,7 +350,7 @@ def law_arg(p, name: str = "p", *, law_type=None, lost_ok: bool = False, what: s
     (``table.sum() + lost == 1`` within 1e-9, :mod:`mdmtheory.laws.joint`), so the mass that is
     left to check is ``lost``: ``"p: has lost mass 0.2; ..."`` as ``sampler_law`` says it."""
     if law_type is not None and (isinstance(p, type) or not isinstance(p, law_type)):
-        raise ValueError(f"{name}: expected a {getattr(law_type, '__name__', 'law')} ({what}), "
+        raise ValueError(f"{name}: expected a mdmtheory.{getattr(law_type, '__name__', 'law')} ({what}), "
                          f"got {type(p).__name__ if not isinstance(p, type) else 'the class ' + p.__name__}")
     lost = getattr(p, "lost", 0.0)
     if not lost_ok and isinstance(lost, numbers.Real) and lost > 0:
@@ -390,7 +390,12 @@ def positions_arg(value, name: str, d: int, *, unique: bool = True, min_len: int
     top = d if max_len is None else max_len
     if not min_len <= len(items) <= top:
         raise ValueError(f"{name}: expected {min_len}..{top} positions, got {len(items)}")
-    out = tuple(int_arg(j, name, 0, d - 1) for j in items)
+    for j in items:
+        if _is_bool(j) or not isinstance(j, numbers.Integral):
+            raise ValueError(f"{name}: positions must be integers, got {_short(j)}")
+        if not 0 <= int(j) < d:
+            raise ValueError(f"{name}: position {j} is outside 0..{d - 1}")
+    out = tuple(int(j) for j in items)
     if unique and len(set(out)) != len(out):
         dup = sorted({j for j in out if out.count(j) > 1})
         raise ValueError(f"{name}: repeated positions {dup}; give each position once")
