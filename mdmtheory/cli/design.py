@@ -186,7 +186,7 @@ def _check_response_length(args, blocks: bool) -> None:
         return  # the text options refuse it with their own message
     for B in args.block_length or ():
         if not 1 <= B <= n or n % B:
-            raise UsageError(f"--block-length: each block length must divide the response length {n} "
+            raise UsageError(f"--block-length: must divide the response length {n} "
                              f"(divisors: {[b for b in range(1, n + 1) if n % b == 0]}), got {B}")
     if blocks and args.forwards is not None:
         if args.forwards > n:
