@@ -13,6 +13,19 @@ What is refused everywhere
   nested lists (more than 32 axes), and numbers too large for float64 (``10**400``);
 * NaN and ±inf, unless a function documents that it accepts them.
 
+One check per kind of argument (issue 38)
+-----------------------------------------
+A function declares its arguments by the check it calls at its top, and gets the same
+refusal as every other function: a law (:func:`law_arg`; ``mdmtheory.laws.joint_arg`` for a
+Joint: no lost mass unless the function documents that it takes a sampler's law), a planner
+(``mdmtheory.samplers.planner_arg``, in the samplers wing because it resolves names: the class
+itself refused, the capabilities the function needs read from ``Capabilities``), scores
+(:func:`scores_arg`: no NaN), positions (:func:`positions_arg`: integers in 0..d−1, each
+once), a profile (:func:`profile_arg`: non-negative, non-increasing) and subset entropies
+(:func:`subset_entropies_arg`: the polymatroid axioms), numbers (:func:`int_arg`,
+:func:`real_arg`: ±inf, NaN, 10**400 refused; numpy integers read as Python ints), values
+within a range (:func:`in_range_array`).
+
 Documented limits
 -----------------
 Sizes are refused beyond these maxima (``ValueError`` naming the argument and the limit),
@@ -54,7 +67,9 @@ import numpy as np
 
 __all__ = ["LIMITS", "INT_MAX", "MAX_NDIM", "int_arg", "size_arg", "seed_arg", "rng_arg", "real_arg", "tol_arg", "prob_arg",
            "float_array", "samples_array", "path_arg", "file_arg", "NoSuchFile", "work_bound",
-           "sample_args", "MAX_SAMPLE_ENTRIES", "choice_arg", "bool_arg", "bool_array", "name_arg"]
+           "sample_args", "MAX_SAMPLE_ENTRIES", "choice_arg", "bool_arg", "bool_array", "name_arg",
+           "law_arg", "scores_arg", "positions_arg", "profile_arg", "PROFILE_TOL", "in_range_array",
+           "subset_entropies_arg"]
 
 #: Largest integer accepted for an argument without its own entry in :data:`LIMITS`.
 INT_MAX = 2**63 - 1
@@ -134,9 +149,14 @@ def bool_arg(value, name: str) -> bool:
 
 def name_arg(value, name: str = "name") -> str:
     """The argument name a helper puts at the head of its errors: a non-empty str."""
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{name}: expected the caller's argument name (a non-empty str), got {_short(value)}")
+    if not isinstance(value, str) or not _NAME.match(value):
+        raise ValueError(f"{name}: expected the caller's argument name (a letter, _ or a CLI option's -- first, at most 60 printable "
+                         f"characters, e.g. 'p' or 'a, b'), got {_short(value)}")
     return value
+
+
+#: What an argument label at the head of an error may be (``p``, ``a, b``, ``family(d)``, ``j/given``).
+_NAME = __import__("re").compile(r"^(--)?[A-Za-z_][\w ,./()\[\]*'-]{0,59}$")
 
 
 def rng_arg(value, name: str = "rng") -> np.random.Generator:
@@ -320,6 +340,130 @@ def samples_array(value, name: str = "samples", *, d: int | None = None, K: int 
     if K is not None and x.size and (int(x.min()) < 0 or int(x.max()) >= K):
         raise ValueError(f"{name}: {tokens} must lie in 0..{K - 1}, got {int(x.min())}..{int(x.max())}")
     return x
+
+
+# == one check per kind of argument (issue 38) =================================================
+def law_arg(p, name: str = "p", *, law_type=None, lost_ok: bool = False, what: str = "a data law") -> object:
+    """A law argument: an instance of ``law_type`` (the caller passes :class:`mdmtheory.Joint`;
+    this ground module imports no wing) with no lost mass unless ``lost_ok`` (a function that
+    documents it takes the output law of a sampler). A Joint is normalized by construction
+    (``table.sum() + lost == 1`` within 1e-9, :mod:`mdmtheory.laws.joint`), so the mass that is
+    left to check is ``lost``: ``"p: has lost mass 0.2; ..."`` as ``sampler_law`` says it."""
+    if law_type is not None and (isinstance(p, type) or not isinstance(p, law_type)):
+        raise ValueError(f"{name}: expected a mdmtheory.{getattr(law_type, '__name__', 'law')} ({what}), "
+                         f"got {type(p).__name__ if not isinstance(p, type) else 'the class ' + p.__name__}")
+    lost = getattr(p, "lost", 0.0)
+    if not lost_ok and isinstance(lost, numbers.Real) and lost > 0:
+        raise ValueError(f"{name}: has lost mass {float(lost):.3g}; {what} must be normalized (lost=0): pass the "
+                         f"data law, or renormalize, e.g. Joint(q.table / q.table.sum())")
+    return p
+
+
+def scores_arg(value, name: str = "scores", *, ndim: int | None = None, neg_inf: bool = False) -> np.ndarray:
+    """Scores a rule ranks (confidences, margins, log-probabilities): a float64 array with no NaN
+    (a NaN ranks anywhere); ``neg_inf``: −inf allowed (a position that can never be chosen)."""
+    arr = float_array(value, name, ndim=ndim, finite=False)
+    if np.isnan(arr).any():
+        raise ValueError(f"{name}: contains NaN scores (a NaN has no rank); give finite scores")
+    if np.isposinf(arr).any() or (not neg_inf and np.isneginf(arr).any()):
+        raise ValueError(f"{name}: contains infinite scores; give finite scores"
+                         f"{' (−inf marks a position never chosen)' if neg_inf else ''}")
+    return arr
+
+
+def positions_arg(value, name: str, d: int, *, unique: bool = True, min_len: int = 0,
+                  max_len: int | None = None) -> tuple[int, ...]:
+    """Positions of a d-position sequence: integers in 0..d−1 (bools, floats and text refused),
+    without duplicates when ``unique`` (a position is revealed, or asked, once), between
+    ``min_len`` and ``max_len`` entries (default d)."""
+    if isinstance(value, (set, frozenset)):  # a set has no duplicates (and no order)
+        value = sorted(value, key=lambda j: (not isinstance(j, numbers.Real), j if isinstance(j, numbers.Real) else 0))
+    if value is None or isinstance(value, (str, bytes, bytearray, dict)) or _is_bool(value) \
+            or isinstance(value, numbers.Number):
+        raise ValueError(f"{name}: expected a sequence of positions in 0..{d - 1}, e.g. [0, 1], got {_short(value)}")
+    if isinstance(value, np.ndarray) and value.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-d sequence of positions, got shape {value.shape}")
+    try:
+        items = list(value)
+    except TypeError:
+        raise ValueError(f"{name}: expected a sequence of positions in 0..{d - 1}, got {_short(value)}") from None
+    top = d if max_len is None else max_len
+    if not min_len <= len(items) <= top:
+        raise ValueError(f"{name}: expected {min_len}..{top} positions, got {len(items)}")
+    for j in items:
+        if _is_bool(j) or not isinstance(j, numbers.Integral):
+            raise ValueError(f"{name}: positions must be integers, got {_short(j)}")
+        if not 0 <= int(j) < d:
+            raise ValueError(f"{name}: position {j} is outside 0..{d - 1}")
+    out = tuple(int(j) for j in items)
+    if unique and len(set(out)) != len(out):
+        dup = sorted({j for j in out if out.count(j) > 1})
+        raise ValueError(f"{name}: repeated positions {dup}; give each position once")
+    return out
+
+
+#: Relative rise (to max |φ|) above the running minimum that still counts as rounding: the one
+#: monotonicity tolerance of the package (``mdmtheory.information.MONOTONE_TOL`` is this value).
+PROFILE_TOL = 1e-12
+
+
+def profile_arg(values, name: str = "profile", *, tol: float = PROFILE_TOL, what: str = "an information profile"):
+    """A profile that is a profile: a finite 1-d float array, non-negative and non-increasing.
+    An information profile :math:`\varphi_i` (docs/theory.md) is the mean conditional mutual
+    information of a position given i revealed ones; by the chain rule and the submodularity of
+    entropy it is non-negative and non-increasing in i, so a vector that rises is no law's.
+    The rule is the package's one (``Profile.is_nonincreasing``): the largest rise above the
+    running minimum, and the most negative entry, at most ``tol · max|φ|``."""
+    arr = float_array(values, name, ndim=1)
+    scale = tol * (float(np.max(np.abs(arr))) if arr.size else 0.0)
+    if arr.size and arr.min() < -scale:
+        raise ValueError(f"{name}: has negative entries (min {arr.min():.3g}); {what} is non-negative")
+    rise = arr - np.minimum.accumulate(arr) if arr.size else arr
+    if arr.size and rise.max() > scale:
+        i = int(np.argmax(rise > scale))
+        raise ValueError(f"{name}: rises to {arr[i]:.6g} at index {i} after {np.min(arr[:i]):.6g}; {what} is "
+                         f"non-increasing, so this vector is no law's")
+    return arr
+
+
+def subset_entropies_arg(values, name: str = "p", *, tol: float = 1e-9) -> np.ndarray:
+    r"""A vector of 2**d subset entropies :math:`H(X_S)` (index = bitmask of S) that some law could
+    have: finite, :math:`H(\emptyset) = 0`, monotone (:math:`H(X_{S \cup i}) \ge H(X_S)`) and,
+    for d <= 20, submodular (:math:`H(X_{S\cup i}) - H(X_S) \ge H(X_{S\cup j\cup i}) - H(X_{S\cup j})`,
+    the local form, equivalent to the global one) — the polymatroid axioms every entropy vector
+    satisfies (Fujishige 1978; Yeung, *Information Theory and Network Coding*, §13.2). Each within
+    ``tol · max(1, max H)``. Work: d² passes over 2**(d−2) entries (submodularity is skipped above
+    d = 20, where it would cost more than the functions that read the vector)."""
+    H = float_array(values, name)
+    n = H.shape[0] if H.ndim == 1 else 0
+    if H.ndim != 1 or n < 2 or n & (n - 1):
+        raise ValueError(f"{name}: expected a Joint or a vector of 2**d subset entropies (d >= 1), got shape {H.shape}")
+    d = n.bit_length() - 1
+    eps = tol * max(1.0, float(np.abs(H).max()))
+    if H.min() < -eps:
+        raise ValueError(f"{name}: subset entropies must be >= 0, got min {H.min():.3g}")
+    if abs(H[0]) > eps:
+        raise ValueError(f"{name}: H(empty set) at index 0 must be 0, got {H[0]:.3g}")
+    cube = H.reshape((2,) * d)  # axis a <-> bit d-1-a of the index
+    for a in range(d):
+        gain = np.diff(cube, axis=a)
+        if gain.min() < -eps:
+            raise ValueError(f"{name}: adding position {d - 1 - a} lowers an entropy by {-gain.min():.3g}; subset "
+                             f"entropies are monotone (H(X_S u i) >= H(X_S)), so this vector is no law's")
+        if d <= 20:
+            for b in range(d):
+                if b != a and np.diff(gain, axis=b).max() > eps:
+                    raise ValueError(f"{name}: the gain of position {d - 1 - a} grows when position {d - 1 - b} is "
+                                     f"added; subset entropies are submodular, so this vector is no law's")
+    return H
+
+
+def in_range_array(values, name: str, low: float, high: float, *, ndim: int | None = 1) -> np.ndarray:
+    """A finite float array whose entries lie in [low, high] (e.g. values a radius assumes bounded)."""
+    arr = float_array(values, name, ndim=ndim)
+    if arr.size and (arr.min() < low or arr.max() > high):
+        raise ValueError(f"{name}: entries must lie in [{low:g}, {high:g}], got {arr.min():.6g}..{arr.max():.6g}")
+    return arr
 
 
 def _short(value) -> str:

@@ -1572,6 +1572,9 @@ def power_law_schedule(alpha=1, *, amplitude=None, shift=None, d=D_SYMBOL, steps
         raise ValueError(f"alpha: must be > 0, got {alpha}")
     if alpha.is_number and alpha > MAX_POWER:
         raise ValueError(f"alpha: at most {MAX_POWER} (sympy's integrals of (s + sigma)**(-alpha)), got {alpha}")
+    if alpha.is_Rational and alpha.q > 1000:  # issue 38: a float32 0.637 is 10689/16777216 and sympy crawls
+        raise ValueError(f"alpha: a rational with denominator <= 1000 (sympy's integrals crawl on 2**-24 fractions), "
+                         f"got {alpha}; pass e.g. fractions.Fraction(2, 3) or round it")
     A = sp.Symbol("A", positive=True) if amplitude is None else _exact(amplitude, "amplitude")
     sigma = sp.Symbol("sigma", positive=True) if shift is None else _exact(shift, "shift")
     for name, x in (("amplitude", A), ("shift", sigma)):

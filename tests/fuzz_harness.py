@@ -34,7 +34,9 @@ def alarm(seconds: float = CALL_SECONDS):
         raise Hang(f"call ran longer than {seconds} s")
 
     old = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # then every second again: a Hang raised inside a callback that swallows exceptions (jax's
+    # gc callback prints "Exception ignored") would otherwise leave the call running unbounded
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
     try:
         yield
     finally:

@@ -59,6 +59,7 @@ from .registry import register_rows
 from ..information.divergence import kl as _kl
 from ..samplers import EntropyBudgetPlanner, exact_run
 from ..samplers.adaptive import EntropyBudgetPlanner
+from ..samplers.base import planner_arg
 
 __all__ = [
     "CL26Point",
@@ -92,6 +93,7 @@ def _entropy(p: Joint) -> float:
 
 
 def _check_planner(planner):
+    planner = planner_arg(planner, needs=("own_sizes",), example="gamma")  # a class, a Schedule rule: refused
     if not hasattr(planner, "_choice") or getattr(planner, "needs_schedule", True) is not False:
         raise ValueError("planner: expected a self-sizing scored planner of mdmtheory.samplers.adaptive "
                          f"(e.g. EntropyBudgetPlanner(gamma)), got {planner!r:.80}")

@@ -47,7 +47,7 @@ import math
 import numpy as np
 
 from .._validate import int_arg
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from ..samplers.ties import TIE_TOL
 from ..samplers.demask import DemaskPlanner, law_dependencies, demask_select, pairwise_dependency
 from ._core import DERIVED, OUR_READING, UPPER
@@ -89,7 +89,7 @@ class _DAcc(_Acc):
     def result(self) -> StatementCheck:
         kind, source, status, statement = DEMASK_STATEMENTS[self.name]
         ratio, e, b, w = self.best
-        if self.cases == 0 or math.isinf(ratio):
+        if self.cases == 0 or ratio == -math.inf:  # no case formed a ratio (+inf: a zero bound violated)
             ratio = math.nan
         return StatementCheck(self.name, kind, source, status, statement, self.cases, self.violations, ratio, e, b, w)
 
@@ -135,8 +135,7 @@ def _set_values(P: np.ndarray) -> dict:
 
 
 def _check_p(p) -> Joint:
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint (the checks enumerate its table), got {type(p).__name__}")
+    p = joint_arg(p, what="the data law (the checks enumerate its table)")
     if p.d > 8:
         raise ValueError(f"p: the DEMASK checks enumerate every state and set (3^d shapes); d <= 8, got d={p.d}")
     return p

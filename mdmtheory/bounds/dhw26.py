@@ -20,7 +20,7 @@ from ..information.profile import as_profile
 from ..information.ugc import effective_total_correlation, profile_ugc
 from ._core import Bound, DERIVED, LOWER, PAPER, _tc_dtc
 from .registry import register_rows
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 
 __all__ = [
     "dhw_sandwich",
@@ -66,8 +66,7 @@ def dhw26_dimension_bound(p) -> Bound:
     COLT 2026, PMLR 336:2038-2104; only the abstract was available to us). Implied by :func:`dhw_tc_bound`, since
     :math:`\min(TC, DTC) \le TC \le (d - 1)\log K`. ``p``: a :class:`~mdmtheory.Joint` (K is
     its alphabet size)."""
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: the d log K bound needs a mdmtheory.Joint (its alphabet size K), got {type(p).__name__}")
+    p = joint_arg(p, what="the data law (the d log K bound reads its alphabet size K)")
     return Bound(
         name="dhw26_dimension",
         value=p.d * math.log(p.K),

@@ -70,10 +70,11 @@ import numpy as np
 
 from .._estimate import Record
 from .._validate import float_array, int_arg, real_arg
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from ._core import DERIVED, LOWER, OUR_READING, PAPER, UPPER
 from .registry import _slack as slack, ComparisonRow, register_rows
 from ..samplers.adaptive import FactorPlanner, FrechetPlanner
+from ..samplers.base import planner_arg
 
 __all__ = [
     "IMPLICATION",
@@ -125,7 +126,9 @@ class StatementCheck(Record):
     ``cases``: pairs where the hypothesis holds (by :data:`_MARGIN`); ``violations``: those
     where the conclusion fails (a bound beyond ``1e-12 * max(1, |bound|, |exact|)``, or
     :math:`x^\\star` not the unique maximizer); ``ratio``: the largest exact/bound (upper),
-    bound/exact (lower; pairs whose denominator is > 1e-9), or for an implication the smallest mode gap
+    bound/exact (lower; pairs whose denominator is > 1e-9; NaN, with ``exact`` and ``bound``, when no
+    case forms a ratio; +inf when a denominator within 1e-9 of 0
+    stands under a numerator that is not, a violated zero bound whose case is kept), or for an implication the smallest mode gap
     :math:`p_S(x^\\star) - \\max_{z \\ne x^\\star} p_S(z)` (> 0 when it holds; for
     ``fastdllm_greedy`` the smaller of that gap and :math:`q_S`'s, both arg maxes being claimed); ``exact`` and
     ``bound`` at that worst case (an implication's bound is 0); ``worst``: the case as
@@ -236,9 +239,12 @@ class _Acc:
         else:
             bad = e > b + tol if self.kind == UPPER else b > e + tol
             num, den = (e, b) if self.kind == UPPER else (b, e)
-            ok = den > 1e-9  # rounding-level denominators form no ratio
-            if ok.any():
-                r = np.where(ok, num / np.where(ok, den, 1.0), -np.inf)
+            ok = den > 1e-9  # rounding-level denominators form no ratio ...
+            # ... unless the numerator is not rounding-level: a bound of 0 under a positive exact
+            # value is a violation of ratio inf, and its case is kept (never a NaN ratio, issue 38)
+            zero_den = ~ok & (num > 1e-9)
+            if ok.any() or zero_den.any():
+                r = np.where(ok, num / np.where(ok, den, 1.0), np.where(zero_den, np.inf, -np.inf))
                 i = int(np.argmax(r))
                 if r[i] > self.best[0]:
                     self.best = (float(r[i]), float(e[i]), float(b[i]), where(np.flatnonzero(hyp)[i]))
@@ -247,7 +253,7 @@ class _Acc:
     def result(self) -> StatementCheck:
         kind, source, status, statement = STATEMENTS[self.name]
         ratio, e, b, w = self.best
-        if self.cases == 0 or math.isinf(ratio):
+        if self.cases == 0 or ratio == -math.inf:  # no case formed a ratio (+inf: a zero bound violated)
             ratio = math.nan
         return StatementCheck(self.name, kind, source, status, statement, self.cases, self.violations, ratio, e, b, w)
 
@@ -301,8 +307,7 @@ def _cases(p: Joint, planner=None, max_n=None):
 
 
 def _check_p(p) -> Joint:
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint (the checks enumerate its table), got {type(p).__name__}")
+    p = joint_arg(p, what="the data law (the checks enumerate its table)")
     return p
 
 
@@ -334,6 +339,8 @@ def statement_checks(p, *, planner=None, max_n=None, names=None) -> tuple[Statem
     for nm in names:
         if not isinstance(nm, str) or nm not in STATEMENTS:
             raise ValueError(f"names: unknown statement {nm!r:.80}; known: {list(STATEMENTS)}")
+    if planner is not None:  # a class, a name, a rule needing a schedule: refused before any work
+        planner = planner_arg(planner, needs=("own_sizes",), example="...")
     if planner is not None and not hasattr(planner, "_choice"):
         raise ValueError(f"planner: expected a scored planner of mdmtheory.samplers.adaptive (with _choice), got {planner!r}")
     accs = {nm: _Acc(nm) for nm in names}
@@ -407,7 +414,7 @@ def frechet_robust(confidences, eta) -> dict:
     """
     c = _confidences(confidences)
     e = float_array(eta, "eta", what="() or (m,)")
-    if e.ndim > 1 or (e.ndim == 1 and e.shape not in (c.shape, (1,))) or np.any(e < 0):
+    if e.ndim > 1 or (e.ndim == 1 and e.shape != c.shape) or np.any(e < 0):  # a list is one per position (issue 38)
         raise ValueError(f"eta: expected allowances >= 0 (a scalar or one per confidence, {c.size}), got {eta!r:.80}")
     e = np.broadcast_to(e, c.shape)
     lower = np.maximum(0.0, c - e)

@@ -138,7 +138,7 @@ def ngram_chain(conditional, d: int) -> Joint:
     c(x_i \mid x_{i-n+1:i-1})` with ``conditional`` c of shape (K,)*n (last axis the next token,
     rows summing to 1) and π uniform on the first n − 1 tokens."""
     c = float_array(conditional, "conditional", what="(K,)*n")
-    if c.ndim < 2 or len(set(c.shape)) != 1 or np.any(c < 0) or not np.allclose(c.sum(axis=-1), 1.0, atol=1e-9):
+    if c.ndim < 2 or c.size == 0 or len(set(c.shape)) != 1 or np.any(c < 0) or not np.allclose(c.sum(axis=-1), 1.0, atol=1e-9):
         raise ValueError(f"conditional: expected an array of shape (K,)*n, n >= 2, whose last axis is a law, got shape {c.shape}")
     n, K = c.ndim, c.shape[0]
     d = int_arg(d, "d", n - 1)
@@ -229,6 +229,9 @@ def feng25_scaling(family, ds, *, ter_target: float, ser_target: float, planner:
         raise ValueError(f"family: expected a callable d -> mdmtheory.Joint, got {type(family).__name__}")
     if isinstance(ds, (str, bytes, dict)) or not hasattr(ds, "__iter__"):
         raise ValueError(f"ds: expected a list of sequence lengths, got {ds!r:.80}")
+    ds = list(ds)
+    if not ds:  # issue 38: an empty scaling is no answer
+        raise ValueError("ds: expected at least one sequence length, e.g. [4, 6, 8]")
     out = []
     for d in ds:
         d = int_arg(d, "ds", 1)
@@ -272,8 +275,8 @@ def markov_rates_mc(transition, d: int, steps: int, *, n: int, seed: int) -> Fen
     ser = float(bad.mean())
     row_h = -(np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0)).sum(axis=1)
     h = float(-(pi[pi > 0] * np.log(pi[pi > 0])).sum() + (law.d - 1) * (pi @ row_h))
-    if bad.any():
-        ter, ter_se = math.inf, math.nan
+    if bad.any():  # an observed sample off p's support (or lost) proves q puts mass there: TER = inf
+        ter, ter_se = math.inf, 0.0  # exactly, not an estimate: no sampling error (never NaN)
     else:
         ter = float((-lp.mean() - h) / law.d)
         ter_se = float(lp.std(ddof=1) / math.sqrt(n) / law.d)

@@ -52,7 +52,7 @@ import math
 import numpy as np
 
 from .._validate import float_array
-from ..laws.joint import Joint, Marginals
+from ..laws.joint import Joint, Marginals, joint_arg
 from ._core import Bound, LOWER, OUR_READING, _schedule
 from .fastdllm import StatementCheck, _Acc, _conditional
 from .registry import random_order_schedule, register_rows
@@ -81,7 +81,7 @@ class _IAcc(_Acc):
     def result(self) -> StatementCheck:
         kind, source, status, statement = IMDM_STATEMENTS[self.name]
         ratio, e, b, w = self.best
-        if self.cases == 0 or math.isinf(ratio):
+        if self.cases == 0 or ratio == -math.inf:  # no case formed a ratio (+inf: a zero bound violated)
             ratio = math.nan
         return StatementCheck(self.name, kind, source, status, statement, self.cases, self.violations, ratio, e, b, w)
 
@@ -107,8 +107,7 @@ def _tc_pairs(P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _check_p(p) -> Joint:
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint (the checks enumerate its table), got {type(p).__name__}")
+    p = joint_arg(p, what="the data law (the checks enumerate its table)")
     if p.d > 8:
         raise ValueError(f"p: the IMDM checks enumerate every state and set (3^d shapes); d <= 8, got d={p.d}")
     return p
@@ -155,10 +154,15 @@ def _pair_mi(marg, amask: int, pA: np.ndarray, i: int, j: int) -> np.ndarray:
     pij = marg(amask | 1 << i | 1 << j)
     pi = marg(amask | 1 << i)
     pj = marg(amask | 1 << j)
-    num = pij * pA
-    den = pi * pj
+    # in logs: p(x_i, x_j, x_A) > 0 makes each factor > 0, but the products pij·pA and pi·pj
+    # underflow to 0 on tables with entries ~1e-300 (0/0: a NaN row in compare, issue 38)
+    live = pij > 0
+
+    def lg(x):
+        return np.log(np.where(live, x, 1.0))
+
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(pij > 0, pij * np.log(np.where(pij > 0, num, 1.0) / np.where(pij > 0, den, 1.0)), 0.0)
+        terms = np.where(live, pij * (lg(pij) + lg(pA) - lg(pi) - lg(pj)), 0.0)
         out = terms.sum(axis=(i, j), keepdims=True) / np.where(pA > 0, pA, 1.0)
     return np.maximum(out, 0.0)
 
@@ -204,8 +208,7 @@ def partition_map(p, u) -> np.ndarray:
     is cut into consecutive cells of lengths p(x), x in lexicographic order, and every position
     returns its token of the cell holding :math:`u_1` — a point mass per position, so the step law
     is the law of the cell, p itself (factorization error 0)."""
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)
     u = float_array(u, "u", ndim=2, what="(n, m) latents in [0, 1)")
     if u.shape[1] < 1 or np.any((u < 0) | (u >= 1)):
         raise ValueError(f"u: expected latents in [0, 1) with at least one column, got shape {u.shape}")

@@ -45,7 +45,7 @@ import math
 import numpy as np
 
 from ..information.entropies import subset_entropies
-from ..laws.joint import Joint, positions_to_mask
+from ..laws.joint import Joint, joint_arg, positions_to_mask
 from .._validate import int_arg
 from ._core import Bound, DERIVED, LOWER, PAPER, _schedule
 from ..schedules.plans import Schedule
@@ -69,9 +69,7 @@ _SOURCE = "Kang et al. 2025 (ParallelBench, arXiv 2510.04767)"
 
 
 def _joint(p, name: str = "p") -> Joint:
-    if not isinstance(p, Joint):
-        raise ValueError(f"{name}: the conditional total correlation needs a mdmtheory.Joint (subset entropies), got {type(p).__name__}")
-    return p
+    return joint_arg(p, name, what="the conditional total correlation needs its subset entropies")
 
 
 def _cost(H: np.ndarray, A: int, B: int) -> float:

@@ -38,6 +38,7 @@ import numpy as np
 from scipy.special import comb
 
 from .._estimate import Record
+from .._validate import int_arg, real_arg, seed_arg
 from ..information.divergence import path_kl as _path_kl
 from ..information.profile import information_profile
 from ..laws.joint import Joint
@@ -676,9 +677,18 @@ def tightness_search(
     ``check_every`` steps (and at the end) the current table is evaluated exactly
     (numpy, package functions); the best exact ratio wins. Deterministic given the seed.
     """
-    for name, v in (("restarts", restarts), ("steps", steps), ("check_every", check_every)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name}: expected a positive integer, got {v!r}")
+    if not isinstance(target, TightnessTarget):  # issue 38: every argument checked before any work
+        raise ValueError(f"target: expected a TightnessTarget (e.g. kl_targets(d)[name]), got {type(target).__name__}")
+    restarts = int_arg(restarts, "restarts", 1, 1 << 10)
+    steps = int_arg(steps, "steps", 1, 1 << 20)
+    check_every = int_arg(check_every, "check_every", 1, 1 << 20)
+    seed = seed_arg(seed)
+    lr = real_arg(lr, "lr")
+    if not 0 < lr <= 10:
+        raise ValueError(f"lr: expected a learning rate in (0, 10], got {lr!r}")
+    init_scale = real_arg(init_scale, "init_scale")
+    if not 0 < init_scale <= 100:
+        raise ValueError(f"init_scale: expected a logit scale in (0, 100], got {init_scale!r}")
     n = target.K**target.d
     best = (-math.inf, None)
     start_best = -math.inf

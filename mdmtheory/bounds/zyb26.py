@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ..laws.joint import Joint, positions_to_mask
+from ..laws.joint import Joint, joint_arg, positions_to_mask
 from ._core import Bound, LOWER, OUR_READING
 from .pb25 import conditional_total_correlation
 from .registry import register_rows
@@ -52,8 +52,7 @@ def _reverse_kl(p: Joint, q: Joint) -> tuple[float, float]:
 
 
 def _block_args(p, block, given):
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: verification cost needs a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p, what="the data law whose verification cost is computed")
     d = p.d
     B = (1 << d) - 1 if block is None else positions_to_mask(block, d, name="block")
     A = positions_to_mask(given, d, name="given")

@@ -45,7 +45,7 @@ import torch
 
 from ..laws.oracles import as_oracle, check_batch
 from .._moved import renamed_keywords
-from .._validate import int_arg
+from .._validate import int_arg, name_arg
 from ._checks import check_bool, check_device, check_dtype, int_array, MAX_BATCH, MAX_TOKEN_ID, position_limit, short
 
 __all__ = ["MaskedModel", "as_masked_model", "ExactModel", "ModelOracle"]
@@ -202,8 +202,7 @@ class MaskedModel:
         """Refuse sequences of a length the model cannot read (a TinyMDM's seq_len, an ExactModel's d,
         more tokens than a Hugging Face config's position limit ``max_length``), before any forward.
         ``d``: a sequence length (an integer >= 1); ``name``: the argument the rows came from."""
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"name: expected the caller's argument name (a non-empty str), got {short(name)}")
+        name = name_arg(name)
         d = int_arg(d, name, 1, hint=" (a sequence length)")
         if self.max_length is not None and d > self.max_length:
             raise ValueError(

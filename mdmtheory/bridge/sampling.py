@@ -55,7 +55,10 @@ class _ModelLaw(ModelOracle):
 
 def model_law(model, d: int):
     """The model as a conditional oracle on sequences of length ``d`` (module docstring)."""
-    return _ModelLaw(model, int_arg(d, "d", 1))
+    d = int_arg(d, "d", 1)
+    if callable(getattr(model, "check_length", None)):  # issue 38: d against the model's length, before any draw
+        model.check_length(d, "d")
+    return _ModelLaw(model, d)
 
 
 def sample(model, d: int, plan=None, planner="random", *, n: int, seed: int):

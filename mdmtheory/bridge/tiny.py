@@ -87,12 +87,10 @@ class TinyConfig(Record):
     causal: bool = False
 
     def __post_init__(self):
-        _int_arg(self.vocab_size, "vocab_size", 2, MAX_VOCAB)
-        _int_arg(self.seq_len, "seq_len", 1, MAX_SEQ_LEN)
-        _int_arg(self.d_model, "d_model", 1, MAX_WIDTH)
-        _int_arg(self.n_layers, "n_layers", 1, MAX_LAYERS)
-        _int_arg(self.n_heads, "n_heads", 1, MAX_WIDTH)
-        _int_arg(self.d_ff, "d_ff", 1, MAX_WIDTH)
+        # stored as Python ints: np.uint8(1) would wrap in num_parameters' arithmetic (issue 38)
+        for field, low, high in (("vocab_size", 2, MAX_VOCAB), ("seq_len", 1, MAX_SEQ_LEN), ("d_model", 1, MAX_WIDTH),
+                                 ("n_layers", 1, MAX_LAYERS), ("n_heads", 1, MAX_WIDTH), ("d_ff", 1, MAX_WIDTH)):
+            object.__setattr__(self, field, _int_arg(getattr(self, field), field, low, high))
         if self.d_model % self.n_heads:
             raise ValueError(f"n_heads: must divide d_model={self.d_model}, got {self.n_heads}")
         if not isinstance(self.causal, bool):

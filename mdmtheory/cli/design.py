@@ -204,7 +204,38 @@ def _check_flags(args) -> bool:
                         ("--trust-remote-code", args.trust_remote_code)):
             if v:
                 raise UsageError(f"{flag}: only with --model (a Hugging Face folder)")
+    _check_response_length(args, blocks)
     return blocks
+
+
+def _check_response_length(args, blocks: bool) -> None:
+    """What the arguments alone decide once the response length n is an option (``--jsonl``'s
+    ``--response-length``, ``--text``'s ``--length`` minus ``--prompt-length``): refused before
+    any file is read, any model loaded or any profile estimated (issue 38 item G). A block
+    length must divide n, the forwards are at most n and must split evenly over the blocks of
+    some candidate block length, and ``--steps`` is at most n."""
+    if getattr(args, "jsonl", None) is not None:
+        n = getattr(args, "response_length", None)
+    elif getattr(args, "text", None) is not None and getattr(args, "length", None) is not None:
+        n = args.length - (args.prompt_length or 0)
+    else:
+        return  # n is known only once the token file is read (cheap, before any model)
+    if n is None or n < 1:
+        return  # the text options refuse it with their own message
+    for B in args.block_length or ():
+        if not 1 <= B <= n or n % B:
+            raise UsageError(f"--block-length: must divide the response length {n} "
+                             f"(divisors: {[b for b in range(1, n + 1) if n % b == 0]}), got {B}")
+    if blocks and args.forwards is not None:
+        if args.forwards > n:
+            raise UsageError(f"--forwards: at most the response length {n} (one token per forward), got {args.forwards}")
+        Bs = args.block_length or [b for b in range(1, n + 1) if n % b == 0]
+        if not any(args.forwards % (n // B) == 0 for B in Bs):
+            raise UsageError(f"--forwards: {args.forwards} forwards split evenly over the blocks of no candidate block "
+                             f"length ({', '.join(f'B={B}: {n // B} blocks' for B in Bs)}); give a multiple of the "
+                             f"number of blocks")
+    if not blocks and args.certify is None and args.steps is not None and not 1 <= args.steps <= n:
+        raise UsageError(f"--steps: expected 1 <= T <= {n} (the response length), got {args.steps}")
 
 
 def run(args) -> dict:

@@ -73,6 +73,8 @@ def _check_arguments(args) -> None:
         if args.d is not None and not 2 <= args.d <= MAX_D:
             raise UsageError(f"--d: expected a length in 2..{MAX_D} (the tiny model's limit for markov), got {args.d}")
     else:
+        if not os.path.isfile(args.data):  # before torch is imported (3.8 s): issue 38 item G
+            raise UsageError(f"--data: {args.data!r} is neither a named dataset ({', '.join(DATASETS)}) nor a file")
         for opt, v in (("--n", args.n), ("--d", args.d)):
             if v is not None:
                 raise UsageError(f"{opt}: only for a named dataset ({', '.join(DATASETS)}); a data file has its own rows")

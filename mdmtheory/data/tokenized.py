@@ -143,7 +143,30 @@ def load_tokenizer(tokenizer):
         raise ValueError(f"tokenizer: {path!r} is not a tokenizer folder ({type(exc).__name__}: "
                          f"{' '.join(str(exc).split())[:200]})") from None
     _check_class(path, named, tok)
+    _check_loaded_class(path, named, tok)
     return tok
+
+
+def _check_loaded_class(path: str, named, tok) -> None:
+    """The object loaded is the class tokenizer_config.json names (issue 38): transformers maps
+    some names to another class (``PreTrainedTokenizer`` names the Python backend; AutoTokenizer
+    loads the tokenizers backend instead), and a folder is what it says or is refused. A slow
+    name whose fast sibling was loaded (``XTokenizer`` / ``XTokenizerFast``) is the same class."""
+    if named is None:
+        return
+    from transformers.models.auto.tokenization_auto import tokenizer_class_from_name
+
+    want = tokenizer_class_from_name(named)
+    if want is None or isinstance(tok, want):
+        return
+    def stem(name: str) -> str:
+        return name[:-4] if name.endswith("Fast") else name
+
+    if stem(type(tok).__name__) == stem(want.__name__):
+        return
+    raise ValueError(f"tokenizer: {path!r}: tokenizer_config.json names class {named!r} ({want.__name__}), but "
+                     f"transformers loaded a {type(tok).__name__}; fix tokenizer_class in tokenizer_config.json "
+                     "(e.g. 'PreTrainedTokenizerFast' for a tokenizer.json)")
 
 
 def _named_class(path: str):

@@ -165,6 +165,10 @@ def empirical_bernstein_radius(values, value_range: float, confidence: float) ->
     value_range = _real_arg(value_range, "value_range")
     if value_range < 0:
         raise ValueError(f"value_range: expected the length (>= 0) of an interval holding every value, got {value_range}")
+    spread = float(z.max() - z.min())
+    if spread > value_range * (1 + 1e-12):  # the radius assumes every value in an interval of that length (issue 38)
+        raise ValueError(f"value_range: the values span {spread:.6g} > value_range={value_range:.6g}; give the length "
+                         f"of an interval that holds every value (at least max - min)")
     conf = _confidence(confidence)
     log_term = math.log(2.0 / (1.0 - conf))
     scale = float(np.max(np.abs(z)))  # the variance of z / scale: no overflow at 1e200

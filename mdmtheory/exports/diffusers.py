@@ -80,6 +80,10 @@ def check_counts(counts, *, block_length: int | None = None) -> tuple[tuple[int,
     are integers ≥ 1 (a zero is a forward that commits nothing) and each list sums to
     ``block_length`` (default: the sum of the first list).
     """
+    if isinstance(counts, (str, bytes, bytearray, dict, set, frozenset)) or not hasattr(counts, "__iter__"):
+        # a dict iterates its keys and a set has no order: neither is a list of counts (issue 38)
+        raise ValueError(f"counts: expected a list of per-step counts or one list per block, got {type(counts).__name__}"
+                         f" {counts!r:.60}")
     try:
         rows = list(counts)
     except TypeError:
@@ -89,6 +93,8 @@ def check_counts(counts, *, block_length: int | None = None) -> tuple[tuple[int,
     nested = all(hasattr(r, "__iter__") for r in rows)
     if not nested and any(hasattr(r, "__iter__") for r in rows):
         raise ValueError("counts: mixes numbers and lists; give one list, or one list per block")
+    if nested and any(isinstance(r, (str, bytes, bytearray, dict, set, frozenset)) for r in rows):
+        raise ValueError("counts: a block's counts must be a list (not text, a dict or a set)")
     blocks = [list(r) for r in rows] if nested else [rows]
     for b, row in enumerate(blocks):
         for k in row:
@@ -339,8 +345,12 @@ def save_scheduler(counts, path, *, block_length: int | None = None) -> str:
 
     path = path_arg(path)
     sched = block_refinement_scheduler(counts, block_length=block_length)
-    os.makedirs(path, exist_ok=True)
-    sched.save_config(path)
+    try:
+        os.makedirs(path, exist_ok=True)
+        sched.save_config(path)
+    except OSError as exc:  # issue 38: a name too long, a file in the way, no permission: by name
+        raise ValueError(f"path: cannot write the scheduler folder ({exc.strerror or type(exc).__name__}): "
+                         f"{path[:60]!r}{'...' if len(path) > 60 else ''}") from None
     return os.fspath(path)
 
 

@@ -37,6 +37,11 @@ def plan_timesteps(exported, steps, *, device=None):
     S = f["steps"]
     if len(f["times"]) != S + 1:
         raise ValueError(f"exported: expected steps + 1 = {S + 1} times, got {len(f['times'])}")
+    t = f["times"]
+    if not all(0 <= x <= 1 for x in t) or any(a <= b for a, b in zip(t, t[1:])):
+        # Dream's grid runs from t = 1 down towards 0 (linspace(1, eps, steps + 1)): issue 38
+        raise ValueError(f"exported: times must decrease strictly within [0, 1] (Dream's grid from 1 towards eps), "
+                         f"got {list(t)[:8]}; export the plan with mdmtheory.exports.to_dream")
     if isinstance(steps, (bool, np.bool_)) or not isinstance(steps, numbers.Integral) or int(steps) != S:
         raise ValueError(f"steps: Dream must run the plan's {S} steps (its grid has {S + 1} times), got {steps}; "
                          f"call diffusion_generate(..., steps={S})")

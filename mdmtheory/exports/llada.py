@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 
 from .._moved import renamed_keywords
+from .._validate import bool_array, int_arg
 from .diffusers import _read_tuning
 from .formats import _exported_fields
 
@@ -89,6 +90,12 @@ class PlanCounts:
     def __call__(self, mask_index, steps):
         import torch
 
+        steps = int_arg(steps, "steps", 1)  # inf, 2.5, None, 10**400: refused by name (issue 38)
+        if not isinstance(mask_index, torch.Tensor):
+            mask_index = torch.as_tensor(bool_array(mask_index, "mask_index", ndim=2))
+        if mask_index.ndim != 2 or mask_index.dtype != torch.bool:
+            raise ValueError(f"mask_index: expected a (batch, block_length) bool tensor, as LLaDA's generate passes, "
+                             f"got shape {tuple(mask_index.shape)}, dtype {mask_index.dtype}")
         name, gen = _caller()
         if gen is not None and gen != self.gen_length:
             what = ("would run the plan again in its extra blocks" if gen % self.gen_length == 0
@@ -102,8 +109,8 @@ class PlanCounts:
                              "the block, an IndexError); run it with Fast-dLLM's generate, or design at least 2 "
                              "steps per block")
 
-        if int(steps) != self.steps_per_block:
-            raise ValueError(f"steps: generate ran {int(steps)} steps per block, the plan has {self.steps_per_block}; "
+        if steps != self.steps_per_block:
+            raise ValueError(f"steps: generate ran {steps} steps per block, the plan has {self.steps_per_block}; "
                              f"call generate with steps={self.steps_per_block * self.num_blocks} (the plan's 'steps')")
         if mask_index.shape[-1] != self.block_length:
             raise ValueError(f"block_length: generate used blocks of {mask_index.shape[-1]} positions, the plan has "

@@ -25,6 +25,7 @@ line of the loop body (in place of the constant ``dt``).
 from __future__ import annotations
 
 from .._moved import renamed_keywords
+from .._validate import int_arg
 from .formats import _exported_fields
 
 __all__ = ["plan_steps", "sample"]
@@ -53,7 +54,13 @@ def sample(diffusion, exported):
     (module docstring). Step j reveals each remaining mask with probability
     :math:`k_j / (d - C_{j-1})`; the last step reaches s = 0 and reveals the rest."""
     pairs = plan_steps(exported)
-    length = int(diffusion.config.model.length)
+    try:  # the object MDLM's Diffusion is, read by what sample uses (issue 38: a float is no model)
+        length = diffusion.config.model.length
+        diffusion.parameterization
+    except AttributeError:
+        raise ValueError(f"diffusion: expected MDLM's Diffusion object (with config.model.length and "
+                         f"parameterization), got {type(diffusion).__name__}") from None
+    length = int_arg(length, "diffusion", 1, hint=" (its config.model.length)")
     if sum(exported["counts"]) != length:  # counts checked by plan_steps
         raise ValueError(f"exported: reveals {sum(exported['counts'])} tokens, the model generates "
                          f"config.model.length={length}; export a schedule with d={length}")

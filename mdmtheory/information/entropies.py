@@ -41,7 +41,7 @@ from scipy.special import comb
 from ..laws.joint import Joint
 from .._jax import default_backend, jax, jit, jnp, x64
 from .._validate import float_array
-from .._validate import int_arg
+from .._validate import int_arg, subset_entropies_arg
 
 __all__ = [
     "subset_entropies",
@@ -270,21 +270,7 @@ def subset_entropies(p: Joint) -> np.ndarray:
 def _as_entropies(x) -> np.ndarray:
     if isinstance(x, Joint):
         return subset_entropies(x)
-    try:
-        H = float_array(x, "p", finite=False)
-    except ValueError as exc:
-        raise ValueError(f"p: expected a Joint or a vector of 2**d subset entropies ({exc})") from None
-    n = H.shape[0] if H.ndim == 1 else 0
-    if H.ndim != 1 or n < 2 or n & (n - 1):
-        raise ValueError("p: expected a Joint or a vector of 2**d subset entropies")
-    if not np.all(np.isfinite(H)):
-        raise ValueError("p: the subset entropies contain NaN or infinite entries")
-    if H[0] != 0.0 or np.any(H < 0):
-        raise ValueError(
-            "p: subset entropies must be >= 0 with H(empty set) = 0 at index 0 "
-            f"(got H[0] = {H[0]:.3g}, min {H.min():.3g})"
-        )
-    return H
+    return subset_entropies_arg(x, "p")  # finite, H(empty) = 0, monotone, submodular (issue 38)
 
 
 def _dim(H: np.ndarray) -> int:

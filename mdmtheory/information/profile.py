@@ -25,14 +25,14 @@ from scipy.special import comb
 from ..laws.joint import Joint, positions_to_mask, prompt_positions
 from .._moved import renamed_keywords
 from .._estimate import Estimate, Record
-from .._validate import bool_arg, float_array, LIMITS, name_arg, tol_arg
+from .._validate import bool_arg, float_array, LIMITS, name_arg, PROFILE_TOL, tol_arg
 from .entropies import entropy_coefficients, popcounts, subset_entropies
 
 __all__ = ["Profile", "ProfileEstimate", "information_profile", "as_profile", "MONOTONE_TOL", "monotone_gap"]
 
 #: Relative rise (to max |φ|) above the running minimum that still counts as rounding: the
 #: one monotonicity tolerance of the package (:meth:`Profile.is_nonincreasing`).
-MONOTONE_TOL = 1e-12
+MONOTONE_TOL = PROFILE_TOL
 
 
 def monotone_gap(values) -> float:

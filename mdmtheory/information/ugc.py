@@ -43,7 +43,7 @@ from scipy import integrate
 from scipy.special import gammaln, xlog1py, xlogy
 
 from .._moved import renamed_keywords
-from .._validate import float_array, int_arg, real_arg, _short
+from .._validate import float_array, int_arg, name_arg, real_arg, _short
 from .entropies import _tse_from_coefficients
 from .._moved import module_getattr as _module_getattr
 from .profile import as_profile as _as_profile, Profile
@@ -89,8 +89,7 @@ def _times(t, name: str = "t") -> np.ndarray:
 
 def check_interval(a, b, name: str = "a, b") -> tuple[float, float]:
     """Reveal times ``0 <= a <= b <= 1`` as floats (a ValueError naming ``name`` otherwise)."""
-    if not isinstance(name, str):
-        raise ValueError(f"name: expected the arguments' names as a string ('a, b'), got {type(name).__name__}")
+    name = name_arg(name)
     lo, hi = name.split(", ") if ", " in name else ("a", "b")
     try:
         a, b = real_arg(a, lo), real_arg(b, hi)

@@ -32,9 +32,9 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from .._estimate import Record
-from .._validate import float_array, int_arg, name_arg, real_arg, _short
+from .._validate import float_array, int_arg, law_arg, positions_arg, name_arg, real_arg, _short
 
-__all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "RESCALE_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions", "prompt_positions"]
+__all__ = ["Joint", "Marginals", "NORMALIZATION_TOL", "RESCALE_TOL", "MAX_OUTCOMES", "positions_to_mask", "mask_to_positions", "prompt_positions", "joint_arg"]
 
 #: Largest allowed deviation of ``table.sum() + lost`` from 1.
 NORMALIZATION_TOL = 1e-9
@@ -45,19 +45,19 @@ RESCALE_TOL = 1e-13
 MAX_OUTCOMES = 1 << 24
 
 
+def joint_arg(p, name: str = "p", *, lost_ok: bool = False, what: str = "a data law") -> "Joint":
+    """The law argument of an exact function: a :class:`Joint` instance (not the class, not an
+    oracle) with no lost mass unless ``lost_ok`` (:func:`mdmtheory._validate.law_arg`)."""
+    return law_arg(p, name, law_type=Joint, lost_ok=lost_ok, what=what)
+
+
 def positions_to_mask(positions: Iterable[int], d: int, *, name: str = "positions") -> int:
     """Bitmask of a set of positions, validating that each lies in ``0 .. d-1``."""
     name = name_arg(name)
     d = int_arg(d, "d", 1)
-    if isinstance(positions, (str, bytes)) or not hasattr(positions, "__iter__"):
-        raise ValueError(f"{name}: expected an iterable of positions in 0..{d - 1}, got {type(positions).__name__}")
     mask = 0
-    for j in positions:
-        if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer)):
-            raise ValueError(f"{name}: positions must be integers, got {_short(j)}")
-        if not 0 <= int(j) < d:
-            raise ValueError(f"{name}: position {j} is outside 0..{d - 1}")
-        mask |= 1 << int(j)
+    for j in positions_arg(positions, name, d):  # integers in 0..d-1, each once (issue 38)
+        mask |= 1 << j
     return mask
 
 
@@ -184,7 +184,8 @@ class Joint(Record):
         if given is not None and not isinstance(given, Mapping):
             raise ValueError(f"given: expected a mapping {{position: token}}, got {given!r}")
         given = dict(given or {})
-        positions_to_mask(list(given) + [j], self.d, name="j/given")
+        positions_to_mask(list(given), self.d, name="given")
+        positions_to_mask([j], self.d, name="j")
         if j in given:
             raise ValueError(f"j: position {j} is already revealed in given")
         for i, v in given.items():
@@ -277,6 +278,11 @@ class Marginals:
             table = table.table
         if not isinstance(table, np.ndarray) or table.dtype.kind != "f" or table.ndim < 1:
             raise ValueError(f"table: expected a float numpy array (a Joint's table), got {type(table).__name__}")
+        if not np.all(np.isfinite(table)) or (table < 0).any() or float(table.sum()) > 1.0 + NORMALIZATION_TOL:
+            # issue 38: the marginals of a law's table (finite, >= 0, mass at most 1: a sampler law's
+            # table sums to 1 - lost)
+            raise ValueError(f"table: expected a law's table (finite, >= 0, summing to at most 1 within "
+                             f"{NORMALIZATION_TOL}), got a sum of {float(np.nansum(table)):.6g} or a NaN/negative entry")
         self.full = (1 << table.ndim) - 1
         self.cache = {self.full: table}
 

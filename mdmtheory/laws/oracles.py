@@ -37,7 +37,7 @@ from .._moved import renamed_keywords
 from .._validate import float_array as _float_array, int_arg as _int_arg, LIMITS, samples_array as _samples_array
 from .._validate import sample_args as _sample_args
 from .families import _initial_law, markov_chain, markov_chain_entropy_coefficients, check_transition
-from .joint import Joint, Marginals
+from .joint import Joint, Marginals, joint_arg
 
 __all__ = ["check_batch", 
     "inverse_cdf",
@@ -290,7 +290,7 @@ class MarkovChainLaw(Record):
 def as_oracle(p) -> ConditionalOracle:
     """A conditional oracle from a :class:`~mdmtheory.Joint` or an object with the oracle methods."""
     if isinstance(p, Joint):
-        return TableLaw(p)
+        return TableLaw(joint_arg(p, what="a data law (its conditionals are the oracle)"))
     if all(hasattr(p, a) for a in ("d", "K", "conditionals", "log_marginal", "sample")):
         return p
     raise ValueError(

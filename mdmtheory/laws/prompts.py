@@ -27,7 +27,7 @@ import itertools
 
 import numpy as np
 
-from .joint import Joint, prompt_positions
+from .joint import Joint, joint_arg, prompt_positions
 
 __all__ = [
     "prompt_law",
@@ -36,8 +36,7 @@ __all__ = [
 
 def check_given(p: Joint, given) -> list[int]:
     """The prompt positions of ``p`` as a list, checked (:func:`mdmtheory.laws.prompt_positions`)."""
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    joint_arg(p)
     return prompt_positions(given, p.d)
 
 

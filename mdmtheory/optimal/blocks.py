@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._estimate import Record
+from .._validate import int_arg, real_arg
 from .._moved import renamed_keyword
 from ..information.profile import information_profile, Profile
 from ..laws.joint import Joint
@@ -164,12 +165,13 @@ def check_block_ask(forwards, target_kl, n: int):
     """Exactly one of ``forwards`` (an integer in 1..n) and ``target_kl`` (nats >= 0), checked."""
     if (forwards is None) == (target_kl is None):
         raise ValueError("forwards/target_kl: give exactly one (forwards=F, or target_kl=EPS nats)")
-    if forwards is not None and (isinstance(forwards, (bool, np.bool_)) or not isinstance(forwards, (int, np.integer))
-                                 or not 1 <= forwards <= n):
-        raise ValueError(f"forwards: expected an integer in 1..{n} (the response length), got {forwards!r}")
-    if target_kl is not None and not (isinstance(target_kl, (int, float, np.floating))
-                                      and not isinstance(target_kl, bool) and target_kl >= 0 and np.isfinite(target_kl)):
-        raise ValueError(f"target_kl: expected a finite path-KL target >= 0 nats, got {target_kl!r}")
+    if forwards is not None:
+        forwards = int_arg(forwards, "forwards", 1, n, " (at most the response length)")
+    if target_kl is not None:  # real_arg: 10**400 and numpy's odd scalars are refused by name, not by np.isfinite
+        target_kl = real_arg(target_kl, "target_kl")
+        if target_kl < 0:
+            raise ValueError(f"target_kl: expected a finite path-KL target >= 0 nats, got {target_kl!r}")
+    return forwards, target_kl
 
 
 def check_block_lengths(block_lengths, n: int) -> list[int]:

@@ -73,7 +73,7 @@ import numpy as np
 from scipy.special import entr
 
 from .._estimate import Record
-from ..laws.joint import Joint, NORMALIZATION_TOL
+from ..laws.joint import Joint, NORMALIZATION_TOL, joint_arg
 from ..schedules.plans import Schedule
 from .._validate import bool_arg, bool_array, float_array, int_arg, real_arg, size_arg
 from .base import Capabilities, PositionSampler, register_planner, StepContext
@@ -539,8 +539,7 @@ class DilatedPlanner(_Deterministic):
 # -- position-calibrated (PC-Sampler) ----------------------------------------------------
 def background_frequency(p: Joint) -> np.ndarray:
     r"""Mean token frequency over positions, :math:`p_{bg}(v) = \frac1d \sum_j p(X_j = v)`."""
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)
     return np.mean([p.marginal([j]) for j in range(p.d)], axis=0)
 
 

@@ -51,7 +51,7 @@ import numpy as np
 
 from .._estimate import Record
 from .._moved import renamed_keywords
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from ..schedules.plans import BlockPlan, Grid, RandomSchedule, Schedule
 from .ties import check_ties
 
@@ -63,6 +63,8 @@ __all__ = [
     "Run",
     "Simulation",
     "as_sampler",
+    "planner_arg",
+    "NEEDS",
     "check_plan",
     "plan_kind",
     "mixture_run",
@@ -237,8 +239,7 @@ def mixture_run(p: Joint, rs: RandomSchedule, run_of: Callable[[Schedule], Run])
     compositions c (``run_of(Schedule(c))`` is the run of one), lost mass, forwards, tie mass and
     trajectory KL averaged with the same weights (the composition is drawn first: part of the
     trajectory)."""
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)
     if not isinstance(rs, RandomSchedule):
         raise ValueError(f"rs: expected a mdmtheory.RandomSchedule, got {type(rs).__name__}")
     if not callable(run_of):
@@ -251,6 +252,9 @@ def mixture_run(p: Joint, rs: RandomSchedule, run_of: Callable[[Schedule], Run])
     ties = None
     for c, w in rs.law.items():
         r = run_of(Schedule(c))
+        if r.law.table.shape != table.shape:  # issue 38: a run of another law is refused by name
+            raise ValueError(f"run_of: its runs have laws of shape {r.law.table.shape}, p has {table.shape}; "
+                             f"give run_of the runs of p")
         table += w * r.law.table
         lost += w * r.law.lost
         forwards += w * r.forwards
@@ -492,6 +496,44 @@ def _resolve(planner):
         return _MovesSampler(obj)
     raise ValueError(f"planner: expected a planner name, a sampler of mdmtheory.samplers or an object with "
                      f"moves(ctx), got {type(obj).__name__}")
+
+
+#: capabilities a function may need of its planner (:func:`planner_arg`): name -> (test on
+#: :class:`Capabilities`, what it means in words, for the error)
+NEEDS = {
+    "schedule": (lambda c: "Schedule" in c.plans, "runs a Schedule of step sizes, e.g. 'random', 'confidence'"),
+    "own_sizes": (lambda c: "none" in c.plans,
+                  "chooses its own step sizes (plan=None), e.g. EntropyThresholdPlanner() or FrechetPlanner()"),
+    "positions": (lambda c: c.positions, "is a planner of positions on the exact engine, e.g. 'random', 'confidence'"),
+    "scored": (lambda c: c.scored, "ranks by scores, e.g. 'confidence', 'margin', 'entropy'"),
+    "deterministic": (lambda c: c.deterministic, "reveals a function of the revealed values (a fixed tie rule)"),
+    "path_kl": (lambda c: c.path_kl, "gives the trajectory KL (exact_run(p, plan, trajectory=True))"),
+    "no_revision": (lambda c: not c.revises, "never remasks, edits or drafts what it revealed"),
+}
+
+
+def planner_arg(planner, name: str = "planner", *, needs=(), kind=None, example: str = ""):
+    """The planner argument of a function, checked once: resolved as :func:`as_sampler` does (a
+    registered name, a sampler instance, an object with ``moves(ctx)``; the class itself is
+    refused: "pass an instance"), an instance of ``kind`` when given, and with every capability
+    in ``needs`` (keys of :data:`NEEDS`, read from :class:`Capabilities`, never from a class
+    name). Returns the resolved sampler. Each refusal is one ValueError naming ``name``."""
+    if isinstance(planner, type):
+        raise ValueError(f"{name}: pass an instance, e.g. {planner.__name__}({example}), not the class")
+    if kind is not None and not isinstance(planner, kind):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        raise ValueError(f"{name}: expected a {' or '.join(k.__name__ for k in kinds)}, got {type(planner).__name__}")
+    try:
+        s = _resolve(planner)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {str(exc).split(': ', 1)[-1]}") from None
+    cap = s.capabilities
+    for need in needs:
+        test, words = NEEDS[need]
+        if not test(cap):
+            raise ValueError(f"{name}: {getattr(s, 'name', type(s).__name__)!r} lacks what this function needs: "
+                             f"a planner that {words}")
+    return s
 
 
 def as_sampler(planner="random", *, ties=None, plan=...):

@@ -13,7 +13,7 @@ current block, :math:`q_j` the token law: :math:`p(\cdot \mid x_A)^{1/\tau}` nor
 1. **bypass**: if every :math:`j \in V` has :math:`\max_v p(v \mid x_A) \ge` ``threshold``
    (and threshold > 0), every :math:`j \in V` is committed at once with a value from
    :math:`q_j` (no forward: the block is then full);
-2. **trivial** (|V| = 1, ``position_temperature`` ≤ 0 or ``candidates`` ≤ 1): draw
+2. **trivial** (|V| = 1, ``position_temperature`` = 0 or ``candidates`` ≤ 1): draw
    :math:`y_j \sim q_j` for all :math:`j \in V`, commit the position of largest confidence
    :math:`p(y_j \mid x_A)` (``argmax``: the first maximum) with its :math:`y_j`; one forward;
 3. **look-ahead**: N = ``candidates`` candidates. Candidate 0: :math:`y^0 \sim \prod q_j`, its
@@ -67,7 +67,7 @@ from .._estimate import Record
 from .._moved import renamed_keywords
 from .base import OwnChainSampler, Run
 from .._validate import choice_arg, int_arg, prob_arg, real_arg
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from .kernel import empty_state, lattice_strides, marginal_lattice, output_index, state_conditionals, state_values
 from .ties import check_ties, DEFAULT_TIES, TIE_TOL, topk_positions
 from ..laws.oracles import as_oracle
@@ -109,8 +109,8 @@ class InfoGainSampler(OwnChainSampler, Record):
         t = real_arg(self.temperature, "temperature")
         if t < 0 or t > 1e3:
             raise ValueError(f"temperature: expected a token temperature in [0, 1000] (0: greedy), got {t!r}")
-        if pt > 1e3:
-            raise ValueError(f"position_temperature: expected at most 1000 (<= 0: no look-ahead), got {pt!r}")
+        if pt < 0 or pt > 1e3:  # a negative temperature is no temperature (issue 38); 0 is the documented off
+            raise ValueError(f"position_temperature: expected a temperature in [0, 1000] (0: no look-ahead), got {pt!r}")
         choice_arg(self.variant, "variant", ("info_gain", "lookum"))
         b = self.block_size
         if b is not None:
@@ -382,8 +382,7 @@ def _winner(pi0: np.ndarray, pi: np.ndarray, J: np.ndarray, N: int) -> tuple[np.
 def infogain_run(p: Joint, planner: InfoGainSampler) -> InfoGainRun:
     """Exact output law, model calls and sequence-forwards of ``sampler`` on ``p``."""
     sampler = planner
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)
     if not isinstance(sampler, InfoGainSampler):
         raise ValueError(f"planner: expected an InfoGainSampler, got {type(sampler).__name__}")
     d, K = p.d, p.K

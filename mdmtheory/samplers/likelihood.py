@@ -264,7 +264,7 @@ def duel_ranking(p, candidates, *, data=None, ties: str = "topk") -> DuelRanking
     """
     p = _law(p)
     r = p if data is None else _law(data, "data")
-    if ties not in ("topk", "lowest"):
+    if not isinstance(ties, str) or ties not in ("topk", "lowest"):
         raise ValueError(f"ties: DUEL needs a deterministic tie rule, 'topk' or 'lowest', got {ties!r}")
     try:
         items = list(candidates)

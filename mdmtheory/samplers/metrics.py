@@ -44,7 +44,7 @@ from ..laws.families import check_transition, markov_chain_entropy_coefficients
 from ..information.divergence import path_kl
 from ..information.profile import Profile
 from ..schedules.plans import Schedule
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 
 __all__ = ["pooled_bigrams", "TransitionRates", "transition_rates", "transition_rate", "path_kl_per_transition"]
 
@@ -195,9 +195,8 @@ def transition_rate(p, q) -> float:
     exact output law against the data's). A q with lost mass is taken over its finished
     samples (as the Monte Carlo excludes lost rows); ``inf`` where q has a transition p
     never makes."""
-    for name, x in (("p", p), ("q", q)):
-        if not isinstance(x, Joint):
-            raise ValueError(f"{name}: expected a mdmtheory.Joint, got {type(x).__name__}")
+    p = joint_arg(p)  # the data law: normalized; q may carry lost mass (documented above)
+    q = joint_arg(q, "q", lost_ok=True)
     if p.table.shape != q.table.shape or p.d < 2:
         raise ValueError(f"q: expected a law of p's shape {p.table.shape} with d >= 2, got {q.table.shape}")
     Cq, Cp = pooled_bigrams(q.table), pooled_bigrams(p.table)

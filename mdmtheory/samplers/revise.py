@@ -91,7 +91,7 @@ import numpy as np
 
 from .._estimate import Record
 from .base import OwnChainSampler, Run
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from ..laws.oracles import inverse_cdf, loo_conditionals
 from .._moved import renamed_keywords
 from .._validate import float_array, int_arg, prob_arg, size_arg
@@ -617,8 +617,7 @@ def revise_run(p: Joint, planner) -> RevisionRun:
     """Exact output law of a :class:`RemaskingSampler`, :class:`CorrectorSampler` or
     :class:`EditingSampler` on ``p``."""
     sampler = planner
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)
     if not isinstance(sampler, (RemaskingSampler, CorrectorSampler, EditingSampler)):
         raise ValueError(f"planner: expected a RemaskingSampler, CorrectorSampler or EditingSampler, "
                          f"got {type(sampler).__name__}")
@@ -805,6 +804,11 @@ def nucleus(P: np.ndarray, top_p: float, ties: str = DEFAULT_TIES) -> tuple[np.n
     P = float_array(P, "P", what="(..., K) rows of probabilities")
     if P.ndim < 1 or P.shape[-1] < 1 or (P < 0).any():
         raise ValueError(f"P: expected (..., K) rows of nonnegative probabilities, got shape {P.shape}")
+    sums = P.sum(axis=-1)
+    if np.any((np.abs(sums - 1.0) > 1e-9) & (sums != 0.0)):  # issue 38: a row is a law (or a zero row)
+        bad = sums[(np.abs(sums - 1.0) > 1e-9) & (sums != 0.0)].ravel()[0]
+        raise ValueError(f"P: each row must sum to 1 (a law over K tokens) or be all zero (a revealed position), "
+                         f"got a row summing to {bad:.6g}")
     top_p = prob_arg(top_p, "top_p", low_open=True)
     check_ties(ties)
     split = np.zeros(P.shape[:-1], dtype=bool)
@@ -1012,8 +1016,7 @@ def remdm_run(p: Joint, planner: ReMDMSampler) -> RevisionRun:
     noise removal's call. ``tie_mass``: the probability of passing a step that reveals a
     position whose nucleus cut, or a greedy fill, the tie rule decided."""
     sampler = planner
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)
     if not isinstance(sampler, ReMDMSampler):
         raise ValueError(f"planner: expected a ReMDMSampler, got {type(sampler).__name__}")
     d, K = p.d, p.K

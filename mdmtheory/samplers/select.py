@@ -117,7 +117,7 @@ from itertools import combinations
 import numpy as np
 
 from .._estimate import Record
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from ..laws.oracles import inverse_cdf
 from ..schedules.plans import check_schedule, RandomSchedule, Schedule
 from .base import bound, Capabilities, check_plan, mixture_run, Run, Simulation
@@ -234,6 +234,10 @@ def confidence_rows(P: np.ndarray, S: np.ndarray, confidence: str, temperature: 
     choice_arg(confidence, "confidence", ("untempered", "tempered"))
     if real_arg(temperature, "temperature") < 0:
         raise ValueError(f"temperature: expected a number >= 0, got {temperature!r}")
+    P = float_array(P, "P", what="(..., K) rows of probabilities")  # issue 38: no NaN rows
+    S = float_array(S, "S", what="(..., K) rows of probabilities")
+    if P.shape != S.shape:
+        raise ValueError(f"S: expected the shape of P {P.shape}, got {S.shape}")
     return S if confidence == "tempered" and temperature > 0 else P
 
 
@@ -242,8 +246,8 @@ def tempered(probs: np.ndarray, temperature: float) -> np.ndarray:
     the one-hot of the arg max (lowest index on ties, values equal to
     :data:`CONFIDENCE_DECIMALS` decimals tie); :math:`\tau = 1`: ``probs`` itself."""
     P = float_array(probs, "probs", what="(..., K) rows of probabilities")
-    if P.ndim < 1 or np.any(P < 0):
-        raise ValueError(f"probs: expected (..., K) rows of probabilities >= 0, got shape {P.shape}")
+    if P.ndim < 1 or P.shape[-1] < 1 or np.any(P < 0):
+        raise ValueError(f"probs: expected (..., K) rows of probabilities >= 0 (K >= 1), got shape {P.shape}")
     temperature = real_arg(temperature, "temperature")
     if temperature < 0:
         raise ValueError(f"temperature: expected a number >= 0 (0: greedy), got {temperature!r}")
@@ -637,8 +641,7 @@ def select_run(p: Joint, plan, planner: SampleThenSelectPlanner | None = None) -
     counted in ``forwards``, :class:`SelectRun`). Refused past :data:`MAX_SELECT_WORK` terms (use
     :func:`mdmtheory.samplers.simulate`).
     """
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)
     planner = SampleThenSelectPlanner() if planner is None else planner
     if not isinstance(planner, SampleThenSelectPlanner):
         raise ValueError(f"planner: expected a SampleThenSelectPlanner, got {type(planner).__name__}")
@@ -769,8 +772,7 @@ class SelectionBias(Record):
 
 def selection_bias(p: Joint, size: int, planner: SampleThenSelectPlanner | None = None) -> SelectionBias:
     """The bias of one step of ``size`` commits from nothing revealed (module docstring)."""
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)
     planner = SampleThenSelectPlanner() if planner is None else planner
     if not isinstance(planner, SampleThenSelectPlanner):
         raise ValueError(f"planner: expected a SampleThenSelectPlanner, got {type(planner).__name__}")

@@ -66,7 +66,7 @@ import numpy as np
 
 from .._estimate import Record
 from .base import check_plan, OwnChainSampler, Run
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from ..laws.oracles import inverse_cdf, loo_conditionals
 from .._validate import int_arg, real_arg
 from .._moved import renamed_keywords
@@ -546,8 +546,7 @@ def serving_run(p: Joint, planner, *, trajectory: bool = False) -> ServingRun:
     the trajectory KL when ``trajectory``; the JointThreshold chain above). ``rule=`` is the
     old name of ``planner`` (works for one release, with a DeprecationWarning)."""
     rule = planner
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint, got {type(p).__name__}")
+    p = joint_arg(p)  # issue 38: the JointThreshold chain too (it took a law with lost mass)
     if isinstance(rule, JointThresholdSampler):
         return _joint_run(p, rule)
     if not isinstance(rule, _Own):

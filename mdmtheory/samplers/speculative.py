@@ -56,6 +56,7 @@ window and the order; what the schemes differ in is the number of forwards, whos
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 from typing import ClassVar
@@ -65,15 +66,23 @@ import numpy as np
 from .._estimate import Record
 from .._moved import renamed_keywords
 from .base import OwnChainSampler, Run
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from ..laws.oracles import as_oracle, inverse_cdf
-from .._validate import int_arg, LIMITS
+from .._validate import int_arg, LIMITS, tol_arg, work_bound
+from .base import planner_arg
 from ..information.divergence import kl
 from ..schedules.plans import Schedule
 from .engine import exact_run
 from .simulate import _check_n_seed
 
-__all__ = ["SpeculativeSampler", "SpeculativeRun", "speculative_run", "SPECULATIVE_SCHEMES", "min_exact_steps"]
+__all__ = ["SpeculativeSampler", "SpeculativeRun", "speculative_run", "SPECULATIVE_SCHEMES", "min_exact_steps",
+           "MAX_SPECULATIVE_ENTRIES", "MAX_EXACT_PLANS"]
+
+#: Most Schedules :func:`min_exact_steps` may run exactly (it tries every composition of d).
+MAX_EXACT_PLANS = 1 << 14
+#: Most float64 entries the exact run's mass arrays may hold, (d+1)(2d+1)·Σ_n K^n (256 MiB):
+#: checked before anything is allocated (parity(22) would ask for 32 GiB).
+MAX_SPECULATIVE_ENTRIES = 1 << 25
 
 #: The schemes and the source each one's forward count is read from.
 SPECULATIVE_SCHEMES = {
@@ -251,9 +260,11 @@ def speculative_run(p: Joint, planner: SpeculativeSampler | None = None) -> Spec
         sampler = SpeculativeSampler()
     if not isinstance(sampler, SpeculativeSampler):
         raise ValueError(f"planner: expected a SpeculativeSampler, got {type(sampler).__name__}")
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a Joint (the exact run enumerates K^d states), got {type(p).__name__}")
+    p = joint_arg(p, what="the data law (the exact run enumerates its K^d states)")
     d, K = p.d, p.K
+    work_bound((d + 1) * (2 * d + 1) * sum(K**n for n in range(d + 1)), MAX_SPECULATIVE_ENTRIES, "p",
+               f"the exact speculative run's mass entries (d+1)(2d+1)·sum_n K^n (d={d}, K={K}; use the sampler's "
+               f"simulate() for larger laws)")
     order = sampler._order(d)
     W = sampler._window(d)
     T = np.transpose(np.asarray(p.table, dtype=np.float64), order)  # axes in sampling order
@@ -324,14 +335,13 @@ def min_exact_steps(p: Joint, planner="random", *, tol: float = 1e-12, max_steps
     """
     from itertools import combinations
 
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a Joint, got {type(p).__name__}")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not tol >= 0:
-        raise ValueError(f"tol: expected a KL tolerance >= 0, e.g. 1e-12, got {tol!r}")
+    p = joint_arg(p)
+    tol = tol_arg(tol)  # finite: tol=inf would make every plan "exact" (issue 38)
+    planner_arg(planner, needs=("schedule",))
     d = p.d
-    top = d if max_steps is None else max_steps
-    if isinstance(top, bool) or not isinstance(top, numbers.Integral) or top < 1:
-        raise ValueError(f"max_steps: expected an integer >= 1 or None (d), got {max_steps!r}")
+    top = d if max_steps is None else int_arg(max_steps, "max_steps", 1, hint=" (or None: d)")
+    work_bound(sum(math.comb(d - 1, T - 1) for T in range(1, min(top, d) + 1)), MAX_EXACT_PLANS, "p",
+               f"the number of Schedules of d={d} positions in at most {min(top, d)} steps (exact runs)")
     for T in range(1, min(top, d) + 1):
         for cuts in combinations(range(1, d), T - 1):
             edges = (0, *cuts, d)

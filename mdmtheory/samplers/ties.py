@@ -48,6 +48,7 @@ from itertools import combinations
 import numpy as np
 
 from .._estimate import Record
+from .._validate import _short, bool_array, float_array, int_arg, name_arg
 
 __all__ = ["TIE_RULES", "DEFAULT_TIES", "TIE_TOL", "MAX_TIE_BRANCHES", "TOPK_LAYOUTS", "check_ties", "Choice", "clusters",
            "tie_choices", "sample_choice", "topk_positions"]
@@ -65,6 +66,7 @@ MAX_TIE_BRANCHES = 4_000_000
 
 def check_ties(ties, name: str = "ties") -> str:
     """``ties`` if it is one of :data:`TIE_RULES`, else a ValueError naming ``name``."""
+    name = name_arg(name)
     if not isinstance(ties, str) or ties not in TIE_RULES:
         raise ValueError(f"{name}: expected one of {list(TIE_RULES)} ('random': uniform over tied positions; "
                          f"'lowest': lowest position first; 'topk': torch.topk's order), got {ties!r}")
@@ -87,14 +89,54 @@ class Choice(Record):
     split: np.ndarray
 
 
+def _tie_args(scores, free, group=None):
+    """The arguments every public function of this module shares, checked (issue 38): ``free``
+    an (N, d) bool array, ``scores`` a real array of its shape with no NaN or +inf on a free
+    position (−inf ranks last; entries off the free positions are not read), ``group`` None or
+    d integers. Returns (scores, free, group) as arrays."""
+    free = bool_array(free, "free", ndim=2)
+    scores = float_array(scores, "scores", finite=False)
+    if scores.shape != free.shape:
+        raise ValueError(f"scores: expected the shape of free {free.shape}, got {scores.shape}")
+    bad = free & (np.isnan(scores) | np.isposinf(scores))
+    if bad.any():
+        raise ValueError("scores: NaN or +inf on a free position (a NaN has no rank); give finite scores "
+                         "(-inf ranks last)")
+    if group is not None:
+        g = float_array(group, "group", ndim=1)
+        if g.shape != (free.shape[1],) or np.any(g != np.round(g)) or np.any(np.abs(g) >= 2.0**62):
+            raise ValueError(f"group: expected {free.shape[1]} integers (one group per position, lower first) or None, "
+                             f"got {_short(group)}")
+        group = g.astype(np.int64)
+    return scores, free, group
+
+
+def _k_arg(k, free) -> np.ndarray:
+    """``k``: a count, or one per row, each an integer in 0..(free positions of its row)."""
+    if isinstance(k, (bool, np.bool_)) or k is None or isinstance(k, (str, bytes, dict)):
+        raise ValueError(f"k: expected an integer count (or one per row), got {_short(k)}")
+    try:
+        raw = np.asarray(k)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"k: expected an integer count (or one per row), got {_short(k)}") from None
+    if raw.dtype.kind not in "iu" or raw.ndim > 1 or (raw.ndim == 1 and raw.shape[0] != free.shape[0]):
+        raise ValueError(f"k: expected an integer count (or {free.shape[0]} of them, one per row), got {_short(k)}")
+    if raw.dtype.kind == "u" and raw.size and int(raw.max()) > free.shape[1]:
+        raise ValueError(f"k: asks for {int(raw.max())} positions of {free.shape[1]}")
+    k = np.broadcast_to(raw.astype(np.int64), (free.shape[0],))
+    if np.any(k < 0) or np.any(k > free.sum(axis=1)):
+        raise ValueError("k: asks for more positions than are masked (or a negative count); "
+                         "give 0 <= k <= the free positions of each row")
+    return k
+
+
 def clusters(scores, free, group=None) -> np.ndarray:
     """(N, d) int64 tie-cluster ids: lower ids rank first; equal ids are tied (module docstring).
 
     ``scores`` (N, d) higher first (finite on free positions), ``free`` (N, d) bool, ``group``
     (d,) ints (lower first) or None. Positions that are not free get the largest id of their row
     plus one."""
-    scores = np.asarray(scores, dtype=np.float64)
-    free = np.asarray(free, dtype=bool)
+    scores, free, group = _tie_args(scores, free, group)
     N, d = free.shape
     idx = np.broadcast_to(np.arange(d), (N, d))
     g0 = np.zeros(d, dtype=np.int64) if group is None else np.asarray(group, dtype=np.int64)
@@ -160,7 +202,8 @@ def tie_choices(scores, free, k, ties: str = DEFAULT_TIES, group=None, layout: s
     boundary cluster of m positions is split (r of them needed) under ``"random"``.
     """
     ties = check_ties(ties)
-    free = np.asarray(free, dtype=bool)
+    scores, free, group = _tie_args(scores, free, group)
+    k = _k_arg(k, free)
     N, d = free.shape
     cl = clusters(scores, free, group)
     sure, tied, need = _boundary(cl, free, k)
@@ -209,7 +252,11 @@ def topk_positions(v: np.ndarray, k: int) -> np.ndarray:
     except ImportError:  # pragma: no cover - depends on the environment
         raise ValueError("ties: 'topk' calls torch.topk; pip install 'mdmtheory[bridge]', or use ties='random' "
                          "or 'lowest'") from None
-    return torch.topk(torch.as_tensor(np.ascontiguousarray(v, dtype=np.float64)), int(k)).indices.numpy()
+    v = float_array(v, "v", ndim=1, what="(d,) scores", finite=False)
+    if np.isnan(v).any():
+        raise ValueError("v: contains NaN scores (a NaN has no rank); give real scores (-inf: never chosen)")
+    k = int_arg(k, "k", 0, v.shape[0], " (k <= the length of v)")
+    return torch.topk(torch.as_tensor(v), k).indices.numpy()
 
 
 def _topk_resolve(scores, cl, free, sure, tied, need, group, split, layout="sequence"):
@@ -242,12 +289,12 @@ def _topk_resolve(scores, cl, free, sure, tied, need, group, split, layout="sequ
 def sample_choice(scores, free, k, rng, group=None) -> np.ndarray:
     """Monte Carlo of ``ties="random"``: (N, d) bool, the top-``k`` by (group, score) with each
     tie cluster ordered by i.i.d. uniform keys drawn from ``rng``."""
-    free = np.asarray(free, dtype=bool)
+    scores, free, group = _tie_args(scores, free, group)
+    k = _k_arg(k, free)
+    if not callable(getattr(rng, "random", None)):  # a numpy Generator, or the bridge's counter-based draws
+        raise ValueError(f"rng: expected a numpy.random.Generator (numpy.random.default_rng(seed)), got {_short(rng)}")
     N, d = free.shape
     cl = clusters(scores, free, group)
-    k = np.broadcast_to(np.asarray(k, dtype=np.int64), (N,))
-    if np.any(k < 0) or np.any(k > free.sum(axis=1)):
-        raise ValueError("k: asks for more positions than are masked (or a negative count)")
     order = np.lexsort((rng.random((N, d)), cl), axis=-1)
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.broadcast_to(np.arange(d), (N, d)), axis=1)

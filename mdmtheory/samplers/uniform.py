@@ -69,7 +69,7 @@ from scipy.special import entr
 from .._moved import renamed_keywords
 from .base import Run
 from .._validate import choice_arg, prob_arg, real_arg, size_arg, work_bound
-from ..laws.joint import Joint
+from ..laws.joint import Joint, joint_arg
 from .select import tempered
 
 __all__ = [
@@ -119,9 +119,7 @@ class CorruptionRun(Run):
 
 
 def _joint(p) -> Joint:
-    if not isinstance(p, Joint):
-        raise ValueError(f"p: expected a mdmtheory.Joint (the data law), got {type(p).__name__}")
-    return p
+    return joint_arg(p)
 
 
 def _states(d: int, K: int, mix: float) -> int:

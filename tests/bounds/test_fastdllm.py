@@ -451,7 +451,9 @@ def test_frechet_extremal_size_and_robust_eta():
     c = [0.9, 0.8, 0.7]
     lower = np.maximum(0.0, np.array(c) - 0.1)  # Appendix C: the conservative confidences
     np.testing.assert_allclose(frechet_robust(c, 0.1)["lower"], lower)
-    np.testing.assert_allclose(frechet_robust(c, [0.1])["lower"], lower)
+    np.testing.assert_allclose(frechet_robust(c, [0.1] * len(c))["lower"], lower)  # one per confidence
+    with pytest.raises(ValueError, match="^eta: "):  # issue 38: a one-element list is not the scalar
+        frechet_robust(c, [0.1])
     np.testing.assert_allclose(frechet_robust(c, [0.1, 0.1, 0.1])["lower"], lower)
     for eta in [True, None, "0.1", -0.1, [0.1, 0.1], [[0.1]], float("inf")]:
         with pytest.raises(ValueError, match=r"^eta: "):
