@@ -708,6 +708,7 @@ def _recommended_section(prof: Profile, fr, target: float, steps: int | None, mf
     const = Schedule.constant(d, steps)
     pk = path_kl(prof, sched)
     families, family_sizes = _at_budget(prof, steps)
+    families = {name: v for name, v in families.items() if math.isfinite(v)}  # undefined at this T: not listed
     gains = {name: {"path_kl": v, "saved": v - pk, "relative": (v - pk) / v if v > 0 else 0.0}
              for name, v in families.items() if math.isfinite(v)}
     const_pk = [path_kl(prof, Schedule.constant(d, T)) for T in range(1, d + 1)]

@@ -923,8 +923,6 @@ NAN_RESULT_KNOWN: dict[tuple[str, str], str] = {
     **{(q, "mix"): "documented: a mix so small that 1 - alpha**mix rounds to 0 leaves the mask states of probability "
                    "0, their rows NaN (corruption_denoiser's docstring)"
        for q in ("samplers.corruption_marginals", "samplers.corruption_denoiser", "samplers.corruption_reverse_kernels")},
-    ("report.build_report", "target_kl"): "issue 39's wing (report): a target above the law's TC leaves the geometric "
-                                          "family's fit NaN in recommended['families']; reported there",
 }
 
 
