@@ -53,7 +53,7 @@ times the values); ``"confidence"`` reads :math:`d (K+1)^d` of them but builds t
 ``path_forwards``). The sampler's own expected forwards (``forwards``, the engine's count
 under the sampler's law, as every ``Run`` reports it) differ for a plan whose number of steps
 depends on the values: on a random d = 5 binary law the λ = 0.1 optimum takes 2.650 forwards
-along the data's paths and 2.686 along its own (tests/optimal/test_adaptive.py). With
+along the data's paths and 2.686 along its own (tests/optimal/test_optimal_adaptive.py). With
 ``steps=T`` both are T.
 
 **forwards=F.** The constrained problem min path KL s.t. E_p[forwards] ≤ F is solved by its
@@ -82,7 +82,7 @@ KL equals the path KL (``proofs/deterministic_planner_kl.md``: the path is a fun
 output), so among deterministic state-dependent plans it is also the KL optimum; randomized
 rules (random order, the ``forwards=`` mixture) have KL < path KL and can beat it in KL: on
 the seed-0 random d = 4 binary law random order with the schedule (3, 1) has KL 0.0447
-against 0.0499 for the 2-step optimum (tests/optimal/test_adaptive.py,
+against 0.0499 for the 2-step optimum (tests/optimal/test_optimal_adaptive.py,
 ``test_kl_can_beat_path_kl_optimum``; docs/theory.md §16). (3) The conditionals are exact; with a model's conditionals the
 policy is still the table computed from p.
 """

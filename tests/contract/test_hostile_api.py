@@ -602,7 +602,7 @@ OVERRIDES["symbolic.to_joint"]["values"] = lambda: None
 #: with no recipe fails test_every_callable_has_a_recipe until it gets one or an entry here)
 NO_RECIPE: dict[str, str] = {
     "optimal.AdaptivePlanner": "built by optimal.adaptive_plan (walked) from its own policy tables; its hooks are "
-                               "walked through the engine and simulate on the record's planner (tests/optimal/test_adaptive.py)",
+                               "walked through the engine and simulate on the record's planner (tests/optimal/test_optimal_adaptive.py)",
     "laws.joint_arg": "a checker of its caller's argument (law_arg), walked through every exact function taking p",
     "samplers.planner_arg": "a checker of its caller's argument (the planner), walked through the bounds and samplers "
                             "that call it (statement_checks, min_exact_steps)",
