@@ -40,11 +40,14 @@ max and its plain probability, SGLang's ``joint_threshold.py`` as read); see its
 * FullAttnMultiBlock: one forward per step (its ``nfe``; the final forward runs only when
   masks remain, which never happens here): steps.
 * JointThreshold: ``base.py`` ``_run_sync`` makes a first forward, then runs ``step`` and,
-  unless the step reported the block done, another forward; ``step`` reports done only when
-  the previous step set ``finished`` (no transfer, or the post-edit budget exceeded), so the
-  block costs (steps up to and including the finishing one) + 1 — the last forward persists
-  the KV cache. (The pre-refactor ``run`` at cabd454 skipped that forward when the finishing
-  step changed nothing: one fewer.)
+  unless the step reported the block done, another forward. In the step API as read at
+  17d5721 (base 0929d6d) ``step`` reported done only on the step *after* the one that set
+  ``finished``, which costs one more forward; in the tensor-path file of the sglang 0.5.23
+  wheel (``step`` returns ``states["finished"]``: "a terminating step changes no tokens, so its
+  forward already wrote final KV"), and in the pre-refactor ``run`` at cabd454 (its persisting
+  forward runs only when the last step changed tokens, and a finishing step never does),
+  the step that finishes reports done at once: a block costs the steps up to and including
+  the finishing one, each on its own forward (issue 39 item 8). This module counts that.
 
 **Ties.** ``ties`` as every ranked rule has it (:mod:`.ties`): ``"random"`` (default),
 ``"lowest"``, ``"topk"``. SGLang's own tie rule: EntropyThreshold and JointThreshold call
@@ -346,7 +349,7 @@ class JointThresholdSampler(OwnChainSampler, Record):
     3. nothing to commit or edit: finished; else write all of them.
 
     Confidences are compared after rounding to 12 decimals (:mod:`.select`). Forwards: the
-    steps up to and including the finishing one, + 1 (module docstring). ``penalty_lambda``
+    steps up to and including the finishing one (module docstring). ``penalty_lambda``
     (a repetition penalty, default 0 in the file) is not modelled. Defaults: threshold 0.5,
     edit_threshold 0, max_post_edit_steps 16 (the file's), temperature 1 (SGLang's file is
     greedy: ``temperature=0`` is it as read; at 1 it is the ``sample_block_tokens`` form of
@@ -391,8 +394,8 @@ class JointThresholdSampler(OwnChainSampler, Record):
 
     def max_forwards(self, d: int) -> int:
         """The most forwards a block of d positions can take: d mask steps, the post-edit
-        steps, the finishing step and the persisting forward."""
-        return int_arg(d, "d", 1) + self.max_post_edit_steps + 2
+        steps and the finishing step, one forward each (SGLang's ``max_steps``: d + max_post_edit_steps + 1)."""
+        return int_arg(d, "d", 1) + self.max_post_edit_steps + 1
 
     def _rows(self, P):
         S = tempered(P, self.temperature)
@@ -434,8 +437,8 @@ class JointThresholdSampler(OwnChainSampler, Record):
             change = commit | edit
             x[rows] = np.where(change, y, xs)
             rv[rows] = r | commit
-            forwards[rows] += 1  # the step ran on a forward; a step that goes on needs the next one
             stop = over | ~change.any(axis=1)
+            forwards[rows[~stop]] += 1  # a step that goes on needs the next forward; the finishing one does not
             active[rows[stop]] = False
         return np.where(rv, x, -1), lost, forwards
 
@@ -508,7 +511,7 @@ def _joint_run(p: Joint, sampler: JointThresholdSampler) -> "ServingRun":
         untied += float(o0.sum()) + l0
         total += float(o_.sum()) + l_
         out += o_
-        fw[f + 2] += float(o_.sum())  # finished at step f (0-based): f + 1 steps and the last forward
+        fw[f + 1] += float(o_.sum())  # finished at step f (0-based): f + 1 steps, one forward each
         lost += l_
         keys = nxt
         f += 1
