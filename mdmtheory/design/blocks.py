@@ -95,8 +95,9 @@ def estimate_block_profiles(model, samples, block_length: int, *, prompt_length:
             bridge.as_masked_model(model).check_length(g + B, "view")
         except ValueError:
             raise ValueError(f"view: 'truncated' runs block 0 on rows cut to {g + B} tokens, but this model reads rows "
-                             f"of one fixed length ({x.shape[1]}); use view='masked', or a model that reads shorter "
-                             "rows (as the pipeline's does)") from None
+                             f"of one fixed length ({x.shape[1]}); use view='masked' (in the CLI: a --format whose loop masks the "
+                             "later blocks, e.g. llada or json), or a model that reads shorter rows (as the pipeline's "
+                             "does)") from None
     out = []
     for b in range(n // B):
         cut = x.shape[1] if view == "masked" or _is_oracle(model) else g + (b + 1) * B

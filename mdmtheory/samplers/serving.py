@@ -62,7 +62,7 @@ vLLM's dLLM support (the ``vllm-project`` plugins) was not compared here.
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -87,7 +87,7 @@ from .revise import _candidates, _expand, _revision_step, _mc_start
 from .select import _round, commit_choices, confidence_rows, tempered, select_commits
 
 __all__ = ["EntropyThresholdPlanner", "EBSamplingPlanner", "HierarchyBlockPlanner", "FullAttnMultiBlockPlanner",
-           "JointThresholdSampler", "ServingRun", "serving_run", "SERVING_RULES", "SGLANG_SOURCES",
+           "JointThresholdSampler", "ServingRun", "serving_run", "SERVING_RULES", "SGLANG_SOURCES", "JOINT_SCORING_SOURCES",
            "MAX_JOINT_WORK"]
 
 #: Where each rule was read: SGLang algorithm name -> (repository, file, commit).
@@ -102,6 +102,21 @@ SGLANG_SOURCES = {
                            "26eb1bf9ebe348a2a25be404df8d4ca248d2b1ec"),
     "JointThreshold": ("sgl-project/sglang", "python/sglang/srt/dllm/algorithm/joint_threshold.py",
                        "17d57211575786d0abf1683309f9e3b1545b8210"),
+}
+
+#: The candidate scoring of :class:`JointThresholdSampler` above temperature 0, per SGLang version:
+#: ``scoring`` -> (version, repository, file, commit). ``"tempered"``: the drawn candidate's tempered
+#: probability (the ``sample_block_tokens`` form of ``LowConfidence`` that the 0.5.23 release's greedy
+#: ``joint_threshold.py`` is modelled on at temperature > 0); ``"relative"``: SGLang main's
+#: ``DllmSamplingPlan.sample`` (``python/sglang/srt/dllm/sampling.py`` at 0026bd4), whose commit
+#: confidence is ``min(argmax_probs, exp((z_t - z_max) / T))`` — the greedy arg-max probability
+#: (plain softmax) and the drawn token's tempered probability relative to the most likely one's.
+#: At temperature 0 both are the arg max scored by its plain probability.
+JOINT_SCORING_SOURCES = {
+    "tempered": ("0.5.23", "sgl-project/sglang", "python/sglang/srt/dllm/algorithm/joint_threshold.py",
+                 "17d57211575786d0abf1683309f9e3b1545b8210"),
+    "relative": ("main", "sgl-project/sglang", "python/sglang/srt/dllm/sampling.py",
+                 "0026bd4de636cc1660258efe29b6a241bf21bcd9"),
 }
 
 
@@ -363,6 +378,13 @@ class JointThresholdSampler(OwnChainSampler, Record):
     (state, post-edit count) with every candidate vector per state, like the editing chain of
     :mod:`.revise`; lost: a masked state at a zero-probability prefix, or a leave-one-out
     prediction that does not exist). Monte Carlo: ``mt.simulate(p, None, sampler)``.
+
+    ``scoring`` (above temperature 0; :data:`JOINT_SCORING_SOURCES` pins each to its SGLang
+    version): ``"tempered"`` (default, as above) or ``"relative"``, SGLang main's
+    :math:`c_j = \min(\max_v p(v \mid \cdot),\ \exp((z_{y_j} - z_{\max}) / T))` with z the
+    logits, i.e. the arg-max probability capped by the candidate's tempered probability relative
+    to the most likely token's (:math:`\exp((z_y - z_{\max})/T) = S_y / \max_v S_v`, S the
+    tempered row). At temperature 0 the two agree (the arg max and its plain probability).
     """
 
     threshold: float = 0.5
@@ -370,6 +392,7 @@ class JointThresholdSampler(OwnChainSampler, Record):
     max_post_edit_steps: int = 16
     temperature: float = 1.0
     ties: str = DEFAULT_TIES
+    scoring: str = "tempered"
     name: ClassVar[str] = "sglang_joint_threshold"
     revises: ClassVar[bool] = True
     sglang_algorithm: ClassVar[str] = "JointThreshold"
@@ -384,6 +407,9 @@ class JointThresholdSampler(OwnChainSampler, Record):
             raise ValueError(f"temperature: expected a finite number >= 0 (0: greedy, SGLang's file), got {T!r}")
         object.__setattr__(self, "temperature", float(T))
         check_ties(self.ties)
+        if not isinstance(self.scoring, str) or self.scoring not in JOINT_SCORING_SOURCES:
+            raise ValueError(f"scoring: expected one of {', '.join(map(repr, JOINT_SCORING_SOURCES))} (SGLang 0.5.23's "
+                             f"tempered probability, or main's min(p_argmax, exp((z_t - z_max)/T))), got {self.scoring!r:.80}")
 
     @property
     def _own_plan(self):
@@ -399,6 +425,11 @@ class JointThresholdSampler(OwnChainSampler, Record):
 
     def _rows(self, P):
         S = tempered(P, self.temperature)
+        if self.scoring == "relative" and self.temperature > 0:  # main: min(p_argmax, S_v / max S)
+            top = np.max(S, axis=-1, keepdims=True)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rel = np.where(top > 0, S / np.where(top > 0, top, 1.0), 0.0)
+            return S, np.minimum(np.max(P, axis=-1, keepdims=True), rel)
         C = confidence_rows(P, S, "tempered", self.temperature)
         return S, C
 
@@ -515,8 +546,13 @@ def _joint_run(p: Joint, sampler: JointThresholdSampler) -> "ServingRun":
         lost += l_
         keys = nxt
         f += 1
-    return _serving(Joint(out.reshape(p.table.shape), lost=lost), fw, sampler.sglang_algorithm, sampler.ties,
-                    max(0.0, total - untied))
+    run = _serving(Joint(out.reshape(p.table.shape), lost=lost), fw, sampler.sglang_algorithm, sampler.ties,
+                   max(0.0, total - untied))
+    if sampler.scoring != "tempered" and sampler.temperature > 0:
+        version, _repo, path, commit = JOINT_SCORING_SOURCES[sampler.scoring]
+        run = replace(run, pipeline=f"{run.pipeline}, scoring of SGLang {version} ({path.rsplit('/', 1)[-1]} @ "
+                                    f"{commit[:7]})")
+    return run
 
 
 # -- one record for every rule ------------------------------------------------------------------

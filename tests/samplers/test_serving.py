@@ -180,7 +180,7 @@ def test_eb_sampling_is_the_entropy_budget_planner():
 
 
 # -- JointThreshold, from the file's step -----------------------------------------------------------
-def joint_reference(p, thr, eth, max_post, temperature=1.0):
+def joint_reference(p, thr, eth, max_post, temperature=1.0, scoring="tempered"):
     """Output law, lost mass and forwards law of JointThreshold by recursion over (state, post),
     every candidate vector enumerated (ties: first index; temperature 1 or 0). Forwards: one per
     step, the finishing step included; the step that finishes reports the block done on the
@@ -225,7 +225,10 @@ def joint_reference(p, thr, eth, max_post, temperature=1.0):
             w = math.prod(S[j][y[j]] for j in range(d))
             if w <= 0:
                 continue
-            c = {j: round(float(S[j][y[j]] if temperature > 0 else P[j][y[j]]), 12) for j in range(d)}
+            if scoring == "relative" and temperature > 0:  # SGLang main: min(p_argmax, exp((z_y - z_max)/T))
+                c = {j: round(min(float(max(P[j])), float(S[j][y[j]] / max(S[j]))), 12) for j in range(d)}
+            else:
+                c = {j: round(float(S[j][y[j]] if temperature > 0 else P[j][y[j]]), 12) for j in range(d)}
             transfer = set()
             if masked:
                 transfer = {j for j in masked if c[j] > thr}
@@ -275,6 +278,29 @@ def test_joint_threshold_exact_chain_is_the_enumeration_of_the_files_step(law, t
         assert run.forwards_law[f] == pytest.approx(fw.get(f, 0.0), abs=1e-12)
     assert set(fw) <= set(range(run.forwards_law.shape[0]))
     assert run.forwards <= sampler.max_forwards(p.d)
+
+
+def test_joint_threshold_relative_scoring_of_sglang_main():
+    """SGLang main's scoring (python/sglang/srt/dllm/sampling.py at 0026bd4, ``DllmSamplingPlan.sample``
+    and ``confidence``): the commit confidence is min(arg-max probability, exp((z_t - z_max)/T)).
+    At T = 1 on the enumeration above it is min(max_v p_v, p_y / max_v p_v); it differs from
+    0.5.23's tempered probability, and at T = 0 the two rules are one."""
+    p = JOINT_LAWS["markov3"]
+    s = JointThresholdSampler(0.5, edit_threshold=0.8, max_post_edit_steps=2, ties="lowest", scoring="relative")
+    ref, lost, fw = joint_reference(p, 0.5, 0.8, 2, scoring="relative")
+    run = serving_run(p, s)
+    np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
+    assert run.lost == pytest.approx(lost, abs=1e-12)
+    for f in range(run.forwards_law.shape[0]):
+        assert run.forwards_law[f] == pytest.approx(fw.get(f, 0.0), abs=1e-12)
+    assert "0026bd4" in run.pipeline
+    old = serving_run(p, JointThresholdSampler(0.5, edit_threshold=0.8, max_post_edit_steps=2, ties="lowest"))
+    assert not np.allclose(old.law.table, run.law.table, atol=1e-6)
+    g = [serving_run(p, JointThresholdSampler(0.5, edit_threshold=0.8, max_post_edit_steps=2, temperature=0.0,
+                                              ties="lowest", scoring=sc)).law.table for sc in ("tempered", "relative")]
+    np.testing.assert_array_equal(g[0], g[1])
+    with pytest.raises(ValueError, match="^scoring:"):
+        JointThresholdSampler(scoring="main")
 
 
 def test_joint_threshold_greedy_is_one_output():
