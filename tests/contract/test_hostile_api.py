@@ -256,6 +256,7 @@ OVERRIDES: dict[str, dict] = {
     "exports.diffusers.check_scheduler": {"path": _saved_scheduler},
     "exports.diffusers.save_scheduler": {"counts": lambda: [2, 2], "path": lambda: "scheduler"},
     "exports.vllm.to_vllm": {"budget_only": lambda: True},
+    "exports.vllm.dllm_plugin_configs": {"plan": lambda: mt.Schedule((16, 16)), "block_length": lambda: 32},
     "exports.sglang.to_sglang": {"plan": lambda: mt.Schedule((1, 1, 1, 1))},
     "exports.dllm.PlanAlphaScheduler": {"t": lambda: (1.0, 0.5, 0.0), "alpha_nodes": lambda: (0.0, 0.5, 1.0)},
     "exports.dllm_counts": {"t": lambda: (1.0, 0.5, 0.0), "alpha_nodes": lambda: (0.0, 0.5, 1.0)},
