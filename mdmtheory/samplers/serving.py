@@ -42,9 +42,11 @@ max and its plain probability, SGLang's ``joint_threshold.py`` as read); see its
 * JointThreshold: ``base.py`` ``_run_sync`` makes a first forward, then runs ``step`` and,
   unless the step reported the block done, another forward. In the step API as read at
   17d5721 (base 0929d6d) ``step`` reported done only on the step *after* the one that set
-  ``finished``, which costs one more forward; in the tensor-path file of the sglang 0.5.23
-  wheel (``step`` returns ``states["finished"]``: "a terminating step changes no tokens, so its
-  forward already wrote final KV"), and in the pre-refactor ``run`` at cabd454 (its persisting
+  ``finished``, which costs one more forward. In the tensor-path ``joint_threshold.py`` read
+  in the code index (stored without its commit: ``step`` returns ``states["finished"]``, "a
+  terminating step changes no tokens, so its forward already wrote final KV") — the count
+  issue 39 measured in the sglang 0.5.23 wheel (greedy rows: 2 forwards) — and in the
+  pre-refactor ``run`` at cabd454 (its persisting
   forward runs only when the last step changed tokens, and a finishing step never does),
   the step that finishes reports done at once: a block costs the steps up to and including
   the finishing one, each on its own forward (issue 39 item 8). This module counts that.
@@ -102,6 +104,9 @@ SGLANG_SOURCES = {
                            "26eb1bf9ebe348a2a25be404df8d4ca248d2b1ec"),
     "JointThreshold": ("sgl-project/sglang", "python/sglang/srt/dllm/algorithm/joint_threshold.py",
                        "17d57211575786d0abf1683309f9e3b1545b8210"),
+    # JointThresholdSampler(scoring="relative"): the commit confidence of SGLang main (JOINT_SCORING_SOURCES)
+    "JointThreshold/relative": ("sgl-project/sglang", "python/sglang/srt/dllm/sampling.py",
+                                "0026bd4de636cc1660258efe29b6a241bf21bcd9"),
 }
 
 #: The candidate scoring of :class:`JointThresholdSampler` above temperature 0, per SGLang version:

@@ -301,6 +301,10 @@ def test_joint_threshold_relative_scoring_of_sglang_main():
     np.testing.assert_array_equal(g[0], g[1])
     with pytest.raises(ValueError, match="^scoring:"):
         JointThresholdSampler(scoring="main")
+    from mdmtheory.samplers.serving import JOINT_SCORING_SOURCES, SGLANG_SOURCES
+
+    for key, src in (("tempered", SGLANG_SOURCES["JointThreshold"]), ("relative", SGLANG_SOURCES["JointThreshold/relative"])):
+        assert JOINT_SCORING_SOURCES[key][1:] == src  # each version's file and commit, pinned in one place
 
 
 def test_joint_threshold_greedy_is_one_output():
