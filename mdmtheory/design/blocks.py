@@ -45,10 +45,13 @@ BLOCK_VIEWS = ("masked", "truncated")
 #:   later (masked) blocks; the dual cache replaces the block inside the full row: masked.
 #: * ``json`` (the package's own block sampler, :func:`mdmtheory.optimal.block_profiles`): masked.
 #:
-#: Not read, so not listed: vLLM's dllm plugin (the design's view for ``--format vllm`` is the
-#: default, masked). One-block formats (Dream, MDLM, dllm) have no later blocks: both views agree.
+#: * ``vllm``: the dllm plugin's design (vllm-project/dllm-plugin ``docs/DESIGN_MVP.md`` at 0c53db5, its
+#:   worker sequence: "forward one block plus KV context"; the worker itself is not written yet) and
+#:   DiffusionGemma's canvases both forward the current block over the cached prefix: truncated.
+#:
+#: One-block formats (Dream, MDLM, dllm) have no later blocks: both views agree.
 FORMAT_VIEWS = {"json": "masked", "llada": "masked", "fastdllm": "masked", "diffusers": "truncated",
-                "sglang": "truncated"}
+                "sglang": "truncated", "vllm": "truncated"}
 
 
 def check_view(view) -> str:

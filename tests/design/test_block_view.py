@@ -199,3 +199,15 @@ def test_a_rising_profile_is_flagged_and_the_negative_note_says_so():
     assert "WARNING: the block profiles rise" in text and "block length(s) 3;" in text
     r["rising"] = []
     assert "WARNING" not in "\n".join(_block_lines(r))
+
+
+def test_a_fixed_length_model_is_refused_in_the_truncated_view_before_any_forward():
+    from mdmtheory.bridge.tiny import TinyConfig, TinyMDM
+
+    m = TinyMDM(TinyConfig(vocab_size=3, seq_len=4, d_model=8, n_layers=1, n_heads=2, d_ff=8))
+    rows = np.array([[0, 1, 0, 1], [1, 1, 0, 0]])
+    with pytest.raises(ValueError, match="^view: 'truncated'.*fixed length") as e:
+        estimate_block_profiles(m, rows, 2, n_per_level=2, view="truncated")
+    assert "view='masked'" in str(e.value)
+    assert len(estimate_block_profiles(m, rows, 4, n_per_level=2, view="truncated")) == 1  # one block: nothing cut
+    assert len(estimate_block_profiles(m, rows, 2, n_per_level=2, view="masked")) == 2
