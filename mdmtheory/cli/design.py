@@ -80,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--block-length", type=int_list, metavar="B1,B2,...",
                         help="block length(s), each dividing the response length: with --forwards or --budget the "
                              "candidates of a block design (default with --forwards: every divisor); with --steps "
-                             "and --format llada one B, the export's blocks (steps/num_blocks steps each, else refused)")
+                             "and --format llada or sglang one B, the export's blocks (steps/num_blocks steps each, else refused)")
     from ._common import renamed
 
     renamed(parser, "--block-lengths", "--block-length", type=int_list, metavar="B1,B2,...")
@@ -154,12 +154,12 @@ def _check_flags(args) -> bool:
     if args.block_length is not None and not blocks:
         if args.certify is not None:
             raise UsageError("--block-length: --certify certifies one block (W26 Thm 2); drop --block-length")
-        if args.format != "llada":
-            raise UsageError("--block-length: with --steps only for --format llada (the export's block length); "
-                             "a block design takes --forwards F or --budget EPS")
+        if args.format not in ("llada", "sglang"):
+            raise UsageError("--block-length: with --steps only for --format llada or sglang (the export's block "
+                             "length); a block design takes --forwards F or --budget EPS")
         if len(args.block_length) != 1:
-            raise UsageError("--block-length: with --steps give one block length (the LLaDA export's); candidates "
-                             "go with --forwards F or --budget EPS")
+            raise UsageError(f"--block-length: with --steps give one block length (the {args.format} export's); "
+                             "candidates go with --forwards F or --budget EPS")
     if blocks and args.format not in BLOCK_FORMATS:
         raise UsageError(f"--format: {args.format} samples the whole response in one block; a block design exports "
                          f"as {', '.join(BLOCK_FORMATS)}")
@@ -240,7 +240,7 @@ def _check_response_length(args, blocks: bool) -> None:
 
 def run(args) -> dict:
     # the wings are imported here, not at the top: ``design --help`` imports none (issue 39 item 7)
-    from ..design.blocks import separation
+    from ..design.blocks import FORMAT_VIEWS, separation
     from ..design.from_data import design_blocks_from_data, design
     from ..exports import formats as exports
 
@@ -261,11 +261,13 @@ def run(args) -> dict:
         with options_for(_names(args)):
             res = design_blocks_from_data(x, K=K, model=model, forwards=args.forwards, target_kl=args.budget,
                                block_lengths=args.block_length, prompt_length=g, exact_limit=args.exact_limit,
-                               n_per_level=args.n_per_level, seed=args.seed, confidence=conf)
+                               n_per_level=args.n_per_level, seed=args.seed, confidence=conf,
+                               view=FORMAT_VIEWS.get(args.format, "masked"))  # the view the --format's loop runs
         best = res.best
         out = {"method": res.method, "note": res.note, "design": "blocks", "n": int(x.shape[0]), "d": int(x.shape[1]),
                "K": int(K if K is not None else max(int(x.max()) + 1, 2)), "prompt_length": g,
-               "response_length": r_len, "forwards_asked": args.forwards, "budget": args.budget,
+               "response_length": r_len, "forwards_asked": args.forwards, "budget": args.budget, "view": res.view,
+               "rising": list(res.rising),
                "candidates": [c.to_dict() for c in res.candidates], "best": best.to_dict(),
                "separation": separation(res.candidates, best, args.n_per_level)}
         export = _export_blocks(args, best.counts, best.block_length, g)
@@ -295,8 +297,9 @@ def run(args) -> dict:
             "warning": res.warning,
             "memorization": None if res.memorization is None else res.memorization.to_dict(),
         }
-        if args.format in ("diffusers", "sglang", "vllm"):
-            export = _export_blocks(args, (res.sizes,), r_len, g)
+        if args.format in ("diffusers", "sglang", "vllm"):  # sglang: --block-length B cuts the schedule (its block_size)
+            B = args.block_length[0] if args.format == "sglang" and args.block_length else r_len
+            export = _export_blocks(args, (res.sizes,), B, g)
         else:
             kw = {"block_length": args.block_length[0]} if args.format == "llada" and args.block_length else {}
             export = exports.export(res.schedule, args.format, **kw)  # its block_length: errors name the option
@@ -427,6 +430,9 @@ def _block_lines(r: dict) -> list[str]:
     head = (f"block design for {r['response_length']} response tokens, "
             + (f"{r['forwards_asked']} forwards" if r["forwards_asked"] is not None else
                f"fewest forwards with path KL {'upper CI ' if est else ''}<= {r['budget']:g} nats"))
+    if est and r.get("view"):
+        head += (f"; each block scored with the later blocks {r['view']}"
+                 + (" (absent, as the pipeline runs them)" if r["view"] == "truncated" else ""))
     lines = [head, f"{'block':>6} {'steps/block':>11} {'forwards':>8} {'path KL':>10}" + ("  95% CI" if est else "")]
     for c in r["candidates"]:
         if c["path_kl"] is None:
@@ -451,7 +457,14 @@ def _block_lines(r: dict) -> list[str]:
                         "them, the choice does not matter on this model"))
         if sep["negative"]:
             lines.append("NOTE: negative path KLs (block length(s) " + ", ".join(map(str, sep["negative"]))
-                         + ") are noise around 0: a path KL is >= 0")
+                         + ") are noise, or a model whose profile rises: the sampler's path KL is >= 0, but a "
+                         "rising cross-entropy profile gives a truly negative Riemann defect")
+    rising = r.get("rising") or []
+    if rising:
+        lines.append("WARNING: the block profiles rise beyond their noise (block length(s) " + ", ".join(map(str, rising))
+                     + "; the rise check of `schedule --profile`): an exact profile never rises, and a model that uses "
+                     "its context does not either, so the path KLs of those candidates are this model's, not the "
+                     "data's; train the model further (or check it) before using the design")
     return lines + _export_lines(r)
 
 

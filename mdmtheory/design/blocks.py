@@ -12,19 +12,58 @@ from ..information.profile import Profile
 from ..optimal.blocks import check_block_length, BlockCandidate, BlockDesign, check_block_ask, check_block_lengths, choose_block_length
 from ..optimal.card import optimal_schedule
 from .._validate import INT_MAX, int_arg, LIMITS, row_length, samples_array
-from .profile import estimate_cross_entropy_profile, _window, check_samples_for_model, defect_weights
+from .profile import estimate_cross_entropy_profile, _window, check_samples_for_model, defect_weights, _is_oracle, profile_rises
 from .._validate import normal_quantile_arg
 from .._moved import module_getattr
 
 __all__ = [
+    "BLOCK_VIEWS",
+    "FORMAT_VIEWS",
     "estimate_block_profiles",
     "estimate_design_blocks",
     "separation",
 ]
 
 
+#: What a block sampler's model sees of the later blocks while it decodes block b (issue 39 item 1):
+#: ``"masked"`` — the whole row, later blocks all mask tokens; ``"truncated"`` — the row cut after
+#: block b, later blocks absent. For a bidirectional model the two differ.
+BLOCK_VIEWS = ("masked", "truncated")
+
+#: The view each export format's own loop feeds its model, as read (issue 39 item 1):
+#:
+#: * ``diffusers``: ``LLaDA2Pipeline.__call__`` (diffusers, ``pipelines/llada2/pipeline_llada2.py``
+#:   as installed) calls ``self.model(block_x, ...)`` with ``block_x = x[:, :current_window_end]``,
+#:   ``current_window_end = (num_block + 1) * block_length``: truncated.
+#: * ``sglang``: ``DllmAlgorithm._run_sync`` (``python/sglang/srt/dllm/algorithm/base.py`` at 0929d6d)
+#:   forwards ``forward_batch.input_ids`` viewed as ``(batch_size, block_size)``: the current block
+#:   only, the prompt and earlier blocks from the KV cache, nothing after: truncated.
+#: * ``llada``: ``generate`` (ML-GSAI/LLaDA ``generate.py`` at 41760b9) calls ``model(x)`` on the whole
+#:   ``prompt + gen_length`` row with the later blocks still ``mask_id``: masked.
+#: * ``fastdllm``: NVlabs/Fast-dLLM ``llada/generate.py``: without a cache ``model(x)`` on the whole row;
+#:   with the prefix cache ``model(x[:, current_block_start:], past_key_values=...)`` — the current and
+#:   later (masked) blocks; the dual cache replaces the block inside the full row: masked.
+#: * ``json`` (the package's own block sampler, :func:`mdmtheory.optimal.block_profiles`): masked.
+#:
+#: * ``vllm``: the dllm plugin's design (vllm-project/dllm-plugin ``docs/DESIGN_MVP.md`` at 0c53db5, its
+#:   worker sequence: "forward one block plus KV context"; the worker itself is not written yet) and
+#:   DiffusionGemma's canvases both forward the current block over the cached prefix: truncated.
+#:
+#: One-block formats (Dream, MDLM, dllm) have no later blocks: both views agree.
+FORMAT_VIEWS = {"json": "masked", "llada": "masked", "fastdllm": "masked", "diffusers": "truncated",
+                "sglang": "truncated", "vllm": "truncated"}
+
+
+def check_view(view) -> str:
+    """``view`` checked: one of :data:`BLOCK_VIEWS`."""
+    if not isinstance(view, str) or view not in BLOCK_VIEWS:
+        raise ValueError(f"view: expected one of {', '.join(map(repr, BLOCK_VIEWS))} (what the model sees of the later "
+                         f"blocks: mask tokens, or nothing — diffusers' LLaDA2Pipeline and SGLang), got {view!r:.80}")
+    return view
+
+
 def estimate_block_profiles(model, samples, block_length: int, *, prompt_length: int = 0, n_per_level: int = 1000,
-                            seed: int = 0) -> tuple:
+                            seed: int = 0, view: str = "masked") -> tuple:
     r"""Estimated cross-entropy profile of each block given the prompt and the earlier blocks.
 
     Block b holds positions :math:`g + bB, \dots, g + (b+1)B - 1` of every row (g =
@@ -35,20 +74,44 @@ def estimate_block_profiles(model, samples, block_length: int, *, prompt_length:
     sees them). One :func:`mdmtheory.design.estimate_cross_entropy_profile` per block (``prompt_length =
     g + bB``, ``response_length = B``), seeded ``seed + b``; on an exact model it estimates
     :func:`block_profiles` (later blocks marginalized = masked).
+
+    ``view`` (:data:`BLOCK_VIEWS`): ``"masked"`` as above (LLaDA's ``generate``, Fast-dLLM, the
+    package's block sampler); ``"truncated"``: the model is run on the rows cut after block b,
+    positions ``0 .. g + (b+1)B - 1`` only, as diffusers' ``LLaDA2Pipeline`` and SGLang run it
+    (:data:`FORMAT_VIEWS` says which loop feeds which). Both views use the same draws (rows,
+    revealed sets), so they differ only by what the model sees. A conditional oracle's
+    conditionals with the later positions unrevealed are the prefix's own (marginalized), so
+    for an oracle the two views are one estimate; a torch model that reads rows of one fixed
+    length cannot take a truncated row and is refused.
     """
     x = samples_array(samples, "samples")
     row_length(x.shape[1])
     seed = int_arg(seed, "seed", 0, INT_MAX - LIMITS["d"], " (block b is seeded seed + b)")
     g, n = _window(prompt_length, None, x.shape[1])
     B = check_block_length(block_length, n)
+    view = check_view(view)
     x = check_samples_for_model(model, x)  # tokens and row length against the model, before any block
-    return tuple(estimate_cross_entropy_profile(model, x, n_per_level=n_per_level, seed=seed + b,
-                                                prompt_length=g + b * B, response_length=B) for b in range(n // B))
+    if view == "truncated" and n // B > 1 and not _is_oracle(model):
+        from .. import bridge  # torch-backed: imported only for a torch model
+
+        try:
+            bridge.as_masked_model(model).check_length(g + B, "view")
+        except ValueError:
+            raise ValueError(f"view: 'truncated' runs block 0 on rows cut to {g + B} tokens, but this model reads rows "
+                             f"of one fixed length ({x.shape[1]}); use view='masked' (in the CLI: a --format whose loop masks the "
+                             "later blocks, e.g. llada or json), or a model that reads shorter rows (as the pipeline's "
+                             "does)") from None
+    out = []
+    for b in range(n // B):
+        cut = x.shape[1] if view == "masked" or _is_oracle(model) else g + (b + 1) * B
+        out.append(estimate_cross_entropy_profile(model, x[:, :cut], n_per_level=n_per_level, seed=seed + b,
+                                                  prompt_length=g + b * B, response_length=B))
+    return tuple(out)
 
 
 def estimate_design_blocks(model, samples, *, forwards: int | None = None, target_kl: float | None = None,
                            block_lengths=None, prompt_length: int = 0, n_per_level: int = 1000, seed: int = 0,
-                           confidence: float = 0.95, **old) -> BlockDesign:
+                           confidence: float = 0.95, view: str = "masked", **old) -> BlockDesign:
     r""":func:`design_blocks` from a model's estimated block profiles, with confidence intervals.
 
     For each candidate B, :func:`estimate_block_profiles`; the counts of each block are the
@@ -61,6 +124,9 @@ def estimate_design_blocks(model, samples, *, forwards: int | None = None, targe
     forwards whose CI upper end is <= target_kl (``budget=`` for one release, with a
     DeprecationWarning). Selection on the same estimate makes the CI
     optimistic; confirm on fresh samples (``compare_plans``).
+
+    ``view``: what the model sees of the later blocks (:func:`estimate_block_profiles`;
+    ``FORMAT_VIEWS[fmt]`` for the pipeline that will run the plan); the result's ``view``.
     """
     from scipy.stats import norm
 
@@ -76,10 +142,11 @@ def estimate_design_blocks(model, samples, *, forwards: int | None = None, targe
     normal_quantile_arg(confidence)  # in (0, 1) with a finite quantile (never a (nan, nan) interval)
     confidence = float(confidence)
     z = float(norm.ppf(0.5 + confidence / 2))
+    view = check_view(view)
     x = check_samples_for_model(model, x)
     ests, total = {}, 0
     for B in Bs:
-        ests[B] = estimate_block_profiles(model, x, B, prompt_length=g, n_per_level=n_per_level, seed=seed)
+        ests[B] = estimate_block_profiles(model, x, B, prompt_length=g, n_per_level=n_per_level, seed=seed, view=view)
         total += sum(e.forwards for e in ests[B])
 
     def plan_for(B, S):
@@ -97,8 +164,9 @@ def estimate_design_blocks(model, samples, *, forwards: int | None = None, targe
     cands, best = choose_block_length(Bs, n, forwards, target_kl, plan_for)
     note = (f"estimated: block cross-entropy profiles of the model on {x.shape[0]} rows, prompt length "
             f"{g}, {n_per_level} draws per level ({total} forward rows); "
-            f"{int(round(confidence * 100))}% normal CIs")
-    return BlockDesign(cands, best, "estimated", note)
+            f"{int(round(confidence * 100))}% normal CIs; later blocks {view} while a block is estimated")
+    rising = tuple(B for B in Bs if any(profile_rises(e.values, e.stderr) for e in ests[B]))
+    return BlockDesign(cands, best, "estimated", note, view, rising)
 
 
 def separation(candidates, best, n_per_level: int | None = None) -> dict | None:

@@ -63,7 +63,7 @@ from .profile import (
     _window,
 )
 from ..optimal import blocks
-from .blocks import estimate_design_blocks
+from .blocks import check_view, estimate_design_blocks
 from .._moved import module_getattr
 
 __all__ = [
@@ -268,6 +268,7 @@ def design_blocks_from_data(
     n_per_level: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    view: str = "masked",
     **old,
 ):
     r"""Block (semi-autoregressive) design for data: the routes of :func:`design`, with
@@ -281,7 +282,9 @@ def design_blocks_from_data(
     as in :func:`design` (with the prompt as context) and a memorized empirical law is
     flagged in ``note`` with the honest routes. ``forwards`` or ``target_kl`` (a path-KL
     target in nats; ``budget=`` for one release, with a DeprecationWarning), as in
-    :func:`mdmtheory.optimal.design_blocks`.
+    :func:`mdmtheory.optimal.design_blocks`. ``view``: what the model sees of the later blocks
+    (:func:`mdmtheory.design.estimate_block_profiles`; the exact route marginalizes them, which is
+    both views of an exact law).
     """
     target_kl = renamed_keyword(old, "budget", "target_kl", target_kl, None, where="design_blocks_from_data")
     if old:
@@ -290,6 +293,7 @@ def design_blocks_from_data(
     n, d = x.shape
     g, _ = _window(prompt_length, None, d)
     exact_limit = _int_arg(exact_limit, "exact_limit", 1, MAX_OUTCOMES)
+    view = check_view(view)
     normal_quantile_arg(confidence)  # before the memorization check and the exact route
     n_per_level = _int_arg(n_per_level, "n_per_level", 2)  # also on the exact route, which does not use it
     warn = ""
@@ -302,7 +306,7 @@ def design_blocks_from_data(
             res = blocks.design_blocks(empirical(x, K), forwards=forwards, target_kl=target_kl,
                                        block_lengths=block_lengths, given=range(g))
             note = f"exact: block profiles of the empirical law of the {n} sequences ({K}^{d} cells) given the prompt"
-            return blocks.BlockDesign(res.candidates, res.best, "exact", note + warn)
+            return blocks.BlockDesign(res.candidates, res.best, "exact", note + warn, view)
         from ..laws.oracles import empirical_oracle
 
         law = empirical_oracle(x, K)
@@ -310,8 +314,9 @@ def design_blocks_from_data(
         _check_model(model, K)
         law = model
     res = estimate_design_blocks(law, x, forwards=forwards, target_kl=target_kl, block_lengths=block_lengths,
-                                       prompt_length=g, n_per_level=n_per_level, seed=seed, confidence=confidence)
-    return blocks.BlockDesign(res.candidates, res.best, "estimated", res.note + warn)
+                                       prompt_length=g, n_per_level=n_per_level, seed=seed, confidence=confidence,
+                                       view=view)
+    return blocks.BlockDesign(res.candidates, res.best, "estimated", res.note + warn, res.view, res.rising)
 
 
 def __getattr__(name):

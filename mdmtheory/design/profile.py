@@ -165,6 +165,27 @@ def _memorization_warning(mem: Memorization, K: int, d: int) -> str:
 PROFILE_WARNING_RTOL = 1e-9
 
 
+def _rises(c: np.ndarray, stderr):
+    """(rounding tolerance, level steps c(m+1) - c(m), the steps that rise, those that rise beyond
+    three standard errors of the difference — or beyond rounding without ``stderr``)."""
+    tol = PROFILE_WARNING_RTOL * max(1.0, float(np.max(np.abs(c))))
+    rise = np.diff(c)
+    up = np.flatnonzero(rise > tol)
+    se = None if stderr is None else np.asarray(stderr, dtype=np.float64).ravel()
+    if se is not None and se.shape != c.shape:
+        raise ValueError(f"stderr: expected {c.size} standard errors, one per level, got {se.size}")
+    beyond = up if se is None else up[rise[up] > 3.0 * np.sqrt(se[up] ** 2 + se[up + 1] ** 2) + tol]
+    return tol, rise, up, beyond
+
+
+def profile_rises(values, stderr=None) -> bool:
+    """Whether a profile rises beyond its noise: the rise check of :func:`profile_warning` alone
+    (``design``'s block profiles, issue 39 item 2). ``values``: c(0..L-1); ``stderr``: their
+    standard errors (None: any rise beyond rounding counts)."""
+    c = np.asarray(values, dtype=np.float64).ravel()
+    return bool(c.size and _rises(c, stderr)[3].size)
+
+
 def profile_warning(values, K: int | None = None, *, stderr=None) -> str | None:
     r"""The one rule, shared by ``mdmtheory design --model`` and ``mdmtheory schedule --profile``
     (issue 31 §10), for a profile that no well-trained model has; None when there is nothing to say.
@@ -187,13 +208,7 @@ def profile_warning(values, K: int | None = None, *, stderr=None) -> str | None:
     c = np.asarray(values, dtype=np.float64).ravel()
     if c.size == 0:
         return None
-    tol = PROFILE_WARNING_RTOL * max(1.0, float(np.max(np.abs(c))))
-    rise = np.diff(c)
-    up = np.flatnonzero(rise > tol)
-    se = None if stderr is None else np.asarray(stderr, dtype=np.float64).ravel()
-    if se is not None and se.shape != c.shape:
-        raise ValueError(f"stderr: expected {c.size} standard errors, one per level, got {se.size}")
-    beyond = up if se is None else up[rise[up] > 3.0 * np.sqrt(se[up] ** 2 + se[up + 1] ** 2) + tol]
+    tol, rise, up, beyond = _rises(c, stderr)
     top = int(np.argmax(c))
     worse = K is not None and c[top] > math.log(int(K)) + tol
     if not (worse or beyond.size or (K is None and up.size)):
@@ -205,7 +220,7 @@ def profile_warning(values, K: int | None = None, *, stderr=None) -> str | None:
                    "symbols (an untrained or broken model)")
     if up.size:
         m = int(up[np.argmax(rise[up])])
-        noise = ("" if se is None else " (beyond three standard errors: not estimation noise)" if beyond.size else
+        noise = ("" if stderr is None else " (beyond three standard errors: not estimation noise)" if beyond.size else
                  " (within three standard errors: possibly estimation noise; more draws per level would tell)")
         out.append(f"the profile rises ({len(up)} of {c.size - 1} level steps; the largest from m = {m} to m = "
                    f"{m + 1}: {c[m]:.4g} -> {c[m + 1]:.4g} nats){noise}; an exact profile never rises, and a model "

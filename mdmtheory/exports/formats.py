@@ -122,7 +122,7 @@ def to_llada(plan, *, block_length: int | None = None) -> dict:
             f"It needs steps to be a multiple of num_blocks={nb} and each block's counts to sum to "
             f"block_length={B}; use block_length={d} (one block), or a schedule with steps/num_blocks steps "
             "in every block — or design per block: mdmtheory.optimal.design_blocks / `mdmtheory design --forwards F "
-            "--block-lengths B --format llada`"
+            "--block-length B --format llada`"
         )
     return {
         "format": "llada",

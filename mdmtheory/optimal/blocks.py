@@ -78,15 +78,23 @@ class BlockCandidate(Record):
 class BlockDesign(Record):
     """Every candidate block length (``candidates``) and the pick (``best``); ``method`` is
     ``"exact"`` (:func:`design_blocks`) or ``"estimated"`` (:func:`estimate_design_blocks`),
-    ``note`` says on what."""
+    ``note`` says on what; ``view`` what the model saw of the later blocks while a block was
+    scored (``"masked"``: mask tokens, as in an exact design where they are marginalized;
+    ``"truncated"``: absent, as diffusers' LLaDA2Pipeline runs it; issue 39 item 1); ``rising``
+    the candidate block lengths one of whose estimated block profiles rises beyond its noise (a
+    rising profile gives a truly negative Riemann defect, so a negative path KL there is the
+    model's, not noise; issue 39 item 2)."""
 
     candidates: tuple[BlockCandidate, ...]
     best: BlockCandidate
     method: str = "exact"
     note: str = ""
+    view: str = "masked"
+    rising: tuple[int, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"method": self.method, "note": self.note, "best": self.best.to_dict(),
+        return {"method": self.method, "note": self.note, "view": self.view, "rising": list(self.rising),
+                "best": self.best.to_dict(),
                 "candidates": [c.to_dict() for c in self.candidates]}
 
 

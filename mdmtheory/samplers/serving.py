@@ -40,11 +40,16 @@ max and its plain probability, SGLang's ``joint_threshold.py`` as read); see its
 * FullAttnMultiBlock: one forward per step (its ``nfe``; the final forward runs only when
   masks remain, which never happens here): steps.
 * JointThreshold: ``base.py`` ``_run_sync`` makes a first forward, then runs ``step`` and,
-  unless the step reported the block done, another forward; ``step`` reports done only when
-  the previous step set ``finished`` (no transfer, or the post-edit budget exceeded), so the
-  block costs (steps up to and including the finishing one) + 1 — the last forward persists
-  the KV cache. (The pre-refactor ``run`` at cabd454 skipped that forward when the finishing
-  step changed nothing: one fewer.)
+  unless the step reported the block done, another forward. In the step API as read at
+  17d5721 (base 0929d6d) ``step`` reported done only on the step *after* the one that set
+  ``finished``, which costs one more forward. In the tensor-path ``joint_threshold.py`` read
+  in the code index (stored without its commit: ``step`` returns ``states["finished"]``, "a
+  terminating step changes no tokens, so its forward already wrote final KV") — the count
+  issue 39 measured in the sglang 0.5.23 wheel (greedy rows: 2 forwards) — and in the
+  pre-refactor ``run`` at cabd454 (its persisting
+  forward runs only when the last step changed tokens, and a finishing step never does),
+  the step that finishes reports done at once: a block costs the steps up to and including
+  the finishing one, each on its own forward (issue 39 item 8). This module counts that.
 
 **Ties.** ``ties`` as every ranked rule has it (:mod:`.ties`): ``"random"`` (default),
 ``"lowest"``, ``"topk"``. SGLang's own tie rule: EntropyThreshold and JointThreshold call
@@ -59,7 +64,7 @@ vLLM's dLLM support (the ``vllm-project`` plugins) was not compared here.
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -84,7 +89,7 @@ from .revise import _candidates, _expand, _revision_step, _mc_start
 from .select import _round, commit_choices, confidence_rows, tempered, select_commits
 
 __all__ = ["EntropyThresholdPlanner", "EBSamplingPlanner", "HierarchyBlockPlanner", "FullAttnMultiBlockPlanner",
-           "JointThresholdSampler", "ServingRun", "serving_run", "SERVING_RULES", "SGLANG_SOURCES",
+           "JointThresholdSampler", "ServingRun", "serving_run", "SERVING_RULES", "SGLANG_SOURCES", "JOINT_SCORING_SOURCES",
            "MAX_JOINT_WORK"]
 
 #: Where each rule was read: SGLang algorithm name -> (repository, file, commit).
@@ -99,6 +104,24 @@ SGLANG_SOURCES = {
                            "26eb1bf9ebe348a2a25be404df8d4ca248d2b1ec"),
     "JointThreshold": ("sgl-project/sglang", "python/sglang/srt/dllm/algorithm/joint_threshold.py",
                        "17d57211575786d0abf1683309f9e3b1545b8210"),
+    # JointThresholdSampler(scoring="relative"): the commit confidence of SGLang main (JOINT_SCORING_SOURCES)
+    "JointThreshold/relative": ("sgl-project/sglang", "python/sglang/srt/dllm/sampling.py",
+                                "0026bd4de636cc1660258efe29b6a241bf21bcd9"),
+}
+
+#: The candidate scoring of :class:`JointThresholdSampler` above temperature 0, per SGLang version:
+#: ``scoring`` -> (version, repository, file, commit). ``"tempered"``: the drawn candidate's tempered
+#: probability (the ``sample_block_tokens`` form of ``LowConfidence`` that the 0.5.23 release's greedy
+#: ``joint_threshold.py`` is modelled on at temperature > 0); ``"relative"``: SGLang main's
+#: ``DllmSamplingPlan.sample`` (``python/sglang/srt/dllm/sampling.py`` at 0026bd4), whose commit
+#: confidence is ``min(argmax_probs, exp((z_t - z_max) / T))`` — the greedy arg-max probability
+#: (plain softmax) and the drawn token's tempered probability relative to the most likely one's.
+#: At temperature 0 both are the arg max scored by its plain probability.
+JOINT_SCORING_SOURCES = {
+    "tempered": ("0.5.23", "sgl-project/sglang", "python/sglang/srt/dllm/algorithm/joint_threshold.py",
+                 "17d57211575786d0abf1683309f9e3b1545b8210"),
+    "relative": ("main", "sgl-project/sglang", "python/sglang/srt/dllm/sampling.py",
+                 "0026bd4de636cc1660258efe29b6a241bf21bcd9"),
 }
 
 
@@ -346,7 +369,7 @@ class JointThresholdSampler(OwnChainSampler, Record):
     3. nothing to commit or edit: finished; else write all of them.
 
     Confidences are compared after rounding to 12 decimals (:mod:`.select`). Forwards: the
-    steps up to and including the finishing one, + 1 (module docstring). ``penalty_lambda``
+    steps up to and including the finishing one (module docstring). ``penalty_lambda``
     (a repetition penalty, default 0 in the file) is not modelled. Defaults: threshold 0.5,
     edit_threshold 0, max_post_edit_steps 16 (the file's), temperature 1 (SGLang's file is
     greedy: ``temperature=0`` is it as read; at 1 it is the ``sample_block_tokens`` form of
@@ -360,6 +383,13 @@ class JointThresholdSampler(OwnChainSampler, Record):
     (state, post-edit count) with every candidate vector per state, like the editing chain of
     :mod:`.revise`; lost: a masked state at a zero-probability prefix, or a leave-one-out
     prediction that does not exist). Monte Carlo: ``mt.simulate(p, None, sampler)``.
+
+    ``scoring`` (above temperature 0; :data:`JOINT_SCORING_SOURCES` pins each to its SGLang
+    version): ``"tempered"`` (default, as above) or ``"relative"``, SGLang main's
+    :math:`c_j = \min(\max_v p(v \mid \cdot),\ \exp((z_{y_j} - z_{\max}) / T))` with z the
+    logits, i.e. the arg-max probability capped by the candidate's tempered probability relative
+    to the most likely token's (:math:`\exp((z_y - z_{\max})/T) = S_y / \max_v S_v`, S the
+    tempered row). At temperature 0 the two agree (the arg max and its plain probability).
     """
 
     threshold: float = 0.5
@@ -367,6 +397,7 @@ class JointThresholdSampler(OwnChainSampler, Record):
     max_post_edit_steps: int = 16
     temperature: float = 1.0
     ties: str = DEFAULT_TIES
+    scoring: str = "tempered"
     name: ClassVar[str] = "sglang_joint_threshold"
     revises: ClassVar[bool] = True
     sglang_algorithm: ClassVar[str] = "JointThreshold"
@@ -381,6 +412,9 @@ class JointThresholdSampler(OwnChainSampler, Record):
             raise ValueError(f"temperature: expected a finite number >= 0 (0: greedy, SGLang's file), got {T!r}")
         object.__setattr__(self, "temperature", float(T))
         check_ties(self.ties)
+        if not isinstance(self.scoring, str) or self.scoring not in JOINT_SCORING_SOURCES:
+            raise ValueError(f"scoring: expected one of {', '.join(map(repr, JOINT_SCORING_SOURCES))} (SGLang 0.5.23's "
+                             f"tempered probability, or main's min(p_argmax, exp((z_t - z_max)/T))), got {self.scoring!r:.80}")
 
     @property
     def _own_plan(self):
@@ -391,11 +425,16 @@ class JointThresholdSampler(OwnChainSampler, Record):
 
     def max_forwards(self, d: int) -> int:
         """The most forwards a block of d positions can take: d mask steps, the post-edit
-        steps, the finishing step and the persisting forward."""
-        return int_arg(d, "d", 1) + self.max_post_edit_steps + 2
+        steps and the finishing step, one forward each (SGLang's ``max_steps``: d + max_post_edit_steps + 1)."""
+        return int_arg(d, "d", 1) + self.max_post_edit_steps + 1
 
     def _rows(self, P):
         S = tempered(P, self.temperature)
+        if self.scoring == "relative" and self.temperature > 0:  # main: min(p_argmax, S_v / max S)
+            top = np.max(S, axis=-1, keepdims=True)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rel = np.where(top > 0, S / np.where(top > 0, top, 1.0), 0.0)
+            return S, np.minimum(np.max(P, axis=-1, keepdims=True), rel)
         C = confidence_rows(P, S, "tempered", self.temperature)
         return S, C
 
@@ -434,8 +473,8 @@ class JointThresholdSampler(OwnChainSampler, Record):
             change = commit | edit
             x[rows] = np.where(change, y, xs)
             rv[rows] = r | commit
-            forwards[rows] += 1  # the step ran on a forward; a step that goes on needs the next one
             stop = over | ~change.any(axis=1)
+            forwards[rows[~stop]] += 1  # a step that goes on needs the next forward; the finishing one does not
             active[rows[stop]] = False
         return np.where(rv, x, -1), lost, forwards
 
@@ -508,12 +547,17 @@ def _joint_run(p: Joint, sampler: JointThresholdSampler) -> "ServingRun":
         untied += float(o0.sum()) + l0
         total += float(o_.sum()) + l_
         out += o_
-        fw[f + 2] += float(o_.sum())  # finished at step f (0-based): f + 1 steps and the last forward
+        fw[f + 1] += float(o_.sum())  # finished at step f (0-based): f + 1 steps, one forward each
         lost += l_
         keys = nxt
         f += 1
-    return _serving(Joint(out.reshape(p.table.shape), lost=lost), fw, sampler.sglang_algorithm, sampler.ties,
-                    max(0.0, total - untied))
+    run = _serving(Joint(out.reshape(p.table.shape), lost=lost), fw, sampler.sglang_algorithm, sampler.ties,
+                   max(0.0, total - untied))
+    if sampler.scoring != "tempered" and sampler.temperature > 0:
+        version, _repo, path, commit = JOINT_SCORING_SOURCES[sampler.scoring]
+        run = replace(run, pipeline=f"{run.pipeline}, scoring of SGLang {version} ({path.rsplit('/', 1)[-1]} @ "
+                                    f"{commit[:7]})")
+    return run
 
 
 # -- one record for every rule ------------------------------------------------------------------

@@ -82,6 +82,7 @@ def test_guide_command_designs_blocks_and_the_pipeline_commits_the_design(tmp_pa
     out = json.loads(capsys.readouterr().out)
     # one block design: every candidate with its forwards and an estimated KL with its CI
     assert out["design"] == "blocks" and out["method"] == "estimated"
+    assert out["view"] == "truncated"  # --format diffusers: scored as LLaDA2Pipeline runs the model (issue 39 item 1)
     assert [c["block_length"] for c in out["candidates"]] == [8, 4]
     for c in out["candidates"]:
         assert c["forwards"] == 4 and c["path_kl_ci"][0] <= c["path_kl"] <= c["path_kl_ci"][1]

@@ -343,6 +343,7 @@ OVERRIDES: dict[str, dict] = {
     "exports.diffusers.check_scheduler": {"path": _saved_scheduler},
     "exports.diffusers.save_scheduler": {"counts": lambda: [2, 2], "path": lambda: "scheduler"},
     "exports.vllm.to_vllm": {"budget_only": lambda: True},
+    "exports.vllm.dllm_plugin_configs": {"plan": lambda: mt.Schedule((16, 16)), "block_length": lambda: 32},
     "exports.sglang.to_sglang": {"plan": lambda: mt.Schedule((1, 1, 1, 1))},
     "exports.sglang.tuned_algorithm_config": {
         "tuning": lambda: mt.optimal.tune("entropy_threshold", P, forwards=5, values=(0.3, 0.6))},

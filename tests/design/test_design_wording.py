@@ -66,7 +66,7 @@ def test_design_cli_says_the_pick_is_within_noise(noisy_blocks):
     text = "\n".join(_block_lines(r))
     assert "pick (within noise" in text and "not a design" in text and "cannot be told apart" in text
     assert f"--n-per-level {r['separation']['n_per_level']}" in text
-    assert "noise around 0: a path KL is >= 0" in text
+    assert "noise, or a model whose profile rises" in text and "path KL is >= 0" in text
 
 
 # -- §10: one rule for a profile no trained model has -----------------------------------------

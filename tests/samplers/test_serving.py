@@ -180,9 +180,11 @@ def test_eb_sampling_is_the_entropy_budget_planner():
 
 
 # -- JointThreshold, from the file's step -----------------------------------------------------------
-def joint_reference(p, thr, eth, max_post, temperature=1.0):
+def joint_reference(p, thr, eth, max_post, temperature=1.0, scoring="tempered"):
     """Output law, lost mass and forwards law of JointThreshold by recursion over (state, post),
-    every candidate vector enumerated (ties: first index; temperature 1 or 0)."""
+    every candidate vector enumerated (ties: first index; temperature 1 or 0). Forwards: one per
+    step, the finishing step included; the step that finishes reports the block done on the
+    forward it ran on (sglang 0.5.23; issue 39 item 8)."""
     T, d, K = p.table, p.d, p.K
 
     def temper(r):
@@ -216,14 +218,17 @@ def joint_reference(p, thr, eth, max_post, temperature=1.0):
             post += 1
             if post > max_post:
                 add(("out", x), 1.0)
-                add(("fw", steps + 2), 1.0)
+                add(("fw", steps + 1), 1.0)
                 return res
         S = {j: temper(P[j]) for j in range(d)}
         for y in itertools.product(range(K), repeat=d):
             w = math.prod(S[j][y[j]] for j in range(d))
             if w <= 0:
                 continue
-            c = {j: round(float(S[j][y[j]] if temperature > 0 else P[j][y[j]]), 12) for j in range(d)}
+            if scoring == "relative" and temperature > 0:  # SGLang main: min(p_argmax, exp((z_y - z_max)/T))
+                c = {j: round(min(float(max(P[j])), float(S[j][y[j]] / max(S[j]))), 12) for j in range(d)}
+            else:
+                c = {j: round(float(S[j][y[j]] if temperature > 0 else P[j][y[j]]), 12) for j in range(d)}
             transfer = set()
             if masked:
                 transfer = {j for j in masked if c[j] > thr}
@@ -232,7 +237,7 @@ def joint_reference(p, thr, eth, max_post, temperature=1.0):
             transfer |= {j for j in range(d) if x[j] is not None and y[j] != x[j] and c[j] > eth}
             if not transfer:
                 add(("out", x), w)
-                add(("fw", steps + 2), w)
+                add(("fw", steps + 1), w)
                 continue
             z = tuple(y[j] if j in transfer else x[j] for j in range(d))
             for k, v in go(z, post, steps + 1).items():
@@ -275,6 +280,33 @@ def test_joint_threshold_exact_chain_is_the_enumeration_of_the_files_step(law, t
     assert run.forwards <= sampler.max_forwards(p.d)
 
 
+def test_joint_threshold_relative_scoring_of_sglang_main():
+    """SGLang main's scoring (python/sglang/srt/dllm/sampling.py at 0026bd4, ``DllmSamplingPlan.sample``
+    and ``confidence``): the commit confidence is min(arg-max probability, exp((z_t - z_max)/T)).
+    At T = 1 on the enumeration above it is min(max_v p_v, p_y / max_v p_v); it differs from
+    0.5.23's tempered probability, and at T = 0 the two rules are one."""
+    p = JOINT_LAWS["markov3"]
+    s = JointThresholdSampler(0.5, edit_threshold=0.8, max_post_edit_steps=2, ties="lowest", scoring="relative")
+    ref, lost, fw = joint_reference(p, 0.5, 0.8, 2, scoring="relative")
+    run = serving_run(p, s)
+    np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
+    assert run.lost == pytest.approx(lost, abs=1e-12)
+    for f in range(run.forwards_law.shape[0]):
+        assert run.forwards_law[f] == pytest.approx(fw.get(f, 0.0), abs=1e-12)
+    assert "0026bd4" in run.pipeline
+    old = serving_run(p, JointThresholdSampler(0.5, edit_threshold=0.8, max_post_edit_steps=2, ties="lowest"))
+    assert not np.allclose(old.law.table, run.law.table, atol=1e-6)
+    g = [serving_run(p, JointThresholdSampler(0.5, edit_threshold=0.8, max_post_edit_steps=2, temperature=0.0,
+                                              ties="lowest", scoring=sc)).law.table for sc in ("tempered", "relative")]
+    np.testing.assert_array_equal(g[0], g[1])
+    with pytest.raises(ValueError, match="^scoring:"):
+        JointThresholdSampler(scoring="main")
+    from mdmtheory.samplers.serving import JOINT_SCORING_SOURCES, SGLANG_SOURCES
+
+    for key, src in (("tempered", SGLANG_SOURCES["JointThreshold"]), ("relative", SGLANG_SOURCES["JointThreshold/relative"])):
+        assert JOINT_SCORING_SOURCES[key][1:] == src  # each version's file and commit, pinned in one place
+
+
 def test_joint_threshold_greedy_is_one_output():
     """At temperature 0 (SGLang's file as read) the block is one deterministic sequence."""
     p = LAWS[0]
@@ -283,6 +315,57 @@ def test_joint_threshold_greedy_is_one_output():
     run = serving_run(p, sampler)
     np.testing.assert_allclose(run.law.table, ref, atol=1e-12)
     assert np.count_nonzero(run.law.table) == 1 and len(fw) == 1
+
+
+def test_joint_threshold_forwards_by_hand_on_greedy_blocks():
+    """SGLang's JointThreshold forwards, enumerated by hand from its loop (issue 39 item 8).
+
+    Read: ``python/sglang/srt/dllm/algorithm/base.py`` ``_run_sync`` (sgl-project/sglang at
+    0929d6d: one forward, then ``for _ in range(max_steps)``: ``done = step(...)``,
+    ``break`` if all done, else another forward) and the tensor-path ``joint_threshold.py`` of
+    the 0.5.23 wheel (code index file 68701235319, ``JointThreshold.step``: returns
+    ``states["finished"]`` right after the step that set it, "a terminating step changes no
+    tokens, so its forward already wrote final KV"; at 17d5721 the same step (``if state["finished"]: done.append(True)`` on entry)
+    answered done only on the next call, one forward more). So a block costs one forward per
+    step, the finishing step included.
+
+    Greedy cases (temperature 0, no ties):
+    * a point mass on (0, 0): step 1 commits both (probability 1 > threshold), step 2 has no
+      mask (post 1 <= budget) and nothing to edit, so it finishes: 2 forwards (the issue's
+      "SGLang 2, package 3");
+    * the same with ``max_post_edit_steps = 0``: step 2 finds post 1 > 0 and finishes: 2;
+    * a point mass on (0, 0, 0) with threshold 1 (nothing is above it): one forced commit per
+      step, three steps, then the finishing step: 4 forwards.
+    """
+    pt2 = np.zeros((2, 2))
+    pt2[0, 0] = 1.0
+    pt3 = np.zeros((2, 2, 2))
+    pt3[0, 0, 0] = 1.0
+    cases = [(pt2, 0.5, 16, 2), (pt2, 0.5, 0, 2), (pt3, 1.0, 16, 4)]
+    for table, thr, post, want in cases:
+        p = mt.Joint(table)
+        s = JointThresholdSampler(thr, edit_threshold=0.5, max_post_edit_steps=post, temperature=0.0, ties="lowest")
+        run = serving_run(p, s)
+        assert run.forwards == want, (table.shape, thr, post)
+        assert run.forwards_law[want] == pytest.approx(1.0)
+        sim = mt.simulate(p, None, s, n=50, seed=0)
+        assert np.all(sim.forwards == want)
+        assert want <= s.max_forwards(p.d) == p.d + post + 1  # SGLang's max_steps(block_size)
+
+
+def test_joint_threshold_forwards_law_monte_carlo_matches_the_chain():
+    """The whole forwards law of the exact chain against Monte Carlo counts (z-scores)."""
+    p = mt.families.markov_chain([[0.85, 0.15], [0.25, 0.75]], 3)
+    s = JointThresholdSampler(0.6, edit_threshold=0.7, max_post_edit_steps=2)
+    run = serving_run(p, s)
+    n = 20000
+    sim = mt.simulate(p, None, s, n=n, seed=7)
+    f = sim.forwards[~sim.lost]
+    freq = np.bincount(f, minlength=run.forwards_law.shape[0]) / n
+    assert freq.shape[0] == run.forwards_law.shape[0]
+    q = run.forwards_law
+    se = np.sqrt(np.maximum(q * (1 - q), 1e-12) / n)
+    assert np.all(np.abs(freq - q) / se < 4.5)
 
 
 def test_joint_threshold_without_edits_is_sample_then_select_with_a_threshold():
