@@ -43,7 +43,24 @@ def word_level_bert_folder(path, words, max_positions: int) -> tuple:
     return tok, vocab
 
 
-class ExactLawModel(torch.nn.Module):
+class PipelineModel(torch.nn.Module):
+    """What LLaDA2Pipeline reads of a model besides its forward: ``.device`` and ``.dtype``
+    (a parameterless module carries one anchor parameter for the device)."""
+
+    def __init__(self):
+        super().__init__()
+        self.anchor = torch.nn.Parameter(torch.zeros(1))
+
+    @property
+    def device(self):
+        return self.anchor.device
+
+    @property
+    def dtype(self):
+        return torch.float32
+
+
+class ExactLawModel(PipelineModel):
     """The true binary law of the last d positions as logits, the positions before them (a
     prompt block) ignored: at a masked j, log p(x_j | x_A); at a visible j the leave-one-out
     log p(x_j | x_{A minus j}) (the editing model EditingSampler assumes). ``decimals``: the
@@ -56,16 +73,7 @@ class ExactLawModel(torch.nn.Module):
         self.table = torch.tensor(p.table.ravel(), dtype=torch.float64)
         self.cells = torch.tensor(np.stack(np.unravel_index(np.arange(2**p.d), (2,) * p.d), axis=1))
         self.mask_id, self.vocab = mask_id, vocab
-        self.anchor = torch.nn.Parameter(torch.zeros(1))
         self.calls = 0
-
-    @property
-    def device(self):
-        return self.anchor.device
-
-    @property
-    def dtype(self):
-        return torch.float32
 
     def forward(self, x, attention_mask=None, position_ids=None):
         self.calls += 1

@@ -155,11 +155,6 @@ class Capabilities(Record):
         """It needs a plan's sizes (``plan=None`` is refused)."""
         return "none" not in self.plans
 
-    @property
-    def path_log_ratio(self) -> bool:
-        """Its KL (or path KL) is the mean of a pointwise log-ratio along the data's own path."""
-        return self.positions and not (self.commits_values or self.revises)
-
 
 @dataclass(frozen=True, kw_only=True)
 class Run(Record):

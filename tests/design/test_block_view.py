@@ -19,6 +19,9 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")  # pipeline_reference (the model base LLaDA2Pipeline reads)
+
+from pipeline_reference import PipelineModel  # noqa: E402
 
 from mdmtheory.design import estimate_block_profiles  # noqa: E402
 from mdmtheory.design.blocks import FORMAT_VIEWS, estimate_design_blocks  # noqa: E402
@@ -29,23 +32,14 @@ V, MASK = 3, 2  # tokens 0, 1 and the mask
 BETA = 0.4
 
 
-class LaterCount(torch.nn.Module):
+class LaterCount(PipelineModel):
     """logits[i] = (0, BETA * #later positions present in the input, -inf for the mask), the
     same at every position of one input; records each input row (as a tuple)."""
 
     def __init__(self):
         super().__init__()
         self.mask_id = MASK
-        self.anchor = torch.nn.Parameter(torch.zeros(1))
         self.inputs = []
-
-    @property
-    def device(self):
-        return self.anchor.device
-
-    @property
-    def dtype(self):
-        return torch.float32
 
     def forward(self, x, attention_mask=None, position_ids=None):
         self.inputs += [tuple(r) for r in x.tolist()]
