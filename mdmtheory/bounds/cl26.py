@@ -94,7 +94,7 @@ def _entropy(p: Joint) -> float:
 
 def _check_planner(planner):
     planner = planner_arg(planner, needs=("own_sizes",), example="gamma")  # a class, a Schedule rule: refused
-    if not hasattr(planner, "_choice") or getattr(planner, "needs_schedule", True) is not False:
+    if not planner.capabilities.ranked:  # the rule reads the entropies it ranks (a rule of samplers.adaptive)
         raise ValueError("planner: expected a self-sizing scored planner of mdmtheory.samplers.adaptive "
                          f"(e.g. EntropyBudgetPlanner(gamma)), got {planner!r:.80}")
     return planner

@@ -121,7 +121,7 @@ def reveal_diagnostics(p: Joint, plan=None, planner="random") -> RevealDiagnosti
 def empirical_reveal_matrix(reveal_step, *, n_cols: int | None = None) -> np.ndarray:
     """Empirical (d, n_cols) reveal matrix from per-sample reveal steps (n, d).
 
-    ``reveal_step`` as in :class:`~mdmtheory.samplers.simulate.Simulation` (1-based steps, 0
+    ``reveal_step`` as in :class:`~mdmtheory.samplers.base.Simulation` (1-based steps, 0
     = never revealed); each entry is a frequency over the n samples, comparable to
     :attr:`RevealDiagnostics.matrix`.
     """

@@ -53,7 +53,7 @@ from .._validate import int_arg
 from .base import as_sampler, bind, Simulation
 from .._validate import real_arg
 
-__all__ = ["planner_setup", "choose_positions", "Simulation", "KLEstimate", "simulate", "estimate_kl", "STDERR_FLOOR"]
+__all__ = ["planner_setup", "choose_positions", "KLEstimate", "simulate", "estimate_kl", "STDERR_FLOOR"]
 
 #: Smallest standard error used by :meth:`KLEstimate.zscore` (rounding of the log-ratios).
 STDERR_FLOOR = 1e-12
