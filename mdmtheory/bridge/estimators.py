@@ -229,11 +229,15 @@ class PlanComparison(Estimate):
         return int(np.argmin(self.values))
 
     def zscore(self, a: int, b: int) -> float:
-        """(values[a] − values[b]) / its paired standard error; ``a``, ``b``: plan indices."""
+        """(values[a] − values[b]) / its paired standard error; ``a``, ``b``: plan indices. With a
+        zero standard error (a plan against itself, or paired draws that never differ) it is 0
+        where the difference is 0 and ±inf otherwise, never NaN."""
         top = len(self.plans) - 1
         a, b = int_arg(a, "a", 0, top, hint=" (a plan index)"), int_arg(b, "b", 0, top, hint=" (a plan index)")
-        se = self.difference_stderr[a, b]
-        return float(self.difference[a, b] / se) if se > 0 else float("nan")
+        se, diff = self.difference_stderr[a, b], float(self.difference[a, b])
+        if se > 0:
+            return float(diff / se)
+        return 0.0 if diff == 0 else math.copysign(math.inf, diff)
 
 
 @dataclass(frozen=True, eq=False)

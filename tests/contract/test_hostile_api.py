@@ -924,6 +924,8 @@ NAN_RESULT_KNOWN: dict[tuple[str, str], str] = {
     **{(q, "mix"): "documented: a mix so small that 1 - alpha**mix rounds to 0 leaves the mask states of probability "
                    "0, their rows NaN (corruption_denoiser's docstring)"
        for q in ("samplers.corruption_marginals", "samplers.corruption_denoiser", "samplers.corruption_reverse_kernels")},
+    ("samplers.corruption_reverse_kernels", "alpha_t"): "documented: at alpha_t = 0 the noisy states of probability 0 "
+                                                         "have NaN rows (its docstring)",
 }
 
 
